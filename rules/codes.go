@@ -1,0 +1,142 @@
+package rules
+
+// The error catalogue (contract section 3). Codes are stable numeric strings:
+// 10xx a missing field, 11xx an invalid field, 12xx a Peru rule, 15xx a Colombia rule,
+// 2xxx a business rule, 4xxx a rejection by the bank, 5xxx an internal failure.
+// Codes marked (wire) are those of the original API and must not change.
+const (
+	CodeBodyRequired         = "1000"
+	CodeAuthentication       = "1001" // (wire)
+	CodeCountryRequired      = "1002"
+	CodeAmountRequired       = "1003"
+	CodeCurrencyRequired     = "1004"
+	CodeOrderIDRequired      = "1005"
+	CodeBeneficiaryRequired  = "1006"
+	CodeNameRequired         = "1007"
+	CodeLastNameRequired     = "1008"
+	CodeDocumentRequired     = "1009"
+	CodeDocumentTypeRequired = "1010"
+	CodeDocumentNumRequired  = "1011"
+	CodeDestinationRequired  = "1012"
+	CodeBankAccountRequired  = "1013"
+	CodeBankCodeRequired     = "1014"
+	CodeAccountTypeRequired  = "1015"
+	CodeAccountNumRequired   = "1016"
+	CodeCCIRequired          = "1017"
+	CodeSubMerchantRequired  = "1019"
+	CodeSubMerchantCode      = "1020"
+	CodeSubMerchantName      = "1021"
+	CodeSubMerchantURL       = "1022"
+	CodeDescriptionRequired  = "1023"
+	CodeEmailRequired        = "1033" // (wire)
+
+	CodeMalformedJSON       = "1100"
+	CodeWrongType           = "1101"
+	CodeUnknownField        = "1102"
+	CodeTooLong             = "1103"
+	CodeCountryFormat       = "1104"
+	CodeCurrencyFormat      = "1105"
+	CodeAmountFormat        = "1106"
+	CodeURLFormat           = "1107"
+	CodeDateFormat          = "1108"
+	CodeEmailFormat         = "1109"
+	CodeEmptyValue          = "1110"
+	CodeTimeoutURLRequired  = "1121" // (wire)
+	CodeCardEndpointOnly    = "1122" // (wire)
+	CodeCardAccountType     = "1123"
+	CodeBodyTooLarge        = "1124"
+	CodeQueryParam          = "1125"
+	CodeCardSessionExpired  = "1126"
+	CodeCardAttemptsExceded = "1127"
+
+	CodeCountryNotSupported = "2001"
+	CodeNotEnabled          = "2002"
+	CodePayoutNotFound      = "2004"
+	CodeOrderIDDuplicated   = "2005" // (wire)
+	CodeAboveMaximum        = "2010" // (wire)
+	CodeBelowMinimum        = "2011" // (wire)
+	CodeNoBalance           = "2020"
+	CodeExpired             = "2030"
+	CodeWrongState          = "2050"
+	CodeSandboxOff          = "2060"
+	CodeMerchantNotFound    = "2070"
+	CodeRateLimited         = "2900"
+
+	CodeBankRejected = "4001"
+	CodeBankDenied   = "4002"
+	CodeCardDeclined = "4003"
+	CodeReversed     = "4004"
+
+	CodeInternal = "5000"
+)
+
+// CodeInfo describes one code for the README and the OpenAPI description.
+type CodeInfo struct {
+	Code    string
+	Status  int
+	Meaning string
+}
+
+// Catalogue lists every code this service answers with, in code order. A test checks that
+// every Code* constant appears here exactly once.
+var Catalogue = []CodeInfo{
+	{CodeBodyRequired, 400, "the request body is missing"},
+	{CodeAuthentication, 401, "authentication failed: API key, timestamp or signature (wire)"},
+	{CodeCountryRequired, 400, "country is required"},
+	{CodeAmountRequired, 400, "amount is required"},
+	{CodeCurrencyRequired, 400, "currency is required"},
+	{CodeOrderIDRequired, 400, "orderId is required"},
+	{CodeBeneficiaryRequired, 400, "beneficiary is required"},
+	{CodeNameRequired, 400, "beneficiary.name is required"},
+	{CodeLastNameRequired, 400, "beneficiary.lastName is required"},
+	{CodeDocumentRequired, 400, "beneficiary.document is required"},
+	{CodeDocumentTypeRequired, 400, "beneficiary.document.type is required"},
+	{CodeDocumentNumRequired, 400, "beneficiary.document.number is required"},
+	{CodeDestinationRequired, 400, "destination is required"},
+	{CodeBankAccountRequired, 400, "destination.bankAccount is required"},
+	{CodeBankCodeRequired, 401, "destination.bankAccount.bankCode is required by the country rules"},
+	{CodeAccountTypeRequired, 401, "destination.bankAccount.accountType is required by the country rules"},
+	{CodeAccountNumRequired, 401, "destination.bankAccount.accountNumber is required by the country rules"},
+	{CodeCCIRequired, 401, "destination.bankAccount.cci is required (Peru, when accountNumber and bankCode are not both sent)"},
+	{CodeSubMerchantRequired, 401, "subMerchantInfo is required for a PSP merchant"},
+	{CodeSubMerchantCode, 401, "subMerchantInfo.code is required for a PSP merchant"},
+	{CodeSubMerchantName, 401, "subMerchantInfo.name is required (PSP merchant, or Peru wallet 037)"},
+	{CodeSubMerchantURL, 401, "subMerchantInfo.url is required for a PSP merchant"},
+	{CodeDescriptionRequired, 401, "description is required (Peru wallet 037: the merchant's commercial name)"},
+	{CodeEmailRequired, 401, "beneficiary.email is required (Colombia cash, Peru card) (wire)"},
+	{CodeMalformedJSON, 400, "the body is not a JSON object"},
+	{CodeWrongType, 400, "a field has the wrong JSON type"},
+	{CodeUnknownField, 400, "a field the specification does not define"},
+	{CodeTooLong, 400, "a field is longer than the generic contract allows"},
+	{CodeCountryFormat, 400, "country must be 3 letters (ISO 3166-1 alpha-3)"},
+	{CodeCurrencyFormat, 400, "currency must be 3 letters (ISO 4217)"},
+	{CodeAmountFormat, 400, "amount must be a positive number"},
+	{CodeURLFormat, 400, "a URL field is not an absolute http(s) URL"},
+	{CodeDateFormat, 400, "a date field is not YYYY-MM-DD"},
+	{CodeEmailFormat, 400, "beneficiary.email is not an email address"},
+	{CodeEmptyValue, 400, "a field is present but empty"},
+	{CodeTimeoutURLRequired, 401, "timeoutUrl is required for a card payout (wire)"},
+	{CodeCardEndpointOnly, 401, "a Peru card payout (accountType 5) must use the card endpoint (wire)"},
+	{CodeCardAccountType, 401, "the card endpoint takes only Peru payouts with accountType 5"},
+	{CodeBodyTooLarge, 413, "the body is over 64 KiB"},
+	{CodeQueryParam, 400, "a query parameter is invalid"},
+	{CodeCardSessionExpired, 410, "the card form session expired"},
+	{CodeCardAttemptsExceded, 410, "five failed card submissions ended the session"},
+	{CodeCountryNotSupported, 401, "the country is not supported (only COL and PER)"},
+	{CodeNotEnabled, 401, "the merchant is not enabled for this channel or product"},
+	{CodePayoutNotFound, 404, "no such payout for this merchant"},
+	{CodeOrderIDDuplicated, 409, "the orderId was already used with a different request (wire)"},
+	{CodeAboveMaximum, 401, "the amount is above the maximum for this case (wire)"},
+	{CodeBelowMinimum, 401, "the amount is below the minimum for this case (wire)"},
+	{CodeNoBalance, 200, "payout rejected: the merchant's balance does not cover it (status NO_BALANCE)"},
+	{CodeExpired, 200, "payout rejected: the card session or cash claim expired (status EXPIRED)"},
+	{CodeWrongState, 409, "the payout is not in a state that allows this action"},
+	{CodeSandboxOff, 403, "sandbox controls are off on this server"},
+	{CodeMerchantNotFound, 404, "no such merchant"},
+	{CodeRateLimited, 429, "too many requests; retry after the Retry-After header"},
+	{CodeBankRejected, 200, "payout rejected by the bank (status REJECTED_BANK)"},
+	{CodeBankDenied, 200, "payout denied (status DENIED)"},
+	{CodeCardDeclined, 200, "card payment declined by the issuer (status REJECTED_BANK)"},
+	{CodeReversed, 200, "payout returned by the beneficiary's bank (status REVERSED)"},
+	{CodeInternal, 500, "internal failure; the server log has the details"},
+}

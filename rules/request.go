@@ -1,0 +1,174 @@
+package rules
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// PayoutRequest is the body of the create operation (spec 2.1), field names exactly as the
+// specification writes them. Fields whose JSON type the specification leaves open keep
+// their text (Text), and the country rules read them.
+type PayoutRequest struct {
+	Country         string           `json:"country" doc:"ISO 3166-1 alpha-3: COL or PER" example:"PER"`
+	Amount          json.Number      `json:"amount" doc:"Integer minor units; the last two digits are decimals (100000 = 1,000.00)"`
+	Currency        string           `json:"currency" doc:"ISO 4217: COP, PEN or USD" example:"PEN"`
+	OrderID         string           `json:"orderId" doc:"The merchant's unique payout id, at most 20 characters" example:"ORD-1"`
+	Description     string           `json:"description,omitempty" doc:"At most 50 characters"`
+	Beneficiary     Beneficiary      `json:"beneficiary"`
+	Destination     Destination      `json:"destination"`
+	SubMerchantInfo *SubMerchantInfo `json:"subMerchantInfo,omitempty"`
+	TimeoutURL      string           `json:"timeoutUrl,omitempty" doc:"Peru card: where the user goes on a time-out (also accepted as TimeoutURL)"`
+	MerchantLogo    string           `json:"merchantLogo,omitempty" doc:"Peru card: https URL of a 187x40 logo"`
+	ExpirationTime  Text             `json:"expirationTime,omitempty" doc:"Peru card: session length in minutes, 5 to 30 (default 15)"`
+}
+
+// Beneficiary is spec 2.2.
+type Beneficiary struct {
+	CustomerID  string   `json:"customerId,omitempty"`
+	UserName    string   `json:"userName,omitempty"`
+	Name        string   `json:"name"`
+	LastName    string   `json:"lastName"`
+	Email       string   `json:"email,omitempty"`
+	PhoneNumber string   `json:"phoneNumber,omitempty"`
+	Document    Document `json:"document"`
+	Address     *Address `json:"address,omitempty"`
+}
+
+// Document identifies the beneficiary; Type is a numeric code of the country's table.
+type Document struct {
+	Type   int    `json:"type"`
+	Number string `json:"number"`
+}
+
+// Address is the shape of beneficiary.address and destination.bankAccount.location.
+type Address struct {
+	Street         string `json:"street,omitempty"`
+	HouseNumber    string `json:"houseNumber,omitempty"`
+	AdditionalInfo string `json:"additionalInfo,omitempty"`
+	City           string `json:"city,omitempty"`
+	Province       string `json:"province,omitempty"`
+	Country        string `json:"country,omitempty"`
+	ZipCode        string `json:"zipCode,omitempty"`
+}
+
+// Destination is spec 2.3.
+type Destination struct {
+	BankAccount BankAccount `json:"bankAccount"`
+}
+
+// BankAccount is spec 2.3's destination.bankAccount.
+type BankAccount struct {
+	BankCode       string   `json:"bankCode,omitempty"`
+	AccountType    Text     `json:"accountType,omitempty" doc:"Numeric code (or, in Colombia, its text form)"`
+	AccountNumber  Text     `json:"accountNumber,omitempty"`
+	CLABE          string   `json:"clabe,omitempty"`
+	CBU            string   `json:"cbu,omitempty"`
+	CCI            string   `json:"cci,omitempty"`
+	Alias          string   `json:"alias,omitempty"`
+	ExpirationDate string   `json:"expirationDate,omitempty" doc:"Colombia cash: YYYY-MM-DD in UTC-5"`
+	Location       *Address `json:"location,omitempty"`
+}
+
+// SubMerchantInfo is spec 2.6.
+type SubMerchantInfo struct {
+	Code string `json:"code,omitempty"`
+	Name string `json:"name,omitempty"`
+	URL  string `json:"url,omitempty"`
+}
+
+// Text holds a value the specification lets be a JSON string or a JSON number (accountType,
+// accountNumber, expirationTime), kept as its text. It marshals back as a string.
+type Text string
+
+func (t *Text) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*t = Text(s)
+		return nil
+	}
+	if string(b) == "null" {
+		*t = ""
+		return nil
+	}
+	*t = Text(b)
+	return nil
+}
+
+// Int reads the text as a non-negative integer.
+func (t Text) Int() (int, bool) {
+	n, err := strconv.Atoi(strings.TrimSpace(string(t)))
+	return n, err == nil && n >= 0
+}
+
+// Fingerprint identifies a request's content for idempotency: the SHA-256 of its canonical
+// JSON, so that a resend with keys in another order or other white space is the same request.
+func (r *PayoutRequest) Fingerprint() string {
+	b, _ := json.Marshal(r)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// DecodePayoutRequest checks a body against the generic contract (spec 2.1–2.3, 2.6) and
+// decodes it. Every problem is reported at once as a Problem of KindInvalid (HTTP 400).
+func DecodePayoutRequest(body []byte) (*PayoutRequest, error) {
+	var ps problems
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		ps.add(CodeBodyRequired, "", "the request body is required", nil)
+		return nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil || dec.More() {
+		msg := "the body is not valid JSON"
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		ps.add(CodeMalformedJSON, "", msg, nil)
+		return nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		ps.add(CodeMalformedJSON, "", "the body must be a JSON object", nil)
+		return nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
+	}
+	checkObject(&ps, "", obj, requestShape)
+	if !ps.empty() {
+		return nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
+	}
+	var req PayoutRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		// The shape check above accepts only what decodes; this is a bug if reached.
+		ps.add(CodeMalformedJSON, "", "the body could not be decoded: "+err.Error(), nil)
+		return nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
+	}
+	if req.TimeoutURL == "" {
+		if v, ok := obj["TimeoutURL"].(string); ok {
+			req.TimeoutURL = v
+		}
+	}
+	req.normalize()
+	return &req, nil
+}
+
+// normalize trims white space from the identifiers rules compare, so that the fingerprint
+// and the checks see one form.
+func (r *PayoutRequest) normalize() {
+	r.Country = strings.ToUpper(strings.TrimSpace(r.Country))
+	r.Currency = strings.ToUpper(strings.TrimSpace(r.Currency))
+	r.Beneficiary.Email = strings.TrimSpace(r.Beneficiary.Email)
+	r.Beneficiary.Document.Number = strings.TrimSpace(r.Beneficiary.Document.Number)
+	ba := &r.Destination.BankAccount
+	ba.BankCode = strings.TrimSpace(ba.BankCode)
+	ba.AccountType = Text(strings.TrimSpace(string(ba.AccountType)))
+	ba.AccountNumber = Text(strings.TrimSpace(string(ba.AccountNumber)))
+	ba.CCI = strings.TrimSpace(ba.CCI)
+}

@@ -1,0 +1,214 @@
+package rules
+
+import (
+	"encoding/json"
+	"net/mail"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// jsonType is what the generic contract lets a field be on the wire.
+type jsonType int
+
+const (
+	tString         jsonType = iota
+	tNumber                  // any JSON number
+	tInteger                 // a JSON number without fraction or exponent
+	tStringOrNumber          // accountType, accountNumber, expirationTime
+	tObject
+)
+
+func (t jsonType) String() string {
+	return [...]string{"a string", "a number", "an integer", "a string or a number", "an object"}[t]
+}
+
+// format is an extra generic check on a string field's content.
+type format int
+
+const (
+	fNone format = iota
+	fAlpha3
+	fURL
+	fDate
+	fEmail
+)
+
+// field is one row of the generic contract (spec 2.1–2.3, 2.6).
+type field struct {
+	typ         jsonType
+	required    bool   // required by the generic contract and by both country rules
+	missingCode string // code when required and missing
+	maxLen      int    // in characters; 0 is no generic limit
+	format      format
+	formatCode  string
+	shape       map[string]field // for objects
+}
+
+var addressShape = map[string]field{
+	"street": {}, "houseNumber": {}, "additionalInfo": {}, "city": {},
+	"province": {}, "country": {}, "zipCode": {},
+}
+
+// requestShape is the generic contract as data. Fields that the generic contract requires
+// but a country rule makes optional (email, bankCode, accountType, accountNumber) are
+// required by the country rules instead, with 401.
+var requestShape = map[string]field{
+	"country":     {typ: tString, required: true, missingCode: CodeCountryRequired, format: fAlpha3, formatCode: CodeCountryFormat},
+	"amount":      {typ: tNumber, required: true, missingCode: CodeAmountRequired},
+	"currency":    {typ: tString, required: true, missingCode: CodeCurrencyRequired, format: fAlpha3, formatCode: CodeCurrencyFormat},
+	"orderId":     {typ: tString, required: true, missingCode: CodeOrderIDRequired, maxLen: 20},
+	"description": {typ: tString, maxLen: 50},
+	"beneficiary": {typ: tObject, required: true, missingCode: CodeBeneficiaryRequired, shape: map[string]field{
+		"customerId":  {},
+		"userName":    {},
+		"name":        {typ: tString, required: true, missingCode: CodeNameRequired},
+		"lastName":    {typ: tString, required: true, missingCode: CodeLastNameRequired},
+		"email":       {typ: tString, format: fEmail, formatCode: CodeEmailFormat},
+		"phoneNumber": {},
+		"document": {typ: tObject, required: true, missingCode: CodeDocumentRequired, shape: map[string]field{
+			"type":   {typ: tInteger, required: true, missingCode: CodeDocumentTypeRequired},
+			"number": {typ: tString, required: true, missingCode: CodeDocumentNumRequired},
+		}},
+		"address": {typ: tObject, shape: addressShape},
+	}},
+	"destination": {typ: tObject, required: true, missingCode: CodeDestinationRequired, shape: map[string]field{
+		"bankAccount": {typ: tObject, required: true, missingCode: CodeBankAccountRequired, shape: map[string]field{
+			"bankCode":       {},
+			"accountType":    {typ: tStringOrNumber},
+			"accountNumber":  {typ: tStringOrNumber},
+			"clabe":          {},
+			"cbu":            {},
+			"cci":            {},
+			"alias":          {},
+			"expirationDate": {format: fDate, formatCode: CodeDateFormat},
+			"location":       {typ: tObject, shape: addressShape},
+		}},
+	}},
+	"subMerchantInfo": {typ: tObject, shape: map[string]field{
+		"code": {}, "name": {}, "url": {},
+	}},
+	"timeoutUrl":     {format: fURL, formatCode: CodeURLFormat},
+	"TimeoutURL":     {format: fURL, formatCode: CodeURLFormat},
+	"merchantLogo":   {format: fURL, formatCode: CodeURLFormat},
+	"expirationTime": {typ: tStringOrNumber},
+}
+
+// checkObject walks one JSON object against its shape, adding a problem for every unknown
+// field, wrong type, missing required field and generic limit. Keys are visited in order so
+// that the errors come out the same way every time.
+func checkObject(ps *problems, prefix string, obj map[string]any, shape map[string]field) {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, ok := shape[k]; !ok {
+			ps.addf(CodeUnknownField, prefix+k, nil, "%q is not a field of the payout request", k)
+		}
+	}
+	names := make([]string, 0, len(shape))
+	for k := range shape {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		f := shape[name]
+		path := prefix + name
+		v, present := obj[name]
+		if !present || v == nil || v == "" {
+			if f.required {
+				ps.add(f.missingCode, path, "is required", nil)
+			}
+			continue
+		}
+		checkValue(ps, path, v, f)
+	}
+}
+
+func checkValue(ps *problems, path string, v any, f field) {
+	switch f.typ {
+	case tObject:
+		o, ok := v.(map[string]any)
+		if !ok {
+			ps.addf(CodeWrongType, path, v, "must be %s", f.typ)
+			return
+		}
+		checkObject(ps, path+".", o, f.shape)
+		return
+	case tNumber, tInteger:
+		n, ok := v.(json.Number)
+		if !ok {
+			ps.addf(CodeWrongType, path, v, "must be %s", f.typ)
+			return
+		}
+		if f.typ == tInteger && strings.ContainsAny(n.String(), ".eE") {
+			ps.addf(CodeWrongType, path, n, "must be %s", f.typ)
+			return
+		}
+		if f.typ == tInteger {
+			if _, err := n.Int64(); err != nil {
+				ps.addf(CodeWrongType, path, n, "must be %s", f.typ)
+			}
+			return
+		}
+		if path == "amount" {
+			if x, err := n.Float64(); err != nil || x <= 0 {
+				ps.add(CodeAmountFormat, path, "must be a positive number", n)
+			}
+		}
+		return
+	case tStringOrNumber:
+		switch v.(type) {
+		case string, json.Number:
+		default:
+			ps.addf(CodeWrongType, path, v, "must be %s", f.typ)
+		}
+		return
+	}
+	s, ok := v.(string)
+	if !ok {
+		ps.addf(CodeWrongType, path, v, "must be %s", f.typ)
+		return
+	}
+	if f.maxLen > 0 && utf8.RuneCountInString(s) > f.maxLen {
+		ps.addf(CodeTooLong, path, s, "must be at most %d characters", f.maxLen)
+	}
+	if !formatOK(f.format, strings.TrimSpace(s)) {
+		ps.add(f.formatCode, path, formatMessage[f.format], s)
+	}
+}
+
+var formatMessage = map[format]string{
+	fAlpha3: "must be 3 letters",
+	fURL:    "must be an absolute http or https URL",
+	fDate:   "must be a date YYYY-MM-DD",
+	fEmail:  "must be an email address",
+}
+
+func formatOK(f format, s string) bool {
+	switch f {
+	case fAlpha3:
+		if len(s) != 3 {
+			return false
+		}
+		for _, c := range s {
+			if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+				return false
+			}
+		}
+	case fURL:
+		u, err := url.Parse(s)
+		return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+	case fDate:
+		_, err := time.Parse(time.DateOnly, s)
+		return err == nil
+	case fEmail:
+		a, err := mail.ParseAddress(s)
+		return err == nil && a.Address == s && a.Name == ""
+	}
+	return true
+}
