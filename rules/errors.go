@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -97,3 +98,9 @@ func (ps *problems) problem(kind Kind, title, subject string) *Problem {
 	}
 	return &Problem{Kind: kind, Title: title, Detail: fmt.Sprintf("%d %s %s", len(ps.list), noun, subject), Errors: ps.list}
 }
+
+// ErrNotFound is what a Store answers for a record that does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrExists is what a Store answers when creating a record whose id is taken.
+var ErrExists = errors.New("already exists")

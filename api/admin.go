@@ -1,0 +1,249 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"payouts/rules"
+)
+
+// adminAuth guards /admin/ and /sandbox/ with the bearer admin token.
+func adminAuth(token string) func(http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasPrefix(r.URL.Path, "/admin/") && !strings.HasPrefix(r.URL.Path, "/sandbox/") {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if token == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="payouts admin"`)
+				writeProblem(w, problemOf(rules.KindUnauthorized, rules.CodeAuthentication, "the admin API needs Authorization: Bearer <admin token>"))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// Credentials are a merchant's API key and secret, shown once at creation.
+type Credentials struct {
+	APIKey    string
+	APISecret string
+}
+
+// NewCredentials makes a random API key and secret (32 bytes each).
+func NewCredentials() Credentials {
+	k, s := make([]byte, 24), make([]byte, 32)
+	rand.Read(k)
+	rand.Read(s)
+	return Credentials{APIKey: "pk_" + base64.RawURLEncoding.EncodeToString(k), APISecret: base64.StdEncoding.EncodeToString(s)}
+}
+
+var merchantIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
+
+// CreateMerchant makes a merchant with fresh credentials: the key stored hashed, the secret
+// sealed. It is shared by the admin API, the CLI and the demo seed.
+func CreateMerchant(st Store, seal func([]byte, string) []byte, id, name string, settings rules.Settings, now time.Time) (*rules.Merchant, Credentials, error) {
+	if id != "" && !merchantIDPattern.MatchString(id) {
+		return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeWrongType, Field: "merchantId", Value: id,
+			Message: "must be 1 to 40 letters, digits, - or _"}
+	}
+	if strings.TrimSpace(name) == "" {
+		return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeNameRequired, Field: "name", Message: "is required"}
+	}
+	c := NewCredentials()
+	m := &rules.Merchant{ID: id, Name: name, APIKeyHash: HashAPIKey(c.APIKey), Settings: settings, CreatedAt: now.UTC()}
+	err := st.CreateMerchant(m, func(m *rules.Merchant) error {
+		m.SealedSecret = seal([]byte(c.APISecret), m.ID)
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, rules.ErrExists) {
+			return nil, Credentials{}, rules.Errorf(rules.KindConflict, rules.CodeWrongState, "merchant %s already exists", id)
+		}
+		return nil, Credentials{}, err
+	}
+	return m, c, nil
+}
+
+// MerchantView is a merchant as the admin API shows it (never the key or the secret).
+type MerchantView struct {
+	MerchantID string         `json:"merchantId"`
+	Name       string         `json:"name"`
+	Settings   rules.Settings `json:"settings"`
+	CreatedAt  string         `json:"createdAt"`
+}
+
+// NewMerchantView is the creation answer, the only one that shows the credentials.
+type NewMerchantView struct {
+	MerchantID string         `json:"merchantId"`
+	APIKey     string         `json:"apiKey"`
+	APISecret  string         `json:"apiSecret" doc:"Shown once"`
+	Name       string         `json:"name"`
+	Settings   rules.Settings `json:"settings"`
+}
+
+// SettingsPatch changes some settings; absent fields stay as they are.
+type SettingsPatch struct {
+	PSP                  *bool     `json:"psp,omitempty"`
+	EmailNotifications   *bool     `json:"emailNotifications,omitempty"`
+	CardPayouts          *bool     `json:"cardPayouts,omitempty"`
+	CardOnFile           *bool     `json:"cardOnFile,omitempty"`
+	CashPayouts          *bool     `json:"cashPayouts,omitempty"`
+	RealTimePhoneAccount *bool     `json:"realTimePhoneAccount,omitempty"`
+	RealTimeKey          *bool     `json:"realTimeKey,omitempty"`
+	PendingOnNoBalance   *bool     `json:"pendingOnNoBalance,omitempty"`
+	NotificationURL      *string   `json:"notificationUrl,omitempty" format:"uri"`
+	AllowedOrigins       *[]string `json:"allowedOrigins,omitempty"`
+}
+
+func (p *SettingsPatch) apply(s *rules.Settings) {
+	set := func(dst *bool, v *bool) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&s.PSP, p.PSP)
+	set(&s.EmailNotifications, p.EmailNotifications)
+	set(&s.CardPayouts, p.CardPayouts)
+	set(&s.CardOnFile, p.CardOnFile)
+	set(&s.CashPayouts, p.CashPayouts)
+	set(&s.RealTimePhoneAccount, p.RealTimePhoneAccount)
+	set(&s.RealTimeKey, p.RealTimeKey)
+	set(&s.PendingOnNoBalance, p.PendingOnNoBalance)
+	if p.NotificationURL != nil {
+		s.NotificationURL = *p.NotificationURL
+	}
+	if p.AllowedOrigins != nil {
+		s.AllowedOrigins = *p.AllowedOrigins
+	}
+}
+
+var adminSecurity = []map[string][]string{{"admin": {}}}
+
+func merchantView(m *rules.Merchant) MerchantView {
+	return MerchantView{MerchantID: m.ID, Name: m.Name, Settings: m.Settings, CreatedAt: wireTime(m.CreatedAt)}
+}
+
+func registerAdmin(a huma.API, d Deps) {
+	type createIn struct {
+		Body struct {
+			MerchantID string         `json:"merchantId,omitempty" doc:"Generated, numeric, when absent"`
+			Name       string         `json:"name" minLength:"1"`
+			Settings   *SettingsPatch `json:"settings,omitempty"`
+		}
+	}
+	type createOut struct {
+		Body NewMerchantView
+	}
+	huma.Register(a, huma.Operation{
+		OperationID: "admin-create-merchant", Method: http.MethodPost, Path: "/admin/v1/merchants",
+		Summary: "Create a merchant", Tags: []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusCreated,
+	}, func(ctx context.Context, in *createIn) (*createOut, error) {
+		s := rules.DefaultSettings()
+		if in.Body.Settings != nil {
+			in.Body.Settings.apply(&s)
+		}
+		m, c, err := CreateMerchant(d.Store, d.Seal, in.Body.MerchantID, in.Body.Name, s, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		return &createOut{Body: NewMerchantView{MerchantID: m.ID, APIKey: c.APIKey, APISecret: c.APISecret, Name: m.Name, Settings: m.Settings}}, nil
+	})
+
+	type idIn struct {
+		ID string `path:"id"`
+	}
+	type merchantOut struct {
+		Body MerchantView
+	}
+	notFound := func(err error, id string) error {
+		if errors.Is(err, rules.ErrNotFound) {
+			return rules.Errorf(rules.KindNotFound, rules.CodeMerchantNotFound, "merchant %s not found", id)
+		}
+		return err
+	}
+	huma.Register(a, huma.Operation{
+		OperationID: "admin-get-merchant", Method: http.MethodGet, Path: "/admin/v1/merchants/{id}",
+		Summary: "Read a merchant", Tags: []string{"Admin"}, Security: adminSecurity,
+	}, func(ctx context.Context, in *idIn) (*merchantOut, error) {
+		m, err := d.Store.Merchant(in.ID)
+		if err != nil {
+			return nil, notFound(err, in.ID)
+		}
+		return &merchantOut{Body: merchantView(m)}, nil
+	})
+
+	type patchIn struct {
+		ID   string `path:"id"`
+		Body struct {
+			Name     string         `json:"name,omitempty"`
+			Settings *SettingsPatch `json:"settings,omitempty"`
+		}
+	}
+	huma.Register(a, huma.Operation{
+		OperationID: "admin-update-merchant", Method: http.MethodPatch, Path: "/admin/v1/merchants/{id}",
+		Summary: "Change a merchant's name or settings", Tags: []string{"Admin"}, Security: adminSecurity,
+	}, func(ctx context.Context, in *patchIn) (*merchantOut, error) {
+		m, err := d.Store.UpdateMerchant(in.ID, func(m *rules.Merchant) error {
+			if in.Body.Name != "" {
+				m.Name = in.Body.Name
+			}
+			if in.Body.Settings != nil {
+				in.Body.Settings.apply(&m.Settings)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, notFound(err, in.ID)
+		}
+		d.Keys.Forget(in.ID)
+		return &merchantOut{Body: merchantView(m)}, nil
+	})
+
+	type fundIn struct {
+		ID   string `path:"id"`
+		Body struct {
+			Country  string `json:"country" enum:"COL,PER"`
+			Currency string `json:"currency" enum:"COP,PEN,USD"`
+			Amount   int64  `json:"amount" doc:"Minor units; negative withdraws"`
+		}
+	}
+	type fundOut struct {
+		Body rules.Balance
+	}
+	huma.Register(a, huma.Operation{
+		OperationID: "admin-fund-balance", Method: http.MethodPost, Path: "/admin/v1/merchants/{id}/balance",
+		Summary: "Fund a merchant's balance", Tags: []string{"Admin"}, Security: adminSecurity,
+	}, func(ctx context.Context, in *fundIn) (*fundOut, error) {
+		if _, err := d.Store.Merchant(in.ID); err != nil {
+			return nil, notFound(err, in.ID)
+		}
+		b, err := d.Fund(ctx, in.ID, in.Body.Country, in.Body.Currency, in.Body.Amount)
+		if err != nil {
+			return nil, err
+		}
+		return &fundOut{Body: b}, nil
+	})
+}
+
+// BackupHandler streams a consistent copy of the database (GET /admin/v1/backup).
+func BackupHandler(st Store) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="payouts.db"`)
+		if _, err := st.Backup(w); err != nil {
+			panic(http.ErrAbortHandler)
+		}
+	}
+}

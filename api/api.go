@@ -1,0 +1,319 @@
+// Package api is the typed JSON API (huma on chi): signed merchant operations, the admin
+// API, and the one mapping of errors to problem+json.
+package api
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humachi"
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"payouts/rules"
+)
+
+// Store is what the API reads and writes besides the service.
+type Store interface {
+	CreateMerchant(m *rules.Merchant, prepare func(*rules.Merchant) error) error
+	Merchant(id string) (*rules.Merchant, error)
+	UpdateMerchant(id string, fn func(*rules.Merchant) error) (*rules.Merchant, error)
+	Balances(merchantID string) ([]rules.Balance, error)
+	Backup(w io.Writer) (int64, error)
+	Ping() error
+}
+
+// Deps are the API's collaborators, wired by main.
+type Deps struct {
+	Service    *rules.Service
+	Store      Store
+	Keys       *Keyring
+	Auth       *Authenticator
+	Seal       func(plain []byte, merchantID string) []byte
+	AdminToken string
+	Sandbox    bool
+	Version    string
+	Logger     *slog.Logger
+	Observe    Observer
+	// Fund adds to a merchant's balance (and releases held payouts). Required.
+	Fund func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error)
+	// Simulate forces a sandbox outcome. Nil until the lifecycle is wired.
+	Simulate func(ctx context.Context, merchantID string, id int64, stage rules.Stage, status rules.Status) (*rules.Payout, error)
+	// Extra registers more routes on the router (the card form, sandbox pages, metrics).
+	Extra func(r chi.Router, api huma.API)
+}
+
+// New builds the whole HTTP handler: middleware, the huma API with its OpenAPI document and
+// docs, health checks, the merchant and admin operations.
+func New(d Deps) (http.Handler, huma.API) {
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID)
+	r.Use(accessLog(d.Logger, d.Observe))
+	r.Use(middleware.Recoverer)
+	r.Use(d.Auth.Middleware)
+	r.Use(adminAuth(d.AdminToken))
+
+	cfg := huma.DefaultConfig("payouts", "1.0.0")
+	cfg.Info.Description = "Payouts to bank accounts, wallets, Bre-B keys, cash and VISA cards in Colombia and Peru. " +
+		"Every /api/v1/{merchantId} call is signed: header monnet-api-key, query timestamp and signature (see the README)."
+	cfg.CreateHooks = nil // no "$schema" links in bodies: wire compatibility
+	cfg.OpenAPIPath = "/openapi"
+	cfg.DocsPath = "/docs"
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"apiKey": {Type: "apiKey", In: "header", Name: "monnet-api-key"},
+		"admin":  {Type: "http", Scheme: "bearer"},
+	}
+	a := humachi.New(r, cfg)
+
+	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := d.Store.Ping(); err != nil {
+			http.Error(w, "database not ready", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ready\n"))
+	})
+
+	r.Get("/admin/v1/backup", BackupHandler(d.Store))
+	registerPayouts(a, d)
+	registerAdmin(a, d)
+	if d.Extra != nil {
+		d.Extra(r, a)
+	}
+	return r, a
+}
+
+// payoutRequestBody documents the create body; the handler reads it raw so that the rules
+// package reports every generic error with its code, not huma's validator.
+func payoutRequestBody(a huma.API, name string) *huma.RequestBody {
+	s := a.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(rules.PayoutRequest{}), true, name)
+	return &huma.RequestBody{Required: true, Description: "The payout request (spec 2.1–2.6)",
+		Content: map[string]*huma.MediaType{"application/json": {Schema: s}}}
+}
+
+var signedSecurity = []map[string][]string{{"apiKey": {}}}
+
+// CreatePayoutInput is the create request.
+type CreatePayoutInput struct {
+	MerchantID string `path:"merchantId" doc:"The merchant's id"`
+	RawBody    []byte
+}
+
+// CreatePayoutOutput is 201 with the new payout, or 200 with the same payout on a replay.
+type CreatePayoutOutput struct {
+	Status   int
+	Replayed string `header:"Idempotent-Replayed"`
+	Location string `header:"Location"`
+	Body     PayoutView
+}
+
+// GetPayoutInput names one payout.
+type GetPayoutInput struct {
+	MerchantID string `path:"merchantId"`
+	ID         int64  `path:"id" doc:"payout.Id"`
+}
+
+// PayoutDetailOutput is one payout.
+type PayoutDetailOutput struct {
+	Body PayoutDetailView
+}
+
+// ListPayoutsInput filters the listing.
+type ListPayoutsInput struct {
+	MerchantID string `path:"merchantId"`
+	Stage      string `query:"stage" enum:"IN_PROGRESS,PENDING,SUCCESS,REJECTED" doc:"Only this stage"`
+	Status     string `query:"status" doc:"Only this status"`
+	Country    string `query:"country" enum:"COL,PER"`
+	OrderID    string `query:"orderId" doc:"The page holding this one payout, or none"`
+	From       string `query:"from" doc:"Created at or after (RFC 3339)"`
+	To         string `query:"to" doc:"Created before (RFC 3339)"`
+	Limit      int    `query:"limit" minimum:"1" maximum:"200" default:"50"`
+	Cursor     string `query:"cursor" doc:"nextCursor of the previous page"`
+}
+
+// ListPayoutsOutput is one page.
+type ListPayoutsOutput struct {
+	Body struct {
+		Items      []PayoutDetailView `json:"items"`
+		NextCursor *string            `json:"nextCursor"`
+	}
+}
+
+// BalanceOutput lists the merchant's balances (wire shape).
+type BalanceOutput struct {
+	Body []rules.Balance
+}
+
+// SimulateInput forces an outcome in the sandbox.
+type SimulateInput struct {
+	MerchantID string `path:"merchantId"`
+	ID         int64  `path:"id"`
+	Body       struct {
+		Stage  string `json:"stage" enum:"SUCCESS,REJECTED"`
+		Status string `json:"status,omitempty" doc:"For REJECTED: REJECTED_BANK (default), DENIED, REVERSED, ERROR…"`
+	}
+}
+
+func registerPayouts(a huma.API, d Deps) {
+	huma.Register(a, huma.Operation{
+		OperationID: "create-payout", Method: http.MethodPost, Path: "/api/v1/{merchantId}/payouts",
+		Summary:       "Create a payout",
+		Description:   "Checks the generic contract (400) and the Colombia and Peru rules (401), then creates the payout. Idempotent on orderId: the same request again answers 200 with the same payout; another request with that orderId answers 409 (2005).",
+		Tags:          []string{"Payouts"},
+		DefaultStatus: http.StatusCreated,
+		MaxBodyBytes:  MaxBody,
+		RequestBody:   payoutRequestBody(a, "PayoutRequest"),
+		// The rules package checks the body, reporting every error with its code.
+		SkipValidateBody: true,
+		Security:         signedSecurity,
+		Errors:           []int{400, 401, 409, 413, 429},
+	}, func(ctx context.Context, in *CreatePayoutInput) (*CreatePayoutOutput, error) {
+		m := merchantFrom(ctx)
+		res, err := d.Service.CreatePayout(ctx, m, in.RawBody, rules.EndpointPayouts)
+		if err != nil {
+			return nil, err
+		}
+		out := &CreatePayoutOutput{Status: http.StatusCreated, Body: payoutView(res.Payout),
+			Location: "/api/v1/" + m.ID + "/payouts/" + itoa(res.Payout.ID)}
+		if !res.Created {
+			out.Status, out.Replayed = http.StatusOK, "true"
+		}
+		return out, nil
+	})
+
+	huma.Register(a, huma.Operation{
+		OperationID: "get-payout", Method: http.MethodGet, Path: "/api/v1/{merchantId}/payouts/{id}",
+		Summary: "Get a payout", Tags: []string{"Payouts"}, Security: signedSecurity, Errors: []int{401, 404},
+	}, func(ctx context.Context, in *GetPayoutInput) (*PayoutDetailOutput, error) {
+		p, err := d.Service.Payout(ctx, merchantFrom(ctx).ID, in.ID)
+		if err != nil {
+			return nil, err
+		}
+		return &PayoutDetailOutput{Body: payoutDetailView(p)}, nil
+	})
+
+	huma.Register(a, huma.Operation{
+		OperationID: "list-payouts", Method: http.MethodGet, Path: "/api/v1/{merchantId}/payouts",
+		Summary: "List payouts, newest first", Tags: []string{"Payouts"}, Security: signedSecurity, Errors: []int{400, 401},
+	}, func(ctx context.Context, in *ListPayoutsInput) (*ListPayoutsOutput, error) {
+		f, err := in.filter()
+		if err != nil {
+			return nil, err
+		}
+		page, err := d.Service.ListPayouts(ctx, merchantFrom(ctx).ID, f)
+		if err != nil {
+			return nil, err
+		}
+		out := &ListPayoutsOutput{}
+		out.Body.Items = make([]PayoutDetailView, 0, len(page.Items))
+		for _, p := range page.Items {
+			out.Body.Items = append(out.Body.Items, payoutDetailView(p))
+		}
+		if page.NextCursor > 0 {
+			c := itoa(page.NextCursor)
+			out.Body.NextCursor = &c
+		}
+		return out, nil
+	})
+
+	huma.Register(a, huma.Operation{
+		OperationID: "get-balance", Method: http.MethodGet, Path: "/api/v1/{merchantId}/balance",
+		Summary: "The merchant's balances", Tags: []string{"Balance"}, Security: signedSecurity, Errors: []int{401},
+	}, func(ctx context.Context, in *struct {
+		MerchantID string `path:"merchantId"`
+	}) (*BalanceOutput, error) {
+		b, err := d.Store.Balances(merchantFrom(ctx).ID)
+		if err != nil {
+			return nil, err
+		}
+		return &BalanceOutput{Body: b}, nil
+	})
+
+	huma.Register(a, huma.Operation{
+		OperationID: "simulate-payout", Method: http.MethodPost, Path: "/api/v1/{merchantId}/payouts/{id}/simulate",
+		Summary:     "Force a payout's outcome (sandbox only)",
+		Description: `{"stage":"SUCCESS"} or {"stage":"REJECTED","status":"REJECTED_BANK"}; REVERSED returns a processed payout.`,
+		Tags:        []string{"Sandbox"}, Security: signedSecurity, Errors: []int{400, 401, 403, 404, 409},
+	}, func(ctx context.Context, in *SimulateInput) (*PayoutDetailOutput, error) {
+		if !d.Sandbox || d.Simulate == nil {
+			return nil, rules.Errorf(rules.KindForbidden, rules.CodeSandboxOff, "sandbox controls are off: the server runs with --sandbox=false")
+		}
+		status := rules.Status(in.Body.Status)
+		switch {
+		case in.Body.Stage == string(rules.StageSuccess):
+			status = rules.StatusProcessed
+		case status == "":
+			status = rules.StatusRejectedBank
+		case rules.StageOf(status) != rules.StageRejected || !knownStatus(status):
+			return nil, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeWrongType, Field: "status", Value: in.Body.Status,
+				Message: "must be a status of the REJECTED stage"}
+		}
+		p, err := d.Simulate(ctx, merchantFrom(ctx).ID, in.ID, rules.StageOf(status), status)
+		if err != nil {
+			return nil, err
+		}
+		return &PayoutDetailOutput{Body: payoutDetailView(p)}, nil
+	})
+}
+
+func knownStatus(s rules.Status) bool {
+	for _, x := range rules.Statuses {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (in *ListPayoutsInput) filter() (rules.ListFilter, error) {
+	f := rules.ListFilter{Stage: rules.Stage(in.Stage), Country: in.Country, OrderID: in.OrderID, Limit: in.Limit}
+	var errs []*rules.Error
+	bad := func(name, msg string, v any) {
+		errs = append(errs, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeQueryParam, Field: "query." + name, Message: msg, Value: v})
+	}
+	if in.Status != "" {
+		if !knownStatus(rules.Status(in.Status)) {
+			bad("status", "unknown status", in.Status)
+		}
+		f.Status = rules.Status(in.Status)
+	}
+	parse := func(name, v string) time.Time {
+		if v == "" {
+			return time.Time{}
+		}
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			bad(name, "must be an RFC 3339 time", v)
+		}
+		return t
+	}
+	f.From, f.To = parse("from", in.From), parse("to", in.To)
+	if in.Cursor != "" {
+		n, ok := parseID(in.Cursor)
+		if !ok {
+			bad("cursor", "not a cursor of this API", in.Cursor)
+		}
+		f.Cursor = n
+	}
+	if len(errs) > 0 {
+		return f, &rules.Problem{Kind: rules.KindInvalid, Title: "Missing or invalid data", Detail: "invalid query parameters", Errors: errs}
+	}
+	return f, nil
+}
+
+func parseID(s string) (int64, bool) {
+	var n int64
+	if s == "" || len(s) > 18 || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, false
+	}
+	for _, c := range s {
+		n = n*10 + int64(c-'0')
+	}
+	return n, n > 0
+}

@@ -1,0 +1,468 @@
+// Command payouts is the whole payout service in one binary: the signed JSON API, the card
+// form, the lifecycle worker and the outbox dispatcher, over one bbolt file.
+// main.go is wiring only: flags, the store, the router, the workers, graceful shutdown.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"payouts/api"
+	"payouts/rules"
+	"payouts/store"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "payouts:", err)
+		os.Exit(1)
+	}
+}
+
+// version is set at build time with -ldflags "-X main.version=…"; otherwise the module's.
+var version = ""
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		cfg, err := parseServeFlags(args, getenv, stderr)
+		if err != nil {
+			return err
+		}
+		return serve(ctx, cfg, stdout, stderr)
+	case "merchant":
+		if len(args) == 0 || args[0] != "create" {
+			return errors.New("usage: payouts merchant create --name NAME [settings flags]")
+		}
+		return merchantCreate(args[1:], getenv, stdout, stderr)
+	case "backup":
+		return backup(ctx, args, getenv, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "payouts", versionString())
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+}
+
+const usage = `usage:
+  payouts [serve] [flags]                        run the server (payouts serve -h lists the flags)
+  payouts merchant create --name N [flags]       create a merchant offline; prints its credentials as JSON
+  payouts backup --out FILE                      consistent copy of the database (from a running server or offline)
+  payouts version                                print the version
+Every flag may be set as PAYOUTS_<FLAG> (upper case, - as _); flags win.`
+
+// envFlags gives every flag of fs the value of its PAYOUTS_ variable before the command
+// line is parsed, so that flags win (contract section 1).
+func envFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "PAYOUTS_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(name); v != "" && err == nil {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s: %w", name, e)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return fs.Parse(args)
+}
+
+type serveConfig struct {
+	Addr                 string
+	Data                 string
+	PublicURL            string
+	AdminToken           string
+	NoDemo               bool
+	SMTPURL              string
+	MailFrom             string
+	Sandbox              bool
+	SandboxDelay         time.Duration
+	SandboxBatchDelay    time.Duration
+	RateLimit            float64
+	LogFormat            string
+	LogLevel             string
+	CardKey              string
+	AllowPrivateNotifURL bool
+	NoSync               bool
+}
+
+func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
+	var c serveConfig
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
+	fs.StringVar(&c.Data, "data", "./data", "data directory (database, keys); created 0700")
+	fs.StringVar(&c.PublicURL, "public-url", "", "absolute base URL used in iframe links (default http://<addr>)")
+	fs.StringVar(&c.AdminToken, "admin-token", "", "bearer token of the admin API (default: generated on first start, stored in the data dir)")
+	fs.BoolVar(&c.NoDemo, "no-demo", false, "do not seed the demo merchant")
+	fs.StringVar(&c.SMTPURL, "smtp-url", "", "smtp://user:pass@host:port or smtps://… (default: the sandbox mailbox)")
+	fs.StringVar(&c.MailFrom, "mail-from", "payouts@localhost", "sender address of emails")
+	fs.BoolVar(&c.Sandbox, "sandbox", true, "simulated rails and the sandbox endpoints")
+	fs.DurationVar(&c.SandboxDelay, "sandbox-delay", 2*time.Second, "how long a simulated real-time payout takes")
+	fs.DurationVar(&c.SandboxBatchDelay, "sandbox-batch-delay", 30*time.Second, "how long a simulated non-real-time payout takes")
+	fs.Float64Var(&c.RateLimit, "rate-limit", 0, "requests per second per merchant (0: off); past it 429 with Retry-After")
+	fs.StringVar(&c.LogFormat, "log-format", "", "text or json (default: text on a terminal, else json)")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.CardKey, "card-key", "", "64 hex characters: the AES-256 key of stored cards (default: card.key in the data dir)")
+	fs.BoolVar(&c.AllowPrivateNotifURL, "allow-private-notification-urls", false, "let merchant notifications go to private and loopback addresses (development)")
+	fs.BoolVar(&c.NoSync, "unsafe-no-fsync", false, "do not fsync the database (tests only: a crash may lose acknowledged payouts)")
+	if err := envFlags(fs, args, getenv); err != nil {
+		return c, err
+	}
+	if c.LogFormat != "" && c.LogFormat != "text" && c.LogFormat != "json" {
+		return c, fmt.Errorf("--log-format must be text or json")
+	}
+	return c, nil
+}
+
+func newLogger(format, level string, w io.Writer) *slog.Logger {
+	if format == "" {
+		format = "json"
+		if f, ok := w.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+				format = "text"
+			}
+		}
+	}
+	var lv slog.Level
+	lv.UnmarshalText([]byte(level))
+	opts := &slog.HandlerOptions{Level: lv}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// openData opens the data directory: the database and the key that seals secrets.
+func openData(dir string, noSync bool) (*store.DB, *store.Sealer, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	os.Chmod(dir, 0o700)
+	key, err := store.LoadOrCreateKey(filepath.Join(dir, "master.key"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("master key: %w", err)
+	}
+	sealer, err := store.NewSealer(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := store.Open(filepath.Join(dir, "payouts.db"), store.Options{NoSync: noSync})
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, sealer, nil
+}
+
+// sealFor seals a merchant's API secret, bound to its id.
+func sealFor(s *store.Sealer) func([]byte, string) []byte {
+	return func(plain []byte, id string) []byte { return s.Seal(plain, []byte("merchant-secret:"+id)) }
+}
+
+// merchantSource lets the API open sealed secrets without knowing the key.
+type merchantSource struct {
+	db     *store.DB
+	sealer *store.Sealer
+}
+
+func (m merchantSource) Merchant(id string) (*rules.Merchant, error) { return m.db.Merchant(id) }
+func (m merchantSource) OpenSecret(x *rules.Merchant) (string, error) {
+	b, err := m.sealer.Open(x.SealedSecret, []byte("merchant-secret:"+x.ID))
+	return string(b), err
+}
+
+func adminToken(cfg serveConfig, stdout io.Writer) (string, error) {
+	if cfg.AdminToken != "" {
+		return cfg.AdminToken, nil
+	}
+	path := filepath.Join(cfg.Data, "admin-token")
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	tok := "adm_" + api.NewCredentials().APIKey[3:]
+	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(stdout, "admin token (stored in %s, shown once): %s\n", path, tok)
+	return tok, nil
+}
+
+func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error {
+	logger := newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
+	db, sealer, err := openData(cfg.Data, cfg.NoSync)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	token, err := adminToken(cfg, stdout)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	base := "http://" + ln.Addr().String()
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = base
+	}
+	app, err := newApp(ctx, cfg, db, sealer, logger, token)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if !cfg.NoDemo {
+		if err := seedDemo(db, sealer, app, base, stdout); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	srv := &http.Server{
+		Handler:           app.handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "payouts %s listening on %s (data %s, sandbox %v)\n", versionString(), base, cfg.Data, cfg.Sandbox)
+	logger.Info("listening", "addr", base, "version", versionString())
+
+	select {
+	case err := <-errc:
+		app.stop()
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: draining requests")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err = srv.Shutdown(shutdownCtx)
+	app.stop()
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	logger.Info("stopped cleanly")
+	return nil
+}
+
+// app is the running service: its handler and the workers behind it.
+type app struct {
+	handler http.Handler
+	service *rules.Service
+	fund    func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error)
+	stops   []func()
+}
+
+func (a *app) stop() {
+	for i := len(a.stops) - 1; i >= 0; i-- {
+		a.stops[i]()
+	}
+}
+
+func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Sealer, logger *slog.Logger, token string) (*app, error) {
+	now := time.Now
+	svc := &rules.Service{Store: db, Now: now}
+	keys := api.NewKeyring(merchantSource{db, sealer})
+	a := &app{service: svc}
+	a.fund = func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error) {
+		return db.Fund(merchantID, country, currency, amount, nil)
+	}
+	h, _ := api.New(api.Deps{
+		Service:    svc,
+		Store:      db,
+		Keys:       keys,
+		Auth:       api.NewAuthenticator(keys, now, cfg.RateLimit),
+		Seal:       sealFor(sealer),
+		AdminToken: token,
+		Sandbox:    cfg.Sandbox,
+		Version:    versionString(),
+		Logger:     logger,
+		Fund:       a.fund,
+	})
+	a.handler = h
+	return a, nil
+}
+
+// seedDemo creates the demo merchant on a first start with an empty database: every setting
+// on, balances funded, and a signed request printed ready to paste.
+func seedDemo(db *store.DB, sealer *store.Sealer, a *app, base string, stdout io.Writer) error {
+	ms, err := db.Merchants()
+	if err != nil || len(ms) > 0 {
+		return err
+	}
+	m, c, err := api.CreateMerchant(db, sealFor(sealer), "", "Demo Merchant", rules.AllSettings(), time.Now())
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		country, currency string
+		amount            int64
+	}{{"COL", "COP", 100_000_000_000}, {"PER", "PEN", 1_000_000_000}, {"PER", "USD", 100_000_000}} {
+		if _, err := a.fund(context.Background(), m.ID, f.country, f.currency, f.amount); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, demoText, m.ID, c.APIKey, c.APISecret, base)
+	return nil
+}
+
+const demoText = `
+Demo merchant created (credentials shown once; all settings on; balances funded in COP, PEN and USD):
+  merchantId %s
+  apiKey     %s
+  apiSecret  %s
+
+Paste this to create a payout (bash with openssl):
+
+MID=%[1]s KEY='%[2]s' SECRET='%[3]s' BASE='%[4]s'
+BODY='{"country":"PER","amount":100000,"currency":"PEN","orderId":"DEMO-'$RANDOM'","beneficiary":{"name":"Ana","lastName":"Quispe","email":"ana.quispe@gmail.com","document":{"type":1,"number":"45678912"}},"destination":{"bankAccount":{"bankCode":"002","accountType":2,"accountNumber":"19312345678012"}}}'
+P=/api/v1/$MID/payouts; TS=$(date +%%s%%3N)
+SIG=$(printf '%%s' "POST:$P?timestamp=$TS:$(printf '%%s' "$BODY" | sha256sum | cut -d' ' -f1)" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.* //')
+curl -sS -X POST "$BASE$P?timestamp=$TS&signature=$SIG" -H "monnet-api-key: $KEY" -H 'Content-Type: application/json' -d "$BODY"
+
+`
+
+func merchantCreate(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("merchant create", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	data := fs.String("data", "./data", "data directory")
+	id := fs.String("id", "", "merchant id (default: the next number)")
+	name := fs.String("name", "", "merchant name (required)")
+	s := rules.DefaultSettings()
+	fs.BoolVar(&s.PSP, "psp", false, "payment service provider: subMerchantInfo required")
+	fs.BoolVar(&s.EmailNotifications, "email-notifications", false, "email beneficiaries the outcome")
+	fs.BoolVar(&s.CardPayouts, "card-payouts", false, "Peru card push payments")
+	fs.BoolVar(&s.CardOnFile, "card-on-file", true, "keep cards for later payouts")
+	fs.BoolVar(&s.CashPayouts, "cash-payouts", false, "Colombia cash")
+	fs.BoolVar(&s.RealTimePhoneAccount, "real-time-phone-account", false, "Colombia real-time by phone/account")
+	fs.BoolVar(&s.RealTimeKey, "real-time-key", false, "Colombia Bre-B keys")
+	fs.BoolVar(&s.PendingOnNoBalance, "pending-on-no-balance", false, "hold short payouts as PENDING_BALANCE")
+	fs.StringVar(&s.NotificationURL, "notification-url", "", "where outcomes are POSTed, signed")
+	origins := fs.String("allowed-origins", "", "comma-separated origins that may embed the card iframe")
+	if err := envFlags(fs, args, getenv); err != nil {
+		return err
+	}
+	if *origins != "" {
+		s.AllowedOrigins = strings.Split(*origins, ",")
+	}
+	db, sealer, err := openData(*data, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	m, c, err := api.CreateMerchant(db, sealFor(sealer), *id, *name, s, time.Now())
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(api.NewMerchantView{MerchantID: m.ID, APIKey: c.APIKey, APISecret: c.APISecret, Name: m.Name, Settings: m.Settings})
+}
+
+func backup(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	data := fs.String("data", "./data", "data directory")
+	out := fs.String("out", "", "file to write (required)")
+	addr := fs.String("addr", "127.0.0.1:8080", "address of a running server")
+	token := fs.String("admin-token", "", "admin token (default: the one in the data dir)")
+	if err := envFlags(fs, args, getenv); err != nil {
+		return err
+	}
+	if *out == "" {
+		return errors.New("backup: --out FILE is required")
+	}
+	tmp := *out + ".partial"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	n, err := backupTo(ctx, f, *data, *addr, *token)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, *out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "backup: %d bytes written to %s\n", n, *out)
+	return nil
+}
+
+// backupTo copies the database offline when no server holds it, else through the admin API.
+func backupTo(ctx context.Context, w io.Writer, data, addr, token string) (int64, error) {
+	db, err := store.Open(filepath.Join(data, "payouts.db"), store.Options{})
+	if err == nil {
+		defer db.Close()
+		return db.Backup(w)
+	}
+	if !strings.Contains(err.Error(), "in use by another process") {
+		return 0, err
+	}
+	if token == "" {
+		b, err := os.ReadFile(filepath.Join(data, "admin-token"))
+		if err != nil {
+			return 0, fmt.Errorf("the database is in use and no admin token was given: %w", err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/admin/v1/backup", nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("backup from the running server: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("backup from the running server: %s", resp.Status)
+	}
+	return io.Copy(w, resp.Body)
+}

@@ -1,0 +1,113 @@
+package rules
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+)
+
+// Store is what the service needs of the database (implemented by store.DB).
+type Store interface {
+	CreatePayout(p *Payout, due time.Time, events []Event) (*Payout, bool, error)
+	Payout(merchantID string, id int64) (*Payout, error)
+	PayoutByOrder(merchantID, orderID string) (*Payout, error)
+	ListPayouts(merchantID string, f ListFilter) (Page, error)
+}
+
+// Service creates and reads payouts. Its clock is injected so that tests control time.
+type Service struct {
+	Store Store
+	Now   func() time.Time
+	// OnCreate adds events written with a new payout (the cash OTP mail). May be nil.
+	OnCreate func(p *Payout, m *Merchant) ([]Event, error)
+	// Created is told after a payout is stored, to wake the lifecycle worker. May be nil.
+	Created func(p *Payout)
+}
+
+// CreateResult is the answer to a create: the payout, and whether this call created it
+// (false: an identical earlier request did, and this is its replay).
+type CreateResult struct {
+	Payout  *Payout
+	Created bool
+	Route   Route
+}
+
+// CreatePayout checks body against the generic contract and the country rules, then stores
+// the payout idempotently on the merchant's orderId (spec 4.1 rule 2, spec 7): the same
+// request again returns the stored payout; another request with that orderId is a conflict.
+// A request that fails any check stores nothing and leaves its orderId unused.
+func (s *Service) CreatePayout(ctx context.Context, m *Merchant, body []byte, ep Endpoint) (CreateResult, error) {
+	req, err := DecodePayoutRequest(body)
+	if err != nil {
+		return CreateResult{}, err
+	}
+	now := s.Now().UTC()
+	route, err := Check(req, m, now, ep)
+	if err != nil {
+		return CreateResult{}, err
+	}
+	p := NewPayout(m.ID, req, route, now)
+	var events []Event
+	if s.OnCreate != nil {
+		if events, err = s.OnCreate(p, m); err != nil {
+			return CreateResult{}, err
+		}
+	}
+	stored, created, err := s.Store.CreatePayout(p, now, events)
+	if err != nil {
+		return CreateResult{}, err
+	}
+	if !created {
+		if stored.Fingerprint != p.Fingerprint {
+			return CreateResult{}, &Problem{Kind: KindConflict, Title: "Conflict",
+				Detail: "the orderId was already used with a different request",
+				Errors: []*Error{{Kind: KindConflict, Code: CodeOrderIDDuplicated, Field: "orderId", Value: req.OrderID,
+					Message: "orderId " + req.OrderID + " was already used with a different request; payout " + itoa(stored.ID)}}}
+		}
+		return CreateResult{Payout: stored, Created: false, Route: route}, nil
+	}
+	if s.Created != nil {
+		s.Created(stored)
+	}
+	return CreateResult{Payout: stored, Created: true, Route: route}, nil
+}
+
+// NewPayout builds the record of an accepted request: IN_PROGRESS/CREATED at now.
+func NewPayout(merchantID string, req *PayoutRequest, r Route, now time.Time) *Payout {
+	p := &Payout{
+		MerchantID:  merchantID,
+		OrderID:     req.OrderID,
+		Country:     req.Country,
+		Currency:    req.Currency,
+		Amount:      r.Amount,
+		Channel:     r.Channel,
+		AccountType: r.AccountType,
+		BankCode:    r.BankCode,
+		Request:     *req,
+		Fingerprint: req.Fingerprint(),
+		CreatedAt:   now,
+		ClaimUntil:  r.ClaimUntil,
+		Stage:       StageInProgress,
+		Status:      StatusCreated,
+	}
+	p.StatusChangedAt = now
+	p.History = []Transition{{Stage: StageInProgress, Status: StatusCreated, At: now}}
+	return p
+}
+
+// Payout reads one payout of the merchant.
+func (s *Service) Payout(ctx context.Context, merchantID string, id int64) (*Payout, error) {
+	p, err := s.Store.Payout(merchantID, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, Errorf(KindNotFound, CodePayoutNotFound, "payout %d not found", id)
+	}
+	return p, err
+}
+
+// ListPayouts returns one page of the merchant's payouts.
+func (s *Service) ListPayouts(ctx context.Context, merchantID string, f ListFilter) (Page, error) {
+	return s.Store.ListPayouts(merchantID, f)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

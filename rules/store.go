@@ -1,0 +1,53 @@
+package rules
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event is one entry of the durable outbox: written in the same transaction as the state
+// change that causes it, delivered later by a dispatcher (contract section 7).
+type Event struct {
+	ID         string          `json:"id"`   // unique, stable: the delivery is once per ID
+	Kind       string          `json:"kind"` // EventBeneficiaryMail, EventMerchantNotification, EventCashOTP
+	MerchantID string          `json:"merchantId"`
+	PayoutID   int64           `json:"payoutId"`
+	Data       json.RawMessage `json:"data,omitempty"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	Attempts   int             `json:"attempts"`
+	NextAt     time.Time       `json:"nextAt"`
+	LastError  string          `json:"lastError,omitempty"`
+}
+
+// Event kinds.
+const (
+	EventBeneficiaryMail      = "beneficiary.mail"
+	EventMerchantNotification = "merchant.notification"
+	EventCashOTP              = "cash.otp"
+)
+
+// Ledger is what a lifecycle step may touch besides its payout, inside the same
+// transaction: the merchant's balances and the outbox.
+type Ledger interface {
+	Balance(merchantID, country, currency string) (Balance, error)
+	PutBalance(merchantID string, b Balance) error
+	Enqueue(ev Event) error
+}
+
+// ListFilter selects payouts of one merchant (GET /payouts).
+type ListFilter struct {
+	Stage   Stage
+	Status  Status
+	Country string
+	OrderID string
+	From    time.Time // created at or after
+	To      time.Time // created before
+	Limit   int
+	Cursor  int64 // list payouts with an id below this; 0 is from the newest
+}
+
+// Page is one page of a listing, newest first.
+type Page struct {
+	Items      []*Payout
+	NextCursor int64 // 0 when there is no further page
+}

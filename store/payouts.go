@@ -1,0 +1,383 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"payouts/rules"
+)
+
+// errStop ends a step without writing; UpdatePayouts treats it as "nothing to do".
+var errStop = errors.New("stop")
+
+// ErrNoChange is returned by a step function that decides to leave its payout alone.
+var ErrNoChange = errStop
+
+// CreatePayout stores p under a new id, with its indexes, its first lifecycle entry (due)
+// and its events, in one transaction shared with concurrent creates (db.Batch). If the
+// merchant already used p.OrderID, nothing is written and the stored payout is returned
+// with created false: the caller decides between a replay and a conflict.
+func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event) (*rules.Payout, bool, error) {
+	var existing *rules.Payout
+	var created bool
+	err := s.bolt.Batch(func(tx *bolt.Tx) error {
+		// Batch may run this function again alone if its batch fails: start clean.
+		existing, created = nil, false
+		orderKey := key(p.MerchantID, p.OrderID)
+		if raw := tx.Bucket(bOrders).Get(orderKey); raw != nil {
+			existing = new(rules.Payout)
+			return getJSON(tx.Bucket(bPayouts), raw, existing)
+		}
+		payouts := tx.Bucket(bPayouts)
+		seq, err := payouts.NextSequence()
+		if err != nil {
+			return err
+		}
+		p.ID = int64(seq)
+		idKey := be64(seq)
+		if err := putJSON(payouts, idKey, p); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bOrders).Put(orderKey, idKey); err != nil {
+			return err
+		}
+		if err := putIndexes(tx, p); err != nil {
+			return err
+		}
+		if !due.IsZero() {
+			if err := setDue(tx, p.ID, due); err != nil {
+				return err
+			}
+		}
+		for _, ev := range events {
+			ev.PayoutID = p.ID
+			if err := enqueue(tx, ev); err != nil {
+				return err
+			}
+		}
+		created = true
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if created {
+		return p, true, nil
+	}
+	return existing, false, nil
+}
+
+func putIndexes(tx *bolt.Tx, p *rules.Payout) error {
+	if err := tx.Bucket(bByMerch).Put(keyID([]byte(p.MerchantID), p.ID), nil); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bByStage).Put(keyID(key(p.MerchantID, string(p.Stage)), p.ID), nil); err != nil {
+		return err
+	}
+	return tx.Bucket(bByStatus).Put(keyID(key(p.MerchantID, string(p.Status)), p.ID), nil)
+}
+
+func deleteStateIndexes(tx *bolt.Tx, merchantID string, id int64, stage rules.Stage, status rules.Status) error {
+	if err := tx.Bucket(bByStage).Delete(keyID(key(merchantID, string(stage)), id)); err != nil {
+		return err
+	}
+	return tx.Bucket(bByStatus).Delete(keyID(key(merchantID, string(status)), id))
+}
+
+// Payout reads one payout of a merchant; another merchant's payout is not found.
+func (s *DB) Payout(merchantID string, id int64) (*rules.Payout, error) {
+	var p rules.Payout
+	err := s.bolt.View(func(tx *bolt.Tx) error {
+		if id <= 0 {
+			return ErrNotFound
+		}
+		return getJSON(tx.Bucket(bPayouts), be64(uint64(id)), &p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if p.MerchantID != merchantID {
+		return nil, ErrNotFound
+	}
+	return &p, nil
+}
+
+// PayoutByOrder reads a merchant's payout by its orderId.
+func (s *DB) PayoutByOrder(merchantID, orderID string) (*rules.Payout, error) {
+	var p rules.Payout
+	err := s.bolt.View(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(bOrders).Get(key(merchantID, orderID))
+		if raw == nil {
+			return ErrNotFound
+		}
+		return getJSON(tx.Bucket(bPayouts), raw, &p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// ListPayouts returns one page of a merchant's payouts, newest first, walking the narrowest
+// index the filter allows (status, then stage, then all of the merchant's).
+func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, error) {
+	var page rules.Page
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	if f.OrderID != "" {
+		p, err := s.PayoutByOrder(merchantID, f.OrderID)
+		if errors.Is(err, ErrNotFound) {
+			return page, nil
+		}
+		if err != nil {
+			return page, err
+		}
+		if matches(p, f) && (f.Cursor == 0 || p.ID < f.Cursor) {
+			page.Items = []*rules.Payout{p}
+		}
+		return page, nil
+	}
+	bucket, prefix := bByMerch, []byte(merchantID)
+	switch {
+	case f.Status != "":
+		bucket, prefix = bByStatus, key(merchantID, string(f.Status))
+	case f.Stage != "":
+		bucket, prefix = bByStage, key(merchantID, string(f.Stage))
+	}
+	prefix = append(prefix, 0)
+	err := s.bolt.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucket).Cursor()
+		payouts := tx.Bucket(bPayouts)
+		var k []byte
+		if f.Cursor > 0 {
+			k, _ = c.Seek(binary.BigEndian.AppendUint64(bytes.Clone(prefix), uint64(f.Cursor)))
+		} else {
+			k, _ = c.Seek(append(bytes.Clone(prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff))
+		}
+		if k == nil {
+			k, _ = c.Last()
+		} else {
+			k, _ = c.Prev()
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+8; k, _ = c.Prev() {
+			id := binary.BigEndian.Uint64(k[len(prefix):])
+			var p rules.Payout
+			if err := getJSON(payouts, be64(id), &p); err != nil {
+				return err
+			}
+			if !f.From.IsZero() && p.CreatedAt.Before(f.From) {
+				break // ids grow with creation time: nothing older can match
+			}
+			if !matches(&p, f) {
+				continue
+			}
+			if len(page.Items) == f.Limit {
+				page.NextCursor = page.Items[len(page.Items)-1].ID
+				break
+			}
+			page.Items = append(page.Items, &p)
+		}
+		return nil
+	})
+	return page, err
+}
+
+func matches(p *rules.Payout, f rules.ListFilter) bool {
+	return (f.Stage == "" || p.Stage == f.Stage) &&
+		(f.Status == "" || p.Status == f.Status) &&
+		(f.Country == "" || p.Country == f.Country) &&
+		(f.From.IsZero() || !p.CreatedAt.Before(f.From)) &&
+		(f.To.IsZero() || p.CreatedAt.Before(f.To))
+}
+
+// Due lists up to limit payouts whose next lifecycle step is due at or before now, oldest first.
+func (s *DB) Due(now time.Time, limit int) ([]int64, error) {
+	var ids []int64
+	err := s.bolt.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bDue).Cursor()
+		end := uint64(now.UnixNano())
+		for k, _ := c.First(); k != nil && len(ids) < limit; k, _ = c.Next() {
+			if binary.BigEndian.Uint64(k[:8]) > end {
+				break
+			}
+			ids = append(ids, int64(binary.BigEndian.Uint64(k[8:])))
+		}
+		return nil
+	})
+	return ids, err
+}
+
+// NextDue is the time of the earliest queued step, zero when the queue is empty.
+func (s *DB) NextDue() (time.Time, error) {
+	var t time.Time
+	err := s.bolt.View(func(tx *bolt.Tx) error {
+		if k, _ := tx.Bucket(bDue).Cursor().First(); k != nil {
+			t = time.Unix(0, int64(binary.BigEndian.Uint64(k[:8])))
+		}
+		return nil
+	})
+	return t, err
+}
+
+func setDue(tx *bolt.Tx, id int64, at time.Time) error {
+	if err := clearDue(tx, id); err != nil {
+		return err
+	}
+	k := make([]byte, 16)
+	binary.BigEndian.PutUint64(k, uint64(at.UnixNano()))
+	binary.BigEndian.PutUint64(k[8:], uint64(id))
+	if err := tx.Bucket(bDue).Put(k, nil); err != nil {
+		return err
+	}
+	return tx.Bucket(bDueByID).Put(be64(uint64(id)), k)
+}
+
+func clearDue(tx *bolt.Tx, id int64) error {
+	byID := tx.Bucket(bDueByID)
+	idKey := be64(uint64(id))
+	if old := byID.Get(idKey); old != nil {
+		if err := tx.Bucket(bDue).Delete(bytes.Clone(old)); err != nil {
+			return err
+		}
+		return byID.Delete(idKey)
+	}
+	return nil
+}
+
+// Step is one lifecycle step on a payout, run inside a write transaction. It returns when
+// the payout is due next (zero: not queued), or ErrNoChange to leave everything as it was.
+type Step func(p *rules.Payout, l rules.Ledger) (next time.Time, err error)
+
+// UpdatePayouts runs step on each payout in one transaction: the payout, its indexes, its
+// queue entry, the balances and the events it enqueues are written together. A step that
+// returns ErrNoChange leaves its payout untouched; any other error aborts the transaction.
+func (s *DB) UpdatePayouts(ids []int64, step Step) error {
+	return s.bolt.Update(func(tx *bolt.Tx) error {
+		l := &ledger{tx: tx}
+		payouts := tx.Bucket(bPayouts)
+		for _, id := range ids {
+			var p rules.Payout
+			if err := getJSON(payouts, be64(uint64(id)), &p); err != nil {
+				if errors.Is(err, ErrNotFound) {
+					if err := clearDue(tx, id); err != nil {
+						return err
+					}
+					continue
+				}
+				return err
+			}
+			stage, status := p.Stage, p.Status
+			next, err := step(&p, l)
+			if errors.Is(err, errStop) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := putJSON(payouts, be64(uint64(id)), &p); err != nil {
+				return err
+			}
+			if stage != p.Stage || status != p.Status {
+				if err := deleteStateIndexes(tx, p.MerchantID, id, stage, status); err != nil {
+					return err
+				}
+				if err := putIndexes(tx, &p); err != nil {
+					return err
+				}
+			}
+			if next.IsZero() {
+				err = clearDue(tx, id)
+			} else {
+				err = setDue(tx, id, next)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ledger is rules.Ledger over one write transaction.
+type ledger struct{ tx *bolt.Tx }
+
+func (l *ledger) Balance(merchantID, country, currency string) (rules.Balance, error) {
+	b := rules.Balance{Country: country, Currency: currency}
+	err := getJSON(l.tx.Bucket(bBalances), key(merchantID, country, currency), &b)
+	if errors.Is(err, ErrNotFound) {
+		err = nil
+	}
+	return b, err
+}
+
+func (l *ledger) PutBalance(merchantID string, b rules.Balance) error {
+	if b.Available < 0 || b.Balance < 0 || b.Available > b.Balance {
+		return errors.New("store: a balance would go negative or above its total")
+	}
+	return putJSON(l.tx.Bucket(bBalances), key(merchantID, b.Country, b.Currency), b)
+}
+
+func (l *ledger) Enqueue(ev rules.Event) error { return enqueue(l.tx, ev) }
+
+func enqueue(tx *bolt.Tx, ev rules.Event) error {
+	b := tx.Bucket(bOutbox)
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	if ev.ID == "" {
+		return errors.New("store: an event needs an id")
+	}
+	return putJSON(b, be64(seq), ev)
+}
+
+// Balances lists a merchant's balances.
+func (s *DB) Balances(merchantID string) ([]rules.Balance, error) {
+	out := []rules.Balance{}
+	prefix := append([]byte(merchantID), 0)
+	err := s.bolt.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bBalances).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			var b rules.Balance
+			if err := json.Unmarshal(v, &b); err != nil {
+				return err
+			}
+			out = append(out, b)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Fund adds amount (minor units, may be negative to withdraw) to a merchant's balance and
+// then runs after in the same transaction (the lifecycle releases held payouts there).
+func (s *DB) Fund(merchantID, country, currency string, amount int64, after func(l rules.Ledger) error) (rules.Balance, error) {
+	var out rules.Balance
+	err := s.bolt.Update(func(tx *bolt.Tx) error {
+		l := &ledger{tx: tx}
+		b, err := l.Balance(merchantID, country, currency)
+		if err != nil {
+			return err
+		}
+		b.Balance += amount
+		b.Available += amount
+		if b.Available < 0 {
+			return errors.New("store: the withdrawal is larger than the available balance")
+		}
+		if err := l.PutBalance(merchantID, b); err != nil {
+			return err
+		}
+		out = b
+		if after != nil {
+			return after(l)
+		}
+		return nil
+	})
+	return out, err
+}
