@@ -21,6 +21,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/go-chi/chi/v5"
+
 	"payouts/api"
 	"payouts/rules"
 	"payouts/store"
@@ -303,13 +306,24 @@ func (a *app) stop() {
 
 func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Sealer, logger *slog.Logger, token string) (*app, error) {
 	now := time.Now
-	svc := &rules.Service{Store: db, Now: now}
 	keys := api.NewKeyring(merchantSource{db, sealer})
-	a := &app{service: svc}
-	a.fund = func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error) {
-		return db.Fund(merchantID, country, currency, amount, nil)
+	metrics := api.NewMetrics(func() float64 { return float64(db.OutboxDepth()) })
+	rail := &rules.SimulatedRail{Delay: cfg.SandboxDelay, BatchDelay: cfg.SandboxBatchDelay, Now: now}
+	lc := &rules.Lifecycle{
+		Store:     db,
+		Rail:      func(rules.Channel) rules.Rail { return rail },
+		Merchants: keys.Merchant,
+		Now:       now,
+		Log:       logger,
+		OnFinal:   func(p *rules.Payout, m *rules.Merchant) []rules.Event { return rules.OutcomeEvents(p, m, now()) },
+		Finished:  metrics.Finished,
 	}
-	h, _ := api.New(api.Deps{
+	svc := &rules.Service{Store: db, Now: now, Created: func(p *rules.Payout) {
+		metrics.Created(p)
+		lc.Kick()
+	}}
+	a := &app{service: svc, fund: lc.Fund}
+	deps := api.Deps{
 		Service:    svc,
 		Store:      db,
 		Keys:       keys,
@@ -319,9 +333,21 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 		Sandbox:    cfg.Sandbox,
 		Version:    versionString(),
 		Logger:     logger,
-		Fund:       a.fund,
-	})
-	a.handler = h
+		Observe:    metrics.Observe,
+		Fund:       lc.Fund,
+		Simulate: func(ctx context.Context, merchantID string, id int64, stage rules.Stage, status rules.Status) (*rules.Payout, error) {
+			return lc.Settle(ctx, merchantID, id, status, "", "")
+		},
+		Extra: func(r chi.Router, _ huma.API) {
+			r.Handle("/metrics", metrics.Handler())
+		},
+	}
+	a.handler, _ = api.New(deps)
+
+	workCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); lc.Run(workCtx) }()
+	a.stops = append(a.stops, func() { cancel(); <-done })
 	return a, nil
 }
 

@@ -111,6 +111,22 @@ type Payout struct {
 	ClaimUntil time.Time `json:"claimUntil,omitzero"`
 	// Reserved is the amount held on the merchant's balance for this payout.
 	Reserved int64 `json:"reserved,omitempty"`
+	// RailRef is the rail's reference once the payout was submitted.
+	RailRef string `json:"railRef,omitempty"`
+
+	// Card is the tokenized card of a card payout, once the beneficiary entered it.
+	Card *CardRef `json:"card,omitempty"`
+	// SessionExpiresAt ends a card payout's form session: without a card by then it EXPIRES.
+	SessionExpiresAt time.Time `json:"sessionExpiresAt,omitzero"`
+}
+
+// CardRef is what a payout keeps of a card: a token of the sealed PAN, and the parts that
+// may be shown. Never the PAN, never the CVV.
+type CardRef struct {
+	Token string `json:"token"`
+	Brand string `json:"brand"`
+	BIN   string `json:"bin"`
+	Last4 string `json:"last4"`
 }
 
 // Output is the wire "output" of a payout.

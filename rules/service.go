@@ -91,6 +91,9 @@ func NewPayout(merchantID string, req *PayoutRequest, r Route, now time.Time) *P
 		Stage:       StageInProgress,
 		Status:      StatusCreated,
 	}
+	if r.Channel == ChannelCard {
+		p.SessionExpiresAt = now.Add(time.Duration(r.ExpirationMinutes) * time.Minute)
+	}
 	p.StatusChangedAt = now
 	p.History = []Transition{{Stage: StageInProgress, Status: StatusCreated, At: now}}
 	return p

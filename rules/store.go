@@ -2,6 +2,7 @@ package rules
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
 )
 
@@ -33,6 +34,14 @@ type Ledger interface {
 	PutBalance(merchantID string, b Balance) error
 	Enqueue(ev Event) error
 }
+
+// Step is one lifecycle step on a payout, run inside a write transaction with the payout
+// as stored. It changes the payout and returns when it is due next (zero: not queued), or
+// returns ErrNoChange to leave everything as it was.
+type Step func(p *Payout, l Ledger) (next time.Time, err error)
+
+// ErrNoChange is returned by a Step that leaves its payout alone.
+var ErrNoChange = errors.New("no change")
 
 // ListFilter selects payouts of one merchant (GET /payouts).
 type ListFilter struct {

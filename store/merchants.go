@@ -2,7 +2,7 @@ package store
 
 import (
 	"encoding/json"
-		"strconv"
+	"strconv"
 
 	bolt "go.etcd.io/bbolt"
 

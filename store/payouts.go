@@ -12,12 +12,6 @@ import (
 	"payouts/rules"
 )
 
-// errStop ends a step without writing; UpdatePayouts treats it as "nothing to do".
-var errStop = errors.New("stop")
-
-// ErrNoChange is returned by a step function that decides to leave its payout alone.
-var ErrNoChange = errStop
-
 // CreatePayout stores p under a new id, with its indexes, its first lifecycle entry (due)
 // and its events, in one transaction shared with concurrent creates (db.Batch). If the
 // merchant already used p.OrderID, nothing is written and the stored payout is returned
@@ -196,6 +190,42 @@ func matches(p *rules.Payout, f rules.ListFilter) bool {
 		(f.To.IsZero() || p.CreatedAt.Before(f.To))
 }
 
+// PayoutsByID reads several payouts; missing ids are skipped.
+func (s *DB) PayoutsByID(ids []int64) ([]*rules.Payout, error) {
+	out := make([]*rules.Payout, 0, len(ids))
+	err := s.bolt.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bPayouts)
+		for _, id := range ids {
+			p := new(rules.Payout)
+			if err := getJSON(b, be64(uint64(id)), p); err != nil {
+				if errors.Is(err, ErrNotFound) {
+					continue
+				}
+				return err
+			}
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// WithStatus lists the ids of a merchant's payouts in one status, oldest first.
+func (s *DB) WithStatus(merchantID string, status rules.Status, limit int) ([]int64, error) {
+	var ids []int64
+	prefix := append(key(merchantID, string(status)), 0)
+	err := s.bolt.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bByStatus).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(ids) < limit; k, _ = c.Next() {
+			if len(k) == len(prefix)+8 {
+				ids = append(ids, int64(binary.BigEndian.Uint64(k[len(prefix):])))
+			}
+		}
+		return nil
+	})
+	return ids, err
+}
+
 // Due lists up to limit payouts whose next lifecycle step is due at or before now, oldest first.
 func (s *DB) Due(now time.Time, limit int) ([]int64, error) {
 	var ids []int64
@@ -250,14 +280,10 @@ func clearDue(tx *bolt.Tx, id int64) error {
 	return nil
 }
 
-// Step is one lifecycle step on a payout, run inside a write transaction. It returns when
-// the payout is due next (zero: not queued), or ErrNoChange to leave everything as it was.
-type Step func(p *rules.Payout, l rules.Ledger) (next time.Time, err error)
-
 // UpdatePayouts runs step on each payout in one transaction: the payout, its indexes, its
 // queue entry, the balances and the events it enqueues are written together. A step that
 // returns ErrNoChange leaves its payout untouched; any other error aborts the transaction.
-func (s *DB) UpdatePayouts(ids []int64, step Step) error {
+func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
 	return s.bolt.Update(func(tx *bolt.Tx) error {
 		l := &ledger{tx: tx}
 		payouts := tx.Bucket(bPayouts)
@@ -274,7 +300,7 @@ func (s *DB) UpdatePayouts(ids []int64, step Step) error {
 			}
 			stage, status := p.Stage, p.Status
 			next, err := step(&p, l)
-			if errors.Is(err, errStop) {
+			if errors.Is(err, rules.ErrNoChange) {
 				continue
 			}
 			if err != nil {
@@ -355,9 +381,8 @@ func (s *DB) Balances(merchantID string) ([]rules.Balance, error) {
 	return out, err
 }
 
-// Fund adds amount (minor units, may be negative to withdraw) to a merchant's balance and
-// then runs after in the same transaction (the lifecycle releases held payouts there).
-func (s *DB) Fund(merchantID, country, currency string, amount int64, after func(l rules.Ledger) error) (rules.Balance, error) {
+// Fund adds amount (minor units, may be negative to withdraw) to a merchant's balance.
+func (s *DB) Fund(merchantID, country, currency string, amount int64) (rules.Balance, error) {
 	var out rules.Balance
 	err := s.bolt.Update(func(tx *bolt.Tx) error {
 		l := &ledger{tx: tx}
@@ -374,10 +399,17 @@ func (s *DB) Fund(merchantID, country, currency string, amount int64, after func
 			return err
 		}
 		out = b
-		if after != nil {
-			return after(l)
-		}
 		return nil
 	})
 	return out, err
+}
+
+// OutboxDepth counts the events waiting in the outbox.
+func (s *DB) OutboxDepth() int {
+	n := 0
+	s.bolt.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bOutbox).Stats().KeyN
+		return nil
+	})
+	return n
 }

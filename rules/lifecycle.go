@@ -1,0 +1,473 @@
+package rules
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// LifecycleStore is what the lifecycle needs of the database.
+type LifecycleStore interface {
+	Due(now time.Time, limit int) ([]int64, error)
+	NextDue() (time.Time, error)
+	PayoutsByID(ids []int64) ([]*Payout, error)
+	UpdatePayouts(ids []int64, step Step) error
+	WithStatus(merchantID string, status Status, limit int) ([]int64, error)
+	Fund(merchantID, country, currency string, amount int64) (Balance, error)
+	Balances(merchantID string) ([]Balance, error)
+}
+
+// Lifecycle moves payouts through the stages of contract section 5, in the server, not in
+// the request: a worker takes the payouts whose next step is due, asks the rail outside any
+// transaction, and records each transition in one transaction with its balance change and
+// its events. The queue is in the database, so a restart resumes where it stopped.
+type Lifecycle struct {
+	Store     LifecycleStore
+	Rail      func(Channel) Rail
+	Merchants func(id string) (*Merchant, error)
+	Now       func() time.Time
+	Log       *slog.Logger
+	// OnFinal returns the events written with a payout's outcome (emails, notifications).
+	OnFinal func(p *Payout, m *Merchant) []Event
+	// Finished is told after a payout reached SUCCESS or REJECTED (metrics). May be nil.
+	Finished func(p *Payout)
+	// BatchSize caps the payouts moved in one transaction.
+	BatchSize int
+
+	once sync.Once
+	wake chan struct{}
+}
+
+func (lc *Lifecycle) init() {
+	lc.once.Do(func() {
+		lc.wake = make(chan struct{}, 1)
+		if lc.BatchSize == 0 {
+			lc.BatchSize = 512
+		}
+		if lc.Log == nil {
+			lc.Log = slog.Default()
+		}
+	})
+}
+
+// Kick wakes the worker: a payout is due now.
+func (lc *Lifecycle) Kick() {
+	lc.init()
+	select {
+	case lc.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run works until ctx ends: it processes what is due, then sleeps until the next due time
+// or a Kick.
+func (lc *Lifecycle) Run(ctx context.Context) {
+	lc.init()
+	for {
+		n, err := lc.RunOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			lc.Log.Error("lifecycle step failed", "err", err)
+		}
+		wait := time.Second
+		if n == lc.BatchSize {
+			wait = 0 // more is due
+		} else if next, err := lc.Store.NextDue(); err == nil && !next.IsZero() {
+			wait = min(max(next.Sub(lc.Now()), 0), time.Second)
+		}
+		if err != nil {
+			wait = time.Second
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-lc.wake:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// RunOnce processes one batch of due payouts and says how many it took. Tests call it with
+// an injected clock instead of sleeping.
+func (lc *Lifecycle) RunOnce(ctx context.Context) (int, error) {
+	lc.init()
+	now := lc.Now().UTC()
+	ids, err := lc.Store.Due(now, lc.BatchSize)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	ps, err := lc.Store.PayoutsByID(ids)
+	if err != nil {
+		return 0, err
+	}
+	// Talk to the rails before the transaction, never inside it.
+	type railAnswer struct {
+		status Status
+		sub    Submission
+		out    Outcome
+		err    error
+	}
+	answers := make(map[int64]railAnswer, len(ps))
+	for _, p := range ps {
+		switch p.Status {
+		case StatusWaitingRouting:
+			sub, err := lc.Rail(p.Channel).Submit(ctx, p)
+			answers[p.ID] = railAnswer{status: p.Status, sub: sub, err: err}
+		case StatusPendingBank:
+			out, err := lc.Rail(p.Channel).Outcome(ctx, p, now)
+			answers[p.ID] = railAnswer{status: p.Status, out: out, err: err}
+		}
+	}
+	var finished []*Payout
+	merchants := map[string]*Merchant{}
+	err = lc.Store.UpdatePayouts(ids, func(p *Payout, l Ledger) (time.Time, error) {
+		m, err := lc.merchant(merchants, p.MerchantID)
+		if err != nil {
+			return time.Time{}, err
+		}
+		a, asked := answers[p.ID]
+		if asked && a.status != p.Status {
+			return time.Time{}, ErrNoChange // moved by someone else meanwhile; its queue entry is right
+		}
+		next, err := lc.step(p, m, l, now, a.sub, a.out, a.err)
+		if err == nil && p.Status.Final() {
+			finished = append(finished, clonePayout(p))
+		}
+		return next, err
+	})
+	if err != nil {
+		return 0, err
+	}
+	lc.finished(finished)
+	return len(ids), nil
+}
+
+func (lc *Lifecycle) merchant(cache map[string]*Merchant, id string) (*Merchant, error) {
+	if m := cache[id]; m != nil {
+		return m, nil
+	}
+	m, err := lc.Merchants(id)
+	if err != nil {
+		return nil, err
+	}
+	cache[id] = m
+	return m, nil
+}
+
+func (lc *Lifecycle) finished(ps []*Payout) {
+	if lc.Finished == nil {
+		return
+	}
+	for _, p := range ps {
+		lc.Finished(p)
+	}
+}
+
+// retryAfterRailError is how long a payout waits when a rail call failed.
+const retryAfterRailError = 10 * time.Second
+
+// step moves one payout as far as it can go now without the rail, or with the rail's answer.
+func (lc *Lifecycle) step(p *Payout, m *Merchant, l Ledger, now time.Time, sub Submission, out Outcome, railErr error) (time.Time, error) {
+	switch p.Status {
+	case StatusCreated, StatusPendingBalance:
+		ok, err := reserve(p, l)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if !ok {
+			if p.Status == StatusPendingBalance {
+				return time.Time{}, ErrNoChange
+			}
+			if m.Settings.PendingOnNoBalance {
+				p.Move(StatusPendingBalance, now, "", "waiting for the merchant's balance")
+				return time.Time{}, nil // released by a funding, oldest first
+			}
+			return lc.finish(p, m, l, now, StatusNoBalance, CodeNoBalance, "the merchant's balance does not cover the payout")
+		}
+		p.Move(StatusAuthorized, now, "", "")
+		return lc.afterAuthorized(p, m, l, now)
+	case StatusAuthorized:
+		return lc.afterAuthorized(p, m, l, now)
+	case StatusWaitingRouting:
+		if railErr != nil {
+			lc.Log.Warn("rail submit failed; retrying", "payout", p.ID, "err", railErr)
+			return now.Add(retryAfterRailError), nil
+		}
+		if sub.Reference == "" {
+			return now, nil // not asked yet (moved here in this batch)
+		}
+		p.RailRef = sub.Reference
+		p.Move(StatusPendingBank, now, "", "submitted to "+string(p.Channel))
+		return sub.CheckAt, nil
+	case StatusPendingBank:
+		if p.Channel == ChannelCash && !p.ClaimUntil.IsZero() && !now.Before(p.ClaimUntil) {
+			return lc.finish(p, m, l, now, StatusExpired, CodeExpired, "the cash was not claimed before its expiration date")
+		}
+		if railErr != nil {
+			lc.Log.Warn("rail outcome failed; retrying", "payout", p.ID, "err", railErr)
+			return now.Add(retryAfterRailError), nil
+		}
+		if !out.Settled {
+			return out.CheckAt, nil
+		}
+		return lc.finish(p, m, l, now, out.Status, out.Code, out.Note)
+	}
+	lc.Log.Info("ignored a step on a payout that cannot move", "payout", p.ID, "status", p.Status)
+	return time.Time{}, nil
+}
+
+// afterAuthorized routes an authorized payout, or keeps a card payout waiting for its card.
+func (lc *Lifecycle) afterAuthorized(p *Payout, m *Merchant, l Ledger, now time.Time) (time.Time, error) {
+	if p.Channel == ChannelCard && p.Card == nil {
+		if !p.SessionExpiresAt.IsZero() && !now.Before(p.SessionExpiresAt) {
+			return lc.finish(p, m, l, now, StatusExpired, CodeExpired, "the card form session expired before a card was entered")
+		}
+		return p.SessionExpiresAt, nil
+	}
+	p.Move(StatusWaitingRouting, now, "", "")
+	return now, nil // the rail is asked outside the transaction, in the next round
+}
+
+// reserve holds the payout's amount on the merchant's balance; false when it does not cover.
+func reserve(p *Payout, l Ledger) (bool, error) {
+	b, err := l.Balance(p.MerchantID, p.Country, p.Currency)
+	if err != nil {
+		return false, err
+	}
+	if b.Available < p.Amount {
+		return false, nil
+	}
+	b.Available -= p.Amount
+	p.Reserved = p.Amount
+	return true, l.PutBalance(p.MerchantID, b)
+}
+
+// finish moves a payout to a final status, settles its reservation and writes its events.
+func (lc *Lifecycle) finish(p *Payout, m *Merchant, l Ledger, now time.Time, status Status, code, note string) (time.Time, error) {
+	from := p.Status
+	if !p.Move(status, now, code, note) {
+		lc.Log.Warn("ignored a late or repeated outcome", "payout", p.ID, "from", from, "to", status)
+		return time.Time{}, ErrNoChange
+	}
+	b, err := l.Balance(p.MerchantID, p.Country, p.Currency)
+	if err != nil {
+		return time.Time{}, err
+	}
+	switch {
+	case status == StatusProcessed:
+		b.Balance -= p.Reserved // the reservation already left Available
+	case status == StatusReversed:
+		b.Balance += p.Amount // the bank returned the money
+		b.Available += p.Amount
+	default:
+		b.Available += p.Reserved
+	}
+	p.Reserved = 0
+	if err := l.PutBalance(p.MerchantID, b); err != nil {
+		return time.Time{}, err
+	}
+	if lc.OnFinal != nil {
+		for _, ev := range lc.OnFinal(p, m) {
+			if err := l.Enqueue(ev); err != nil {
+				return time.Time{}, err
+			}
+		}
+	}
+	return time.Time{}, nil
+}
+
+// Fund adds to a merchant's balance and then releases its PENDING_BALANCE payouts in that
+// country and currency, oldest first, as far as the money goes: the first one that does not
+// fit stops the release, so a large old payout is not overtaken by later small ones.
+func (lc *Lifecycle) Fund(ctx context.Context, merchantID, country, currency string, amount int64) (Balance, error) {
+	lc.init()
+	if _, err := lc.Store.Fund(merchantID, country, currency, amount); err != nil {
+		return Balance{}, err
+	}
+	if err := lc.Release(ctx, merchantID); err != nil {
+		return Balance{}, err
+	}
+	all, err := lc.Store.Balances(merchantID)
+	if err != nil {
+		return Balance{}, err
+	}
+	for _, b := range all {
+		if b.Country == country && b.Currency == currency {
+			return b, nil
+		}
+	}
+	return Balance{Country: country, Currency: currency}, nil
+}
+
+// Release authorizes held payouts of a merchant while its balances cover them.
+func (lc *Lifecycle) Release(ctx context.Context, merchantID string) error {
+	ids, err := lc.Store.WithStatus(merchantID, StatusPendingBalance, 10_000)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	now := lc.Now().UTC()
+	blocked := map[string]bool{} // country+currency whose oldest held payout did not fit
+	err = lc.Store.UpdatePayouts(ids, func(p *Payout, l Ledger) (time.Time, error) {
+		if p.Status != StatusPendingBalance || blocked[p.Country+p.Currency] {
+			return time.Time{}, ErrNoChange
+		}
+		ok, err := reserve(p, l)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if !ok {
+			blocked[p.Country+p.Currency] = true
+			return time.Time{}, ErrNoChange
+		}
+		p.Move(StatusAuthorized, now, "", "balance funded")
+		return now, nil
+	})
+	lc.Kick()
+	return err
+}
+
+// ErrWrongState is returned for an action the payout's status does not allow.
+func wrongState(p *Payout, action string) error {
+	return Errorf(KindConflict, CodeWrongState, "payout %d is %s/%s: cannot %s", p.ID, p.Stage, p.Status, action)
+}
+
+// Settle forces a payout's outcome: the sandbox simulate endpoint, a cash claim, a rail's
+// push notification. SUCCESS needs the amount reserved (reserving it now if the payout was
+// not authorized yet); REVERSED needs a PROCESSED payout.
+func (lc *Lifecycle) Settle(ctx context.Context, merchantID string, id int64, status Status, code, note string) (*Payout, error) {
+	lc.init()
+	now := lc.Now().UTC()
+	var result *Payout
+	var stepErr error
+	err := lc.Store.UpdatePayouts([]int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
+		if p.MerchantID != merchantID {
+			stepErr = Errorf(KindNotFound, CodePayoutNotFound, "payout %d not found", id)
+			return time.Time{}, ErrNoChange
+		}
+		if !CanMove(p.Status, status) {
+			stepErr = wrongState(p, "move to "+string(status))
+			return time.Time{}, ErrNoChange
+		}
+		m, err := lc.Merchants(p.MerchantID)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if status == StatusProcessed && p.Reserved == 0 {
+			ok, err := reserve(p, l)
+			if err != nil {
+				return time.Time{}, err
+			}
+			if !ok {
+				stepErr = Errorf(KindConflict, CodeNoBalance, "payout %d: the merchant's balance does not cover it", id)
+				return time.Time{}, ErrNoChange
+			}
+		}
+		if code == "" && StageOf(status) == StageRejected {
+			code, note = simulatedCode(status), "simulated in the sandbox"
+		}
+		next, err := lc.finish(p, m, l, now, status, code, note)
+		result = clonePayout(p)
+		return next, err
+	})
+	if err == nil && stepErr == nil && result == nil {
+		stepErr = Errorf(KindNotFound, CodePayoutNotFound, "payout %d not found", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if stepErr != nil {
+		return nil, stepErr
+	}
+	lc.finished([]*Payout{result})
+	return result, nil
+}
+
+func simulatedCode(s Status) string {
+	switch s {
+	case StatusDenied:
+		return CodeBankDenied
+	case StatusReversed:
+		return CodeReversed
+	case StatusNoBalance:
+		return CodeNoBalance
+	case StatusExpired:
+		return CodeExpired
+	}
+	return CodeBankRejected
+}
+
+// CardEntered records the tokenized card of a card payout and sends it on the real-time
+// card rail. The payout must still be waiting for its card.
+func (lc *Lifecycle) CardEntered(ctx context.Context, id int64, card CardRef) (*Payout, error) {
+	lc.init()
+	now := lc.Now().UTC()
+	var result *Payout
+	var stepErr error
+	err := lc.Store.UpdatePayouts([]int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
+		if p.Channel != ChannelCard || p.Card != nil || p.Status.Final() {
+			stepErr = wrongState(p, "take a card")
+			return time.Time{}, ErrNoChange
+		}
+		if !p.SessionExpiresAt.IsZero() && !now.Before(p.SessionExpiresAt) {
+			stepErr = Errorf(KindConflict, CodeCardSessionExpired, "the card form session expired")
+			return time.Time{}, ErrNoChange
+		}
+		c := card
+		p.Card = &c
+		result = p
+		if p.Status == StatusAuthorized {
+			p.Move(StatusWaitingRouting, now, "", "card entered")
+		}
+		return now, nil // not yet authorized: the worker authorizes, then routes
+	})
+	if err != nil {
+		return nil, err
+	}
+	if stepErr != nil {
+		return nil, stepErr
+	}
+	lc.Kick()
+	return clonePayout(result), nil
+}
+
+// RestartCardSession gives a card payout that still waits for its card a new expiry (the
+// merchant re-sent the same orderId, spec 4.2 and contract section 6).
+func (lc *Lifecycle) RestartCardSession(ctx context.Context, id int64, expiresAt time.Time) (*Payout, error) {
+	lc.init()
+	var result *Payout
+	var stepErr error
+	err := lc.Store.UpdatePayouts([]int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
+		if p.Channel != ChannelCard || p.Card != nil || p.Status.Final() {
+			stepErr = wrongState(p, "restart its card session")
+			return time.Time{}, ErrNoChange
+		}
+		p.SessionExpiresAt = expiresAt
+		result = clonePayout(p)
+		if p.Status == StatusAuthorized {
+			return expiresAt, nil
+		}
+		return lc.Now().UTC(), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if stepErr != nil {
+		return nil, stepErr
+	}
+	return result, nil
+}
+
+// clonePayout copies what callers may keep after the transaction.
+func clonePayout(p *Payout) *Payout {
+	c := *p
+	c.History = append([]Transition(nil), p.History...)
+	c.Errors = append([]*Error(nil), p.Errors...)
+	if p.Card != nil {
+		card := *p.Card
+		c.Card = &card
+	}
+	return &c
+}

@@ -1,0 +1,98 @@
+package rules
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Rail moves money to a destination. A real connector (an ACH file, a Bre-B or CCE
+// gateway, VISA Direct) implements it; this binary ships only SimulatedRail. Both calls are
+// made outside any database transaction.
+type Rail interface {
+	// Submit hands a payout to the rail and says when to ask for its outcome.
+	Submit(ctx context.Context, p *Payout) (Submission, error)
+	// Outcome asks what became of a submitted payout.
+	Outcome(ctx context.Context, p *Payout, now time.Time) (Outcome, error)
+}
+
+// Submission is the rail's receipt.
+type Submission struct {
+	Reference string
+	CheckAt   time.Time
+}
+
+// Outcome is what the rail says of a submitted payout. Until Settled, CheckAt says when to
+// ask again; a zero CheckAt waits for an outside event (a cash claim, a sandbox simulate).
+type Outcome struct {
+	Settled bool
+	Status  Status // PROCESSED, or a REJECTED status
+	Code    string
+	Note    string
+	CheckAt time.Time
+}
+
+// SimulatedRail is the sandbox rail (contract section 5): real-time channels settle after
+// Delay, batch after BatchDelay, cash waits for its claim. Outcomes are deterministic from
+// the destination: an account number, CCI, key or phone ending in 9999 is rejected by the
+// bank (4001), 9998 is denied (4002), 9997 stays PENDING_BANK until simulated; the card
+// 4000000000000002 is declined (4003). It keeps no state: everything it needs is on the
+// payout, so a restart loses nothing.
+type SimulatedRail struct {
+	Delay      time.Duration
+	BatchDelay time.Duration
+	Now        func() time.Time
+}
+
+// Submit accepts every payout.
+func (r *SimulatedRail) Submit(ctx context.Context, p *Payout) (Submission, error) {
+	now := r.Now()
+	return Submission{Reference: "SIM-" + strconv.FormatInt(p.ID, 10), CheckAt: now.Add(r.delay(p))}, nil
+}
+
+func (r *SimulatedRail) delay(p *Payout) time.Duration {
+	if p.Channel == ChannelBatch {
+		return r.BatchDelay
+	}
+	return r.Delay
+}
+
+// Outcome settles a payout once its delay has passed since it reached PENDING_BANK.
+func (r *SimulatedRail) Outcome(ctx context.Context, p *Payout, now time.Time) (Outcome, error) {
+	if p.Channel == ChannelCash {
+		return Outcome{CheckAt: p.ClaimUntil}, nil // settled by the claim
+	}
+	due := p.StatusChangedAt.Add(r.delay(p))
+	if now.Before(due) {
+		return Outcome{CheckAt: due}, nil
+	}
+	if p.Channel == ChannelCard && p.Card != nil {
+		if p.Card.BIN == "400000" && p.Card.Last4 == "0002" { // test card 4000000000000002
+			return Outcome{Settled: true, Status: StatusRejectedBank, Code: CodeCardDeclined, Note: "the card issuer declined the credit"}, nil
+		}
+		return Outcome{Settled: true, Status: StatusProcessed}, nil
+	}
+	switch SandboxEnding(p) {
+	case "9999":
+		return Outcome{Settled: true, Status: StatusRejectedBank, Code: CodeBankRejected, Note: "the beneficiary's bank rejected the payout (sandbox account ending 9999)"}, nil
+	case "9998":
+		return Outcome{Settled: true, Status: StatusDenied, Code: CodeBankDenied, Note: "the payout was denied (sandbox account ending 9998)"}, nil
+	case "9997":
+		return Outcome{}, nil // held until simulated
+	}
+	return Outcome{Settled: true, Status: StatusProcessed}, nil
+}
+
+// SandboxEnding is the sandbox trigger a destination carries (9999, 9998, 9997), or "".
+func SandboxEnding(p *Payout) string {
+	ba := p.Request.Destination.BankAccount
+	for _, s := range []string{string(ba.AccountNumber), ba.CCI} {
+		for _, end := range []string{"9999", "9998", "9997"} {
+			if strings.HasSuffix(s, end) {
+				return end
+			}
+		}
+	}
+	return ""
+}
