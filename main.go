@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -304,50 +305,85 @@ func (a *app) stop() {
 	}
 }
 
+// wiring holds the parts of a running service while newApp assembles them; each feature's
+// wire function (main_*.go) adds its routes, hooks and workers.
+type wiring struct {
+	cfg     serveConfig
+	db      *store.DB
+	sealer  *store.Sealer
+	logger  *slog.Logger
+	now     func() time.Time
+	keys    *api.Keyring
+	metrics *api.Metrics
+	lc      *rules.Lifecycle
+	svc     *rules.Service
+	deps    *api.Deps
+	// routes register more handlers on the router once it exists.
+	routes []func(r chi.Router, a huma.API)
+	// workers run until shutdown, in the background.
+	workers []func(ctx context.Context)
+}
+
 func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Sealer, logger *slog.Logger, token string) (*app, error) {
-	now := time.Now
-	keys := api.NewKeyring(merchantSource{db, sealer})
-	metrics := api.NewMetrics(func() float64 { return float64(db.OutboxDepth()) })
-	rail := &rules.SimulatedRail{Delay: cfg.SandboxDelay, BatchDelay: cfg.SandboxBatchDelay, Now: now}
-	lc := &rules.Lifecycle{
+	w := &wiring{cfg: cfg, db: db, sealer: sealer, logger: logger, now: time.Now}
+	w.keys = api.NewKeyring(merchantSource{db, sealer})
+	w.metrics = api.NewMetrics(func() float64 { return float64(db.OutboxDepth()) })
+	var rail rules.Rail = &rules.SimulatedRail{Delay: cfg.SandboxDelay, BatchDelay: cfg.SandboxBatchDelay, Now: w.now}
+	if !cfg.Sandbox {
+		rail = rules.UnconnectedRail{}
+	}
+	w.lc = &rules.Lifecycle{
 		Store:     db,
 		Rail:      func(rules.Channel) rules.Rail { return rail },
-		Merchants: keys.Merchant,
-		Now:       now,
+		Merchants: w.keys.Merchant,
+		Now:       w.now,
 		Log:       logger,
-		OnFinal:   func(p *rules.Payout, m *rules.Merchant) []rules.Event { return rules.OutcomeEvents(p, m, now()) },
-		Finished:  metrics.Finished,
+		OnFinal:   func(p *rules.Payout, m *rules.Merchant) []rules.Event { return rules.OutcomeEvents(p, m, w.now()) },
+		Finished:  w.metrics.Finished,
 	}
-	svc := &rules.Service{Store: db, Now: now, Created: func(p *rules.Payout) {
-		metrics.Created(p)
-		lc.Kick()
+	w.svc = &rules.Service{Store: db, Now: w.now, Created: func(p *rules.Payout) {
+		w.metrics.Created(p)
+		w.lc.Kick()
 	}}
-	a := &app{service: svc, fund: lc.Fund}
-	deps := api.Deps{
-		Service:    svc,
+	w.deps = &api.Deps{
+		Service:    w.svc,
 		Store:      db,
-		Keys:       keys,
-		Auth:       api.NewAuthenticator(keys, now, cfg.RateLimit),
+		Keys:       w.keys,
+		Auth:       api.NewAuthenticator(w.keys, w.now, cfg.RateLimit),
 		Seal:       sealFor(sealer),
 		AdminToken: token,
 		Sandbox:    cfg.Sandbox,
 		Version:    versionString(),
 		Logger:     logger,
-		Observe:    metrics.Observe,
-		Fund:       lc.Fund,
+		Observe:    w.metrics.Observe,
+		Fund:       w.lc.Fund,
 		Simulate: func(ctx context.Context, merchantID string, id int64, stage rules.Stage, status rules.Status) (*rules.Payout, error) {
-			return lc.Settle(ctx, merchantID, id, status, "", "")
-		},
-		Extra: func(r chi.Router, _ huma.API) {
-			r.Handle("/metrics", metrics.Handler())
+			return w.lc.Settle(ctx, merchantID, id, status, "", "")
 		},
 	}
-	a.handler, _ = api.New(deps)
+	w.routes = append(w.routes, func(r chi.Router, _ huma.API) { r.Handle("/metrics", w.metrics.Handler()) })
+	w.workers = append(w.workers, w.lc.Run)
+	if err := w.wireNotifications(); err != nil {
+		return nil, err
+	}
+	if err := w.wireCards(); err != nil {
+		return nil, err
+	}
+	w.deps.Extra = func(r chi.Router, a huma.API) {
+		for _, add := range w.routes {
+			add(r, a)
+		}
+	}
+	a := &app{service: w.svc, fund: w.lc.Fund}
+	a.handler, _ = api.New(*w.deps)
 
 	workCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); lc.Run(workCtx) }()
-	a.stops = append(a.stops, func() { cancel(); <-done })
+	var wg sync.WaitGroup
+	for _, run := range w.workers {
+		wg.Add(1)
+		go func() { defer wg.Done(); run(workCtx) }()
+	}
+	a.stops = append(a.stops, func() { cancel(); wg.Wait() })
 	return a, nil
 }
 

@@ -111,6 +111,10 @@ type Payout struct {
 	ClaimUntil time.Time `json:"claimUntil,omitzero"`
 	// Reserved is the amount held on the merchant's balance for this payout.
 	Reserved int64 `json:"reserved,omitempty"`
+	// ClaimCodeHash is the SHA-256 (hex) of a Colombia cash claim's one-time code; the code
+	// itself is only ever in the beneficiary's email. ClaimAttempts counts wrong codes.
+	ClaimCodeHash string `json:"claimCodeHash,omitempty"`
+	ClaimAttempts int    `json:"claimAttempts,omitempty"`
 	// RailRef is the rail's reference once the payout was submitted.
 	RailRef string `json:"railRef,omitempty"`
 

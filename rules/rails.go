@@ -96,3 +96,24 @@ func SandboxEnding(p *Payout) string {
 	}
 	return ""
 }
+
+// UnconnectedRail is the rail of a server run with --sandbox=false: this binary ships no
+// real connector, so every submission fails and the payout waits in WAITING_ROUTING,
+// retried, until one is plugged in.
+type UnconnectedRail struct{}
+
+var errNoConnector = errorString("no rail connector is configured: run with --sandbox or plug a connector in")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+// Submit always fails.
+func (UnconnectedRail) Submit(context.Context, *Payout) (Submission, error) {
+	return Submission{}, errNoConnector
+}
+
+// Outcome always fails.
+func (UnconnectedRail) Outcome(context.Context, *Payout, time.Time) (Outcome, error) {
+	return Outcome{}, errNoConnector
+}
