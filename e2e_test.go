@@ -42,7 +42,7 @@ func TestEndToEndCreateRestartRead(t *testing.T) {
 
 	s.Stop(t)
 	s2 := startServer(t, dir)
-	c.Base = s2.URL
+	c = c.with(func(c *merchantClient) { c.Base = s2.URL })
 	code, _, raw = c.do(t, "GET", "payouts/"+strconv.FormatInt(created.Payout.ID, 10), nil, "")
 	if code != 200 {
 		t.Fatalf("read after restart: %d %s", code, raw)

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,6 +145,10 @@ type merchantClient struct {
 	HTTP                          *http.Client
 	// Now signs with this clock; nil is time.Now.
 	Now func() time.Time
+	// last is the last timestamp signed: each request gets a later one, because a
+	// signature is accepted once and two identical requests in one millisecond would
+	// otherwise carry the same signature.
+	last atomic.Int64
 }
 
 // newMerchant creates a merchant with the given settings (JSON names) and funds it.
@@ -198,6 +203,15 @@ func (c *merchantClient) request(method, path string, body []byte, query string)
 		now = c.Now
 	}
 	ts := now().UnixMilli()
+	for {
+		last := c.last.Load()
+		if ts <= last && c.Now == nil {
+			ts = last + 1
+		}
+		if c.last.CompareAndSwap(last, max(ts, last)) {
+			break
+		}
+	}
 	sig := rules.Signature(c.Secret, method, path, ts, body)
 	u := fmt.Sprintf("%s%s?timestamp=%d&signature=%s", c.Base, path, ts, sig)
 	if query != "" {
@@ -301,4 +315,12 @@ func colBankRequest(orderID string) map[string]any {
 			"document": map[string]any{"type": 1, "number": "1020304050"}},
 		"destination": map[string]any{"bankAccount": map[string]any{"bankCode": "007", "accountType": 2, "accountNumber": "12345678901"}},
 	}
+}
+
+// with is a copy of the client changed by edit (for signing with a wrong key, clock, id).
+func (c *merchantClient) with(edit func(*merchantClient)) *merchantClient {
+	n := &merchantClient{Base: c.Base, MerchantID: c.MerchantID, Key: c.Key, Secret: c.Secret, HTTP: c.HTTP, Now: c.Now}
+	n.last.Store(c.last.Load())
+	edit(n)
+	return n
 }
