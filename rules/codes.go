@@ -48,6 +48,38 @@ const (
 	CodeQueryParam          = "1125"
 	CodeCardSessionExpired  = "1126"
 	CodeCardAttemptsExceded = "1127"
+	CodeAmountInteger       = "1128"
+	CodeCurrencyNotAllowed  = "1129"
+	CodeBankUnknown         = "1130"
+	CodeBankRetired         = "1131"
+	CodeDocumentType        = "1132"
+	CodeAccountType         = "1133"
+	CodeEmailTooLong        = "1134"
+	CodeEmailDummy          = "1135"
+	CodeLogoNotHTTPS        = "1136"
+	CodeExpirationTime      = "1137"
+
+	CodeDNILength        = "1201" // (wire)
+	CodePASLength        = "1202" // (wire)
+	CodeCELength         = "1203" // (wire)
+	CodeRUCLength        = "1204" // (wire)
+	CodeRUCAtBank004     = "1205"
+	CodePERAccountNumber = "1206"
+	CodePERCellphone     = "1207"
+	CodeCCIBankMismatch  = "1208"
+	CodeCCIFormat        = "1209" // (wire)
+	CodeAccountNumberCCI = "1210" // (wire)
+	CodeRealTimeNeedsCCI = "1211"
+
+	CodeCOLDocumentNumber = "1501"
+	CodeCOLWalletDocType  = "1502"
+	CodeCOPDecimals       = "1503" // (wire)
+	CodeCOLWalletAccount  = "1504"
+	CodeCOLCellphone      = "1505"
+	CodeCashExpiration    = "1506"
+	CodeBreBKey           = "1507"
+	CodeCashBankCode      = "1508"
+	CodeCOLAccountNumber  = "1509"
 
 	CodeCountryNotSupported = "2001"
 	CodeNotEnabled          = "2002"
@@ -55,6 +87,7 @@ const (
 	CodeOrderIDDuplicated   = "2005" // (wire)
 	CodeAboveMaximum        = "2010" // (wire)
 	CodeBelowMinimum        = "2011" // (wire)
+	CodeNoChannel           = "2012"
 	CodeNoBalance           = "2020"
 	CodeExpired             = "2030"
 	CodeWrongState          = "2050"
@@ -122,12 +155,43 @@ var Catalogue = []CodeInfo{
 	{CodeQueryParam, 400, "a query parameter is invalid"},
 	{CodeCardSessionExpired, 410, "the card form session expired"},
 	{CodeCardAttemptsExceded, 410, "five failed card submissions ended the session"},
+	{CodeAmountInteger, 401, "amount must be an integer of minor units, at most 10 digits, without fraction or exponent (spec 2.4, 2.5)"},
+	{CodeCurrencyNotAllowed, 401, "the currency is not allowed for the country or destination (COL: COP; PER: PEN or USD, cellphone PEN only)"},
+	{CodeBankUnknown, 401, "destination.bankAccount.bankCode is not in the country's bank list (spec 2.4, 2.5)"},
+	{CodeBankRetired, 401, "the bank code is retired and supports no channel (spec 2.4, 2.5)"},
+	{CodeDocumentType, 401, "beneficiary.document.type is not in the country's document table (spec 2.4, 2.5)"},
+	{CodeAccountType, 401, "destination.bankAccount.accountType is not valid for the country or endpoint (spec 2.4, 2.5)"},
+	{CodeEmailTooLong, 401, "beneficiary.email is longer than the country allows (COL 100, PER 50 characters)"},
+	{CodeEmailDummy, 401, "beneficiary.email is a dummy or placeholder address (spec 2.2)"},
+	{CodeLogoNotHTTPS, 401, "merchantLogo must be an https URL (card payout)"},
+	{CodeExpirationTime, 401, "expirationTime must be a whole number of minutes from 5 to 30 (spec 8, Peru rule 3)"},
+	{CodeDNILength, 401, "a Peru DNI has exactly 8 digits (wire)"},
+	{CodePASLength, 401, "a Peru passport has 7 to 12 characters (wire)"},
+	{CodeCELength, 401, "a Peru CE has 8 to 12 digits (wire)"},
+	{CodeRUCLength, 401, "a Peru RUC has exactly 11 digits (wire)"},
+	{CodeRUCAtBank004, 401, "RUC is not available for accounts at Peru bank 004 (spec 2.5)"},
+	{CodePERAccountNumber, 401, "accountNumber does not have the format of the Peru bank (spec 2.5)"},
+	{CodePERCellphone, 401, "a Peru cellphone number has 9 digits and starts with 9 (spec 2.5)"},
+	{CodeCCIBankMismatch, 401, "the first 3 digits of cci are not the bankCode sent"},
+	{CodeCCIFormat, 401, "cci must be 20 digits (wire)"},
+	{CodeAccountNumberCCI, 401, "accountNumber must be a 20-digit CCI for this Peru bank (wire)"},
+	{CodeRealTimeNeedsCCI, 401, "the Peru bank takes real-time payouts only, and real-time requires cci (spec 8, Peru rule 2)"},
+	{CodeCOLDocumentNumber, 401, "beneficiary.document.number does not fit its Colombia document type (spec 2.4)"},
+	{CodeCOLWalletDocType, 401, "Colombia wallets 507 and 551 take only document types 1, 2, 4 and 8 (spec 2.4)"},
+	{CodeCOPDecimals, 401, "a Colombia amount must end in 00 (wire)"},
+	{CodeCOLWalletAccount, 401, "Colombia wallets 507 and 551 take only accountType 2 or 4 (spec 8)"},
+	{CodeCOLCellphone, 401, "a Colombia cellphone number has 10 digits and starts with 3"},
+	{CodeCashExpiration, 401, "Colombia cash expirationDate must be 1 to 7 days ahead in UTC-5 (spec 8)"},
+	{CodeBreBKey, 401, "the Bre-B key is not a phone, national ID, email or @alias of 5 to 100 characters (spec 2.4)"},
+	{CodeCashBankCode, 401, "a Colombia cash payout uses bank code 099 (spec 2.4 cash sample)"},
+	{CodeCOLAccountNumber, 401, "a Colombia account number is 1 to 20 digits"},
 	{CodeCountryNotSupported, 401, "the country is not supported (only COL and PER)"},
 	{CodeNotEnabled, 401, "the merchant is not enabled for this channel or product"},
 	{CodePayoutNotFound, 404, "no such payout for this merchant"},
 	{CodeOrderIDDuplicated, 409, "the orderId was already used with a different request (wire)"},
 	{CodeAboveMaximum, 401, "the amount is above the maximum for this case (wire)"},
 	{CodeBelowMinimum, 401, "the amount is below the minimum for this case (wire)"},
+	{CodeNoChannel, 401, "the bank offers no channel for this kind of payout (spec 2.4, 2.5 bank tables)"},
 	{CodeNoBalance, 200, "payout rejected: the merchant's balance does not cover it (status NO_BALANCE)"},
 	{CodeExpired, 200, "payout rejected: the card session or cash claim expired (status EXPIRED)"},
 	{CodeWrongState, 409, "the payout is not in a state that allows this action"},

@@ -72,7 +72,9 @@ func TestDecodeGenericContract(t *testing.T) {
 		{"2.3 accountType is a string or a number", genericBody(func(m map[string]any) { objAt(m, "destination", "bankAccount")["accountType"] = true }), rules.CodeWrongType, "destination.bankAccount.accountType"},
 		{"2.3 cci is a string", genericBody(func(m map[string]any) { objAt(m, "destination", "bankAccount")["cci"] = 12 }), rules.CodeWrongType, "destination.bankAccount.cci"},
 		{"2.3 expirationDate is YYYY-MM-DD", genericBody(func(m map[string]any) { objAt(m, "destination", "bankAccount")["expirationDate"] = "21/11/2026" }), rules.CodeDateFormat, "destination.bankAccount.expirationDate"},
-		{"2.3 location has only its fields", genericBody(func(m map[string]any) { objAt(m, "destination", "bankAccount")["location"] = map[string]any{"lat": "1"} }), rules.CodeUnknownField, "destination.bankAccount.location.lat"},
+		{"2.3 location has only its fields", genericBody(func(m map[string]any) {
+			objAt(m, "destination", "bankAccount")["location"] = map[string]any{"lat": "1"}
+		}), rules.CodeUnknownField, "destination.bankAccount.location.lat"},
 		{"2.6 subMerchantInfo is an object", genericBody(func(m map[string]any) { m["subMerchantInfo"] = []any{} }), rules.CodeWrongType, "subMerchantInfo"},
 		{"2.6 subMerchantInfo has only its fields", genericBody(func(m map[string]any) { m["subMerchantInfo"] = map[string]any{"mcc": "1"} }), rules.CodeUnknownField, "subMerchantInfo.mcc"},
 		{"2.1 timeoutUrl is a URL", genericBody(func(m map[string]any) { m["timeoutUrl"] = "not a url" }), rules.CodeURLFormat, "timeoutUrl"},

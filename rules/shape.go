@@ -107,7 +107,11 @@ func checkObject(ps *problems, prefix string, obj map[string]any, shape map[stri
 	sort.Strings(keys)
 	for _, k := range keys {
 		if _, ok := shape[k]; !ok {
-			ps.addf(CodeUnknownField, prefix+k, nil, "%q is not a field of the payout request", k)
+			name := k
+			if name == "" {
+				name = `""` // an empty key still needs a location
+			}
+			ps.addf(CodeUnknownField, prefix+name, nil, "%q is not a field of the payout request", k)
 		}
 	}
 	names := make([]string, 0, len(shape))
