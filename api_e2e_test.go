@@ -269,4 +269,3 @@ func TestHealthOpenAPIAndDocs(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-

@@ -9,7 +9,7 @@ import (
 
 // LifecycleStore is what the lifecycle needs of the database.
 type LifecycleStore interface {
-	Due(now time.Time, limit int) ([]int64, error)
+	Due(now time.Time, limit int) ([]DueEntry, error)
 	NextDue() (time.Time, error)
 	PayoutsByID(ids []int64) ([]*Payout, error)
 	UpdatePayouts(ids []int64, step Step) error
@@ -85,21 +85,36 @@ func (lc *Lifecycle) Run(ctx context.Context) {
 			return
 		case <-lc.wake:
 			t.Stop()
+			// Under a stream of creates, gather a batch rather than commit (and fsync)
+			// once per payout: the worker is throughput work, the API is latency work.
+			time.Sleep(gatherWindow)
 		case <-t.C:
 		}
 	}
 }
+
+// gatherWindow is how long the worker lets new payouts gather after a wake-up.
+const gatherWindow = 20 * time.Millisecond
 
 // RunOnce processes one batch of due payouts and says how many it took. Tests call it with
 // an injected clock instead of sleeping.
 func (lc *Lifecycle) RunOnce(ctx context.Context) (int, error) {
 	lc.init()
 	now := lc.Now().UTC()
-	ids, err := lc.Store.Due(now, lc.BatchSize)
-	if err != nil || len(ids) == 0 {
+	due, err := lc.Store.Due(now, lc.BatchSize)
+	if err != nil || len(due) == 0 {
 		return 0, err
 	}
-	ps, err := lc.Store.PayoutsByID(ids)
+	// Only the payouts that wait on a rail need reading before the transaction.
+	ids := make([]int64, 0, len(due))
+	var railIDs []int64
+	for _, d := range due {
+		ids = append(ids, d.ID)
+		if d.Status == StatusWaitingRouting || d.Status == StatusPendingBank {
+			railIDs = append(railIDs, d.ID)
+		}
+	}
+	ps, err := lc.Store.PayoutsByID(railIDs)
 	if err != nil {
 		return 0, err
 	}
@@ -131,6 +146,11 @@ func (lc *Lifecycle) RunOnce(ctx context.Context) (int, error) {
 		a, asked := answers[p.ID]
 		if asked && a.status != p.Status {
 			return time.Time{}, ErrNoChange // moved by someone else meanwhile; its queue entry is right
+		}
+		if !asked && (p.Status == StatusWaitingRouting || p.Status == StatusPendingBank) {
+			// Queued under an older status, and moved to a rail status by another round
+			// since: that round queued it right; this one has no rail answer for it.
+			return time.Time{}, ErrNoChange
 		}
 		next, err := lc.step(p, m, l, now, a.sub, a.out, a.err)
 		if err == nil && p.Status.Final() {
@@ -172,32 +192,18 @@ const retryAfterRailError = 10 * time.Second
 // step moves one payout as far as it can go now without the rail, or with the rail's answer.
 func (lc *Lifecycle) step(p *Payout, m *Merchant, l Ledger, now time.Time, sub Submission, out Outcome, railErr error) (time.Time, error) {
 	switch p.Status {
-	case StatusCreated, StatusPendingBalance:
-		ok, err := reserve(p, l)
-		if err != nil {
-			return time.Time{}, err
-		}
-		if !ok {
-			if p.Status == StatusPendingBalance {
-				return time.Time{}, ErrNoChange
-			}
-			if m.Settings.PendingOnNoBalance {
-				p.Move(StatusPendingBalance, now, "", "waiting for the merchant's balance")
-				return time.Time{}, nil // released by a funding, oldest first
-			}
-			return lc.finish(p, m, l, now, StatusNoBalance, CodeNoBalance, "the merchant's balance does not cover the payout")
-		}
+	case StatusCreated:
 		p.Move(StatusAuthorized, now, "", "")
-		return lc.afterAuthorized(p, m, l, now)
+		return lc.reserveOrHold(p, m, l, now)
 	case StatusAuthorized:
-		return lc.afterAuthorized(p, m, l, now)
+		if p.Reserved == 0 {
+			return lc.reserveOrHold(p, m, l, now)
+		}
+		return lc.afterReserved(p, m, l, now)
 	case StatusWaitingRouting:
 		if railErr != nil {
 			lc.Log.Warn("rail submit failed; retrying", "payout", p.ID, "err", railErr)
 			return now.Add(retryAfterRailError), nil
-		}
-		if sub.Reference == "" {
-			return now, nil // not asked yet (moved here in this batch)
 		}
 		p.RailRef = sub.Reference
 		p.Move(StatusPendingBank, now, "", "submitted to "+string(p.Channel))
@@ -219,8 +225,27 @@ func (lc *Lifecycle) step(p *Payout, m *Merchant, l Ledger, now time.Time, sub S
 	return time.Time{}, nil
 }
 
-// afterAuthorized routes an authorized payout, or keeps a card payout waiting for its card.
-func (lc *Lifecycle) afterAuthorized(p *Payout, m *Merchant, l Ledger, now time.Time) (time.Time, error) {
+// reserveOrHold holds the payout's amount on the merchant's balance and routes it; when the
+// balance is short the payout waits as PENDING_BALANCE (merchant setting) or is rejected
+// NO_BALANCE. A card payout never waits: its beneficiary is at the form.
+func (lc *Lifecycle) reserveOrHold(p *Payout, m *Merchant, l Ledger, now time.Time) (time.Time, error) {
+	ok, err := reserve(p, l)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if ok {
+		return lc.afterReserved(p, m, l, now)
+	}
+	if m.Settings.PendingOnNoBalance && p.Channel != ChannelCard {
+		p.Move(StatusPendingBalance, now, "", "waiting for the merchant's balance")
+		return time.Time{}, nil // released by a funding, oldest first
+	}
+	return lc.finish(p, m, l, now, StatusNoBalance, CodeNoBalance, "the merchant's balance does not cover the payout")
+}
+
+// afterReserved routes a payout whose amount is held, or keeps a card payout waiting for
+// its card until its session expires.
+func (lc *Lifecycle) afterReserved(p *Payout, m *Merchant, l Ledger, now time.Time) (time.Time, error) {
 	if p.Channel == ChannelCard && p.Card == nil {
 		if !p.SessionExpiresAt.IsZero() && !now.Before(p.SessionExpiresAt) {
 			return lc.finish(p, m, l, now, StatusExpired, CodeExpired, "the card form session expired before a card was entered")
@@ -322,7 +347,7 @@ func (lc *Lifecycle) Release(ctx context.Context, merchantID string) error {
 			blocked[p.Country+p.Currency] = true
 			return time.Time{}, ErrNoChange
 		}
-		p.Move(StatusAuthorized, now, "", "balance funded")
+		p.Move(StatusWaitingRouting, now, "", "balance funded")
 		return now, nil
 	})
 	lc.Kick()
@@ -418,10 +443,10 @@ func (lc *Lifecycle) CardEntered(ctx context.Context, id int64, card CardRef) (*
 		c := card
 		p.Card = &c
 		result = p
-		if p.Status == StatusAuthorized {
+		if p.Status == StatusAuthorized && p.Reserved > 0 {
 			p.Move(StatusWaitingRouting, now, "", "card entered")
 		}
-		return now, nil // not yet authorized: the worker authorizes, then routes
+		return now, nil // not yet reserved: the worker reserves, then routes
 	})
 	if err != nil {
 		return nil, err
@@ -446,7 +471,7 @@ func (lc *Lifecycle) RestartCardSession(ctx context.Context, id int64, expiresAt
 		}
 		p.SessionExpiresAt = expiresAt
 		result = clonePayout(p)
-		if p.Status == StatusAuthorized {
+		if p.Status == StatusAuthorized && p.Reserved > 0 {
 			return expiresAt, nil
 		}
 		return lc.Now().UTC(), nil

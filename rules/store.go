@@ -43,6 +43,12 @@ type Step func(p *Payout, l Ledger) (next time.Time, err error)
 // ErrNoChange is returned by a Step that leaves its payout alone.
 var ErrNoChange = errors.New("no change")
 
+// DueEntry is one payout of the lifecycle queue, with the status it was queued in.
+type DueEntry struct {
+	ID     int64
+	Status Status
+}
+
 // ListFilter selects payouts of one merchant (GET /payouts).
 type ListFilter struct {
 	Stage   Stage

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"strconv"
 
 	bolt "go.etcd.io/bbolt"
@@ -77,7 +76,7 @@ func (s *DB) Merchants() ([]*rules.Merchant, error) {
 	err := s.bolt.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bMerchants).ForEach(func(k, v []byte) error {
 			var m rules.Merchant
-			if err := json.Unmarshal(v, &m); err != nil {
+			if err := unmarshal(v, &m); err != nil {
 				return err
 			}
 			out = append(out, &m)

@@ -3,8 +3,10 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -22,37 +24,12 @@ func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event) 
 	err := s.bolt.Batch(func(tx *bolt.Tx) error {
 		// Batch may run this function again alone if its batch fails: start clean.
 		existing, created = nil, false
-		orderKey := key(p.MerchantID, p.OrderID)
-		if raw := tx.Bucket(bOrders).Get(orderKey); raw != nil {
+		if raw := tx.Bucket(bOrders).Get(key(p.MerchantID, p.OrderID)); raw != nil {
 			existing = new(rules.Payout)
 			return getJSON(tx.Bucket(bPayouts), raw, existing)
 		}
-		payouts := tx.Bucket(bPayouts)
-		seq, err := payouts.NextSequence()
-		if err != nil {
+		if err := insertPayout(tx, p, due, events); err != nil {
 			return err
-		}
-		p.ID = int64(seq)
-		idKey := be64(seq)
-		if err := putJSON(payouts, idKey, p); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bOrders).Put(orderKey, idKey); err != nil {
-			return err
-		}
-		if err := putIndexes(tx, p); err != nil {
-			return err
-		}
-		if !due.IsZero() {
-			if err := setDue(tx, p.ID, due); err != nil {
-				return err
-			}
-		}
-		for _, ev := range events {
-			ev.PayoutID = p.ID
-			if err := enqueue(tx, ev); err != nil {
-				return err
-			}
 		}
 		created = true
 		return nil
@@ -64,6 +41,55 @@ func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event) 
 		return p, true, nil
 	}
 	return existing, false, nil
+}
+
+// insertPayout writes a new payout with the next id, its order and list indexes, its queue
+// entry and its events.
+func insertPayout(tx *bolt.Tx, p *rules.Payout, due time.Time, events []rules.Event) error {
+	payouts := tx.Bucket(bPayouts)
+	seq, err := payouts.NextSequence()
+	if err != nil {
+		return err
+	}
+	p.ID = int64(seq)
+	idKey := be64(seq)
+	if err := putJSON(payouts, idKey, p); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bOrders).Put(key(p.MerchantID, p.OrderID), idKey); err != nil {
+		return err
+	}
+	if err := putIndexes(tx, p); err != nil {
+		return err
+	}
+	if !due.IsZero() {
+		if err := setDue(tx, p.ID, due, p.Status); err != nil {
+			return err
+		}
+	}
+	for _, ev := range events {
+		ev.PayoutID = p.ID
+		if err := enqueue(tx, ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ImportPayouts stores payouts in one transaction without queueing them (bulk loads, such
+// as the benchmark's million stored payouts). An orderId already used is an error.
+func (s *DB) ImportPayouts(ps []*rules.Payout) error {
+	return s.bolt.Update(func(tx *bolt.Tx) error {
+		for _, p := range ps {
+			if tx.Bucket(bOrders).Get(key(p.MerchantID, p.OrderID)) != nil {
+				return fmt.Errorf("import: orderId %s already used", p.OrderID)
+			}
+			if err := insertPayout(tx, p, time.Time{}, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func putIndexes(tx *bolt.Tx, p *rules.Payout) error {
@@ -190,20 +216,24 @@ func matches(p *rules.Payout, f rules.ListFilter) bool {
 		(f.To.IsZero() || p.CreatedAt.Before(f.To))
 }
 
-// PayoutsByID reads several payouts; missing ids are skipped.
+// PayoutsByID reads several payouts; missing ids are skipped. It remembers what it decoded
+// so that an UpdatePayouts of the same payouts, if they did not change in between, need not
+// decode them again (the lifecycle reads, asks the rail, then writes).
 func (s *DB) PayoutsByID(ids []int64) ([]*rules.Payout, error) {
 	out := make([]*rules.Payout, 0, len(ids))
 	err := s.bolt.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bPayouts)
 		for _, id := range ids {
+			raw := b.Get(be64(uint64(id)))
+			if raw == nil {
+				continue
+			}
 			p := new(rules.Payout)
-			if err := getJSON(b, be64(uint64(id)), p); err != nil {
-				if errors.Is(err, ErrNotFound) {
-					continue
-				}
+			if err := unmarshal(raw, p); err != nil {
 				return err
 			}
 			out = append(out, p)
+			s.decoded.put(id, raw, p)
 		}
 		return nil
 	})
@@ -226,21 +256,22 @@ func (s *DB) WithStatus(merchantID string, status rules.Status, limit int) ([]in
 	return ids, err
 }
 
-// Due lists up to limit payouts whose next lifecycle step is due at or before now, oldest first.
-func (s *DB) Due(now time.Time, limit int) ([]int64, error) {
-	var ids []int64
+// Due lists up to limit payouts whose next lifecycle step is due at or before now, oldest
+// first, with the status each had when it was queued.
+func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
+	var due []rules.DueEntry
 	err := s.bolt.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bDue).Cursor()
 		end := uint64(now.UnixNano())
-		for k, _ := c.First(); k != nil && len(ids) < limit; k, _ = c.Next() {
+		for k, v := c.First(); k != nil && len(due) < limit; k, v = c.Next() {
 			if binary.BigEndian.Uint64(k[:8]) > end {
 				break
 			}
-			ids = append(ids, int64(binary.BigEndian.Uint64(k[8:])))
+			due = append(due, rules.DueEntry{ID: int64(binary.BigEndian.Uint64(k[8:])), Status: rules.Status(v)})
 		}
 		return nil
 	})
-	return ids, err
+	return due, err
 }
 
 // NextDue is the time of the earliest queued step, zero when the queue is empty.
@@ -255,14 +286,14 @@ func (s *DB) NextDue() (time.Time, error) {
 	return t, err
 }
 
-func setDue(tx *bolt.Tx, id int64, at time.Time) error {
+func setDue(tx *bolt.Tx, id int64, at time.Time, status rules.Status) error {
 	if err := clearDue(tx, id); err != nil {
 		return err
 	}
 	k := make([]byte, 16)
 	binary.BigEndian.PutUint64(k, uint64(at.UnixNano()))
 	binary.BigEndian.PutUint64(k[8:], uint64(id))
-	if err := tx.Bucket(bDue).Put(k, nil); err != nil {
+	if err := tx.Bucket(bDue).Put(k, []byte(status)); err != nil {
 		return err
 	}
 	return tx.Bucket(bDueByID).Put(be64(uint64(id)), k)
@@ -288,39 +319,43 @@ func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
 		l := &ledger{tx: tx}
 		payouts := tx.Bucket(bPayouts)
 		for _, id := range ids {
-			var p rules.Payout
-			if err := getJSON(payouts, be64(uint64(id)), &p); err != nil {
-				if errors.Is(err, ErrNotFound) {
-					if err := clearDue(tx, id); err != nil {
-						return err
-					}
-					continue
+			raw := payouts.Get(be64(uint64(id)))
+			if raw == nil {
+				if err := clearDue(tx, id); err != nil {
+					return err
 				}
-				return err
+				continue
+			}
+			p := s.decoded.take(id, raw)
+			if p == nil {
+				p = new(rules.Payout)
+				if err := unmarshal(raw, p); err != nil {
+					return err
+				}
 			}
 			stage, status := p.Stage, p.Status
-			next, err := step(&p, l)
+			next, err := step(p, l)
 			if errors.Is(err, rules.ErrNoChange) {
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			if err := putJSON(payouts, be64(uint64(id)), &p); err != nil {
+			if err := putJSON(payouts, be64(uint64(id)), p); err != nil {
 				return err
 			}
 			if stage != p.Stage || status != p.Status {
 				if err := deleteStateIndexes(tx, p.MerchantID, id, stage, status); err != nil {
 					return err
 				}
-				if err := putIndexes(tx, &p); err != nil {
+				if err := putIndexes(tx, p); err != nil {
 					return err
 				}
 			}
 			if next.IsZero() {
 				err = clearDue(tx, id)
 			} else {
-				err = setDue(tx, id, next)
+				err = setDue(tx, id, next, p.Status)
 			}
 			if err != nil {
 				return err
@@ -371,7 +406,7 @@ func (s *DB) Balances(merchantID string) ([]rules.Balance, error) {
 		c := tx.Bucket(bBalances).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			var b rules.Balance
-			if err := json.Unmarshal(v, &b); err != nil {
+			if err := unmarshal(v, &b); err != nil {
 				return err
 			}
 			out = append(out, b)
@@ -412,4 +447,47 @@ func (s *DB) OutboxDepth() int {
 		return nil
 	})
 	return n
+}
+
+// decodedCache holds payouts PayoutsByID decoded, each with the exact bytes it came from,
+// for the UpdatePayouts that usually follows. An entry is used only if the stored bytes are
+// still the same, and only once; the cache is small and forgets everything when full.
+type decodedCache struct {
+	mu sync.Mutex
+	m  map[int64]decoded
+}
+
+type decoded struct {
+	raw []byte
+	p   *rules.Payout
+}
+
+func (c *decodedCache) put(id int64, raw []byte, p *rules.Payout) {
+	cp := *p // the caller keeps p; the cache keeps its own copy
+	cp.History = slices.Clone(p.History)
+	cp.Errors = slices.Clone(p.Errors)
+	if p.Card != nil {
+		card := *p.Card
+		cp.Card = &card
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) > 4096 {
+		c.m = make(map[int64]decoded, 1024)
+	}
+	c.m[id] = decoded{raw: bytes.Clone(raw), p: &cp}
+}
+
+func (c *decodedCache) take(id int64, raw []byte) *rules.Payout {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.m[id]
+	if !ok {
+		return nil
+	}
+	delete(c.m, id)
+	if !bytes.Equal(d.raw, raw) {
+		return nil
+	}
+	return d.p
 }

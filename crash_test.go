@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildBinary builds the real payouts binary once per test run.
+var buildOnce = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "payouts-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "payouts")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// startProcess runs the built binary as its own process and returns it with its base URL.
+func startProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	bin, err := buildOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--admin-token", "test-admin-token",
+		"--no-demo", "--log-format", "json", "--log-level", "warn"}, args...)...)
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	found := make(chan string, 1)
+	go func() {
+		for lines.Scan() {
+			if m := listenLine.FindStringSubmatch(lines.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	select {
+	case u := <-found:
+		return cmd, u
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the binary did not start")
+	}
+	return nil, ""
+}
+
+// TestCrashLosesNoAcknowledgedPayout kills the server with SIGKILL while 8 clients create
+// payouts; after a restart every payout that was answered 201 is there, and no orderId has
+// two payouts.
+func TestCrashLosesNoAcknowledgedPayout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills the binary")
+	}
+	dir := t.TempDir()
+	cmd, base := startProcess(t, dir)
+	s := &testServer{URL: base, AdminToken: "test-admin-token"}
+	c := s.newMerchant(t, nil)
+
+	var mu sync.Mutex
+	acked := map[string]int64{} // orderId → Id answered 201
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				order := fmt.Sprintf("K%d-%d", w, i)
+				body, _ := json.Marshal(perBankRequest(order))
+				resp, err := c.HTTP.Do(c.request("POST", "payouts", body, ""))
+				if err != nil {
+					return // the server died under us: this one was not acknowledged
+				}
+				var p payoutAnswer
+				json.NewDecoder(resp.Body).Decode(&p)
+				resp.Body.Close()
+				if resp.StatusCode == 201 {
+					mu.Lock()
+					acked[order] = p.Payout.ID
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	close(stop)
+	wg.Wait()
+	if len(acked) < 50 {
+		t.Fatalf("only %d payouts acknowledged before the kill; the test needs more", len(acked))
+	}
+
+	s2 := startServer(t, dir)
+	c = c.with(func(c *merchantClient) { c.Base = s2.URL })
+	seen := map[string]int{}
+	cursor := ""
+	for {
+		q := "limit=200"
+		if cursor != "" {
+			q += "&cursor=" + cursor
+		}
+		code, _, raw := c.do(t, "GET", "payouts", nil, q)
+		if code != 200 {
+			t.Fatalf("list: %d %s", code, raw)
+		}
+		var page struct {
+			Items      []payoutAnswer
+			NextCursor *string
+		}
+		json.Unmarshal(raw, &page)
+		for _, p := range page.Items {
+			seen[p.Payout.OrderID]++
+			if id, ok := acked[p.Payout.OrderID]; ok && id != p.Payout.ID {
+				t.Errorf("orderId %s: acknowledged as %d, stored as %d", p.Payout.OrderID, id, p.Payout.ID)
+			}
+		}
+		if page.NextCursor == nil {
+			break
+		}
+		cursor = *page.NextCursor
+	}
+	for order := range acked {
+		if seen[order] != 1 {
+			t.Errorf("acknowledged orderId %s is stored %d times", order, seen[order])
+		}
+	}
+	for order, n := range seen {
+		if n > 1 {
+			t.Errorf("orderId %s stored %d times", order, n)
+		}
+	}
+	t.Logf("%d payouts acknowledged before SIGKILL, %d stored after restart", len(acked), len(seen))
+}
