@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"payouts/store"
+)
+
+func runCLI(t *testing.T, getenv func(string) string, args ...string) (string, error) {
+	t.Helper()
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), args, getenv, &out, &errOut)
+	return out.String() + errOut.String(), err
+}
+
+func TestCLIMerchantCreateBackupVersion(t *testing.T) {
+	dir := t.TempDir()
+	out, err := runCLI(t, nil, "merchant", "create", "--data", dir, "--name", "Tienda", "--card-payouts", "--allowed-origins", "https://tienda.pe")
+	if err != nil {
+		t.Fatalf("merchant create: %v\n%s", err, out)
+	}
+	var m struct {
+		MerchantID, APIKey, APISecret string
+		Settings                      struct {
+			CardPayouts, CardOnFile bool
+			AllowedOrigins          []string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &m); err != nil || m.MerchantID == "" || m.APIKey == "" || m.APISecret == "" {
+		t.Fatalf("merchant create printed %q (%v)", out, err)
+	}
+	if !m.Settings.CardPayouts || !m.Settings.CardOnFile || len(m.Settings.AllowedOrigins) != 1 {
+		t.Fatalf("settings %+v", m.Settings)
+	}
+	// The secret is not stored in plain text anywhere in the data directory.
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if info != nil && !info.IsDir() {
+			b, _ := os.ReadFile(p)
+			if bytes.Contains(b, []byte(m.APISecret)) || bytes.Contains(b, []byte(m.APIKey)) {
+				t.Errorf("%s holds the API key or secret in plain text", p)
+			}
+		}
+		return nil
+	})
+
+	// Offline backup, then a backup from a running server through the admin API.
+	offline := filepath.Join(t.TempDir(), "offline.db")
+	if out, err := runCLI(t, nil, "backup", "--data", dir, "--out", offline); err != nil {
+		t.Fatalf("offline backup: %v %s", err, out)
+	}
+	s := startServer(t, dir)
+	c := s.newMerchant(t, nil)
+	c.do(t, "POST", "payouts", perBankRequest("BK-1"), "")
+	online := filepath.Join(t.TempDir(), "online.db")
+	addr := strings.TrimPrefix(s.URL, "http://")
+	if out, err := runCLI(t, nil, "backup", "--data", dir, "--addr", addr, "--admin-token", s.AdminToken, "--out", online); err != nil {
+		t.Fatalf("online backup: %v %s", err, out)
+	}
+	db, err := store.Open(online, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if p, err := db.PayoutByOrder(c.MerchantID, "BK-1"); err != nil || p.OrderID != "BK-1" {
+		t.Fatalf("the online backup lacks the payout: %v", err)
+	}
+
+	if out, err := runCLI(t, nil, "version"); err != nil || !strings.HasPrefix(out, "payouts ") {
+		t.Fatalf("version: %q %v", out, err)
+	}
+	if _, err := runCLI(t, nil, "frobnicate"); err == nil {
+		t.Fatal("an unknown command was accepted")
+	}
+}
+
+// Every flag has a PAYOUTS_ variable, and the flag wins.
+func TestEnvironmentVariablesAndFlags(t *testing.T) {
+	env := map[string]string{"PAYOUTS_ADDR": "127.0.0.1:9999", "PAYOUTS_SANDBOX_DELAY": "5s", "PAYOUTS_RATE_LIMIT": "7"}
+	cfg, err := parseServeFlags([]string{"--addr", "127.0.0.1:1234"}, func(k string) string { return env[k] }, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "127.0.0.1:1234" || cfg.SandboxDelay.String() != "5s" || cfg.RateLimit != 7 {
+		t.Fatalf("cfg %+v", cfg)
+	}
+}
