@@ -185,8 +185,16 @@ func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, err
 		} else {
 			k, _ = c.Prev()
 		}
+		scanned := 0
 		for ; k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+8; k, _ = c.Prev() {
 			id := binary.BigEndian.Uint64(k[len(prefix):])
+			if scanned == maxScan {
+				// A filter no index serves (country, to) stops here with a cursor rather
+				// than reading the whole history in one request.
+				page.NextCursor = int64(id) + 1
+				break
+			}
+			scanned++
 			var p rules.Payout
 			if err := getJSON(payouts, be64(id), &p); err != nil {
 				return err
@@ -207,6 +215,9 @@ func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, err
 	})
 	return page, err
 }
+
+// maxScan bounds the payouts one listing request reads.
+const maxScan = 5000
 
 func matches(p *rules.Payout, f rules.ListFilter) bool {
 	return (f.Stage == "" || p.Stage == f.Stage) &&
