@@ -1,7 +1,166 @@
 package main
 
+import (
+	"crypto/rand"
+	"fmt"
+	"path/filepath"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/go-chi/chi/v5"
+
+	"payouts/api"
+	"payouts/rules"
+	"payouts/store"
+	"payouts/web/notify"
+)
+
 // wireNotifications adds the outbox dispatcher, beneficiary emails, the cash OTP and the
 // signed merchant notifications (contract section 7).
 func (w *wiring) wireNotifications() error {
+	n, err := w.newNotifications()
+	if err != nil {
+		return err
+	}
+	n.install(w)
 	return nil
 }
+
+// notifications are the parts wireNotifications assembles; tests drive the dispatcher and
+// the claims with their own clock.
+type notifications struct {
+	dispatcher *rules.Dispatcher
+	claims     *rules.CashClaims
+	mailbox    notify.MailboxHandlers
+	publicKey  []byte
+	sealer     *store.Sealer
+}
+
+// notificationKeyFile holds the installation's RSA key (0600) in the data directory.
+const notificationKeyFile = "notification-key.pem"
+
+func (w *wiring) newNotifications() (*notifications, error) {
+	key, err := notify.LoadOrCreateKey(filepath.Join(w.cfg.Data, notificationKeyFile))
+	if err != nil {
+		return nil, fmt.Errorf("notification key: %w", err)
+	}
+	src := notifySource{db: w.db, merchants: w.lc.Merchants}
+	var sender notify.Sender = &notify.SandboxSender{Box: w.db, Now: w.now}
+	if w.cfg.SMTPURL != "" {
+		s, err := notify.NewSMTP(w.cfg.SMTPURL, w.cfg.MailFrom)
+		if err != nil {
+			return nil, err
+		}
+		sender = s
+		w.logger.Info("mail goes out over SMTP", "server", s.Addr(), "from", w.cfg.MailFrom)
+	} else if !w.cfg.Sandbox {
+		w.logger.Warn("no --smtp-url and --sandbox=false: mail is kept in the sandbox mailbox, which is not served")
+	}
+	n := &notifications{publicKey: notify.PublicKeyPEM(key), sealer: w.sealer,
+		mailbox: notify.MailboxHandlers{Box: w.db, Sandbox: w.cfg.Sandbox}}
+	mailer := &notify.Mailer{Source: src, Sender: sender, OpenCode: n.openCode, Now: w.now}
+	n.dispatcher = &rules.Dispatcher{
+		Store: w.db,
+		Deliverers: map[string]rules.Deliverer{
+			rules.EventBeneficiaryMail: mailer,
+			rules.EventCashOTP:         mailer,
+			rules.EventMerchantNotification: &notify.Notifier{Source: src, Body: api.PayoutJSON, Key: key,
+				Client: notify.NewHTTPClient(w.cfg.AllowPrivateNotifURL)},
+		},
+		Now:       w.now,
+		Log:       w.logger,
+		Delivered: func(kind string) { w.metrics.OutboxSent.WithLabelValues(kind).Inc() },
+		Failed:    func(kind string) { w.metrics.OutboxFailures.WithLabelValues(kind).Inc() },
+	}
+	n.claims = &rules.CashClaims{Store: w.db, Settle: w.lc.Settle, Now: w.now}
+	return n, nil
+}
+
+// The one-time code of a cash payout is sealed with the installation's key and bound to
+// its event id: a copy in another event does not open.
+func (n *notifications) sealCode(code []byte, eventID string) []byte {
+	return n.sealer.Seal(code, []byte("cash-otp:"+eventID))
+}
+
+func (n *notifications) openCode(sealed []byte, eventID string) ([]byte, error) {
+	return n.sealer.Open(sealed, []byte("cash-otp:"+eventID))
+}
+
+// install hooks the notifications into the lifecycle and the service, and adds their
+// routes and the dispatcher.
+func (n *notifications) install(w *wiring) {
+	// The events of an outcome carry a snapshot of it: the notification body as it was
+	// then (so retries send the same bytes), and the outcome a beneficiary email announces.
+	final := w.lc.OnFinal
+	w.lc.OnFinal = func(p *rules.Payout, m *rules.Merchant) []rules.Event {
+		var evs []rules.Event
+		if final != nil {
+			evs = final(p, m)
+		}
+		for i := range evs {
+			switch evs[i].Kind {
+			case rules.EventBeneficiaryMail:
+				evs[i].Data = notify.OutcomeData(p)
+			case rules.EventMerchantNotification:
+				if body, err := api.PayoutJSON(p); err == nil {
+					evs[i].Data = body
+				}
+			}
+		}
+		return evs
+	}
+	finished := w.lc.Finished
+	w.lc.Finished = func(p *rules.Payout) {
+		if finished != nil {
+			finished(p)
+		}
+		n.dispatcher.Kick()
+	}
+	// A Colombia cash payout is created with its one-time code (spec 6): only the hash on
+	// the payout, the code sealed in the event that emails it.
+	onCreate := w.svc.OnCreate
+	w.svc.OnCreate = func(p *rules.Payout, m *rules.Merchant) ([]rules.Event, error) {
+		var evs []rules.Event
+		if onCreate != nil {
+			var err error
+			if evs, err = onCreate(p, m); err != nil {
+				return nil, err
+			}
+		}
+		if p.Channel == rules.ChannelCash {
+			ev, err := rules.CashOTPEvent(p, rand.Reader, n.sealCode, w.now().UTC())
+			if err != nil {
+				return nil, err
+			}
+			evs = append(evs, ev)
+		}
+		return evs, nil
+	}
+	created := w.svc.Created
+	w.svc.Created = func(p *rules.Payout) {
+		if created != nil {
+			created(p)
+		}
+		if p.Channel == rules.ChannelCash {
+			n.dispatcher.Kick()
+		}
+	}
+	w.routes = append(w.routes, func(r chi.Router, a huma.API) {
+		r.Get("/api/v1/notifications/public-key", notify.PublicKeyHandler(n.publicKey))
+		r.Get("/sandbox/mail", n.mailbox.Page)
+		r.Get("/sandbox/mail.json", n.mailbox.JSON)
+		api.RegisterClaim(a, w.cfg.Sandbox, n.claims.Claim)
+	})
+	w.workers = append(w.workers, n.dispatcher.Run)
+}
+
+// notifySource gives the deliverers the payouts and (cached) merchants.
+type notifySource struct {
+	db        *store.DB
+	merchants func(id string) (*rules.Merchant, error)
+}
+
+func (s notifySource) Payout(merchantID string, id int64) (*rules.Payout, error) {
+	return s.db.Payout(merchantID, id)
+}
+
+func (s notifySource) Merchant(id string) (*rules.Merchant, error) { return s.merchants(id) }

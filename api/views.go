@@ -113,3 +113,17 @@ func Mask(s string) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// PayoutJSON is the body of a merchant notification (contract section 7): the payout
+// response of spec 2.7, with "errors" always present (empty unless REJECTED).
+func PayoutJSON(p *rules.Payout) ([]byte, error) {
+	v := payoutView(p)
+	if v.Errors == nil {
+		v.Errors = []ErrorView{}
+	}
+	return json.Marshal(struct {
+		Payout PayoutHead  `json:"payout"`
+		Output OutputView  `json:"output"`
+		Errors []ErrorView `json:"errors"`
+	}{v.Payout, v.Output, v.Errors})
+}

@@ -91,6 +91,9 @@ const (
 	CodeNoBalance           = "2020"
 	CodeExpired             = "2030"
 	CodeWrongState          = "2050"
+	CodeClaimCodeWrong      = "2051"
+	CodeClaimLocked         = "2052"
+	CodeClaimExpired        = "2053"
 	CodeSandboxOff          = "2060"
 	CodeMerchantNotFound    = "2070"
 	CodeRateLimited         = "2900"
@@ -195,6 +198,9 @@ var Catalogue = []CodeInfo{
 	{CodeNoBalance, 200, "payout rejected: the merchant's balance does not cover it (status NO_BALANCE)"},
 	{CodeExpired, 200, "payout rejected: the card session or cash claim expired (status EXPIRED)"},
 	{CodeWrongState, 409, "the payout is not in a state that allows this action"},
+	{CodeClaimCodeWrong, 401, "the Colombia cash claim code is wrong (5 wrong codes lock the claim)"},
+	{CodeClaimLocked, 409, "5 wrong codes locked the Colombia cash claim until it expires"},
+	{CodeClaimExpired, 409, "the Colombia cash claim expired (the payout is or becomes REJECTED/EXPIRED)"},
 	{CodeSandboxOff, 403, "sandbox controls are off on this server"},
 	{CodeMerchantNotFound, 404, "no such merchant"},
 	{CodeRateLimited, 429, "too many requests; retry after the Retry-After header"},

@@ -36,7 +36,7 @@ var (
 	bCardByPay = []byte("cards_payout") // be64(payoutId) → card token for one payout
 	bMisc      = []byte("misc")         // small per-feature records
 	allBuckets = [][]byte{bMeta, bMerchants, bPayouts, bOrders, bByMerch, bByStage, bByStatus,
-		bBalances, bDue, bDueByID, bOutbox, bSessions, bCards, bCardByPay, bMisc}
+		bBalances, bDue, bDueByID, bOutbox, bSessions, bCards, bCardByPay, bMisc, bOutboxSent, bOutboxDead, bMailbox, bOutboxDue}
 )
 
 // ErrNotFound is returned when a record does not exist.

@@ -1,0 +1,216 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"payouts/rules"
+)
+
+// The outbox's other buckets (bOutbox itself holds the pending events).
+var (
+	bOutboxSent = []byte("outbox_sent")  // event id → delivery time (RFC 3339): delivered once
+	bOutboxDead = []byte("outbox_dead")  // be64(seq) → Event JSON: given up, kept for inspection
+	bMailbox    = []byte("sandbox_mail") // be64(seq) → mail JSON: the sandbox mailbox
+	bOutboxDue  = []byte("outbox_due")   // be64(NextAt nanos) be64(seq) → nil: pending events by due time
+)
+
+func dueKey(at time.Time, seq uint64) []byte {
+	k := make([]byte, 16)
+	binary.BigEndian.PutUint64(k, uint64(at.UnixNano()))
+	binary.BigEndian.PutUint64(k[8:], seq)
+	return k
+}
+
+// forgetDue removes the due-time entry of the pending event seq.
+func forgetDue(tx *bolt.Tx, seq uint64) error {
+	raw := tx.Bucket(bOutbox).Get(be64(seq))
+	if raw == nil {
+		return nil
+	}
+	var ev rules.Event
+	if err := unmarshal(raw, &ev); err != nil {
+		return err
+	}
+	return tx.Bucket(bOutboxDue).Delete(dueKey(ev.NextAt, seq))
+}
+
+// DueEvents lists up to limit outbox events due at now, earliest due first (then in the
+// order they were written), and the NextAt of the first event not yet due. Events whose
+// id was already delivered are dropped from the outbox instead of being listed
+// (rules.OutboxStore).
+func (s *DB) DueEvents(now time.Time, limit int) ([]rules.OutboxEntry, time.Time, error) {
+	var due []rules.OutboxEntry
+	var next time.Time
+	var stale []uint64
+	err := s.bolt.View(func(tx *bolt.Tx) error {
+		sent := tx.Bucket(bOutboxSent)
+		events := tx.Bucket(bOutbox)
+		c := tx.Bucket(bOutboxDue).Cursor()
+		end := uint64(now.UnixNano())
+		// The due-time index: only the events due now are read, however many wait.
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if at := binary.BigEndian.Uint64(k[:8]); at > end {
+				next = time.Unix(0, int64(at))
+				break
+			}
+			seq := binary.BigEndian.Uint64(k[8:])
+			var ev rules.Event
+			if err := getJSON(events, be64(seq), &ev); err != nil {
+				return err
+			}
+			if sent.Get([]byte(ev.ID)) != nil {
+				stale = append(stale, seq)
+				continue
+			}
+			due = append(due, rules.OutboxEntry{Seq: seq, Event: ev})
+			if len(due) == limit {
+				break // a full batch: the dispatcher looks again at once, next is not needed
+			}
+		}
+		return nil
+	})
+	if err != nil || len(stale) == 0 {
+		return due, next, err
+	}
+	err = s.bolt.Update(func(tx *bolt.Tx) error {
+		for _, seq := range stale {
+			if err := forgetDue(tx, seq); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bOutbox).Delete(be64(seq)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return due, next, err
+}
+
+// EventDelivered removes a delivered event and records its id, in one transaction.
+func (s *DB) EventDelivered(seq uint64, id string, at time.Time) error {
+	return s.bolt.Update(func(tx *bolt.Tx) error {
+		if err := forgetDue(tx, seq); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bOutbox).Delete(be64(seq)); err != nil {
+			return err
+		}
+		return tx.Bucket(bOutboxSent).Put([]byte(id), []byte(at.UTC().Format(time.RFC3339Nano)))
+	})
+}
+
+// RescheduleEvent writes an event back in its place with its new schedule. An event no
+// longer in the outbox stays gone.
+func (s *DB) RescheduleEvent(seq uint64, ev rules.Event) error {
+	return s.bolt.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bOutbox)
+		if b.Get(be64(seq)) == nil {
+			return nil
+		}
+		if err := forgetDue(tx, seq); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bOutboxDue).Put(dueKey(ev.NextAt, seq), nil); err != nil {
+			return err
+		}
+		return putJSON(b, be64(seq), ev)
+	})
+}
+
+// DeadEvent moves an event from the outbox to the dead letters.
+func (s *DB) DeadEvent(seq uint64, ev rules.Event) error {
+	return s.bolt.Update(func(tx *bolt.Tx) error {
+		if err := forgetDue(tx, seq); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bOutbox).Delete(be64(seq)); err != nil {
+			return err
+		}
+		return putJSON(tx.Bucket(bOutboxDead), be64(seq), ev)
+	})
+}
+
+// DeadEvents lists the dead letters, oldest first, up to limit.
+func (s *DB) DeadEvents(limit int) ([]rules.Event, error) {
+	var out []rules.Event
+	err := s.bolt.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bOutboxDead).Cursor()
+		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
+			var ev rules.Event
+			if err := json.Unmarshal(v, &ev); err != nil {
+				return err
+			}
+			out = append(out, ev)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// OutboxEvents lists the pending events in the order they were written, up to limit.
+func (s *DB) OutboxEvents(limit int) ([]rules.Event, error) {
+	var out []rules.Event
+	err := s.bolt.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bOutbox).Cursor()
+		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
+			var ev rules.Event
+			if err := json.Unmarshal(v, &ev); err != nil {
+				return err
+			}
+			out = append(out, ev)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// WasDelivered reports whether the event id was delivered, and when.
+func (s *DB) WasDelivered(id string) (time.Time, bool, error) {
+	var at time.Time
+	var ok bool
+	err := s.bolt.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bOutboxSent).Get([]byte(id))
+		if v == nil {
+			return nil
+		}
+		ok = true
+		var err error
+		at, err = time.Parse(time.RFC3339Nano, string(v))
+		return err
+	})
+	return at, ok, err
+}
+
+// PutSandboxMail keeps one mail (JSON) in the sandbox mailbox.
+func (s *DB) PutSandboxMail(raw []byte) error {
+	if !json.Valid(raw) {
+		return errors.New("store: a sandbox mail is JSON")
+	}
+	return s.bolt.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bMailbox)
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		return b.Put(be64(seq), raw)
+	})
+}
+
+// SandboxMails lists the sandbox mailbox, newest first, up to limit.
+func (s *DB) SandboxMails(limit int) ([][]byte, error) {
+	var out [][]byte
+	err := s.bolt.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bMailbox).Cursor()
+		for k, v := c.Last(); k != nil && len(out) < limit; k, v = c.Prev() {
+			out = append(out, bytes.Clone(v))
+		}
+		return nil
+	})
+	return out, err
+}

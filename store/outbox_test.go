@@ -1,0 +1,180 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"payouts/rules"
+	"payouts/store"
+)
+
+var outboxT0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+func openOutboxDB(t *testing.T, path string) *store.DB {
+	t.Helper()
+	db, err := store.Open(path, store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+var outboxOrders atomic.Int64
+
+// writeEvents stores a payout with its events, as the service does.
+func writeEvents(t *testing.T, db *store.DB, evs ...rules.Event) int64 {
+	t.Helper()
+	p := &rules.Payout{MerchantID: "m1", OrderID: fmt.Sprintf("O-%d", outboxOrders.Add(1)), Status: rules.StatusCreated}
+	stored, created, err := db.CreatePayout(p, time.Time{}, evs)
+	if err != nil || !created {
+		t.Fatalf("CreatePayout: %v %v", created, err)
+	}
+	return stored.ID
+}
+
+func outboxEvent(id string, next time.Time) rules.Event {
+	return rules.Event{ID: id, Kind: rules.EventMerchantNotification, MerchantID: "m1", CreatedAt: outboxT0, NextAt: next}
+}
+
+func TestOutboxDueEventsByDueTimeWithTheNextTime(t *testing.T) {
+	db := openOutboxDB(t, filepath.Join(t.TempDir(), "p.db"))
+	defer db.Close()
+	pid := writeEvents(t, db, outboxEvent("a", outboxT0), outboxEvent("later", outboxT0.Add(time.Hour)), outboxEvent("b", outboxT0.Add(-time.Minute)))
+	due, next, err := db.DueEvents(outboxT0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(due) != 2 || due[0].ID != "b" || due[1].ID != "a" || due[0].PayoutID != pid {
+		t.Fatalf("due %+v; want b (due earlier) then a, with the payout id", due)
+	}
+	if !next.Equal(outboxT0.Add(time.Hour)) {
+		t.Errorf("next %v, want the later event's NextAt", next)
+	}
+	if due, _, _ := db.DueEvents(outboxT0, 1); len(due) != 1 {
+		t.Errorf("limit 1 gave %d events", len(due))
+	}
+	if n := db.OutboxDepth(); n != 3 {
+		t.Errorf("depth %d, want 3", n)
+	}
+}
+
+func TestOutboxDeliveredIDDropsEveryLaterCopy(t *testing.T) {
+	db := openOutboxDB(t, filepath.Join(t.TempDir(), "p.db"))
+	defer db.Close()
+	writeEvents(t, db, outboxEvent("x", outboxT0))
+	due, _, _ := db.DueEvents(outboxT0, 10)
+	if err := db.EventDelivered(due[0].Seq, "x", outboxT0); err != nil {
+		t.Fatal(err)
+	}
+	writeEvents(t, db, outboxEvent("x", outboxT0)) // the same event written again
+	if due, _, _ := db.DueEvents(outboxT0, 10); len(due) != 0 {
+		t.Fatalf("a delivered event id is due again: %+v", due)
+	}
+	if n := db.OutboxDepth(); n != 0 {
+		t.Errorf("depth %d after dropping the copy, want 0", n)
+	}
+	if at, ok, err := db.WasDelivered("x"); !ok || err != nil || !at.Equal(outboxT0) {
+		t.Errorf("WasDelivered = %v %v %v", at, ok, err)
+	}
+}
+
+func TestOutboxRescheduleAndDeadLettersSurviveReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	db := openOutboxDB(t, path)
+	writeEvents(t, db, outboxEvent("retry", outboxT0), outboxEvent("dead", outboxT0))
+	due, _, _ := db.DueEvents(outboxT0, 10)
+	r := due[0].Event
+	r.Attempts, r.NextAt, r.LastError = 3, outboxT0.Add(8*time.Second), "503"
+	if err := db.RescheduleEvent(due[0].Seq, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeadEvent(due[1].Seq, due[1].Event); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	db = openOutboxDB(t, path)
+	defer db.Close()
+	if due, next, _ := db.DueEvents(outboxT0, 10); len(due) != 0 || !next.Equal(outboxT0.Add(8*time.Second)) {
+		t.Fatalf("after reopen: due %+v next %v; want nothing due until +8s", due, next)
+	}
+	due, _, _ = db.DueEvents(outboxT0.Add(8*time.Second), 10)
+	if len(due) != 1 || due[0].ID != "retry" || due[0].Attempts != 3 || due[0].LastError != "503" {
+		t.Fatalf("after reopen: %+v; want the rescheduled event with its attempts", due)
+	}
+	dead, err := db.DeadEvents(10)
+	if err != nil || len(dead) != 1 || dead[0].ID != "dead" {
+		t.Errorf("dead letters %+v %v", dead, err)
+	}
+}
+
+// The dispatcher on bbolt across a restart: a failed try is rescheduled in the file, the
+// next process delivers it once, and nothing delivers it again.
+func TestOutboxDispatcherAcrossRestartDeliversOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	now := outboxT0
+	clock := func() time.Time { return now }
+	var calls, delivered atomic.Int32
+	down := true
+	deliver := rules.DelivererFunc(func(ctx context.Context, ev rules.Event) error {
+		calls.Add(1)
+		if down {
+			return errors.New("connection refused")
+		}
+		delivered.Add(1)
+		return nil
+	})
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	dispatcher := func(db *store.DB) *rules.Dispatcher {
+		return &rules.Dispatcher{Store: db, Now: clock, Log: quiet, Rand: func() float64 { return 0.5 },
+			Deliverers: map[string]rules.Deliverer{rules.EventMerchantNotification: deliver}}
+	}
+
+	db := openOutboxDB(t, path)
+	writeEvents(t, db, outboxEvent("n1", outboxT0))
+	dispatcher(db).RunOnce(context.Background())
+	db.Close() // the server stops while the event waits for its retry
+
+	down = false
+	db = openOutboxDB(t, path)
+	defer db.Close()
+	d := dispatcher(db)
+	d.RunOnce(context.Background())
+	if calls.Load() != 1 {
+		t.Fatalf("tried again before its backoff after the restart")
+	}
+	now = now.Add(2 * time.Second)
+	for range 3 {
+		d.RunOnce(context.Background())
+	}
+	if calls.Load() != 2 || delivered.Load() != 1 {
+		t.Errorf("calls %d, delivered %d; want 2 and exactly 1", calls.Load(), delivered.Load())
+	}
+	if db.OutboxDepth() != 0 {
+		t.Errorf("outbox depth %d, want 0", db.OutboxDepth())
+	}
+}
+
+func TestSandboxMailboxListsNewestFirst(t *testing.T) {
+	db := openOutboxDB(t, filepath.Join(t.TempDir(), "p.db"))
+	defer db.Close()
+	for i := range 3 {
+		if err := db.PutSandboxMail(fmt.Appendf(nil, `{"n":%d}`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.PutSandboxMail([]byte("not json")); err == nil {
+		t.Errorf("kept a mail that is not JSON")
+	}
+	got, err := db.SandboxMails(2)
+	if err != nil || len(got) != 2 || string(got[0]) != `{"n":2}` || string(got[1]) != `{"n":1}` {
+		t.Errorf("SandboxMails(2) = %q, %v; want n 2 then 1", got, err)
+	}
+}
