@@ -232,6 +232,12 @@ func adminToken(cfg serveConfig, stdout io.Writer) (string, error) {
 
 func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error {
 	logger := newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
+	if os.Getenv("GOGC") == "" {
+		// The live heap is a few MiB (records live in the mmap'd file), so the default
+		// target would collect dozens of times a second under load: trade some memory for
+		// CPU (+15% created payouts per second in BenchmarkCreatePayouts).
+		debug.SetGCPercent(400)
+	}
 	db, sealer, err := openData(cfg.Data, cfg.NoSync)
 	if err != nil {
 		return err
