@@ -137,30 +137,18 @@ func (s *DB) DeadEvent(seq uint64, ev rules.Event) error {
 }
 
 // DeadEvents lists the dead letters, oldest first, up to limit.
-func (s *DB) DeadEvents(limit int) ([]rules.Event, error) {
-	var out []rules.Event
-	err := s.bolt.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bOutboxDead).Cursor()
-		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
-			var ev rules.Event
-			if err := json.Unmarshal(v, &ev); err != nil {
-				return err
-			}
-			out = append(out, ev)
-		}
-		return nil
-	})
-	return out, err
-}
+func (s *DB) DeadEvents(limit int) ([]rules.Event, error) { return s.events(bOutboxDead, limit) }
 
 // OutboxEvents lists the pending events in the order they were written, up to limit.
-func (s *DB) OutboxEvents(limit int) ([]rules.Event, error) {
+func (s *DB) OutboxEvents(limit int) ([]rules.Event, error) { return s.events(bOutbox, limit) }
+
+func (s *DB) events(bucket []byte, limit int) ([]rules.Event, error) {
 	var out []rules.Event
 	err := s.bolt.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bOutbox).Cursor()
+		c := tx.Bucket(bucket).Cursor()
 		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
 			var ev rules.Event
-			if err := json.Unmarshal(v, &ev); err != nil {
+			if err := unmarshal(v, &ev); err != nil {
 				return err
 			}
 			out = append(out, ev)
