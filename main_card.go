@@ -1,6 +1,112 @@
 package main
 
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/go-chi/chi/v5"
+
+	"payouts/api"
+	"payouts/rules"
+	"payouts/store"
+	"payouts/web"
+)
+
+// cardKeyFile holds the AES-256 key of stored cards (0600, hex) unless --card-key is given.
+// It is not the master key: a card key can be kept and rotated apart from the API secrets.
+const cardKeyFile = "card.key"
+
+// cardSessionOverride is a test hook, never set by the binary: a test stores a session
+// length under the data directory of the server it starts, so that a browser test watches a
+// card form expire in seconds instead of the 5-minute minimum of expirationTime. Keyed by
+// data directory so that parallel tests do not see each other's.
+var cardSessionOverride sync.Map // data dir → time.Duration
+
+// cardHousekeeping is how often expired sessions and the cards of finished payouts are swept.
+const cardHousekeeping = time.Minute
+
 // wireCards adds the Peru card push payment endpoint and its card form (contract section 6).
 func (w *wiring) wireCards() error {
+	key, err := w.cardKey()
+	if err != nil {
+		return fmt.Errorf("card key: %w", err)
+	}
+	sealer, err := store.NewSealer(key)
+	if err != nil {
+		return fmt.Errorf("card key: %w", err)
+	}
+	sessions := w.db.Sessions(w.now)
+	var length time.Duration
+	if v, ok := cardSessionOverride.Load(w.cfg.Data); ok {
+		length = v.(time.Duration)
+		w.logger.Warn("card form sessions shortened by a test hook", "length", length)
+	}
+	cards := web.NewCards(web.Config{
+		BaseURL:       w.cfg.PublicURL,
+		Payouts:       w.db,
+		Merchants:     w.keys.Merchant,
+		Lifecycle:     w.lc,
+		Vault:         w.db,
+		Sessions:      sessions,
+		Sealer:        sealer,
+		Now:           w.now,
+		Log:           w.logger,
+		SessionLength: length,
+	})
+	open := func(ctx context.Context, m *rules.Merchant, res rules.CreateResult, lang string) (api.CardForm, error) {
+		f, err := cards.Open(ctx, m, res, lang)
+		return api.CardForm{URL: f.URL, ExpiresAt: f.ExpiresAt, Payout: f.Payout, Page: f.Page}, err
+	}
+	w.routes = append(w.routes, func(r chi.Router, a huma.API) {
+		cards.Routes(r)
+		api.RegisterCard(a, w.svc, open)
+	})
+
+	// A card payout's own copy of its card goes at its outcome: a card registered for one
+	// transaction (card on file off) is then gone; a card on file stays with the beneficiary.
+	finished := w.lc.Finished
+	w.lc.Finished = func(p *rules.Payout) {
+		if finished != nil {
+			finished(p)
+		}
+		if p.Channel == rules.ChannelCard {
+			if err := w.db.DropPayoutCard(p.ID); err != nil {
+				w.logger.Error("drop the card of a finished payout", "payout", p.ID, "err", err)
+			}
+		}
+	}
+	w.workers = append(w.workers, func(ctx context.Context) {
+		t := time.NewTicker(cardHousekeeping)
+		defer t.Stop()
+		for {
+			if n, err := sessions.Cleanup(); err != nil {
+				w.logger.Error("card session cleanup", "err", err)
+			} else if n > 0 {
+				w.logger.Debug("card sessions expired", "removed", n)
+			}
+			// What a crash between an outcome and the hook above left behind.
+			if _, err := w.db.DropFinishedPayoutCards(); err != nil {
+				w.logger.Error("card sweep", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
 	return nil
+}
+
+// cardKey is --card-key (64 hex characters), else the card.key file of the data directory,
+// created on first start.
+func (w *wiring) cardKey() ([]byte, error) {
+	if w.cfg.CardKey != "" {
+		return store.ParseKey(w.cfg.CardKey)
+	}
+	return store.LoadOrCreateKey(filepath.Join(w.cfg.Data, cardKeyFile))
 }
