@@ -4,7 +4,6 @@ package templates
 
 import (
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -224,36 +223,6 @@ func TextsFor(lang string) *Texts {
 // JS returns the strings card.js needs.
 func (t *Texts) JS() JSTexts {
 	return JSTexts{Processing: t.Processing, NotVisa: t.NotVisa, Visa: t.Visa, OneMinute: t.OneMinute}
-}
-
-// FormatAmount writes minor units with the currency's symbol: S/ 1,000.00, US$ 1,000.00
-// (es-PE and en group thousands with a comma). Integer arithmetic only.
-func FormatAmount(currency string, minor int64) string {
-	sym := currency + " "
-	switch currency {
-	case "PEN":
-		sym = "S/ "
-	case "USD":
-		sym = "US$ "
-	}
-	neg := minor < 0
-	if neg {
-		minor = -minor
-	}
-	whole, cents := minor/100, minor%100
-	digits := strconv.FormatInt(whole, 10)
-	var b strings.Builder
-	for i, c := range digits {
-		if i > 0 && (len(digits)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	s := sym + b.String() + "." + string(rune('0'+cents/10)) + string(rune('0'+cents%10))
-	if neg {
-		s = "-" + s
-	}
-	return s
 }
 
 // MaskedCard is how a card is shown: VISA •••• 1111.

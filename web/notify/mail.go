@@ -141,7 +141,7 @@ func localWhen(t time.Time, country string) string {
 // the amount, the merchant, the orderId and the outcome; a rejection says what to do.
 func OutcomeMail(p *rules.Payout, m *rules.Merchant, o Outcome) (Mail, error) {
 	b := p.Request.Beneficiary
-	v := templates.MailOutcome{Name: b.Name, Merchant: m.Name, Amount: FormatAmount(p.Amount, p.Currency),
+	v := templates.MailOutcome{Name: b.Name, Merchant: m.Name, Amount: templates.FormatAmount(p.Currency, p.Amount),
 		OrderID: p.OrderID, Success: rules.StageOf(o.Status) == rules.StageSuccess, When: localWhen(o.At, p.Country)}
 	var subject string
 	var text strings.Builder
@@ -204,7 +204,7 @@ func rejection(p *rules.Payout, o Outcome, merchant string) (string, []string) {
 // OTPMail is the email with a Colombia cash claim's one-time code (spec 6).
 func OTPMail(p *rules.Payout, m *rules.Merchant, code string) (Mail, error) {
 	b := p.Request.Beneficiary
-	v := templates.MailOTP{Name: b.Name, Merchant: m.Name, Amount: FormatAmount(p.Amount, p.Currency),
+	v := templates.MailOTP{Name: b.Name, Merchant: m.Name, Amount: templates.FormatAmount(p.Currency, p.Amount),
 		OrderID: p.OrderID, Code: code, Until: localWhen(p.ClaimUntil.Add(-time.Minute), p.Country)}
 	text := fmt.Sprintf("Hola %s,\n\n%s te envió %s para retirar en efectivo.\n\n"+
 		"Tu código de retiro es: %s\n\nPreséntalo junto con tu documento de identidad. Vence el %s; después de esa fecha el pago se cancela.\n"+

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/templates"
 	"payouts/web/notify"
 	"payouts/web/notify/smtptest"
 )
@@ -84,7 +85,7 @@ func TestOutcomeMailRejectedSaysWhyAndWhatToDo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(m.Subject, "no pudo completarse") || !strings.Contains(m.Subject, notify.FormatAmount(tc.p.Amount, tc.p.Currency)) {
+			if !strings.Contains(m.Subject, "no pudo completarse") || !strings.Contains(m.Subject, templates.FormatAmount(tc.p.Currency, tc.p.Amount)) {
 				t.Errorf("subject %q", m.Subject)
 			}
 			for _, want := range []string{"Motivo: " + tc.reason, "¿Qué puedes hacer?", tc.advice} {

@@ -1,10 +1,10 @@
-package notify_test
+package templates_test
 
 import (
 	"math"
 	"testing"
 
-	"payouts/web/notify"
+	"payouts/templates"
 )
 
 func TestFormatAmountPerCurrencyFromMinorUnits(t *testing.T) {
@@ -24,8 +24,11 @@ func TestFormatAmountPerCurrencyFromMinorUnits(t *testing.T) {
 		{100050, "EUR", "EUR 1,000.50"},
 		{-2500, "PEN", "-S/ 25.00"},
 		{math.MinInt64, "USD", "-US$ 92,233,720,368,547,758.08"},
+		{800000, "USD", "US$ 8,000.00"},
+		{3000000, "PEN", "S/ 30,000.00"},
+		{0, "PEN", "S/ 0.00"},
 	} {
-		if got := notify.FormatAmount(tc.minor, tc.currency); got != tc.want {
+		if got := templates.FormatAmount(tc.currency, tc.minor); got != tc.want {
 			t.Errorf("FormatAmount(%d, %s) = %q, want %q", tc.minor, tc.currency, got, tc.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package notify
+package templates
 
 import (
 	"strconv"
@@ -6,9 +6,9 @@ import (
 )
 
 // FormatAmount writes an amount of minor units (two implied decimals) as the beneficiary
-// reads it: "S/ 1,000.00" and "US$ 1,000.00" in Peru, "COP $ 50.000,00" in Colombia (dot
+// reads it, on the card form and in emails: "S/ 1,000.00" and "US$ 1,000.00" in Peru, "COP $ 50.000,00" in Colombia (dot
 // for thousands, comma for decimals). No floating point touches it.
-func FormatAmount(minor int64, currency string) string {
+func FormatAmount(currency string, minor int64) string {
 	sign := ""
 	u := uint64(minor)
 	if minor < 0 {
