@@ -124,7 +124,8 @@ func RegisterCard(a huma.API, svc *rules.Service, open CardOpener) {
 	huma.Register(a, op("create-card-payout-alias", "/api-payout-plus-real-time/{merchantId}", "Create a card push payment (Peru, original path)"), handler)
 }
 
-// prefersJSON negotiates the card endpoint's answer: JSON only when the client ranks
+// prefersJSON negotiates the card endpoint's answer (by hand: goautoneg, the usual library,
+// accepts a type given q=0): JSON only when the client ranks
 // application/json above text/html (or equally, but named more precisely); HTML otherwise,
 // the default (contract section 6).
 func prefersJSON(accept string) bool {
