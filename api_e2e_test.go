@@ -257,6 +257,17 @@ func TestHealthOpenAPIAndDocs(t *testing.T) {
 	if !strings.HasPrefix(doc.OpenAPI, "3.1") || doc.Paths["/api/v1/{merchantId}/payouts"] == nil {
 		t.Fatalf("openapi %s with %d paths", doc.OpenAPI, len(doc.Paths))
 	}
+	// Unknown paths and methods answer problem+json too.
+	for path, want := range map[string]int{"/nope": 404, "/healthz": 405} {
+		resp, err := http.Post(s.URL+path, "application/json", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want || resp.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("POST %s: %d %s, want %d problem+json", path, resp.StatusCode, resp.Header.Get("Content-Type"), want)
+		}
+	}
 	// The admin API needs the token.
 	resp, err = http.Get(s.URL + "/admin/v1/merchants/1")
 	if err != nil {

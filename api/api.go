@@ -71,6 +71,15 @@ func New(d Deps) (http.Handler, huma.API) {
 	}
 	a := humachi.New(r, cfg)
 
+	// Unknown paths and methods answer in the same problem+json as everything else.
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, problemOf(rules.KindNotFound, rules.CodeNoSuchEndpoint, "no such endpoint: "+r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		p := problemOf(rules.KindNotFound, rules.CodeMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
+		p.Status, p.Title = http.StatusMethodNotAllowed, http.StatusText(http.StatusMethodNotAllowed)
+		writeProblem(w, p)
+	})
 	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		if err := d.Store.Ping(); err != nil {

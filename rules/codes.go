@@ -96,6 +96,8 @@ const (
 	CodeClaimExpired        = "2053"
 	CodeSandboxOff          = "2060"
 	CodeMerchantNotFound    = "2070"
+	CodeNoSuchEndpoint      = "2080"
+	CodeMethodNotAllowed    = "2081"
 	CodeRateLimited         = "2900"
 
 	CodeBankRejected = "4001"
@@ -203,6 +205,8 @@ var Catalogue = []CodeInfo{
 	{CodeClaimExpired, 409, "the Colombia cash claim expired (the payout is or becomes REJECTED/EXPIRED)"},
 	{CodeSandboxOff, 403, "sandbox controls are off on this server"},
 	{CodeMerchantNotFound, 404, "no such merchant"},
+	{CodeNoSuchEndpoint, 404, "no such endpoint"},
+	{CodeMethodNotAllowed, 405, "the endpoint does not take this method"},
 	{CodeRateLimited, 429, "too many requests; retry after the Retry-After header"},
 	{CodeBankRejected, 200, "payout rejected by the bank (status REJECTED_BANK)"},
 	{CodeBankDenied, 200, "payout denied (status DENIED)"},
