@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/go-chi/chi/v5"
@@ -150,7 +152,23 @@ func (n *notifications) install(w *wiring) {
 		r.Get("/sandbox/mail.json", n.mailbox.JSON)
 		api.RegisterClaim(a, w.cfg.Sandbox, n.claims.Claim)
 	})
-	w.workers = append(w.workers, n.dispatcher.Run)
+	w.workers = append(w.workers, n.dispatcher.Run, func(ctx context.Context) {
+		// Old delivered ids and old sandbox mail are forgotten: the outbox stays bounded.
+		t := time.NewTicker(time.Hour)
+		defer t.Stop()
+		for {
+			if n, err := w.db.PruneOutbox(w.now()); err != nil {
+				w.logger.Error("outbox housekeeping", "err", err)
+			} else if n > 0 {
+				w.logger.Info("outbox housekeeping", "removed", n)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
 }
 
 // notifySource gives the deliverers the payouts and (cached) merchants.

@@ -202,3 +202,53 @@ func (s *DB) SandboxMails(limit int) ([][]byte, error) {
 	})
 	return out, err
 }
+
+// Outbox housekeeping bounds what the outbox keeps forever: a delivered id is needed only
+// while a copy of its event could still arrive (retries end after 24 hours), and the sandbox
+// mailbox is for reading recent mail.
+const (
+	KeepDeliveredIDs = 7 * 24 * time.Hour
+	KeepSandboxMails = 10_000
+)
+
+// PruneOutbox forgets delivered ids older than KeepDeliveredIDs and all but the newest
+// KeepSandboxMails sandbox mails; it says how many records it removed.
+func (s *DB) PruneOutbox(now time.Time) (int, error) {
+	removed := 0
+	err := s.bolt.Update(func(tx *bolt.Tx) error {
+		sent := tx.Bucket(bOutboxSent)
+		cutoff := now.Add(-KeepDeliveredIDs)
+		var old [][]byte
+		err := sent.ForEach(func(k, v []byte) error {
+			if at, err := time.Parse(time.RFC3339Nano, string(v)); err == nil && at.Before(cutoff) {
+				old = append(old, bytes.Clone(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range old {
+			if err := sent.Delete(k); err != nil {
+				return err
+			}
+		}
+		removed += len(old)
+		// Mail keys are sequence numbers: the oldest come first.
+		box := tx.Bucket(bMailbox)
+		excess := box.Stats().KeyN - KeepSandboxMails
+		var oldest [][]byte
+		c := box.Cursor()
+		for k, _ := c.First(); k != nil && len(oldest) < excess; k, _ = c.Next() {
+			oldest = append(oldest, bytes.Clone(k))
+		}
+		for _, k := range oldest {
+			if err := box.Delete(k); err != nil {
+				return err
+			}
+		}
+		removed += len(oldest)
+		return nil
+	})
+	return removed, err
+}

@@ -178,3 +178,38 @@ func TestSandboxMailboxListsNewestFirst(t *testing.T) {
 		t.Errorf("SandboxMails(2) = %q, %v; want n 2 then 1", got, err)
 	}
 }
+
+func TestPruneOutboxForgetsOldDeliveredIDsAndOldMail(t *testing.T) {
+	db := openOutboxDB(t, filepath.Join(t.TempDir(), "p.db"))
+	defer db.Close()
+	writeEvents(t, db, outboxEvent("old", outboxT0), outboxEvent("new", outboxT0))
+	due, _, _ := db.DueEvents(outboxT0, 10)
+	if len(due) != 2 {
+		t.Fatalf("due %d", len(due))
+	}
+	if err := db.EventDelivered(due[0].Seq, "old", outboxT0.Add(-8*24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.EventDelivered(due[1].Seq, "new", outboxT0); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < store.KeepSandboxMails+3; i++ {
+		if err := db.PutSandboxMail([]byte(fmt.Sprintf(`{"n":%d}`, i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := db.PruneOutbox(outboxT0)
+	if err != nil || n != 4 {
+		t.Fatalf("pruned %d (%v), want 1 id and 3 mails", n, err)
+	}
+	if _, ok, _ := db.WasDelivered("old"); ok {
+		t.Error("an id delivered 8 days ago was kept")
+	}
+	if _, ok, _ := db.WasDelivered("new"); !ok {
+		t.Error("an id delivered now was forgotten")
+	}
+	mails, _ := db.SandboxMails(1)
+	if string(mails[0]) != fmt.Sprintf(`{"n":%d}`, store.KeepSandboxMails+2) {
+		t.Errorf("newest mail %s", mails[0])
+	}
+}
