@@ -359,7 +359,6 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 		Seal:       sealFor(sealer),
 		AdminToken: token,
 		Sandbox:    cfg.Sandbox,
-		Version:    versionString(),
 		Logger:     logger,
 		Observe:    w.metrics.Observe,
 		Fund:       w.lc.Fund,

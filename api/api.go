@@ -38,7 +38,6 @@ type Deps struct {
 	Seal       func(plain []byte, merchantID string) []byte
 	AdminToken string
 	Sandbox    bool
-	Version    string
 	Logger     *slog.Logger
 	Observe    Observer
 	// Fund adds to a merchant's balance (and releases held payouts). Required.

@@ -133,11 +133,6 @@ type CardRef struct {
 	Last4 string `json:"last4"`
 }
 
-// Output is the wire "output" of a payout.
-func (p *Payout) Output() (Stage, Status, time.Time) {
-	return p.Stage, p.Status, p.StatusChangedAt
-}
-
 // Move records a transition to status at time at, with an optional error. It refuses to go
 // backwards: a final status changes only from PROCESSED to REVERSED.
 func (p *Payout) Move(status Status, at time.Time, code, note string) bool {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -105,9 +104,6 @@ func (s *DB) Ping() error {
 	})
 }
 
-// Bolt exposes the handle for the other stores of this package.
-func (s *DB) Bolt() *bolt.DB { return s.bolt }
-
 // Backup writes a consistent copy of the whole database to w while the server runs.
 func (s *DB) Backup(w io.Writer) (int64, error) {
 	var n int64
@@ -117,21 +113,6 @@ func (s *DB) Backup(w io.Writer) (int64, error) {
 		return err
 	})
 	return n, err
-}
-
-// Meta reads a value of the meta bucket; nil when absent.
-func (s *DB) Meta(key string) ([]byte, error) {
-	var v []byte
-	err := s.bolt.View(func(tx *bolt.Tx) error {
-		v = bytes.Clone(tx.Bucket(bMeta).Get([]byte(key)))
-		return nil
-	})
-	return v, err
-}
-
-// SetMeta writes a value of the meta bucket.
-func (s *DB) SetMeta(key string, v []byte) error {
-	return s.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put([]byte(key), v) })
 }
 
 func be64(n uint64) []byte {
