@@ -263,6 +263,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if !cfg.NoDemo {
 		if err := seedDemo(db, sealer, app, base, stdout); err != nil {
 			ln.Close()
+			app.stop()
 			return err
 		}
 	}
