@@ -397,8 +397,13 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 // on, balances funded, and a signed request printed ready to paste.
 func seedDemo(db *store.DB, sealer *store.Sealer, a *app, base string, stdout io.Writer) error {
 	ms, err := db.Merchants()
-	if err != nil || len(ms) > 0 {
+	if err != nil {
 		return err
+	}
+	if len(ms) > 0 {
+		fmt.Fprintf(stdout, "%d merchant(s) in the database; credentials are shown only when a merchant is created "+
+			"(POST %s/admin/v1/merchants with the admin token in the data directory, or `payouts merchant create` with the server stopped)\n", len(ms), base)
+		return nil
 	}
 	m, c, err := api.CreateMerchant(db, sealFor(sealer), "", "Demo Merchant", rules.AllSettings(), time.Now())
 	if err != nil {
