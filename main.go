@@ -393,8 +393,9 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 	return a, nil
 }
 
-// seedDemo creates the demo merchant on a first start with an empty database: every setting
-// on, balances funded, and a signed request printed ready to paste.
+// seedDemo creates the demo merchant on a first start with an empty database: every product
+// on (not PSP, which only adds a requirement), balances funded, and a signed request printed
+// ready to paste.
 func seedDemo(db *store.DB, sealer *store.Sealer, a *app, base string, stdout io.Writer) error {
 	ms, err := db.Merchants()
 	if err != nil {
@@ -422,7 +423,7 @@ func seedDemo(db *store.DB, sealer *store.Sealer, a *app, base string, stdout io
 }
 
 const demoText = `
-Demo merchant created (credentials shown once; all settings on; balances funded in COP, PEN and USD):
+Demo merchant created (credentials shown once; every product on; balances funded in COP, PEN and USD):
   merchantId %s
   apiKey     %s
   apiSecret  %s

@@ -32,7 +32,8 @@ func DefaultSettings() Settings {
 	return Settings{CardOnFile: true}
 }
 
-// AllSettings are the demo merchant's: everything on.
+// AllSettings are the demo merchant's: every product on. PSP stays off (it only adds the
+// subMerchantInfo requirement), and so do holding on no balance and notifications.
 func AllSettings() Settings {
 	return Settings{PSP: false, EmailNotifications: true, CardPayouts: true, CardOnFile: true,
 		CashPayouts: true, RealTimePhoneAccount: true, RealTimeKey: true}
