@@ -260,6 +260,11 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		ln.Close()
 		return err
 	}
+	if err := restoreReplayGuard(db, app.auth, logger); err != nil {
+		ln.Close()
+		app.stop()
+		return err
+	}
 	if !cfg.NoDemo {
 		if err := seedDemo(db, sealer, app, base, stdout); err != nil {
 			ln.Close()
@@ -294,12 +299,41 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
+	// No request runs any more: keep the signatures accepted in the last minutes, so that
+	// none of them is accepted again after the restart.
+	if err := db.PutMeta(replayGuardKey, app.auth.SaveReplayGuard()); err != nil {
+		return fmt.Errorf("save the replay guard: %w", err)
+	}
 	logger.Info("stopped cleanly")
+	return nil
+}
+
+// replayGuardKey holds the replay guard between a clean shutdown and the next start.
+const replayGuardKey = "replay-guard"
+
+// restoreReplayGuard reloads the signatures accepted before a clean shutdown. Its absence on
+// a database that was used means the last stop was not clean (a crash, SIGKILL): what was
+// accepted then is unknown, so every request signed before this start is refused.
+func restoreReplayGuard(db *store.DB, auth *api.Authenticator, logger *slog.Logger) error {
+	snap, err := db.TakeMeta(replayGuardKey)
+	if err != nil {
+		return err
+	}
+	if snap != nil {
+		if err := auth.RestoreReplayGuard(snap); err == nil {
+			return nil
+		}
+		logger.Warn("the saved replay guard is unreadable; refusing requests signed before this start")
+	}
+	if ms, err := db.Merchants(); err == nil && len(ms) > 0 {
+		auth.RefuseSignedBefore(time.Now())
+	}
 	return nil
 }
 
 // app is the running service: its handler and the workers behind it.
 type app struct {
+	auth    *api.Authenticator
 	handler http.Handler
 	service *rules.Service
 	fund    func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error)
@@ -380,7 +414,7 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 			add(r, a)
 		}
 	}
-	a := &app{service: w.svc, fund: w.lc.Fund}
+	a := &app{service: w.svc, fund: w.lc.Fund, auth: w.deps.Auth}
 	a.handler, _ = api.New(*w.deps)
 
 	workCtx, cancel := context.WithCancel(context.Background())

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -109,7 +110,7 @@ type replayGuard struct {
 	mu      sync.Mutex
 	max     int
 	n       int
-	floor   int64 // timestamps (seconds) at or below this are refused
+	floor   int64 // timestamps (milliseconds) at or below this are refused
 	buckets map[int64]map[[16]byte]struct{}
 	order   []int64 // seconds present, ascending
 }
@@ -130,7 +131,7 @@ func (g *replayGuard) accept(sig []byte, ts, now int64) bool {
 	for len(g.order) > 0 && g.order[0] < oldest {
 		g.drop()
 	}
-	if sec <= g.floor {
+	if ts <= g.floor {
 		return false
 	}
 	b := g.buckets[sec]
@@ -151,10 +152,47 @@ func (g *replayGuard) accept(sig []byte, ts, now int64) bool {
 	b[k] = struct{}{}
 	g.n++
 	for g.n > g.max && len(g.order) > 1 {
-		g.floor = max(g.floor, g.order[0])
+		g.floor = max(g.floor, g.order[0]*1000+999) // the whole dropped second
 		g.drop()
 	}
 	return true
+}
+
+// snapshot writes every remembered signature as 8 bytes of its second and 16 of its
+// signature, and the floor first, so that a restart can restore the guard.
+func (g *replayGuard) snapshot() []byte {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := binary.BigEndian.AppendUint64(make([]byte, 0, 8+24*g.n), uint64(g.floor))
+	for _, sec := range g.order {
+		for sig := range g.buckets[sec] {
+			out = binary.BigEndian.AppendUint64(out, uint64(sec))
+			out = append(out, sig[:]...)
+		}
+	}
+	return out
+}
+
+// restore loads a snapshot; now (ms) drops what left the window.
+func (g *replayGuard) restore(b []byte, now int64) error {
+	if len(b) < 8 || (len(b)-8)%24 != 0 {
+		return errors.New("replay guard snapshot is corrupt")
+	}
+	g.mu.Lock()
+	g.floor = max(g.floor, int64(binary.BigEndian.Uint64(b)))
+	g.mu.Unlock()
+	for rest := b[8:]; len(rest) > 0; rest = rest[24:] {
+		sec := int64(binary.BigEndian.Uint64(rest))
+		g.accept(rest[8:24], sec*1000, now)
+	}
+	return nil
+}
+
+// refuseUpTo refuses every signature made at or before ts (ms).
+func (g *replayGuard) refuseUpTo(ts int64) {
+	g.mu.Lock()
+	g.floor = max(g.floor, ts)
+	g.mu.Unlock()
 }
 
 func (g *replayGuard) drop() {
@@ -224,6 +262,19 @@ func NewAuthenticator(keys *Keyring, now func() time.Time, rateLimit float64) *A
 	return &Authenticator{Keys: keys, Now: now, RateLimit: rateLimit,
 		replay: newReplayGuard(1 << 20), failures: newAddrLimiter(20), perMerch: map[string]*rate.Limiter{}}
 }
+
+// SaveReplayGuard is the state of the replay guard, for RestoreReplayGuard after a restart:
+// without it a signature accepted just before the restart could be accepted again.
+func (a *Authenticator) SaveReplayGuard() []byte { return a.replay.snapshot() }
+
+// RestoreReplayGuard loads what SaveReplayGuard wrote at the last clean shutdown.
+func (a *Authenticator) RestoreReplayGuard(b []byte) error {
+	return a.replay.restore(b, a.Now().UnixMilli())
+}
+
+// RefuseSignedBefore refuses every request signed before t: after an unclean stop the
+// signatures accepted before it are unknown, so none of that time is accepted again.
+func (a *Authenticator) RefuseSignedBefore(t time.Time) { a.replay.refuseUpTo(t.UnixMilli() - 1) }
 
 // merchantPath returns the merchant id of a signed path, or "" for a path that is not signed.
 func merchantPath(path string) string {

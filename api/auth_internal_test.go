@@ -45,3 +45,34 @@ func TestReplayGuardIsBoundedAndNeverAcceptsTwice(t *testing.T) {
 		t.Fatalf("after the window passed the guard holds %d entries, want 1", g.n)
 	}
 }
+
+// A snapshot taken at shutdown keeps refusing the same signatures after a restart.
+func TestReplayGuardSurvivesARestart(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC).UnixMilli()
+	g := newReplayGuard(1000)
+	for i := 0; i < 10; i++ {
+		g.accept(sig(i), now+int64(i)*100, now+int64(i)*100)
+	}
+	snap := g.snapshot()
+	g2 := newReplayGuard(1000)
+	if err := g2.restore(snap, now+2000); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		if g2.accept(sig(i), now+int64(i)*100, now+2000) {
+			t.Fatalf("signature %d was accepted again after the restart", i)
+		}
+	}
+	if !g2.accept(sig(99), now+2000, now+2000) {
+		t.Fatal("a fresh signature was refused after the restart")
+	}
+	if err := g2.restore([]byte{1, 2, 3}, now); err == nil {
+		t.Fatal("a corrupt snapshot was loaded")
+	}
+	// After an unclean stop everything signed before the start is refused.
+	g3 := newReplayGuard(1000)
+	g3.refuseUpTo(now)
+	if g3.accept(sig(1), now-1000, now) || !g3.accept(sig(2), now+1000, now+1000) {
+		t.Fatal("refuseUpTo did not draw the line at the start")
+	}
+}

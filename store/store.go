@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -113,6 +114,22 @@ func (s *DB) Backup(w io.Writer) (int64, error) {
 		return err
 	})
 	return n, err
+}
+
+// TakeMeta reads and removes a value of the meta bucket in one transaction; nil when absent.
+func (s *DB) TakeMeta(key string) ([]byte, error) {
+	var v []byte
+	err := s.bolt.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bMeta)
+		v = bytes.Clone(b.Get([]byte(key)))
+		return b.Delete([]byte(key))
+	})
+	return v, err
+}
+
+// PutMeta writes a value of the meta bucket.
+func (s *DB) PutMeta(key string, v []byte) error {
+	return s.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put([]byte(key), v) })
 }
 
 func be64(n uint64) []byte {
