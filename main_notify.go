@@ -30,7 +30,8 @@ func (w *wiring) wireNotifications() error {
 // notifications are the parts wireNotifications assembles; tests drive the dispatcher and
 // the claims with their own clock.
 type notifications struct {
-	dispatcher *rules.Dispatcher
+	dispatcher *rules.Dispatcher // the mail lane: beneficiary emails and cash codes
+	notifier   *rules.Dispatcher // the notify lane: merchant notifications
 	claims     *rules.CashClaims
 	mailbox    notify.MailboxHandlers
 	publicKey  []byte
@@ -60,19 +61,22 @@ func (w *wiring) newNotifications() (*notifications, error) {
 	n := &notifications{publicKey: notify.PublicKeyPEM(key), sealer: w.sealer,
 		mailbox: notify.MailboxHandlers{Box: w.db, Sandbox: w.cfg.Sandbox}}
 	mailer := &notify.Mailer{Source: src, Sender: sender, OpenCode: n.openCode, Now: w.now}
-	n.dispatcher = &rules.Dispatcher{
-		Store: w.db,
-		Deliverers: map[string]rules.Deliverer{
-			rules.EventBeneficiaryMail: mailer,
-			rules.EventCashOTP:         mailer,
-			rules.EventMerchantNotification: &notify.Notifier{Source: src, Body: api.PayoutJSON, Key: key,
-				Client: notify.NewHTTPClient(w.cfg.AllowPrivateNotifURL)},
-		},
-		Now:       w.now,
-		Log:       w.logger,
-		Delivered: func(kind string) { w.metrics.OutboxSent.WithLabelValues(kind).Inc() },
-		Failed:    func(kind string) { w.metrics.OutboxFailures.WithLabelValues(kind).Inc() },
+	// One dispatcher per lane: a merchant endpoint that hangs until its timeout never holds
+	// up a beneficiary's email or cash code.
+	lane := func(l rules.Lane, deliverers map[string]rules.Deliverer) *rules.Dispatcher {
+		return &rules.Dispatcher{
+			Store:      w.db,
+			Lane:       l,
+			Deliverers: deliverers,
+			Now:        w.now,
+			Log:        w.logger,
+			Delivered:  func(kind string) { w.metrics.OutboxSent.WithLabelValues(kind).Inc() },
+			Failed:     func(kind string) { w.metrics.OutboxFailures.WithLabelValues(kind).Inc() },
+		}
 	}
+	n.dispatcher = lane(rules.LaneMail, map[string]rules.Deliverer{rules.EventBeneficiaryMail: mailer, rules.EventCashOTP: mailer})
+	n.notifier = lane(rules.LaneNotify, map[string]rules.Deliverer{rules.EventMerchantNotification: &notify.Notifier{
+		Source: src, Body: api.PayoutJSON, Key: key, Client: notify.NewHTTPClient(w.cfg.AllowPrivateNotifURL)}})
 	n.claims = &rules.CashClaims{Store: w.db, Settle: w.lc.Settle, Now: w.now}
 	return n, nil
 }
@@ -116,6 +120,7 @@ func (n *notifications) install(w *wiring) {
 			finished(p)
 		}
 		n.dispatcher.Kick()
+		n.notifier.Kick()
 	}
 	// A Colombia cash payout is created with its one-time code (spec 6): only the hash on
 	// the payout, the code sealed in the event that emails it.
@@ -152,7 +157,7 @@ func (n *notifications) install(w *wiring) {
 		r.Get("/sandbox/mail.json", n.mailbox.JSON)
 		api.RegisterClaim(a, w.cfg.Sandbox, n.claims.Claim)
 	})
-	w.workers = append(w.workers, n.dispatcher.Run, func(ctx context.Context) {
+	w.workers = append(w.workers, n.dispatcher.Run, n.notifier.Run, func(ctx context.Context) {
 		// Old delivered ids and old sandbox mail are forgotten: the outbox stays bounded.
 		t := time.NewTicker(time.Hour)
 		defer t.Stop()

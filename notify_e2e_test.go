@@ -683,3 +683,30 @@ func TestCashClaimExpiresAtClaimUntilWithInjectedClock(t *testing.T) {
 		t.Errorf("the one-time code appears in the log")
 	}
 }
+
+// A merchant endpoint that hangs does not hold up the beneficiary's email: notifications
+// and emails travel in separate lanes of the outbox.
+func TestMailNotHeldUpByAHangingMerchantEndpoint(t *testing.T) {
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hang.Close()
+	defer close(release)
+	s := startServer(t, "", "--allow-private-notification-urls")
+	c := s.newMerchant(t, map[string]any{"emailNotifications": true, "notificationUrl": hang.URL + "/hook"})
+	// First wave: its notifications hang in the merchant's endpoint.
+	for i := 0; i < 4; i++ {
+		c.waitStage(t, c.create(t, perBankRequest("HANG-"+strconv.Itoa(i))).Payout.ID, "SUCCESS", 10*time.Second)
+	}
+	s.waitMails(t, "?kind="+rules.EventBeneficiaryMail, 4, 5*time.Second)
+	time.Sleep(200 * time.Millisecond) // the notifications are in flight, hanging
+	// Second wave: its emails must not wait for the hanging notifications (15 s each).
+	for i := 4; i < 6; i++ {
+		c.waitStage(t, c.create(t, perBankRequest("HANG-"+strconv.Itoa(i))).Payout.ID, "SUCCESS", 10*time.Second)
+	}
+	s.waitMails(t, "?kind="+rules.EventBeneficiaryMail, 6, 3*time.Second)
+}

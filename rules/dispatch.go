@@ -9,6 +9,23 @@ import (
 	"time"
 )
 
+// Lane is a queue of the outbox with its own dispatcher, so that a slow merchant endpoint
+// (up to its 15 s timeout, per try) never holds up a beneficiary's email or cash code.
+type Lane string
+
+const (
+	LaneMail   Lane = "mail"   // beneficiary emails and cash codes
+	LaneNotify Lane = "notify" // merchant notifications
+)
+
+// LaneOf is the lane an event kind travels in.
+func LaneOf(kind string) Lane {
+	if kind == EventMerchantNotification {
+		return LaneNotify
+	}
+	return LaneMail
+}
+
 // OutboxEntry is one stored event with its place in the outbox.
 type OutboxEntry struct {
 	Seq uint64
@@ -18,10 +35,11 @@ type OutboxEntry struct {
 // OutboxStore is the durable outbox (contract section 7): the events written with the
 // state changes, the ids already delivered, and the dead letters.
 type OutboxStore interface {
-	// DueEvents lists up to limit events whose NextAt is at or before now, oldest first,
-	// leaving out (and dropping) those whose id was already delivered. next is the earliest
-	// NextAt of the events not yet due, zero when there is none (or when the batch is full).
-	DueEvents(now time.Time, limit int) (due []OutboxEntry, next time.Time, err error)
+	// DueEvents lists up to limit events of a lane whose NextAt is at or before now, oldest
+	// first, leaving out (and dropping) those whose id was already delivered. next is the
+	// earliest NextAt of the lane's events not yet due, zero when there is none (or when the
+	// batch is full).
+	DueEvents(lane Lane, now time.Time, limit int) (due []OutboxEntry, next time.Time, err error)
 	// EventDelivered removes the entry and records its event id as delivered, in one
 	// transaction, so that no later copy of the event is ever delivered.
 	EventDelivered(seq uint64, id string, at time.Time) error
@@ -71,6 +89,7 @@ func IsPermanent(err error) bool {
 // restart resumes where it stopped.
 type Dispatcher struct {
 	Store      OutboxStore
+	Lane       Lane                 // the lane this dispatcher takes; empty: every lane, one after the other
 	Deliverers map[string]Deliverer // by Event.Kind
 	Now        func() time.Time
 	// Rand returns a number in [0, 1) for the jitter; nil uses math/rand/v2.
@@ -168,10 +187,30 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 
 func (d *Dispatcher) runOnce(ctx context.Context) (int, time.Time, error) {
 	d.init()
-	due, next, err := d.Store.DueEvents(d.Now(), d.BatchSize)
-	if err != nil || len(due) == 0 {
-		return 0, next, err
+	lanes := []Lane{d.Lane}
+	if d.Lane == "" {
+		lanes = []Lane{LaneMail, LaneNotify}
 	}
+	var taken int
+	var next time.Time
+	for _, lane := range lanes {
+		due, laneNext, err := d.Store.DueEvents(lane, d.Now(), d.BatchSize)
+		if err != nil {
+			return taken, next, err
+		}
+		if !laneNext.IsZero() && (next.IsZero() || laneNext.Before(next)) {
+			next = laneNext
+		}
+		taken = max(taken, len(due))
+		if err := d.deliverAll(ctx, due); err != nil {
+			return taken, next, err
+		}
+	}
+	return taken, next, nil
+}
+
+// deliverAll delivers a batch, Parallel at a time, and returns the first store error.
+func (d *Dispatcher) deliverAll(ctx context.Context, due []OutboxEntry) error {
 	// Two copies of one event id in a batch: deliver the first; the store drops the
 	// others once it is recorded as delivered.
 	seen := make(map[string]bool, len(due))
@@ -198,7 +237,7 @@ func (d *Dispatcher) runOnce(ctx context.Context) (int, time.Time, error) {
 		}()
 	}
 	wg.Wait()
-	return len(due), next, firstErr
+	return firstErr
 }
 
 // deliver tries one event and records what happened; the error is the store's.

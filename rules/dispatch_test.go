@@ -57,7 +57,7 @@ func (m *dispOutbox) add(ev rules.Event) {
 	m.events[m.seq] = ev
 }
 
-func (m *dispOutbox) DueEvents(now time.Time, limit int) ([]rules.OutboxEntry, time.Time, error) {
+func (m *dispOutbox) DueEvents(lane rules.Lane, now time.Time, limit int) ([]rules.OutboxEntry, time.Time, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var seqs []uint64
@@ -69,6 +69,9 @@ func (m *dispOutbox) DueEvents(now time.Time, limit int) ([]rules.OutboxEntry, t
 	var next time.Time
 	for _, s := range seqs {
 		ev := m.events[s]
+		if rules.LaneOf(ev.Kind) != lane {
+			continue
+		}
 		if _, ok := m.sent[ev.ID]; ok {
 			delete(m.events, s)
 			continue

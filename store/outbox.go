@@ -17,14 +17,17 @@ var (
 	bOutboxSent = []byte("outbox_sent")  // event id → delivery time (RFC 3339): delivered once
 	bOutboxDead = []byte("outbox_dead")  // be64(seq) → Event JSON: given up, kept for inspection
 	bMailbox    = []byte("sandbox_mail") // be64(seq) → mail JSON: the sandbox mailbox
-	bOutboxDue  = []byte("outbox_due")   // be64(NextAt nanos) be64(seq) → nil: pending events by due time
+	bOutboxDue  = []byte("outbox_due")   // lane 0 be64(NextAt nanos) be64(seq) → nil: pending events by lane and due time
 )
 
-func dueKey(at time.Time, seq uint64) []byte {
-	k := make([]byte, 16)
-	binary.BigEndian.PutUint64(k, uint64(at.UnixNano()))
-	binary.BigEndian.PutUint64(k[8:], seq)
-	return k
+// dueKey is an event's place in the due-time index of its lane.
+func dueKey(ev rules.Event, seq uint64) []byte {
+	lane := rules.LaneOf(ev.Kind)
+	k := make([]byte, 0, len(lane)+17)
+	k = append(k, lane...)
+	k = append(k, 0)
+	k = binary.BigEndian.AppendUint64(k, uint64(ev.NextAt.UnixNano()))
+	return binary.BigEndian.AppendUint64(k, seq)
 }
 
 // forgetDue removes the due-time entry of the pending event seq.
@@ -37,14 +40,14 @@ func forgetDue(tx *bolt.Tx, seq uint64) error {
 	if err := unmarshal(raw, &ev); err != nil {
 		return err
 	}
-	return tx.Bucket(bOutboxDue).Delete(dueKey(ev.NextAt, seq))
+	return tx.Bucket(bOutboxDue).Delete(dueKey(ev, seq))
 }
 
 // DueEvents lists up to limit outbox events due at now, earliest due first (then in the
 // order they were written), and the NextAt of the first event not yet due. Events whose
 // id was already delivered are dropped from the outbox instead of being listed
 // (rules.OutboxStore).
-func (s *DB) DueEvents(now time.Time, limit int) ([]rules.OutboxEntry, time.Time, error) {
+func (s *DB) DueEvents(lane rules.Lane, now time.Time, limit int) ([]rules.OutboxEntry, time.Time, error) {
 	var due []rules.OutboxEntry
 	var next time.Time
 	var stale []uint64
@@ -53,8 +56,10 @@ func (s *DB) DueEvents(now time.Time, limit int) ([]rules.OutboxEntry, time.Time
 		events := tx.Bucket(bOutbox)
 		c := tx.Bucket(bOutboxDue).Cursor()
 		end := uint64(now.UnixNano())
-		// The due-time index: only the events due now are read, however many wait.
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		prefix := append([]byte(lane), 0)
+		// The lane's due-time index: only the events due now are read, however many wait.
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			k = k[len(prefix):]
 			if at := binary.BigEndian.Uint64(k[:8]); at > end {
 				next = time.Unix(0, int64(at))
 				break
@@ -116,7 +121,7 @@ func (s *DB) RescheduleEvent(seq uint64, ev rules.Event) error {
 		if err := forgetDue(tx, seq); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bOutboxDue).Put(dueKey(ev.NextAt, seq), nil); err != nil {
+		if err := tx.Bucket(bOutboxDue).Put(dueKey(ev, seq), nil); err != nil {
 			return err
 		}
 		return putJSON(b, be64(seq), ev)

@@ -47,7 +47,7 @@ func TestOutboxDueEventsByDueTimeWithTheNextTime(t *testing.T) {
 	db := openOutboxDB(t, filepath.Join(t.TempDir(), "p.db"))
 	defer db.Close()
 	pid := writeEvents(t, db, outboxEvent("a", outboxT0), outboxEvent("later", outboxT0.Add(time.Hour)), outboxEvent("b", outboxT0.Add(-time.Minute)))
-	due, next, err := db.DueEvents(outboxT0, 10)
+	due, next, err := db.DueEvents(rules.LaneNotify, outboxT0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestOutboxDueEventsByDueTimeWithTheNextTime(t *testing.T) {
 	if !next.Equal(outboxT0.Add(time.Hour)) {
 		t.Errorf("next %v, want the later event's NextAt", next)
 	}
-	if due, _, _ := db.DueEvents(outboxT0, 1); len(due) != 1 {
+	if due, _, _ := db.DueEvents(rules.LaneNotify, outboxT0, 1); len(due) != 1 {
 		t.Errorf("limit 1 gave %d events", len(due))
 	}
 	if n := db.OutboxDepth(); n != 3 {
@@ -69,12 +69,12 @@ func TestOutboxDeliveredIDDropsEveryLaterCopy(t *testing.T) {
 	db := openOutboxDB(t, filepath.Join(t.TempDir(), "p.db"))
 	defer db.Close()
 	writeEvents(t, db, outboxEvent("x", outboxT0))
-	due, _, _ := db.DueEvents(outboxT0, 10)
+	due, _, _ := db.DueEvents(rules.LaneNotify, outboxT0, 10)
 	if err := db.EventDelivered(due[0].Seq, "x", outboxT0); err != nil {
 		t.Fatal(err)
 	}
 	writeEvents(t, db, outboxEvent("x", outboxT0)) // the same event written again
-	if due, _, _ := db.DueEvents(outboxT0, 10); len(due) != 0 {
+	if due, _, _ := db.DueEvents(rules.LaneNotify, outboxT0, 10); len(due) != 0 {
 		t.Fatalf("a delivered event id is due again: %+v", due)
 	}
 	if n := db.OutboxDepth(); n != 0 {
@@ -89,7 +89,7 @@ func TestOutboxRescheduleAndDeadLettersSurviveReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.db")
 	db := openOutboxDB(t, path)
 	writeEvents(t, db, outboxEvent("retry", outboxT0), outboxEvent("dead", outboxT0))
-	due, _, _ := db.DueEvents(outboxT0, 10)
+	due, _, _ := db.DueEvents(rules.LaneNotify, outboxT0, 10)
 	r := due[0].Event
 	r.Attempts, r.NextAt, r.LastError = 3, outboxT0.Add(8*time.Second), "503"
 	if err := db.RescheduleEvent(due[0].Seq, r); err != nil {
@@ -102,10 +102,10 @@ func TestOutboxRescheduleAndDeadLettersSurviveReopen(t *testing.T) {
 
 	db = openOutboxDB(t, path)
 	defer db.Close()
-	if due, next, _ := db.DueEvents(outboxT0, 10); len(due) != 0 || !next.Equal(outboxT0.Add(8*time.Second)) {
+	if due, next, _ := db.DueEvents(rules.LaneNotify, outboxT0, 10); len(due) != 0 || !next.Equal(outboxT0.Add(8*time.Second)) {
 		t.Fatalf("after reopen: due %+v next %v; want nothing due until +8s", due, next)
 	}
-	due, _, _ = db.DueEvents(outboxT0.Add(8*time.Second), 10)
+	due, _, _ = db.DueEvents(rules.LaneNotify, outboxT0.Add(8*time.Second), 10)
 	if len(due) != 1 || due[0].ID != "retry" || due[0].Attempts != 3 || due[0].LastError != "503" {
 		t.Fatalf("after reopen: %+v; want the rescheduled event with its attempts", due)
 	}
@@ -183,7 +183,7 @@ func TestPruneOutboxForgetsOldDeliveredIDsAndOldMail(t *testing.T) {
 	db := openOutboxDB(t, filepath.Join(t.TempDir(), "p.db"))
 	defer db.Close()
 	writeEvents(t, db, outboxEvent("old", outboxT0), outboxEvent("new", outboxT0))
-	due, _, _ := db.DueEvents(outboxT0, 10)
+	due, _, _ := db.DueEvents(rules.LaneNotify, outboxT0, 10)
 	if len(due) != 2 {
 		t.Fatalf("due %d", len(due))
 	}
