@@ -193,6 +193,8 @@ func TestMailBeneficiaryEmailOverSMTPHasRecipientSubjectAndAmount(t *testing.T) 
 	if got := messagesWith(smtp.Messages(), "MAIL-OFF"); len(got) != 0 {
 		t.Errorf("%d emails for a merchant with email notifications off", len(got))
 	}
+	// The metric counts a delivery once it is recorded, a moment after the server has the mail.
+	s.waitMetric(t, `payouts_outbox_delivered_total{kind="beneficiary.mail"}`, 2, 10*time.Second)
 	if got := s.metric(t, `payouts_outbox_delivered_total{kind="beneficiary.mail"}`); got != 2 {
 		t.Errorf("delivered metric %v, want 2", got)
 	}
@@ -394,6 +396,8 @@ func TestNotificationSignedRetriedUntil2xxDeliveredOncePerEvent(t *testing.T) {
 	if got.Output.Stage != "REJECTED" || len(got.Errors) != 1 || got.Errors[0].Code != rules.CodeBankRejected {
 		t.Errorf("rejection notification %s", acc[badID][0])
 	}
+	// The metrics count a delivery once it is recorded, a moment after the receiver has it.
+	s.waitMetric(t, `payouts_outbox_delivered_total{kind="merchant.notification"}`, 2, 10*time.Second)
 	if got := s.metric(t, `payouts_outbox_failures_total{kind="merchant.notification"}`); got != 4 {
 		t.Errorf("failures metric %v, want 4", got)
 	}
