@@ -132,7 +132,7 @@ func checkColombiaDocument(ps *problems, d Document) bool {
 		ps.addf(CodeCOLDocumentNumber, fieldDocNumber, n, "a %s number is required (spec 2.4)", t.name)
 	case t.letters && !isAlnum(n):
 		ps.addf(CodeCOLDocumentNumber, fieldDocNumber, n, "a %s number has only letters and digits (spec 2.4)", t.name)
-	case !t.letters && !isDigits(n):
+	case !t.letters && !IsDigits(n):
 		ps.addf(CodeCOLDocumentNumber, fieldDocNumber, n, "a %s number has only digits (spec 2.4)", t.name)
 	case len(n) > t.max:
 		ps.addf(CodeCOLDocumentNumber, fieldDocNumber, n, "a %s number has at most %d characters (spec 2.4)", t.name, t.max)
@@ -147,7 +147,7 @@ func colombiaAccountType(ps *problems, raw Text) (int, bool) {
 		ps.add(CodeAccountTypeRequired, fieldAccountType, "is required in Colombia (spec 2.4): 1 current, 2 savings, 3 cash, 4 cellphone, 5 Bre-B key, or its text form", nil)
 		return 0, false
 	}
-	if n, ok := raw.Int(); ok && n >= colCurrent && n <= colKey && isDigits(s) {
+	if n, ok := raw.Int(); ok && n >= colCurrent && n <= colKey && IsDigits(s) {
 		return n, true
 	}
 	key := strings.Map(func(r rune) rune {
@@ -195,7 +195,7 @@ func breBKeyProblem(k string) string {
 	}
 	switch {
 	case isColombiaCellphone(strings.TrimPrefix(k, "+57")):
-	case isDigits(k): // a national ID number
+	case IsDigits(k): // a national ID number
 	case k[0] == '@':
 		if !isAlnum(k[1:]) {
 			return "a Bre-B alias is @ followed by letters and digits only (spec 2.4)"
@@ -213,7 +213,7 @@ func breBKeyProblem(k string) string {
 // isColombiaCellphone: a Colombian mobile number is 10 digits and starts with 3 (the national
 // numbering plan); the country code is not part of accountNumber.
 func isColombiaCellphone(s string) bool {
-	return len(s) == 10 && s[0] == '3' && isDigits(s)
+	return len(s) == 10 && s[0] == '3' && IsDigits(s)
 }
 
 // cash checks a cash claim (spec 8, "Cash"): the merchant's cash setting, bank 099, the
@@ -294,7 +294,7 @@ func (c colCheck) account(at int) (Channel, string) {
 		case num == "":
 		case at == colCellphone && !isColombiaCellphone(num):
 			c.ps.add(CodeCOLCellphone, fieldAccountNumber, "a Colombia cellphone number has 10 digits and starts with 3 (accountType 4)", num)
-		case at != colCellphone && (!isDigits(num) || len(num) > 20):
+		case at != colCellphone && (!IsDigits(num) || len(num) > 20):
 			c.ps.add(CodeCOLAccountNumber, fieldAccountNumber, "a Colombia bank account number has 1 to 20 digits", num)
 		}
 		if c.amountOK {

@@ -36,7 +36,7 @@ const maxAmountDigits = 10
 func parseAmount(ps *problems, raw json.Number) (int64, bool) {
 	s := raw.String()
 	switch {
-	case !isDigits(s):
+	case !IsDigits(s):
 		ps.add(CodeAmountInteger, fieldAmount, "must be an integer of minor units, without fraction or exponent: the last two digits are the decimals (100000 is 1,000.00)", raw)
 		return 0, false
 	case len(s) > maxAmountDigits:
@@ -82,8 +82,8 @@ func money(minor int64) string {
 	return b.String()
 }
 
-// isDigits reports whether s is non-empty and only ASCII digits.
-func isDigits(s string) bool {
+// IsDigits reports whether s is non-empty and only ASCII digits.
+func IsDigits(s string) bool {
 	if s == "" {
 		return false
 	}

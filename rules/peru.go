@@ -104,7 +104,7 @@ func checkPeruDocument(ps *problems, d Document) {
 		return
 	}
 	n := d.Number
-	valid := isDigits(n)
+	valid := IsDigits(n)
 	if t.letters {
 		valid = isAlnum(n)
 	}
@@ -122,7 +122,7 @@ func peruAccountType(ps *problems, raw Text) (at int, sent, ok bool) {
 	}
 	n, isInt := raw.Int()
 	switch {
-	case !isInt || !isDigits(s):
+	case !isInt || !IsDigits(s):
 	case n == perCurrent || n == perSavings || n == perCellphone:
 		return n, true, true
 	case n == perCard:
@@ -140,7 +140,7 @@ func (p perCheck) transfer(at int, atSent bool) (int, Channel, string) {
 	ba := &req.Destination.BankAccount
 	num := string(ba.AccountNumber)
 	cciSent := ba.CCI != ""
-	cciOK := isDigits(ba.CCI) && len(ba.CCI) == perCCIDigits
+	cciOK := IsDigits(ba.CCI) && len(ba.CCI) == perCCIDigits
 	if cciSent && !cciOK {
 		ps.add(CodeCCIFormat, fieldCCI, "must be 20 digits (spec 2.5)", ba.CCI)
 	}
@@ -254,7 +254,7 @@ func (p perCheck) accountNumber(b Bank, at int, num string) {
 			bad("a wallet " + b.Code + " account number has 9 digits and starts with 9 (spec 2.5)")
 		}
 	case b.Code == perBank001:
-		if !isDigits(num) || len(num) != 18 && len(num) != 20 {
+		if !IsDigits(num) || len(num) != 18 && len(num) != 20 {
 			bad("a bank 001 account number has 18 or 20 digits (spec 2.5)")
 		}
 	case b.Code == perBank002:
@@ -262,19 +262,19 @@ func (p perCheck) accountNumber(b Bank, at int, num string) {
 		if at == perCurrent {
 			want, kind = 13, "current or master (accountType 1)"
 		}
-		if !isDigits(num) || len(num) != want {
+		if !IsDigits(num) || len(num) != want {
 			p.ps.addf(CodePERAccountNumber, fieldAccountNumber, num, "a bank 002 %s account number has %d digits (spec 2.5: 13 current, 14 savings)", kind, want)
 		}
 	case b.Code == perBank003:
-		if !isDigits(num) || len(num) != 13 {
+		if !IsDigits(num) || len(num) != 13 {
 			bad("a bank 003 account number has 13 digits (spec 2.5)")
 		}
 	case b.Code == perBankNoRUC:
-		if !isDigits(num) || len(num) != 10 {
+		if !IsDigits(num) || len(num) != 10 {
 			bad("a bank 004 account number has 10 digits: 3 of agency and 7 of account (spec 2.5)")
 		}
 	default:
-		if !isDigits(num) || len(num) != perCCIDigits {
+		if !IsDigits(num) || len(num) != perCCIDigits {
 			p.ps.addf(CodeAccountNumberCCI, fieldAccountNumber, num, "for bank %s accountNumber must be the 20-digit CCI (spec 2.5)", b.Code)
 		}
 	}
@@ -282,7 +282,7 @@ func (p perCheck) accountNumber(b Bank, at int, num string) {
 
 // isPeruCellphone: a Peruvian mobile number has 9 digits and starts with 9 (spec 2.5).
 func isPeruCellphone(s string) bool {
-	return len(s) == 9 && s[0] == '9' && isDigits(s)
+	return len(s) == 9 && s[0] == '9' && IsDigits(s)
 }
 
 // channel picks the rail (spec 2.5 bank table, spec 8 Peru rule 2): real-time needs the CCI,
@@ -307,7 +307,7 @@ func (p perCheck) channel(b Bank, at int, cciSent, cciOK bool) Channel {
 func (p perCheck) card() (Channel, string, int) {
 	ps, req := p.ps, p.req
 	ba := &req.Destination.BankAccount
-	if n, ok := ba.AccountType.Int(); !ok || n != perCard || !isDigits(string(ba.AccountType)) {
+	if n, ok := ba.AccountType.Int(); !ok || n != perCard || !IsDigits(string(ba.AccountType)) {
 		var v any
 		if ba.AccountType != "" {
 			v = string(ba.AccountType)
@@ -331,7 +331,7 @@ func (p perCheck) card() (Channel, string, int) {
 	minutes := perExpirationDefault
 	if s := strings.TrimSpace(string(req.ExpirationTime)); s != "" {
 		n, ok := req.ExpirationTime.Int()
-		if !ok || !isDigits(s) || n < perExpirationMin || n > perExpirationMax {
+		if !ok || !IsDigits(s) || n < perExpirationMin || n > perExpirationMax {
 			ps.add(CodeExpirationTime, fieldExpTime, "must be a whole number of minutes from 5 to 30 (spec 8, Peru rule 3)", string(req.ExpirationTime))
 			minutes = 0
 		} else {
@@ -343,7 +343,7 @@ func (p perCheck) card() (Channel, string, int) {
 			p.noRUC(b)
 		}
 	}
-	if ba.CCI != "" && (!isDigits(ba.CCI) || len(ba.CCI) != perCCIDigits) {
+	if ba.CCI != "" && (!IsDigits(ba.CCI) || len(ba.CCI) != perCCIDigits) {
 		ps.add(CodeCCIFormat, fieldCCI, "must be 20 digits (spec 2.5)", ba.CCI)
 	}
 	p.checkMax("a card payout")

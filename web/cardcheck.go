@@ -1,6 +1,8 @@
 package web
 
 import (
+	"payouts/rules"
+
 	"strconv"
 	"strings"
 	"time"
@@ -52,7 +54,7 @@ func checkCard(in cardInput, now time.Time) (card, map[string]string) {
 	switch {
 	case pan == "":
 		errs[templates.FieldPAN] = "pan.required"
-	case !isDigits(pan):
+	case !rules.IsDigits(pan):
 		errs[templates.FieldPAN] = "pan.digits"
 	case pan[0] != '4':
 		errs[templates.FieldPAN] = "pan.visa"
@@ -70,7 +72,7 @@ func checkCard(in cardInput, now time.Time) (card, map[string]string) {
 	switch cvv := strings.TrimSpace(in.CVV); {
 	case cvv == "":
 		errs[templates.FieldCVV] = "cvv.required"
-	case len(cvv) != 3 || !isDigits(cvv):
+	case len(cvv) != 3 || !rules.IsDigits(cvv):
 		errs[templates.FieldCVV] = "cvv.format"
 	}
 	return c, errs
@@ -90,7 +92,7 @@ func checkExpiry(s string, now time.Time, c *card) string {
 		}
 		mm, yy = s[:2], s[2:]
 	}
-	if len(mm) < 1 || len(mm) > 2 || (len(yy) != 2 && len(yy) != 4) || !isDigits(mm) || !isDigits(yy) {
+	if len(mm) < 1 || len(mm) > 2 || (len(yy) != 2 && len(yy) != 4) || !rules.IsDigits(mm) || !rules.IsDigits(yy) {
 		return "expiry.format"
 	}
 	month, _ := strconv.Atoi(mm)
@@ -128,18 +130,6 @@ func validHolder(s string) bool {
 		}
 	}
 	return letter
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // luhn is the ISO/IEC 7812 check digit test.
