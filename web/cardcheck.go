@@ -1,14 +1,13 @@
 package web
 
 import (
-	"payouts/rules"
-
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"payouts/rules"
 	"payouts/templates"
 )
 
