@@ -1,9 +1,7 @@
 package main
 
 import (
-	"net/http"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -55,35 +53,4 @@ func TestEndToEndCreateRestartRead(t *testing.T) {
 	}
 	// The lifecycle resumes after the restart and finishes the payout.
 	c.waitStage(t, created.Payout.ID, "SUCCESS", 10*time.Second)
-}
-
-// A request accepted before a restart is refused after it: clean (the guard is saved at
-// shutdown) or not (everything signed before the start is refused).
-func TestReplayRefusedAcrossRestart(t *testing.T) {
-	dir := t.TempDir()
-	s := startServer(t, dir)
-	c := s.newMerchant(t, nil)
-	req := c.request("GET", "balance", nil, "")
-	resp, err := c.HTTP.Do(req)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("first: %v %v", resp, err)
-	}
-	resp.Body.Close()
-	s.Stop(t)
-	s2 := startServer(t, dir)
-	replay, _ := http.NewRequest("GET", strings.Replace(req.URL.String(), s.URL, s2.URL, 1), nil)
-	replay.Header = req.Header.Clone()
-	resp, err = c.HTTP.Do(replay)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 401 {
-		t.Fatalf("a replay after a clean restart: %d, want 401", resp.StatusCode)
-	}
-	// A fresh request works after the restart.
-	c = c.with(func(c *merchantClient) { c.Base = s2.URL })
-	if code, _, raw := c.do(t, "GET", "balance", nil, ""); code != 200 {
-		t.Fatalf("fresh request after restart: %d %s", code, raw)
-	}
 }

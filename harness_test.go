@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,10 +144,6 @@ type merchantClient struct {
 	HTTP                          *http.Client
 	// Now signs with this clock; nil is time.Now.
 	Now func() time.Time
-	// last is the last timestamp signed: each request gets a later one, because a
-	// signature is accepted once and two identical requests in one millisecond would
-	// otherwise carry the same signature.
-	last atomic.Int64
 }
 
 // newMerchant creates a merchant with the given settings (JSON names) and funds it.
@@ -203,15 +198,6 @@ func (c *merchantClient) request(method, path string, body []byte, query string)
 		now = c.Now
 	}
 	ts := now().UnixMilli()
-	for {
-		last := c.last.Load()
-		if ts <= last && c.Now == nil {
-			ts = last + 1
-		}
-		if c.last.CompareAndSwap(last, max(ts, last)) {
-			break
-		}
-	}
 	sig := rules.Signature(c.Secret, method, path, ts, body)
 	u := fmt.Sprintf("%s%s?timestamp=%d&signature=%s", c.Base, path, ts, sig)
 	if query != "" {
@@ -320,7 +306,6 @@ func colBankRequest(orderID string) map[string]any {
 // with is a copy of the client changed by edit (for signing with a wrong key, clock, id).
 func (c *merchantClient) with(edit func(*merchantClient)) *merchantClient {
 	n := &merchantClient{Base: c.Base, MerchantID: c.MerchantID, Key: c.Key, Secret: c.Secret, HTTP: c.HTTP, Now: c.Now}
-	n.last.Store(c.last.Load())
 	edit(n)
 	return n
 }

@@ -264,7 +264,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		ln.Close()
 		return err
 	}
-	if err := restoreReplayGuard(db, app.auth, logger); err != nil {
+	// Versions before signatures became reusable saved a replay guard here; it means nothing now.
+	if _, err := db.TakeMeta("replay-guard"); err != nil {
 		ln.Close()
 		app.stop()
 		return err
@@ -303,35 +304,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	// No request runs any more: keep the signatures accepted in the last minutes, so that
-	// none of them is accepted again after the restart.
-	if err := db.PutMeta(replayGuardKey, app.auth.SaveReplayGuard()); err != nil {
-		return fmt.Errorf("save the replay guard: %w", err)
-	}
 	logger.Info("stopped cleanly")
-	return nil
-}
-
-// replayGuardKey holds the replay guard between a clean shutdown and the next start.
-const replayGuardKey = "replay-guard"
-
-// restoreReplayGuard reloads the signatures accepted before a clean shutdown. Its absence on
-// a database that was used means the last stop was not clean (a crash, SIGKILL): what was
-// accepted then is unknown, so every request signed before this start is refused.
-func restoreReplayGuard(db *store.DB, auth *api.Authenticator, logger *slog.Logger) error {
-	snap, err := db.TakeMeta(replayGuardKey)
-	if err != nil {
-		return err
-	}
-	if snap != nil {
-		if err := auth.RestoreReplayGuard(snap); err == nil {
-			return nil
-		}
-		logger.Warn("the saved replay guard is unreadable; refusing requests signed before this start")
-	}
-	if ms, err := db.Merchants(); err == nil && len(ms) > 0 {
-		auth.RefuseSignedBefore(time.Now())
-	}
 	return nil
 }
 
@@ -369,8 +342,12 @@ type wiring struct {
 	workers []func(ctx context.Context)
 }
 
+// serverClock is the service's clock; the tests of the published signing vectors (signed in
+// 2023) set it back, and nothing else changes it.
+var serverClock = time.Now
+
 func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Sealer, logger *slog.Logger, token string) (*app, error) {
-	w := &wiring{cfg: cfg, db: db, sealer: sealer, logger: logger, now: time.Now}
+	w := &wiring{cfg: cfg, db: db, sealer: sealer, logger: logger, now: serverClock}
 	w.keys = api.NewKeyring(merchantSource{db, sealer})
 	w.metrics = api.NewMetrics(func() float64 { return float64(db.OutboxDepth()) })
 	var rail rules.Rail = &rules.SimulatedRail{Delay: cfg.SandboxDelay, BatchDelay: cfg.SandboxBatchDelay, Now: w.now}

@@ -54,6 +54,12 @@ var merchantIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
 // CreateMerchant makes a merchant with fresh credentials: the key stored hashed, the secret
 // sealed. It is shared by the admin API, the CLI and the demo seed.
 func CreateMerchant(st Store, seal func([]byte, string) []byte, id, name string, settings rules.Settings, now time.Time) (*rules.Merchant, Credentials, error) {
+	return ImportMerchant(st, seal, id, name, settings, NewCredentials(), now)
+}
+
+// ImportMerchant makes a merchant with credentials it already has (a merchant moving from
+// the original API keeps its key and secret; the tests use the published signing vectors).
+func ImportMerchant(st Store, seal func([]byte, string) []byte, id, name string, settings rules.Settings, c Credentials, now time.Time) (*rules.Merchant, Credentials, error) {
 	if id != "" && !merchantIDPattern.MatchString(id) {
 		return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeWrongType, Field: "merchantId", Value: id,
 			Message: "must be 1 to 40 letters, digits, - or _"}
@@ -61,7 +67,6 @@ func CreateMerchant(st Store, seal func([]byte, string) []byte, id, name string,
 	if strings.TrimSpace(name) == "" {
 		return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeNameRequired, Field: "name", Message: "is required"}
 	}
-	c := NewCredentials()
 	m := &rules.Merchant{ID: id, Name: name, APIKeyHash: HashAPIKey(c.APIKey), Settings: settings, CreatedAt: now.UTC()}
 	err := st.CreateMerchant(m, func(m *rules.Merchant) error {
 		m.SealedSecret = seal([]byte(c.APISecret), m.ID)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -101,107 +100,6 @@ func (k *Keyring) Merchant(id string) (*rules.Merchant, error) {
 	return e.merchant, nil
 }
 
-// replayGuard remembers the signatures it accepted so that each is accepted once. Memory is
-// bounded: entries are grouped by their signed timestamp (second), and when more than max
-// are held the oldest second is dropped and every request signed at or before it is
-// refused from then on. Under extreme load the effective window shrinks instead of memory
-// growing; a replay is never accepted.
-type replayGuard struct {
-	mu      sync.Mutex
-	max     int
-	n       int
-	floor   int64 // timestamps (milliseconds) at or below this are refused
-	buckets map[int64]map[[16]byte]struct{}
-	order   []int64 // seconds present, ascending
-}
-
-func newReplayGuard(max int) *replayGuard {
-	return &replayGuard{max: max, buckets: map[int64]map[[16]byte]struct{}{}, floor: -1 << 62}
-}
-
-// accept records sig signed at ts (ms) and reports whether it was new; now (ms) expires
-// seconds that left the window.
-func (g *replayGuard) accept(sig []byte, ts, now int64) bool {
-	var k [16]byte
-	copy(k[:], sig)
-	sec := ts / 1000
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	oldest := (now - SignatureWindow.Milliseconds()) / 1000
-	for len(g.order) > 0 && g.order[0] < oldest {
-		g.drop()
-	}
-	if ts <= g.floor {
-		return false
-	}
-	b := g.buckets[sec]
-	if b == nil {
-		b = map[[16]byte]struct{}{}
-		g.buckets[sec] = b
-		i := len(g.order)
-		for i > 0 && g.order[i-1] > sec {
-			i--
-		}
-		g.order = append(g.order, 0)
-		copy(g.order[i+1:], g.order[i:])
-		g.order[i] = sec
-	}
-	if _, seen := b[k]; seen {
-		return false
-	}
-	b[k] = struct{}{}
-	g.n++
-	for g.n > g.max && len(g.order) > 1 {
-		g.floor = max(g.floor, g.order[0]*1000+999) // the whole dropped second
-		g.drop()
-	}
-	return true
-}
-
-// snapshot writes every remembered signature as 8 bytes of its second and 16 of its
-// signature, and the floor first, so that a restart can restore the guard.
-func (g *replayGuard) snapshot() []byte {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := binary.BigEndian.AppendUint64(make([]byte, 0, 8+24*g.n), uint64(g.floor))
-	for _, sec := range g.order {
-		for sig := range g.buckets[sec] {
-			out = binary.BigEndian.AppendUint64(out, uint64(sec))
-			out = append(out, sig[:]...)
-		}
-	}
-	return out
-}
-
-// restore loads a snapshot; now (ms) drops what left the window.
-func (g *replayGuard) restore(b []byte, now int64) error {
-	if len(b) < 8 || (len(b)-8)%24 != 0 {
-		return errors.New("replay guard snapshot is corrupt")
-	}
-	g.mu.Lock()
-	g.floor = max(g.floor, int64(binary.BigEndian.Uint64(b)))
-	g.mu.Unlock()
-	for rest := b[8:]; len(rest) > 0; rest = rest[24:] {
-		sec := int64(binary.BigEndian.Uint64(rest))
-		g.accept(rest[8:24], sec*1000, now)
-	}
-	return nil
-}
-
-// refuseUpTo refuses every signature made at or before ts (ms).
-func (g *replayGuard) refuseUpTo(ts int64) {
-	g.mu.Lock()
-	g.floor = max(g.floor, ts)
-	g.mu.Unlock()
-}
-
-func (g *replayGuard) drop() {
-	sec := g.order[0]
-	g.n -= len(g.buckets[sec])
-	delete(g.buckets, sec)
-	g.order = g.order[1:]
-}
-
 // addrLimiter limits events per client address, with a bounded table.
 type addrLimiter struct {
 	mu    sync.Mutex
@@ -251,7 +149,6 @@ type Authenticator struct {
 	Now       func() time.Time
 	RateLimit float64 // requests per second per merchant; 0 is off
 
-	replay   *replayGuard
 	failures *addrLimiter
 	mu       sync.Mutex
 	perMerch map[string]*rate.Limiter
@@ -260,21 +157,8 @@ type Authenticator struct {
 // NewAuthenticator makes an authenticator.
 func NewAuthenticator(keys *Keyring, now func() time.Time, rateLimit float64) *Authenticator {
 	return &Authenticator{Keys: keys, Now: now, RateLimit: rateLimit,
-		replay: newReplayGuard(1 << 20), failures: newAddrLimiter(20), perMerch: map[string]*rate.Limiter{}}
+		failures: newAddrLimiter(20), perMerch: map[string]*rate.Limiter{}}
 }
-
-// SaveReplayGuard is the state of the replay guard, for RestoreReplayGuard after a restart:
-// without it a signature accepted just before the restart could be accepted again.
-func (a *Authenticator) SaveReplayGuard() []byte { return a.replay.snapshot() }
-
-// RestoreReplayGuard loads what SaveReplayGuard wrote at the last clean shutdown.
-func (a *Authenticator) RestoreReplayGuard(b []byte) error {
-	return a.replay.restore(b, a.Now().UnixMilli())
-}
-
-// RefuseSignedBefore refuses every request signed before t: after an unclean stop the
-// signatures accepted before it are unknown, so none of that time is accepted again.
-func (a *Authenticator) RefuseSignedBefore(t time.Time) { a.replay.refuseUpTo(t.UnixMilli() - 1) }
 
 // merchantPath returns the merchant id of a signed path, or "" for a path that is not signed.
 func merchantPath(path string) string {
@@ -340,7 +224,18 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-// verify checks key, timestamp, signature and replay; it returns the merchant or why not.
+// timestampMillis reads a signed timestamp: epoch milliseconds, or epoch seconds below 10^11
+// (PHP clients send time(); 10^11 ms is 1973, 10^11 s is the year 5138).
+func timestampMillis(ts int64) int64 {
+	if ts < 1e11 {
+		return ts * 1000
+	}
+	return ts
+}
+
+// verify checks key, timestamp and signature; it returns the merchant or why not. A
+// signature is not single-use: the original scheme signs neither the query nor a nonce, and
+// clients resend the same signed request after a time-out (contract section 2).
 func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.Merchant, string) {
 	key := r.Header.Get("monnet-api-key")
 	if key == "" {
@@ -357,11 +252,10 @@ func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.
 		return nil, "the API key is not valid for this merchant"
 	}
 	ts, err := strconv.ParseInt(tsText, 10, 64)
-	if err != nil {
-		return nil, "timestamp must be epoch milliseconds"
+	if err != nil || ts < 0 {
+		return nil, "timestamp must be epoch milliseconds or seconds"
 	}
-	now := a.Now().UnixMilli()
-	if d := now - ts; d > SignatureWindow.Milliseconds() || d < -SignatureWindow.Milliseconds() {
+	if d := a.Now().UnixMilli() - timestampMillis(ts); d > SignatureWindow.Milliseconds() || d < -SignatureWindow.Milliseconds() {
 		return nil, "timestamp is more than 5 minutes from the server clock"
 	}
 	sig, err := hex.DecodeString(sigText)
@@ -371,9 +265,6 @@ func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.
 	want, _ := hex.DecodeString(rules.Signature(e.secret, r.Method, r.URL.Path, ts, body))
 	if subtle.ConstantTimeCompare(sig, want) != 1 {
 		return nil, "the signature does not match the request"
-	}
-	if !a.replay.accept(sig, ts, now) {
-		return nil, "this signature was already used: sign each request with a fresh timestamp"
 	}
 	return e.merchant, ""
 }
