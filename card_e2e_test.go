@@ -168,9 +168,9 @@ func TestCardEndpointAnswersHTMLAndJSON(t *testing.T) {
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
 
-	// Default: the form page itself, for <iframe srcdoc>.
-	code, hdr, raw := c.createCard(t, "payouts/card", cardRequest("CARD-HTML"), "")
-	if code != 201 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/html") {
+	// Asked for HTML: the form page itself, for <iframe srcdoc>.
+	code, hdr, raw := c.createCard(t, "payouts/card", cardRequest("CARD-HTML"), "text/html")
+	if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/html") {
 		t.Fatalf("HTML answer: got %d %q %.300s", code, hdr.Get("Content-Type"), raw)
 	}
 	if hdr.Get("Cache-Control") != "no-store" {
@@ -193,10 +193,17 @@ func TestCardEndpointAnswersHTMLAndJSON(t *testing.T) {
 		t.Errorf("stylesheet %q is not absolute (srcdoc resolves against the embedder)", css)
 	}
 
-	// The wire alias, asking for JSON: the absolute iframe URL.
+	// The wire alias with no Accept, as the original's clients send it: 200 and the absolute
+	// iframe URL; with */* or application/json the same.
+	for i, accept := range []string{"*/*", "application/json"} {
+		code, hdr, raw := c.createCard(t, "payouts/card", cardRequest("CARD-JSON-"+strconv.Itoa(i)), accept)
+		if code != 200 || hdr.Get("Content-Type") != "application/json" || !bytes.Contains(raw, []byte(`"iframe":"`+s.URL)) {
+			t.Fatalf("Accept %q: got %d %q %s, want 200 JSON", accept, code, hdr.Get("Content-Type"), raw)
+		}
+	}
 	before := time.Now()
-	code, hdr, raw = c.createCard(t, "/api-payout-plus-real-time/"+c.MerchantID, cardRequest("CARD-JSON"), "application/json")
-	if code != 201 || hdr.Get("Content-Type") != "application/json" {
+	code, hdr, raw = c.createCard(t, "/api-payout-plus-real-time/"+c.MerchantID, cardRequest("CARD-JSON"), "")
+	if code != 200 || hdr.Get("Content-Type") != "application/json" {
 		t.Fatalf("JSON answer: got %d %q %s", code, hdr.Get("Content-Type"), raw)
 	}
 	var a cardAnswer
@@ -264,10 +271,44 @@ func TestCardEndpointAnswersHTMLAndJSON(t *testing.T) {
 	json.NewDecoder(resp.Body).Decode(&spec)
 	resp.Body.Close()
 	for _, p := range []string{"/api/v1/{merchantId}/payouts/card", "/api-payout-plus-real-time/{merchantId}"} {
-		r := spec.Paths[p]["post"].Responses["201"]
+		r := spec.Paths[p]["post"].Responses["200"]
 		if r.Content["text/html"] == nil || r.Content["application/json"] == nil {
-			t.Errorf("OpenAPI %s 201 content: %v", p, r.Content)
+			t.Errorf("OpenAPI %s 200 content: %v", p, r.Content)
 		}
+	}
+}
+
+// The original's query flags and its sample's string expirationTime (wire doc section 2).
+func TestCardEndpointTakesTheOriginalsInputs(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
+	post := func(order, query string, edit func(map[string]any)) (int, []byte) {
+		b := cardRequest(order)
+		if edit != nil {
+			edit(b)
+		}
+		raw, _ := json.Marshal(b)
+		code, _, out := c.do(t, "POST", "/api-payout-plus-real-time/"+c.MerchantID, raw, query)
+		return code, out
+	}
+	for _, q := range []string{"embed-jwt=true", "embed-jwt=true&proxy-requests=false", "embed-jwt=false&proxy-requests=true", "proxy-requests=true"} {
+		if code, raw := post("FLAGS-"+strconv.Itoa(len(q)), q, nil); code != 200 {
+			t.Errorf("%s: %d %s, want 200", q, code, raw)
+		}
+	}
+	for _, q := range []string{"embed-jwt=false&proxy-requests=false", "embed-jwt=false", "embed-jwt=maybe"} {
+		code, raw := post("FLAGS-BAD", q, nil)
+		if p := decodeProblem(t, raw); code != 400 || len(p.Errors) == 0 || !strings.HasPrefix(p.Errors[0].Location, "query.") {
+			t.Errorf("%s: %d %s, want 400 at a query parameter", q, code, raw)
+		}
+	}
+	if code, raw := post("EXP-05", "", func(m map[string]any) { m["expirationTime"] = "05" }); code != 200 {
+		t.Errorf(`expirationTime "05": %d %s, want 200`, code, raw)
+	}
+	// The original's sample sends "03": under the specification's minimum of 5, refused.
+	if code, raw := post("EXP-03", "", func(m map[string]any) { m["expirationTime"] = "03" }); code != 401 ||
+		decodeProblem(t, raw).Errors[0].Location != "body.expirationTime" {
+		t.Errorf(`expirationTime "03": %d %s, want 401 at body.expirationTime`, code, raw)
 	}
 }
 
@@ -329,7 +370,7 @@ func TestCardPayoutEndToEndEncryptedAtRest(t *testing.T) {
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
-	a := c.openCard(t, cardRequest("CARD-OK"), 201)
+	a := c.openCard(t, cardRequest("CARD-OK"), 200)
 
 	code, loc, _ := submitCard(t, a.Iframe, cardValues("4111 1111 1111 1111", futureExpiry(), "123"))
 	if code != http.StatusSeeOther || loc != a.Iframe {
@@ -417,7 +458,7 @@ func TestCardPayoutEndToEndEncryptedAtRest(t *testing.T) {
 func TestCardDeclinedCard(t *testing.T) {
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true, "allowedOrigins": []string{"https://shop.example"}})
-	a := c.openCard(t, cardRequest("CARD-DECLINE"), 201)
+	a := c.openCard(t, cardRequest("CARD-DECLINE"), 200)
 	_, hdr, _ := getDoc(t, a.Iframe)
 	if csp := hdr.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors https://shop.example;") {
 		t.Errorf("CSP %q: frame-ancestors should be the allowed origin", csp)
@@ -442,7 +483,7 @@ func TestCardDeclinedCard(t *testing.T) {
 func TestCardFormErrorsAndLockoutAfterFiveFailures(t *testing.T) {
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
-	a := c.openCard(t, cardRequest("CARD-LOCK"), 201)
+	a := c.openCard(t, cardRequest("CARD-LOCK"), 200)
 	bad := cardValues("4111111111111112", "13/30", "12") // Luhn, month, CVV
 	for i := 1; i <= 4; i++ {
 		code, _, doc := submitCard(t, a.Iframe, bad)
@@ -487,7 +528,7 @@ func TestCardFormErrorsAndLockoutAfterFiveFailures(t *testing.T) {
 func TestCardResendRestartsWithNewSession(t *testing.T) {
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
-	first := c.openCard(t, cardRequest("CARD-AGAIN"), 201)
+	first := c.openCard(t, cardRequest("CARD-AGAIN"), 200)
 	time.Sleep(5 * time.Millisecond)
 	second := c.openCard(t, cardRequest("CARD-AGAIN"), 200)
 	if second.Payout.ID != first.Payout.ID || second.Iframe == "" || second.Iframe == first.Iframe {
@@ -511,7 +552,7 @@ func TestCardResendRestartsWithNewSession(t *testing.T) {
 	if third.Iframe != "" || third.Output.Stage != "SUCCESS" {
 		t.Errorf("re-send after the card: %+v", third)
 	}
-	code, _, raw := c.createCard(t, "payouts/card", cardRequest("CARD-AGAIN"), "")
+	code, _, raw := c.createCard(t, "payouts/card", cardRequest("CARD-AGAIN"), "text/html")
 	if code != 200 || !bytes.Contains(raw, []byte("result-success")) {
 		t.Errorf("HTML re-send after the card: %d %.300s", code, raw)
 	}
@@ -523,7 +564,7 @@ func TestCardSessionExpires(t *testing.T) {
 	defer cardSessionOverride.Delete(dir)
 	s := startServer(t, dir)
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
-	a := c.openCard(t, cardRequest("CARD-LATE"), 201)
+	a := c.openCard(t, cardRequest("CARD-LATE"), 200)
 	if exp, _ := time.Parse(time.RFC3339Nano, a.ExpiresAt); time.Until(exp) > 2*time.Second {
 		t.Fatalf("the test hook did not shorten the session: %s", a.ExpiresAt)
 	}
@@ -622,7 +663,7 @@ func TestCardOnFile(t *testing.T) {
 		dir := t.TempDir()
 		s := startServer(t, dir)
 		c := s.newMerchant(t, map[string]any{"cardPayouts": true})
-		a := c.openCard(t, cardRequest("COF-1"), 201)
+		a := c.openCard(t, cardRequest("COF-1"), 200)
 		_, _, doc := getDoc(t, a.Iframe)
 		if doc.Find("input[name=card][value=saved]").Length() != 0 {
 			t.Fatalf("a saved card is offered before any was entered")
@@ -630,7 +671,7 @@ func TestCardOnFile(t *testing.T) {
 		submitCard(t, a.Iframe, cardValues("4242424242424242", futureExpiry(), "123"))
 		c.waitStage(t, a.Payout.ID, "SUCCESS", 10*time.Second)
 
-		b := c.openCard(t, cardRequest("COF-2"), 201)
+		b := c.openCard(t, cardRequest("COF-2"), 200)
 		_, _, doc = getDoc(t, b.Iframe)
 		label := strings.Join(strings.Fields(doc.Find("label.option").First().Text()), " ")
 		if _, checked := doc.Find("input[name=card][value=saved]").Attr("checked"); !checked || !strings.Contains(label, "VISA •••• 4242") {
@@ -651,7 +692,7 @@ func TestCardOnFile(t *testing.T) {
 		// Another beneficiary is not offered that card.
 		other := cardRequest("COF-3")
 		other["beneficiary"].(map[string]any)["document"] = map[string]any{"type": 1, "number": "87654321"}
-		o := c.openCard(t, other, 201)
+		o := c.openCard(t, other, 200)
 		if _, _, doc := getDoc(t, o.Iframe); doc.Find("input[name=card][value=saved]").Length() != 0 {
 			t.Errorf("another beneficiary is offered the saved card")
 		}
@@ -664,10 +705,10 @@ func TestCardOnFile(t *testing.T) {
 		dir := t.TempDir()
 		s := startServer(t, dir)
 		c := s.newMerchant(t, map[string]any{"cardPayouts": true, "cardOnFile": false})
-		a := c.openCard(t, cardRequest("NOF-1"), 201)
+		a := c.openCard(t, cardRequest("NOF-1"), 200)
 		submitCard(t, a.Iframe, cardValues("4242424242424242", futureExpiry(), "123"))
 		c.waitStage(t, a.Payout.ID, "SUCCESS", 10*time.Second)
-		b := c.openCard(t, cardRequest("NOF-2"), 201)
+		b := c.openCard(t, cardRequest("NOF-2"), 200)
 		if _, _, doc := getDoc(t, b.Iframe); doc.Find("input[name=card][value=saved]").Length() != 0 || strings.Contains(docText(doc), "4242") {
 			t.Errorf("a card is offered with card on file off")
 		}

@@ -30,12 +30,13 @@ func (w *wiring) wireNotifications() error {
 // notifications are the parts wireNotifications assembles; tests drive the dispatcher and
 // the claims with their own clock.
 type notifications struct {
-	dispatcher *rules.Dispatcher // the mail lane: beneficiary emails and cash codes
-	notifier   *rules.Dispatcher // the notify lane: merchant notifications
-	claims     *rules.CashClaims
-	mailbox    notify.MailboxHandlers
-	publicKey  []byte
-	sealer     *store.Sealer
+	dispatcher  *rules.Dispatcher // the mail lane: beneficiary emails and cash codes
+	notifier    *rules.Dispatcher // the notify lane: merchant notifications
+	claims      *rules.CashClaims
+	mailbox     notify.MailboxHandlers
+	publicKey   []byte
+	certificate []byte
+	sealer      *store.Sealer
 }
 
 // notificationKeyFile holds the installation's RSA key (0600) in the data directory.
@@ -58,7 +59,11 @@ func (w *wiring) newNotifications() (*notifications, error) {
 	} else if !w.cfg.Sandbox {
 		w.logger.Warn("no --smtp-url and --sandbox=false: mail is kept in the sandbox mailbox, which is not served")
 	}
-	n := &notifications{publicKey: notify.PublicKeyPEM(key), sealer: w.sealer,
+	cert, err := notify.CertificatePEM(key)
+	if err != nil {
+		return nil, fmt.Errorf("notification certificate: %w", err)
+	}
+	n := &notifications{publicKey: notify.PublicKeyPEM(key), certificate: cert, sealer: w.sealer,
 		mailbox: notify.MailboxHandlers{Box: w.db, Sandbox: w.cfg.Sandbox}}
 	mailer := &notify.Mailer{Source: src, Sender: sender, OpenCode: n.openCode, Now: w.now}
 	// One dispatcher per lane: a merchant endpoint that hangs until its timeout never holds
@@ -76,7 +81,7 @@ func (w *wiring) newNotifications() (*notifications, error) {
 	}
 	n.dispatcher = lane(rules.LaneMail, map[string]rules.Deliverer{rules.EventBeneficiaryMail: mailer, rules.EventCashOTP: mailer})
 	n.notifier = lane(rules.LaneNotify, map[string]rules.Deliverer{rules.EventMerchantNotification: &notify.Notifier{
-		Source: src, Body: api.PayoutJSON, Key: key, Client: notify.NewHTTPClient(w.cfg.AllowPrivateNotifURL)}})
+		Source: src, Body: api.NotificationJSON, Key: key, Client: notify.NewHTTPClient(w.cfg.AllowPrivateNotifURL)}})
 	n.claims = &rules.CashClaims{Store: w.db, Settle: w.lc.Settle, Now: w.now}
 	return n, nil
 }
@@ -107,7 +112,7 @@ func (n *notifications) install(w *wiring) {
 			case rules.EventBeneficiaryMail:
 				evs[i].Data = notify.OutcomeData(p)
 			case rules.EventMerchantNotification:
-				if body, err := api.PayoutJSON(p); err == nil {
+				if body, err := api.NotificationJSON(p); err == nil {
 					evs[i].Data = body
 				}
 			}
@@ -152,7 +157,8 @@ func (n *notifications) install(w *wiring) {
 		}
 	}
 	w.routes = append(w.routes, func(r chi.Router, a huma.API) {
-		r.Get("/api/v1/notifications/public-key", notify.PublicKeyHandler(n.publicKey))
+		r.Get("/api/v1/notifications/public-key", notify.PEMHandler(n.publicKey))
+		r.Get("/api/v1/notifications/certificate", notify.PEMHandler(n.certificate))
 		r.Get("/sandbox/mail", n.mailbox.Page)
 		r.Get("/sandbox/mail.json", n.mailbox.JSON)
 		api.RegisterClaim(a, w.cfg.Sandbox, n.claims.Claim)

@@ -7,7 +7,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -279,6 +282,7 @@ type hookReceiver struct {
 	failures int
 	tries    map[string]int // by Idempotency-Key (event id)
 	accepted map[string][][]byte
+	sigs     map[string]string // the verification header last accepted, by event id
 	badSigs  int
 	requests int
 	verify   func(body []byte, sig string) error
@@ -301,7 +305,17 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.accepted[id] = append(h.accepted[id], body)
+	if h.sigs == nil {
+		h.sigs = map[string]string{}
+	}
+	h.sigs[id] = r.Header.Get("verification")
 	w.WriteHeader(http.StatusOK)
+}
+
+func (h *hookReceiver) lastSig(id string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sigs[id]
 }
 
 func (h *hookReceiver) snapshot() (map[string][][]byte, map[string]int, int, int) {
@@ -330,6 +344,37 @@ func fetchPublicKey(t testing.TB, base string) []byte {
 		t.Fatalf("public key: %d %s", resp.StatusCode, pem)
 	}
 	return pem
+}
+
+// fetchCertificate reads the notification certificate (no auth) and checks that it is
+// self-signed, long-lived and holds the key of the public-key endpoint.
+func fetchCertificate(t testing.TB, base string) *x509.Certificate {
+	t.Helper()
+	resp, err := http.Get(base + "/api/v1/notifications/certificate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	block, _ := pem.Decode(raw)
+	if resp.StatusCode != 200 || block == nil || block.Type != "CERTIFICATE" {
+		t.Fatalf("certificate: %d %s", resp.StatusCode, raw)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cert.CheckSignatureFrom(cert); err != nil {
+		t.Errorf("the certificate is not self-signed: %v", err)
+	}
+	if cert.NotAfter.Before(time.Now().AddDate(10, 0, 0)) {
+		t.Errorf("the certificate ends %v: not long-lived", cert.NotAfter)
+	}
+	pub, err := notify.ParsePublicKeyPEM(fetchPublicKey(t, base))
+	if err != nil || !pub.Equal(cert.PublicKey) {
+		t.Errorf("the certificate's key is not the served public key (%v)", err)
+	}
+	return cert
 }
 
 func TestNotificationSignedRetriedUntil2xxDeliveredOncePerEvent(t *testing.T) {
@@ -373,28 +418,41 @@ func TestNotificationSignedRetriedUntil2xxDeliveredOncePerEvent(t *testing.T) {
 	if len(acc) != 2 {
 		t.Errorf("notifications for %d events, want 2: %v", len(acc), tries)
 	}
+	// The original's body (wire doc section 3), field by field.
 	var got struct {
-		Payout struct {
-			ID      int64  `json:"Id"`
-			OrderID string `json:"orderId"`
-			Amount  int64  `json:"amount"`
-		} `json:"payout"`
-		Output struct{ Stage, Status string }   `json:"output"`
+		Payout map[string]any                   `json:"payout"`
+		Output map[string]any                   `json:"output"`
 		Errors []struct{ Code, Message string } `json:"errors"`
 	}
 	if err := json.Unmarshal(acc[okID][0], &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Payout.ID != ok.Payout.ID || got.Payout.OrderID != "HOOK-OK" || got.Payout.Amount != 100000 ||
-		got.Output.Stage != "SUCCESS" || got.Output.Status != "PROCESSED" || got.Errors == nil || len(got.Errors) != 0 {
+	want := map[string]any{"id": strconv.FormatInt(ok.Payout.ID, 10), "merchantId": c.MerchantID, "orderId": "HOOK-OK",
+		"amount": "100000", "currency": "PEN", "country": "PER", "bankCode": "002", "accountNumber": "**********8012",
+		"name": "Ana Quispe", "customerEmail": "ana.quispe@gmail.com"}
+	for k, v := range want {
+		if got.Payout[k] != v {
+			t.Errorf("success notification payout.%s = %#v, want %#v", k, got.Payout[k], v)
+		}
+	}
+	if len(got.Payout) != len(want) {
+		t.Errorf("success notification payout has fields %v, want exactly %v", got.Payout, want)
+	}
+	if got.Output["stage"] != "SUCCESS" || got.Output["status"] != "PROCESSED" || got.Output["statusChangeDateTime"] == nil ||
+		got.Output["authorizationCode"] == nil || got.Output["authorizationDate"] == nil || got.Errors != nil {
 		t.Errorf("success notification %s", acc[okID][0])
 	}
-	got.Errors = nil
+	got.Errors, got.Output = nil, nil
 	if err := json.Unmarshal(acc[badID][0], &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Output.Stage != "REJECTED" || len(got.Errors) != 1 || got.Errors[0].Code != rules.CodeBankRejected {
+	if got.Output["stage"] != "REJECTED" || got.Output["authorizationCode"] != nil || len(got.Errors) != 1 || got.Errors[0].Code != rules.CodeBankRejected {
 		t.Errorf("rejection notification %s", acc[badID][0])
+	}
+	// The certificate carries the same key as the PEM public key, and verifies the signature.
+	cert := fetchCertificate(t, s.URL)
+	if err := notify.Verify(cert.PublicKey.(*rsa.PublicKey), c.MerchantID, acc[badID][0], hook.lastSig(badID)); err != nil {
+		t.Errorf("the certificate's key does not verify a notification: %v", err)
 	}
 	// The metrics count a delivery once it is recorded, a moment after the receiver has it.
 	s.waitMetric(t, `payouts_outbox_delivered_total{kind="merchant.notification"}`, 2, 10*time.Second)
@@ -410,11 +468,14 @@ func TestNotificationSignedRetriedUntil2xxDeliveredOncePerEvent(t *testing.T) {
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("key file: %v %v", st, err)
 	}
-	before := fetchPublicKey(t, s.URL)
+	before, beforeCert := fetchPublicKey(t, s.URL), fetchCertificate(t, s.URL)
 	s.Stop(t)
 	s = startServer(t, dir)
 	if after := fetchPublicKey(t, s.URL); string(after) != string(before) {
 		t.Errorf("the public key changed across a restart")
+	}
+	if after := fetchCertificate(t, s.URL); !after.Equal(beforeCert) {
+		t.Errorf("the certificate changed across a restart")
 	}
 }
 

@@ -34,11 +34,11 @@ func TestEndToEndCountryRules(t *testing.T) {
 			id := decodePayout(t, body).Payout.ID
 			_, _, body = c.do(t, "GET", "payouts/"+itoa(id), nil, "")
 			var detail struct {
-				Destination struct{ Channel string } `json:"destination"`
+				Channel string `json:"channel"`
 			}
 			json.Unmarshal(body, &detail)
-			if detail.Destination.Channel != channel {
-				t.Fatalf("channel %q, want %q", detail.Destination.Channel, channel)
+			if detail.Channel != channel {
+				t.Fatalf("channel %q, want %q", detail.Channel, channel)
 			}
 		})
 	}

@@ -5,9 +5,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -183,5 +185,123 @@ func TestPublishedSigningVectorsThroughTheServer(t *testing.T) {
 				t.Fatalf("a changed signature: %d, want 401", resp.StatusCode)
 			}
 		})
+	}
+}
+
+// GET /payouts/{id} and the listing answer the original's nested shape (wire doc section 2):
+// the request as sent, accountType a string, account numbers masked, errors at the top level
+// when rejected; this project's extras under names of their own.
+func TestGetPayoutInTheOriginalsShape(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, map[string]any{"psp": true})
+	req := perBankRequest("SHAPE-1")
+	req["description"] = "Premio de marzo"
+	b := req["beneficiary"].(map[string]any)
+	b["customerId"], b["userName"], b["phoneNumber"] = "C-77", "ana.q", "987654321"
+	b["address"] = map[string]any{"street": "Av. Arequipa", "houseNumber": "1200", "city": "Lima", "country": "PER"}
+	ba := req["destination"].(map[string]any)["bankAccount"].(map[string]any)
+	ba["accountNumber"] = "19312345679997" // held at PENDING_BANK until simulated
+	ba["location"] = map[string]any{"city": "Lima"}
+	req["subMerchantInfo"] = map[string]any{"code": "SM-1", "name": "Tienda Uno", "url": "https://tienda.example"}
+	code, _, raw := c.do(t, "POST", "payouts", req, "")
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, raw)
+	}
+	id := decodePayout(t, raw).Payout.ID
+	c.waitStage(t, id, "IN_PROGRESS", time.Second)
+	code, _, raw = c.do(t, "POST", "payouts/"+itoa(id)+"/simulate", map[string]any{"stage": "REJECTED", "status": "REJECTED_BANK"}, "")
+	if code != 200 {
+		t.Fatalf("simulate: %d %s", code, raw)
+	}
+
+	code, _, raw = c.do(t, "GET", "payouts/"+itoa(id), nil, "")
+	if code != 200 {
+		t.Fatalf("get: %d %s", code, raw)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	at := func(path ...string) any {
+		var v any = got
+		for _, k := range path {
+			m, _ := v.(map[string]any)
+			v = m[k]
+		}
+		return v
+	}
+	want := []struct {
+		path []string
+		want any
+	}{
+		{[]string{"payout", "Id"}, float64(id)},
+		{[]string{"payout", "country"}, "PER"},
+		{[]string{"payout", "amount"}, float64(100000)},
+		{[]string{"payout", "currency"}, "PEN"},
+		{[]string{"payout", "orderId"}, "SHAPE-1"},
+		{[]string{"payout", "description"}, "Premio de marzo"},
+		{[]string{"payout", "beneficiary", "customerId"}, "C-77"},
+		{[]string{"payout", "beneficiary", "userName"}, "ana.q"},
+		{[]string{"payout", "beneficiary", "name"}, "Ana"},
+		{[]string{"payout", "beneficiary", "lastName"}, "Quispe"},
+		{[]string{"payout", "beneficiary", "email"}, "ana.quispe@gmail.com"},
+		{[]string{"payout", "beneficiary", "phoneNumber"}, "987654321"},
+		{[]string{"payout", "beneficiary", "document", "type"}, float64(1)},
+		{[]string{"payout", "beneficiary", "document", "number"}, "45678912"},
+		{[]string{"payout", "beneficiary", "address", "street"}, "Av. Arequipa"},
+		{[]string{"payout", "beneficiary", "address", "city"}, "Lima"},
+		{[]string{"payout", "destination", "bankAccount", "bankCode"}, "002"},
+		{[]string{"payout", "destination", "bankAccount", "accountType"}, "2"},
+		{[]string{"payout", "destination", "bankAccount", "accountNumber"}, "**********9997"},
+		{[]string{"payout", "destination", "bankAccount", "location", "city"}, "Lima"},
+		{[]string{"payout", "subMerchantInfo", "code"}, "SM-1"},
+		{[]string{"payout", "subMerchantInfo", "name"}, "Tienda Uno"},
+		{[]string{"payout", "subMerchantInfo", "url"}, "https://tienda.example"},
+		{[]string{"output", "stage"}, "REJECTED"},
+		{[]string{"output", "status"}, "REJECTED_BANK"},
+		{[]string{"channel"}, "BATCH"},
+	}
+	for _, w := range want {
+		if g := at(w.path...); g != w.want {
+			t.Errorf("%v = %#v, want %#v", w.path, g, w.want)
+		}
+	}
+	if _, err := time.Parse(time.RFC3339Nano, at("output", "statusChangeDateTime").(string)); err != nil {
+		t.Errorf("statusChangeDateTime: %v", err)
+	}
+	errs, _ := got["errors"].([]any)
+	if len(errs) != 1 || errs[0].(map[string]any)["code"] == "" || errs[0].(map[string]any)["message"] == nil {
+		t.Errorf("errors = %v, want one {code, message} at the top level", got["errors"])
+	}
+	if hist, _ := got["history"].([]any); len(hist) < 2 {
+		t.Errorf("history = %v", got["history"])
+	}
+	if bytes.Contains(raw, []byte("19312345679997")) {
+		t.Errorf("the account number is echoed in full: %s", raw)
+	}
+
+	// A list item is the same document.
+	code, _, list := c.do(t, "GET", "payouts", nil, "orderId=SHAPE-1")
+	var page struct{ Items []json.RawMessage }
+	if json.Unmarshal(list, &page); code != 200 || len(page.Items) != 1 {
+		t.Fatalf("list: %d %s", code, list)
+	}
+	var item map[string]any
+	json.Unmarshal(page.Items[0], &item)
+	if !reflect.DeepEqual(item, got) {
+		t.Errorf("list item differs from GET:\n%s\n%s", page.Items[0], raw)
+	}
+
+	// The OpenAPI document shows the nested shape.
+	resp, err := http.Get(s.URL + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, w := range []string{`"PayoutDetail"`, `"BankAccountView"`, `"Notification"`} {
+		if !bytes.Contains(doc, []byte(w)) {
+			t.Errorf("OpenAPI lacks %s", w)
+		}
 	}
 }

@@ -90,6 +90,7 @@ func New(d Deps) (http.Handler, huma.API) {
 
 	r.Get("/admin/v1/backup", BackupHandler(d.Store))
 	registerPayouts(a, d)
+	describeNotification(a)
 	registerAdmin(a, d)
 	if d.Extra != nil {
 		d.Extra(r, a)

@@ -31,8 +31,10 @@ type CardOpener func(ctx context.Context, m *rules.Merchant, res rules.CreateRes
 // CardPayoutInput is the card push payment request (spec 4.2).
 type CardPayoutInput struct {
 	MerchantID string `path:"merchantId" doc:"The merchant's id"`
-	Accept     string `header:"Accept" doc:"text/html (default): the form page, for <iframe srcdoc>; application/json: its URL, for <iframe src>"`
+	Accept     string `header:"Accept" doc:"application/json, */* or none (default): the form's URL, for <iframe src>; text/html: the form page, for <iframe srcdoc>"`
 	Lang       string `query:"lang" doc:"Language of the form: es (default, es-PE) or en"`
+	EmbedJWT   string `query:"embed-jwt" doc:"Accepted for compatibility with the original (default true); embed-jwt=false with proxy-requests=false is refused"`
+	Proxy      string `query:"proxy-requests" doc:"Accepted for compatibility with the original (default false)"`
 	RawBody    []byte
 }
 
@@ -64,10 +66,13 @@ func RegisterCard(a huma.API, svc *rules.Service, open CardOpener) {
 		"application/json": {Schema: schema},
 	}
 	responses := map[string]*huma.Response{
-		"201": {Description: "The card payout was created and its form opened", Content: content},
-		"200": {Description: "The same orderId was re-sent: the form restarted (a new link, the old one dead) while no card was entered; otherwise the payout as it stands", Content: content},
+		"200": {Description: "The card payout was created and its form opened; or the same orderId was re-sent (Idempotent-Replayed: true): " +
+			"the form restarted (a new link, the old one dead) while no card was entered, otherwise the payout as it stands", Content: content},
 	}
 	handler := func(ctx context.Context, in *CardPayoutInput) (*CardPayoutOutput, error) {
+		if err := in.checkFlags(); err != nil {
+			return nil, err
+		}
 		m := merchantFrom(ctx)
 		res, err := svc.CreatePayout(ctx, m, in.RawBody, rules.EndpointCard)
 		if err != nil {
@@ -81,12 +86,13 @@ func RegisterCard(a huma.API, svc *rules.Service, open CardOpener) {
 		if err != nil {
 			return nil, err
 		}
-		out := &CardPayoutOutput{Status: http.StatusCreated, CacheControl: "no-store",
+		// 200 on both paths, created or not, as the original answers.
+		out := &CardPayoutOutput{Status: http.StatusOK, CacheControl: "no-store",
 			Location: "/api/v1/" + m.ID + "/payouts/" + itoa(res.Payout.ID)}
 		if !res.Created {
-			out.Status, out.Replayed = http.StatusOK, "true"
+			out.Replayed = "true"
 		}
-		if !prefersJSON(in.Accept) {
+		if prefersHTML(in.Accept) {
 			out.ContentType, out.Body = "text/html; charset=utf-8", form.Page
 			return out, nil
 		}
@@ -107,10 +113,10 @@ func RegisterCard(a huma.API, svc *rules.Service, open CardOpener) {
 			OperationID: id, Method: http.MethodPost, Path: path, Summary: summary,
 			Description: "Peru card push payment (spec 4.2, accountType 5): the Peru rules, beneficiary.email (1033), timeoutUrl (1121), " +
 				"an https merchantLogo, expirationTime 5–30 minutes (default 15) and the merchant's cardPayouts setting. " +
-				"Answers the card form page (Accept: text/html, the default) or its URL (Accept: application/json). " +
+				"Answers 200 with the form's URL as {\"iframe\": …} (the default, as the original) or, with Accept: text/html, the form page itself. " +
 				"The page tells its parent the outcome with postMessage topics mps-payout-finished-ok, -fail and -timeout.",
 			Tags:          []string{"Card payouts"},
-			DefaultStatus: http.StatusCreated,
+			DefaultStatus: http.StatusOK,
 			MaxBodyBytes:  MaxBody,
 			RequestBody:   payoutRequestBody(a, "PayoutRequest"),
 			// The rules package checks the body, reporting every error with its code.
@@ -124,17 +130,41 @@ func RegisterCard(a huma.API, svc *rules.Service, open CardOpener) {
 	huma.Register(a, op("create-card-payout-alias", "/api-payout-plus-real-time/{merchantId}", "Create a card push payment (Peru, original path)"), handler)
 }
 
-// prefersJSON negotiates the card endpoint's answer (by hand: goautoneg, the usual library,
-// accepts a type given q=0): JSON only when the client ranks
-// application/json above text/html (or equally, but named more precisely); HTML otherwise,
-// the default (contract section 6).
-func prefersJSON(accept string) bool {
-	if strings.TrimSpace(accept) == "" {
-		return false
-	}
+// prefersHTML negotiates the card endpoint's answer (by hand: goautoneg, the usual library,
+// accepts a type given q=0). JSON is the default, as the original answers {"iframe": …}: no
+// Accept, */* or application/json. The page only when the client names text/html (or
+// text/*) and ranks it above application/json, or equally but more precisely (contract
+// section 6).
+func prefersHTML(accept string) bool {
 	jq, js := acceptQ(accept, "application", "json")
 	hq, hs := acceptQ(accept, "text", "html")
-	return jq > 0 && (jq > hq || jq == hq && js > hs)
+	return hs >= 2 && hq > 0 && (hq > jq || hq == jq && hs > js)
+}
+
+// checkFlags reads the original's query flags: embed-jwt (default true) and proxy-requests
+// (default false) are accepted and change nothing here (the form is served by this server
+// either way), but the original refuses both false, and so does this.
+func (in *CardPayoutInput) checkFlags() error {
+	var errs []*rules.Error
+	flag := func(name, v string, def bool) bool {
+		if v == "" {
+			return def
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeQueryParam, Field: "query." + name, Value: v, Message: "must be true or false"})
+		}
+		return b
+	}
+	embed, proxy := flag("embed-jwt", in.EmbedJWT, true), flag("proxy-requests", in.Proxy, false)
+	if len(errs) == 0 && !embed && !proxy {
+		errs = append(errs, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeQueryParam, Field: "query.embed-jwt", Value: in.EmbedJWT,
+			Message: "embed-jwt and proxy-requests cannot both be false"})
+	}
+	if len(errs) > 0 {
+		return &rules.Problem{Kind: rules.KindInvalid, Title: "Missing or invalid data", Detail: "invalid query parameters", Errors: errs}
+	}
+	return nil
 }
 
 // acceptQ is the q value of the most specific media range of accept that matches

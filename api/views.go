@@ -2,9 +2,12 @@ package api
 
 import (
 	"encoding/json"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/danielgtaylor/huma/v2"
 
 	"payouts/rules"
 )
@@ -54,25 +57,54 @@ type TransitionView struct {
 	Note   string `json:"note,omitempty"`
 }
 
-// DestinationView is the destination with its account numbers masked.
-type DestinationView struct {
-	BankCode      string `json:"bankCode,omitempty"`
-	AccountType   int    `json:"accountType"`
-	AccountNumber string `json:"accountNumber,omitempty"`
-	CCI           string `json:"cci,omitempty"`
-	Channel       string `json:"channel"`
+// PayoutDetail is the "payout" object of GET /payouts/{id} (wire doc section 2): the request
+// nested as it was sent, account numbers masked to their last four characters.
+type PayoutDetail struct {
+	ID              int64                  `json:"Id" doc:"Identifier of the payout"`
+	Country         string                 `json:"country"`
+	Amount          int64                  `json:"amount" doc:"Minor units"`
+	Currency        string                 `json:"currency"`
+	OrderID         string                 `json:"orderId"`
+	Description     string                 `json:"description,omitempty"`
+	Beneficiary     rules.Beneficiary      `json:"beneficiary"`
+	Destination     DestinationView        `json:"destination"`
+	SubMerchantInfo *rules.SubMerchantInfo `json:"subMerchantInfo,omitempty"`
 }
 
-// PayoutDetailView is what GET /payouts/{id} and the listing answer: the create response
-// plus the masked destination, the description and the history of transitions.
+// DestinationView is destination as sent, with its account numbers masked.
+type DestinationView struct {
+	BankAccount BankAccountView `json:"bankAccount"`
+}
+
+// BankAccountView is destination.bankAccount: accountType as a string (wire), every
+// account number, CCI, phone or key masked to its last four characters.
+type BankAccountView struct {
+	BankCode       string         `json:"bankCode,omitempty"`
+	AccountType    string         `json:"accountType" doc:"The numeric account type, as a string"`
+	AccountNumber  string         `json:"accountNumber,omitempty" doc:"Masked: the last four characters"`
+	CCI            string         `json:"cci,omitempty" doc:"Masked: the last four characters"`
+	ExpirationDate string         `json:"expirationDate,omitempty"`
+	Location       *rules.Address `json:"location,omitempty"`
+}
+
+// CardView is what a card payout shows of its card (this project's extra).
+type CardView struct {
+	Brand string `json:"brand"`
+	BIN   string `json:"bin"`
+	Last4 string `json:"last4"`
+}
+
+// PayoutDetailView is what GET /payouts/{id} and the listing answer: the original's shape
+// (payout, output, errors when rejected) and this project's extras under names of their own:
+// the channel, the creation time, the card and the history of transitions.
 type PayoutDetailView struct {
-	Payout      PayoutHead       `json:"payout"`
-	Output      OutputView       `json:"output"`
-	Errors      []ErrorView      `json:"errors,omitempty"`
-	Description string           `json:"description,omitempty"`
-	Destination DestinationView  `json:"destination"`
-	CreatedAt   string           `json:"createdAt"`
-	History     []TransitionView `json:"history"`
+	Payout    PayoutDetail     `json:"payout"`
+	Output    OutputView       `json:"output"`
+	Errors    []ErrorView      `json:"errors,omitempty" doc:"Why a rejected payout was rejected"`
+	Channel   string           `json:"channel" doc:"This project's extra: the rail the rules chose"`
+	CreatedAt string           `json:"createdAt" doc:"This project's extra"`
+	Card      *CardView        `json:"card,omitempty" doc:"This project's extra: the card of a card payout, once entered"`
+	History   []TransitionView `json:"history" doc:"This project's extra: every transition with its time"`
 }
 
 func payoutView(p *rules.Payout) PayoutView {
@@ -90,11 +122,22 @@ func payoutView(p *rules.Payout) PayoutView {
 
 func payoutDetailView(p *rules.Payout) PayoutDetailView {
 	pv := payoutView(p)
-	v := PayoutDetailView{Payout: pv.Payout, Output: pv.Output, Errors: pv.Errors,
-		Description: p.Request.Description, CreatedAt: wireTime(p.CreatedAt)}
-	ba := p.Request.Destination.BankAccount
-	v.Destination = DestinationView{BankCode: p.BankCode, AccountType: p.AccountType,
-		AccountNumber: Mask(string(ba.AccountNumber)), CCI: Mask(ba.CCI), Channel: string(p.Channel)}
+	req := &p.Request
+	ba := req.Destination.BankAccount
+	v := PayoutDetailView{
+		Payout: PayoutDetail{ID: p.ID, Country: p.Country, Amount: p.Amount, Currency: p.Currency, OrderID: p.OrderID,
+			Description: req.Description, Beneficiary: req.Beneficiary, SubMerchantInfo: req.SubMerchantInfo,
+			Destination: DestinationView{BankAccount: BankAccountView{
+				BankCode: p.BankCode, AccountType: strconv.Itoa(p.AccountType),
+				AccountNumber: Mask(string(ba.AccountNumber)), CCI: Mask(ba.CCI),
+				ExpirationDate: ba.ExpirationDate, Location: ba.Location,
+			}}},
+		Output: pv.Output, Errors: pv.Errors, Channel: string(p.Channel), CreatedAt: wireTime(p.CreatedAt),
+		History: make([]TransitionView, 0, len(p.History)),
+	}
+	if p.Card != nil {
+		v.Card = &CardView{Brand: p.Card.Brand, BIN: p.Card.BIN, Last4: p.Card.Last4}
+	}
 	for _, t := range p.History {
 		v.History = append(v.History, TransitionView{Stage: string(t.Stage), Status: string(t.Status), At: wireTime(t.At), Code: t.Code, Note: t.Note})
 	}
@@ -114,16 +157,81 @@ func Mask(s string) string {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// PayoutJSON is the body of a merchant notification (contract section 7): the payout
-// response of spec 2.7, with "errors" always present (empty unless REJECTED).
-func PayoutJSON(p *rules.Payout) ([]byte, error) {
-	v := payoutView(p)
-	if v.Errors == nil {
-		v.Errors = []ErrorView{}
+// NotificationPayout is the "payout" of a merchant notification (wire doc section 3): id and
+// amount are strings, the account number masked, the name first and last. Field order is the
+// published vector's, so that its body round-trips byte for byte.
+type NotificationPayout struct {
+	ID            string `json:"id"`
+	Country       string `json:"country"`
+	Amount        string `json:"amount" doc:"Minor units, as a string"`
+	Currency      string `json:"currency"`
+	OrderID       string `json:"orderId"`
+	MerchantID    string `json:"merchantId"`
+	BankCode      string `json:"bankCode,omitempty"`
+	AccountNumber string `json:"accountNumber,omitempty" doc:"Masked: the last four characters"`
+	Name          string `json:"name,omitempty"`
+	CustomerEmail string `json:"customerEmail,omitempty"`
+}
+
+// NotificationOutput is the "output" of a merchant notification: authorizationCode and
+// authorizationDate on SUCCESS only.
+type NotificationOutput struct {
+	Stage                string `json:"stage"`
+	Status               string `json:"status"`
+	StatusChangeDateTime string `json:"statusChangeDateTime"`
+	AuthorizationCode    string `json:"authorizationCode,omitempty"`
+	AuthorizationDate    string `json:"authorizationDate,omitempty"`
+}
+
+// Notification is the body POSTed to a merchant's notificationUrl (contract section 7, wire
+// doc section 3); errors only on REJECTED.
+type Notification struct {
+	Payout NotificationPayout `json:"payout"`
+	Output NotificationOutput `json:"output"`
+	Errors []ErrorView        `json:"errors,omitempty"`
+}
+
+// describeNotification adds the merchant notification to the OpenAPI document as a webhook
+// (OpenAPI 3.1), with its body and its verification header.
+func describeNotification(a huma.API) {
+	schema := a.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(Notification{}), true, "Notification")
+	a.OpenAPI().Webhooks = map[string]*huma.PathItem{"payout-outcome": {Post: &huma.Operation{
+		OperationID: "payout-outcome-notification",
+		Summary:     "Payout outcome, POSTed to the merchant's notificationUrl",
+		Description: "Sent for stages SUCCESS and REJECTED, retried with backoff until a 2xx, at least once, every copy with the same Idempotency-Key (the event id). " +
+			"The verification header is base64 RSA PKCS#1 v1.5 SHA-256 over merchantId followed by the raw body; the key is at " +
+			"/api/v1/notifications/public-key (PEM) and /api/v1/notifications/certificate (X.509).",
+		Tags: []string{"Notifications"},
+		Parameters: []*huma.Param{
+			{Name: "verification", In: "header", Required: true, Schema: &huma.Schema{Type: "string"}, Description: "base64 signature of merchantId + body"},
+			{Name: "Idempotency-Key", In: "header", Required: true, Schema: &huma.Schema{Type: "string"}, Description: "The event id, the same on every copy"},
+		},
+		RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: schema}}},
+		Responses:   map[string]*huma.Response{"200": {Description: "Any 2xx marks the notification delivered"}},
+	}}}
+}
+
+// NotificationJSON is the body of a payout's merchant notification, as it stands.
+func NotificationJSON(p *rules.Payout) ([]byte, error) {
+	ba := p.Request.Destination.BankAccount
+	account := Mask(string(ba.AccountNumber))
+	switch {
+	case account == "" && ba.CCI != "":
+		account = Mask(ba.CCI)
+	case account == "" && p.Card != nil:
+		account = "************" + p.Card.Last4
 	}
-	return json.Marshal(struct {
-		Payout PayoutHead  `json:"payout"`
-		Output OutputView  `json:"output"`
-		Errors []ErrorView `json:"errors"`
-	}{v.Payout, v.Output, v.Errors})
+	b := p.Request.Beneficiary
+	n := Notification{
+		Payout: NotificationPayout{ID: itoa(p.ID), Country: p.Country, Amount: itoa(p.Amount), Currency: p.Currency,
+			OrderID: p.OrderID, MerchantID: p.MerchantID, BankCode: p.BankCode, AccountNumber: account,
+			Name: strings.TrimSpace(b.Name + " " + b.LastName), CustomerEmail: b.Email},
+		Output: NotificationOutput{Stage: string(p.Stage), Status: string(p.Status), StatusChangeDateTime: wireTime(p.StatusChangedAt)},
+		Errors: payoutView(p).Errors,
+	}
+	if p.Stage == rules.StageSuccess {
+		n.Output.AuthorizationCode = p.RailRef
+		n.Output.AuthorizationDate = wireTime(p.StatusChangedAt)
+	}
+	return json.Marshal(n)
 }

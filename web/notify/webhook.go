@@ -8,11 +8,13 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/netip"
@@ -138,8 +140,36 @@ func digest(merchantID string, body []byte) []byte {
 	return h.Sum(nil)
 }
 
-// PublicKeyHandler serves the public key (GET /api/v1/notifications/public-key, no auth).
-func PublicKeyHandler(pemBytes []byte) http.HandlerFunc {
+// CertificatePEM is the key's self-signed X.509 certificate, since the original hands its
+// merchants a certificate to take the public key from (wire doc section 3). It is built
+// from the key alone — serial from the public key's hash, fixed validity, a deterministic
+// PKCS#1 v1.5 signature — so every start of the same installation serves the same bytes.
+func CertificatePEM(k *rsa.PrivateKey) ([]byte, error) {
+	pub, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(pub)
+	tmpl := &x509.Certificate{
+		SerialNumber:          new(big.Int).SetBytes(sum[:16]),
+		Subject:               pkix.Name{CommonName: "payouts merchant notifications", Organization: []string{"payouts"}},
+		NotBefore:             time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC),
+		NotAfter:              time.Date(2124, 1, 1, 0, 0, 0, 0, time.UTC),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		SubjectKeyId:          sum[:20],
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}
+
+// PEMHandler serves a public PEM document: the public key (GET
+// /api/v1/notifications/public-key) or the certificate (…/certificate), no auth.
+func PEMHandler(pemBytes []byte) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/x-pem-file")
 		w.Header().Set("Cache-Control", "public, max-age=3600")
