@@ -561,7 +561,7 @@ func rowBody(t *testing.T, r countryRow) []byte {
 
 func TestCountryRules(t *testing.T) {
 	seen := map[string]bool{}
-	for _, tc := range countryRows() {
+	for _, tc := range append(countryRows(), publishedRows()...) {
 		if seen[tc.name] {
 			t.Errorf("two rows are named %q", tc.name)
 		}

@@ -32,13 +32,15 @@ func objAt(m map[string]any, path ...string) map[string]any {
 }
 
 // Every generic-contract case answers 400 with its code and the field's location.
-func TestDecodeGenericContract(t *testing.T) {
-	cases := []struct {
-		name     string
-		body     []byte
-		wantCode string
-		wantPath string
-	}{
+type decodeCase struct {
+	name     string
+	body     []byte
+	wantCode string
+	wantPath string
+}
+
+func decodeCases() []decodeCase {
+	return []decodeCase{
 		{"4.1 body is required", []byte(""), rules.CodeBodyRequired, ""},
 		{"4.1 malformed JSON", []byte(`{"country":`), rules.CodeMalformedJSON, ""},
 		{"4.1 body must be an object", []byte(`[1,2]`), rules.CodeMalformedJSON, ""},
@@ -83,7 +85,10 @@ func TestDecodeGenericContract(t *testing.T) {
 		{"2.1 timeoutUrl is a URL", genericBody(func(m map[string]any) { m["timeoutUrl"] = "not a url" }), rules.CodeURLFormat, "timeoutUrl"},
 		{"2.1 field names are exact", genericBody(func(m map[string]any) { m["Country"] = "PER" }), rules.CodeUnknownField, "Country"},
 	}
-	for _, tc := range cases {
+}
+
+func TestDecodeGenericContract(t *testing.T) {
+	for _, tc := range decodeCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := rules.DecodePayoutRequest(tc.body)
 			var p *rules.Problem
