@@ -413,7 +413,7 @@ func (lc *Lifecycle) Settle(ctx context.Context, merchantID string, id int64, st
 func simulatedCode(s Status) string {
 	switch s {
 	case StatusDenied:
-		return CodeBankDenied
+		return CodeDenied
 	case StatusReversed:
 		return CodeReversed
 	case StatusNoBalance:
