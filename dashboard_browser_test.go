@@ -153,7 +153,7 @@ func TestDashboardBrowser(t *testing.T) {
 	stamp := time.Now().UnixNano() % 1_000_000
 	orderA := fmt.Sprintf("DASH-A-%d", stamp)
 	req := perBankRequest(orderA)
-	req["destination"] = map[string]any{"bankAccount": map[string]any{"bankCode": "002", "accountType": 2, "accountNumber": "19312345679997"}}
+	req["destination"] = map[string]any{"bankAccount": map[string]any{"bankCode": "003", "accountType": 2, "accountNumber": "1231234569997"}}
 	code, _, raw := m.do(t, "POST", "payouts", req, "")
 	if code != 201 {
 		t.Fatalf("create: %d %s", code, raw)
