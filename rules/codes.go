@@ -148,6 +148,7 @@ const (
 	CodeURLFormat     = "1904"
 	CodeBodyTooLarge  = "1905"
 	CodeQueryParam    = "1906"
+	CodeAdminField    = "1907"
 
 	// This service's own: field rules of both countries (1950–1969).
 	CodeCurrencyNotAllowed = "1950"
@@ -220,6 +221,7 @@ var Catalogue = []CodeInfo{
 	{CodeAccountNumRequired, 401, true, "destination.bankAccount.accountNumber is required by the country rules"},
 	{CodeCCIRequired, 401, true, "destination.bankAccount.cci is required (Peru, when accountNumber and bankCode are not both sent)"},
 	{CodeTooLong, 400, true, "a field is longer than the generic contract allows (orderId 20, description 50)"},
+	{CodeAdminField, 400, false, "a field the admin API needs is missing (a merchant's name)"},
 	{CodeFieldRequired, 401, true, "another field is required: subMerchantInfo and its code, name and url for a PSP merchant; description and subMerchantInfo.name at Peru wallet 037"},
 	{CodeEmailRequired, 401, true, "beneficiary.email is required (Colombia cash, Peru card)"},
 	{CodeEmailFormat, 400, true, "beneficiary.email is not an email address"},
