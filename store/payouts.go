@@ -406,7 +406,7 @@ func enqueue(tx *bolt.Tx, ev rules.Event) error {
 	if ev.ID == "" {
 		return errors.New("store: an event needs an id")
 	}
-	if err := tx.Bucket(bOutboxDue).Put(dueKey(ev, seq), nil); err != nil {
+	if err := putDue(tx, ev, seq); err != nil {
 		return err
 	}
 	return putJSON(b, be64(seq), ev)
