@@ -205,12 +205,24 @@ func (s *DB) WasDelivered(id string) (time.Time, bool, error) {
 	return at, ok, err
 }
 
-// PutSandboxMail keeps one mail (JSON) in the sandbox mailbox.
-func (s *DB) PutSandboxMail(raw []byte) error {
+// PutSandboxMail keeps one mail (JSON) in the sandbox mailbox. A mail of an outbox event
+// is written with the event's delivered mark in the same transaction, and not at all when
+// the event was already delivered: the mailbox is the one end we own, so a crash between
+// the mail and the mark can never make a second copy (contract section 7).
+func (s *DB) PutSandboxMail(eventID string, raw []byte, at time.Time) error {
 	if !json.Valid(raw) {
 		return errors.New("store: a sandbox mail is JSON")
 	}
 	return s.bolt.Update(func(tx *bolt.Tx) error {
+		sent := tx.Bucket(bOutboxSent)
+		if eventID != "" {
+			if sent.Get([]byte(eventID)) != nil {
+				return nil // delivered already
+			}
+			if err := sent.Put([]byte(eventID), []byte(at.UTC().Format(time.RFC3339Nano))); err != nil {
+				return err
+			}
+		}
 		b := tx.Bucket(bMailbox)
 		seq, err := b.NextSequence()
 		if err != nil {
