@@ -38,7 +38,7 @@ func startProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--admin-token", "test-admin-token",
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--admin-token", "test-admin-token-0123456789",
 		"--no-demo", "--log-format", "json", "--log-level", "warn"}, args...)...)
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
@@ -74,7 +74,7 @@ func TestCrashLosesNoAcknowledgedPayout(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cmd, base := startProcess(t, dir, "--sandbox-delay", "100ms")
-	s := &testServer{URL: base, AdminToken: "test-admin-token"}
+	s := &testServer{URL: base, AdminToken: "test-admin-token-0123456789"}
 	c := s.newMerchant(t, map[string]any{"emailNotifications": true})
 
 	var mu sync.Mutex

@@ -58,7 +58,7 @@ func startServer(t testing.TB, dir string, args ...string) *testServer {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	s := &testServer{Data: dir, AdminToken: "test-admin-token", Stdout: &syncBuffer{}, Stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s := &testServer{Data: dir, AdminToken: "test-admin-token-0123456789", Stdout: &syncBuffer{}, Stderr: &syncBuffer{}, done: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	all := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--admin-token", s.AdminToken,

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -127,6 +128,7 @@ type serveConfig struct {
 	CardKey              string
 	AllowPrivateNotifURL bool
 	NoSync               bool
+	TrustedProxies       []netip.Prefix
 }
 
 func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -149,7 +151,12 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	fs.StringVar(&c.CardKey, "card-key", "", "64 hex characters: the AES-256 key of stored cards (default: card.key in the data dir)")
 	fs.BoolVar(&c.AllowPrivateNotifURL, "allow-private-notification-urls", false, "let merchant notifications go to private and loopback addresses (development)")
 	fs.BoolVar(&c.NoSync, "unsafe-no-fsync", false, "do not fsync the database (tests only: a crash may lose acknowledged payouts)")
+	proxies := fs.String("trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For/Forwarded give the client address")
 	if err := envFlags(fs, args, getenv); err != nil {
+		return c, err
+	}
+	var err error
+	if c.TrustedProxies, err = api.ParseTrustedProxies(*proxies); err != nil {
 		return c, err
 	}
 	if c.LogFormat != "" && c.LogFormat != "text" && c.LogFormat != "json" {
@@ -214,14 +221,25 @@ func (m merchantSource) OpenSecret(x *rules.Merchant) (string, error) {
 	return string(b), err
 }
 
+// MinAdminTokenLength is the shortest admin token the server starts with: the admin API
+// can create merchants and move balances, so its token must not be guessable.
+const MinAdminTokenLength = 24
+
 func adminToken(cfg serveConfig, stdout io.Writer) (string, error) {
 	if cfg.AdminToken != "" {
+		if len(cfg.AdminToken) < MinAdminTokenLength {
+			return "", fmt.Errorf("--admin-token must be at least %d characters", MinAdminTokenLength)
+		}
 		return cfg.AdminToken, nil
 	}
 	path := filepath.Join(cfg.Data, "admin-token")
 	b, err := os.ReadFile(path)
 	if err == nil {
-		return strings.TrimSpace(string(b)), nil
+		tok := strings.TrimSpace(string(b))
+		if len(tok) < MinAdminTokenLength {
+			return "", fmt.Errorf("the admin token in %s must be at least %d characters", path, MinAdminTokenLength)
+		}
+		return tok, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return "", err
@@ -368,16 +386,17 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 		w.lc.Kick()
 	}}
 	w.deps = &api.Deps{
-		Service:    w.svc,
-		Store:      db,
-		Keys:       w.keys,
-		Auth:       api.NewAuthenticator(w.keys, w.now, cfg.RateLimit),
-		Seal:       sealFor(sealer),
-		AdminToken: token,
-		Sandbox:    cfg.Sandbox,
-		Logger:     logger,
-		Observe:    w.metrics.Observe,
-		Fund:       w.lc.Fund,
+		Service:        w.svc,
+		Store:          db,
+		Keys:           w.keys,
+		Auth:           api.NewAuthenticator(w.keys, w.now, cfg.RateLimit),
+		Seal:           sealFor(sealer),
+		AdminToken:     token,
+		TrustedProxies: cfg.TrustedProxies,
+		Sandbox:        cfg.Sandbox,
+		Logger:         logger,
+		Observe:        w.metrics.Observe,
+		Fund:           w.lc.Fund,
 		Simulate: func(ctx context.Context, merchantID string, id int64, stage rules.Stage, status rules.Status) (*rules.Payout, error) {
 			return w.lc.Settle(ctx, merchantID, id, status, "", "")
 		},

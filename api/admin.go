@@ -16,8 +16,10 @@ import (
 	"payouts/rules"
 )
 
-// adminAuth guards /admin/ and /sandbox/ with the bearer admin token.
-func adminAuth(token string) func(http.Handler) http.Handler {
+// adminAuth guards /admin/ and /sandbox/ with the bearer admin token. Wrong tokens count
+// per client address: past the limit they are answered 429, while the right token is always
+// served.
+func adminAuth(token string, failures *FailureLimiter) func(http.Handler) http.Handler {
 	want := []byte("Bearer " + token)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -26,6 +28,12 @@ func adminAuth(token string) func(http.Handler) http.Handler {
 				return
 			}
 			if token == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+				addr := clientAddr(r)
+				if !failures.Fail(addr) {
+					writeProblem(w, retryAfter(problemOf(rules.KindRateLimited, rules.CodeRateLimited,
+						"too many wrong admin tokens from this address"), int(failures.RetryAfter(addr).Seconds()+0.5)))
+					return
+				}
 				w.Header().Set("WWW-Authenticate", `Bearer realm="payouts admin"`)
 				writeProblem(w, problemOf(rules.KindUnauthorized, rules.CodeAuthentication, "the admin API needs Authorization: Bearer <admin token>"))
 				return

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"reflect"
 	"strings"
 	"time"
@@ -37,9 +38,13 @@ type Deps struct {
 	Auth       *Authenticator
 	Seal       func(plain []byte, merchantID string) []byte
 	AdminToken string
-	Sandbox    bool
-	Logger     *slog.Logger
-	Observe    Observer
+	// AdminFailures limits wrong admin tokens per client address; nil makes one.
+	AdminFailures *FailureLimiter
+	// TrustedProxies are the peers whose X-Forwarded-For/Forwarded name the client.
+	TrustedProxies []netip.Prefix
+	Sandbox        bool
+	Logger         *slog.Logger
+	Observe        Observer
 	// Fund adds to a merchant's balance (and releases held payouts). Required.
 	Fund func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error)
 	// Simulate forces a sandbox outcome. Nil until the lifecycle is wired.
@@ -53,10 +58,14 @@ type Deps struct {
 func New(d Deps) (http.Handler, huma.API) {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)
+	r.Use(clientAddrMiddleware(d.TrustedProxies))
 	r.Use(accessLog(d.Logger, d.Observe))
 	r.Use(middleware.Recoverer)
 	r.Use(d.Auth.Middleware)
-	r.Use(adminAuth(d.AdminToken))
+	if d.AdminFailures == nil {
+		d.AdminFailures = NewFailureLimiter(AuthFailuresPerMinute)
+	}
+	r.Use(adminAuth(d.AdminToken, d.AdminFailures))
 
 	cfg := huma.DefaultConfig("payouts", "1.0.0")
 	cfg.Info.Description = "Payouts to bank accounts, wallets, Bre-B keys, cash and VISA cards in Colombia and Peru. " +

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -100,48 +99,9 @@ func (k *Keyring) Merchant(id string) (*rules.Merchant, error) {
 	return e.merchant, nil
 }
 
-// addrLimiter limits events per client address, with a bounded table.
-type addrLimiter struct {
-	mu    sync.Mutex
-	every rate.Limit
-	burst int
-	m     map[string]*rate.Limiter
-}
-
-func newAddrLimiter(perMinute int) *addrLimiter {
-	return &addrLimiter{every: rate.Limit(float64(perMinute) / 60), burst: perMinute, m: map[string]*rate.Limiter{}}
-}
-
-func (a *addrLimiter) limiter(addr string) *rate.Limiter {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	l := a.m[addr]
-	if l == nil {
-		if len(a.m) >= 100_000 {
-			// Forget the addresses that are back to a full allowance.
-			now := time.Now()
-			for k, v := range a.m {
-				if v.TokensAt(now) >= float64(a.burst) {
-					delete(a.m, k)
-				}
-			}
-			if len(a.m) >= 100_000 {
-				a.m = map[string]*rate.Limiter{}
-			}
-		}
-		l = rate.NewLimiter(a.every, a.burst)
-		a.m[addr] = l
-	}
-	return l
-}
-
-// blocked reports whether the address used up its allowance of failures.
-func (a *addrLimiter) blocked(addr string) bool {
-	return a.limiter(addr).Tokens() < 1
-}
-
-// fail counts one failure and reports whether the address is now over its allowance.
-func (a *addrLimiter) fail(addr string) bool { return !a.limiter(addr).Allow() }
+// AuthFailuresPerMinute is how many failed authentications one client may make a minute
+// (per API key presented; per address on the admin API) before it is answered 429.
+const AuthFailuresPerMinute = 20
 
 // Authenticator verifies the signed requests of contract section 2.
 type Authenticator struct {
@@ -149,7 +109,8 @@ type Authenticator struct {
 	Now       func() time.Time
 	RateLimit float64 // requests per second per merchant; 0 is off
 
-	failures *addrLimiter
+	// Failures counts failed authentications per (client address, API key presented).
+	Failures *FailureLimiter
 	mu       sync.Mutex
 	perMerch map[string]*rate.Limiter
 }
@@ -157,7 +118,7 @@ type Authenticator struct {
 // NewAuthenticator makes an authenticator.
 func NewAuthenticator(keys *Keyring, now func() time.Time, rateLimit float64) *Authenticator {
 	return &Authenticator{Keys: keys, Now: now, RateLimit: rateLimit,
-		failures: newAddrLimiter(20), perMerch: map[string]*rate.Limiter{}}
+		Failures: NewFailureLimiter(AuthFailuresPerMinute), perMerch: map[string]*rate.Limiter{}}
 }
 
 // merchantPath returns the merchant id of a signed path, or "" for a path that is not signed.
@@ -188,11 +149,6 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		addr := clientAddr(r)
-		if a.failures.blocked(addr) {
-			writeProblem(w, retryAfter(problemOf(rules.KindRateLimited, rules.CodeRateLimited, "too many failed authentications from this address"), 60))
-			return
-		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 		if err != nil {
 			writeProblem(w, problemOf(rules.KindInvalid, rules.CodeMalformedJSON, "the body could not be read"))
@@ -202,10 +158,15 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			writeProblem(w, problemOf(rules.KindTooLarge, rules.CodeBodyTooLarge, "the body is over 64 KiB"))
 			return
 		}
+		// A correctly signed request is always served: failures count against the client
+		// address and the API key it presented, never against anyone else (contract
+		// section 2), and only failures are refused once there are too many.
 		m, msg := a.verify(r, id, body)
 		if m == nil {
-			if a.failures.fail(addr) {
-				writeProblem(w, retryAfter(problemOf(rules.KindRateLimited, rules.CodeRateLimited, "too many failed authentications from this address"), 60))
+			key := clientAddr(r) + "\x00" + truncate(presentedKey(r), 100)
+			if !a.Failures.Fail(key) {
+				writeProblem(w, retryAfter(problemOf(rules.KindRateLimited, rules.CodeRateLimited,
+					"too many failed authentications from this address with this API key"), int(a.Failures.RetryAfter(key).Seconds()+0.5)))
 				return
 			}
 			writeProblem(w, problemOf(rules.KindUnauthorized, rules.CodeAuthentication, msg))
@@ -237,10 +198,7 @@ func timestampMillis(ts int64) int64 {
 // signature is not single-use: the original scheme signs neither the query nor a nonce, and
 // clients resend the same signed request after a time-out (contract section 2).
 func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.Merchant, string) {
-	key := r.Header.Get("monnet-api-key")
-	if key == "" {
-		key = r.Header.Get("X-Api-Key")
-	}
+	key := presentedKey(r)
 	q := r.URL.Query()
 	tsText, sigText := q.Get("timestamp"), q.Get("signature")
 	if key == "" || tsText == "" || sigText == "" {
@@ -283,10 +241,17 @@ func (a *Authenticator) allow(merchantID string) bool {
 	return l.Allow()
 }
 
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
+// presentedKey is the API key a request presents (header monnet-api-key, or X-Api-Key).
+func presentedKey(r *http.Request) string {
+	if k := r.Header.Get("monnet-api-key"); k != "" {
+		return k
 	}
-	return host
+	return r.Header.Get("X-Api-Key")
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
