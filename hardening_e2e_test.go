@@ -3,6 +3,10 @@ package main
 // End-to-end tests of issue 11 (hardening): each item through the real server.
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"payouts/rules"
 )
 
 // tarpit accepts connections and never answers: a merchant endpoint that hangs every
@@ -189,5 +195,118 @@ func TestAdminTokenFailuresLimitedAndShortTokenRefused(t *testing.T) {
 		func(string) string { return "" }, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "at least 24 characters") {
 		t.Errorf("a 23-character admin token: %v, want refused", err)
+	}
+}
+
+// rawAdmin calls the admin API and returns the status and the problem body.
+func (s *testServer) adminProblem(t testing.TB, method, path string, body any) (int, problemAnswer) {
+	t.Helper()
+	var b []byte
+	if body != nil {
+		b, _ = json.Marshal(body)
+	}
+	req, _ := http.NewRequest(method, s.URL+path, bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var p problemAnswer
+	if resp.StatusCode >= 300 {
+		p = decodeProblem(t, raw)
+	}
+	return resp.StatusCode, p
+}
+
+// Item 4: unknown merchant paths answer 404 without authentication and without a panic;
+// the admin API refuses reserved merchant ids.
+func TestReservedMerchantPathsAnswer404AndAreRefusedAsIDs(t *testing.T) {
+	s := startServer(t, "")
+	for _, path := range []string{"/api/v1/notifications/balance", "/api/v1/notifications/payouts/1", "/api-payout-plus-real-time/notifications"} {
+		for _, method := range []string{"GET", "POST"} {
+			req, _ := http.NewRequest(method, s.URL+path, strings.NewReader("{}"))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 404 || decodeProblem(t, raw).Code != rules.CodeNoSuchEndpoint {
+				t.Errorf("%s %s: %d %s, want 404 %s", method, path, resp.StatusCode, raw, rules.CodeNoSuchEndpoint)
+			}
+		}
+	}
+	for _, path := range []string{"/api/v1/nosuchmerchant/balance", "/api/v1/nosuchmerchant/payouts/1"} {
+		resp, err := http.Get(s.URL + path + "?timestamp=1&signature=00")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 401 {
+			t.Errorf("GET %s: %d, want 401 (unknown merchant, unsigned)", path, resp.StatusCode)
+		}
+	}
+	if resp, err := http.Get(s.URL + "/api/v1/notifications/public-key"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("the public key is no longer served: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	for _, id := range []string{"notifications", "Notifications"} {
+		code, p := s.adminProblem(t, "POST", "/admin/v1/merchants", map[string]any{"merchantId": id, "name": "Squatter"})
+		if code != 400 || p.Code != rules.CodeReservedMerchantID || p.Errors[0].Location != "body.merchantId" {
+			t.Errorf("merchant id %q: %d %+v, want 400 %s at body.merchantId", id, code, p, rules.CodeReservedMerchantID)
+		}
+	}
+	if strings.Contains(s.Stderr.String(), "panic") {
+		t.Errorf("the server log has a panic:\n%s", s.Stderr.String())
+	}
+}
+
+// Item 5: funding amounts out of range, overflowing balances and withdrawals above the
+// available balance are refused with 400/409 and a code, and change nothing.
+func TestAdminFundingOverflowAndOverdrawRefused(t *testing.T) {
+	s := startServer(t, "")
+	var m struct{ MerchantID string }
+	if code := s.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "Funds"}, &m); code != 201 {
+		t.Fatal(code)
+	}
+	path := "/admin/v1/merchants/" + m.MerchantID + "/balance"
+	fund := func(amount any) (int, problemAnswer) {
+		return s.adminProblem(t, "POST", path, json.RawMessage(`{"country":"PER","currency":"PEN","amount":`+fmt.Sprint(amount)+`}`))
+	}
+	if code, _ := fund(500); code != 200 {
+		t.Fatalf("fund 500: %d", code)
+	}
+	for _, tc := range []struct {
+		name   string
+		amount any
+		status int
+		code   string
+	}{
+		{"2^63-1", "9223372036854775807", 400, rules.CodeFundAmount},
+		{"-2^63", "-9223372036854775808", 400, rules.CodeFundAmount},
+		{"zero", 0, 400, rules.CodeFundAmount},
+		{"10^15 on top of 500", rules.MaxBalance, 409, rules.CodeBalanceLimit},
+		{"withdraw 501 of 500", -501, 409, rules.CodeWithdrawalTooLarge},
+	} {
+		code, p := fund(tc.amount)
+		if code != tc.status || p.Code != tc.code {
+			t.Errorf("%s: %d %s, want %d %s", tc.name, code, p.Code, tc.status, tc.code)
+		}
+	}
+	if code, _ := fund(rules.MaxBalance - 500); code != 200 {
+		t.Errorf("fund up to exactly 10^15: %d, want 200", code)
+	}
+	if code, p := fund(1); code != 409 || p.Code != rules.CodeBalanceLimit {
+		t.Errorf("one more above 10^15: %d %s, want 409 %s", code, p.Code, rules.CodeBalanceLimit)
+	}
+	if code, _ := fund(-rules.MaxBalance); code != 200 {
+		t.Errorf("withdraw everything: %d, want 200", code)
+	}
+	if strings.Contains(s.Stderr.String(), `"status":500`) {
+		t.Errorf("a 500 in the log:\n%s", s.Stderr.String())
 	}
 }

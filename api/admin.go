@@ -72,6 +72,12 @@ func ImportMerchant(st Store, seal func([]byte, string) []byte, id, name string,
 		return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeWrongType, Field: "merchantId", Value: id,
 			Message: "must be 1 to 40 letters, digits, - or _"}
 	}
+	for _, r := range ReservedMerchantIDs {
+		if strings.EqualFold(id, r) {
+			return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeReservedMerchantID, Field: "merchantId", Value: id,
+				Message: "is reserved by the API's paths (/api/v1/" + r + "/…)"}
+		}
+	}
 	if strings.TrimSpace(name) == "" {
 		return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeNameRequired, Field: "name", Message: "is required"}
 	}
@@ -241,6 +247,9 @@ func registerAdmin(a huma.API, d Deps) {
 	}, func(ctx context.Context, in *fundIn) (*fundOut, error) {
 		if _, err := d.Store.Merchant(in.ID); err != nil {
 			return nil, notFound(err, in.ID)
+		}
+		if err := rules.CheckFunding(in.Body.Amount); err != nil {
+			return nil, err
 		}
 		b, err := d.Fund(ctx, in.ID, in.Body.Country, in.Body.Currency, in.Body.Amount)
 		if err != nil {

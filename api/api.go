@@ -56,11 +56,15 @@ type Deps struct {
 // New builds the whole HTTP handler: middleware, the huma API with its OpenAPI document and
 // docs, health checks, the merchant and admin operations.
 func New(d Deps) (http.Handler, huma.API) {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	baseLogger.Store(d.Logger)
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)
 	r.Use(clientAddrMiddleware(d.TrustedProxies))
 	r.Use(accessLog(d.Logger, d.Observe))
-	r.Use(middleware.Recoverer)
+	r.Use(recoverer)
 	r.Use(d.Auth.Middleware)
 	if d.AdminFailures == nil {
 		d.AdminFailures = NewFailureLimiter(AuthFailuresPerMinute)

@@ -121,22 +121,34 @@ func NewAuthenticator(keys *Keyring, now func() time.Time, rateLimit float64) *A
 		Failures: NewFailureLimiter(AuthFailuresPerMinute), perMerch: map[string]*rate.Limiter{}}
 }
 
+// ReservedMerchantIDs are path segments of /api/v1/ that are not merchants: the admin API
+// refuses them as merchant ids.
+var ReservedMerchantIDs = []string{"notifications"}
+
+// publicPaths are the unsigned paths under /api/v1/.
+var publicPaths = map[string]bool{"/api/v1/notifications/public-key": true, "/api/v1/notifications/certificate": true}
+
 // merchantPath returns the merchant id of a signed path, or "" for a path that is not signed.
-func merchantPath(path string) string {
+// reserved is true for a path under a reserved segment that is not public: no such endpoint.
+func merchantPath(path string) (id string, reserved bool) {
 	var rest string
 	switch {
+	case publicPaths[path]:
+		return "", false
 	case strings.HasPrefix(path, "/api/v1/"):
 		rest = path[len("/api/v1/"):]
 	case strings.HasPrefix(path, "/api-payout-plus-real-time/"):
 		rest = path[len("/api-payout-plus-real-time/"):]
 	default:
-		return ""
+		return "", false
 	}
-	id, _, _ := strings.Cut(rest, "/")
-	if id == "notifications" {
-		return "" // the public key of the merchant notifications is public
+	id, _, _ = strings.Cut(rest, "/")
+	for _, r := range ReservedMerchantIDs {
+		if id == r {
+			return "", true
+		}
 	}
-	return id
+	return id, false
 }
 
 var errAuth = errors.New("auth")
@@ -144,7 +156,11 @@ var errAuth = errors.New("auth")
 // Middleware verifies every request to a merchant path and puts the merchant in the context.
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := merchantPath(r.URL.Path)
+		id, reserved := merchantPath(r.URL.Path)
+		if reserved {
+			writeProblem(w, problemOf(rules.KindNotFound, rules.CodeNoSuchEndpoint, "no such endpoint: "+r.URL.Path))
+			return
+		}
 		if id == "" {
 			next.ServeHTTP(w, r)
 			return

@@ -106,6 +106,18 @@ const (
 	CodeReversed     = "4004"
 
 	CodeInternal = "5000"
+
+	// Hardening (issue 11): transport, input limits, balances and the admin API. One block
+	// after all the others, in the project's own numbering.
+	CodeUnsupportedMediaType = "6001"
+	CodeControlCharacter     = "6002"
+	CodeNotificationURL      = "6003"
+	CodeAllowedOrigin        = "6004"
+	CodeReservedMerchantID   = "6005"
+	CodeFundAmount           = "6006"
+	CodeBalanceLimit         = "6007"
+	CodeWithdrawalTooLarge   = "6008"
+	CodeAPIKeyNotFound       = "6009"
 )
 
 // CodeInfo describes one code for the README and the OpenAPI description.
@@ -213,4 +225,13 @@ var Catalogue = []CodeInfo{
 	{CodeCardDeclined, 200, "card payment declined by the issuer (status REJECTED_BANK)"},
 	{CodeReversed, 200, "payout returned by the beneficiary's bank (status REVERSED)"},
 	{CodeInternal, 500, "internal failure; the server log has the details"},
+	{CodeUnsupportedMediaType, 415, "the body of a JSON endpoint must be sent as Content-Type: application/json"},
+	{CodeControlCharacter, 400, "a field holds a control character or is not valid UTF-8"},
+	{CodeNotificationURL, 400, "notificationUrl must be an https URL (http only with --allow-private-notification-urls)"},
+	{CodeAllowedOrigin, 400, "an allowedOrigins entry must be an origin (scheme://host[:port]); * is refused"},
+	{CodeReservedMerchantID, 400, "the merchant id is reserved by the API's paths"},
+	{CodeFundAmount, 400, "a funding amount must be non-zero and at most 10^15 minor units either way"},
+	{CodeBalanceLimit, 409, "the funding would take the balance above 10^15 minor units"},
+	{CodeWithdrawalTooLarge, 409, "the withdrawal is larger than the available balance"},
+	{CodeAPIKeyNotFound, 404, "no such API key for this merchant"},
 }

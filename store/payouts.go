@@ -439,10 +439,8 @@ func (s *DB) Fund(merchantID, country, currency string, amount int64) (rules.Bal
 		if err != nil {
 			return err
 		}
-		b.Balance += amount
-		b.Available += amount
-		if b.Available < 0 {
-			return errors.New("store: the withdrawal is larger than the available balance")
+		if b, err = rules.ApplyFunding(b, amount); err != nil {
+			return err
 		}
 		if err := l.PutBalance(merchantID, b); err != nil {
 			return err
