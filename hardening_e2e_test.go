@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -308,5 +309,128 @@ func TestAdminFundingOverflowAndOverdrawRefused(t *testing.T) {
 	}
 	if strings.Contains(s.Stderr.String(), `"status":500`) {
 		t.Errorf("a 500 in the log:\n%s", s.Stderr.String())
+	}
+}
+
+// Item 6: a body that is not JSON is 415; control characters and text that is not UTF-8
+// are 400 at their field; free-text fields have length limits; nothing is stored.
+func TestInputLimitsMediaTypeControlCharactersUTF8AndLengths(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, nil)
+	body, _ := json.Marshal(perBankRequest("CT-1"))
+	for ct, want := range map[string]int{"text/plain": 415, "application/x-www-form-urlencoded": 415, "application/json; charset=utf-8": 201} {
+		req := c.request("POST", "payouts", body, "")
+		req.Header.Set("Content-Type", ct)
+		resp, err := c.HTTP.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Content-Type %s: %d %s, want %d", ct, resp.StatusCode, raw, want)
+		}
+		if want == 415 && decodeProblem(t, raw).Code != rules.CodeUnsupportedMediaType {
+			t.Errorf("Content-Type %s: code %s, want %s", ct, decodeProblem(t, raw).Code, rules.CodeUnsupportedMediaType)
+		}
+	}
+	req, _ := http.NewRequest("POST", s.URL+"/admin/v1/merchants", strings.NewReader(`name=x`))
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 415 {
+		t.Errorf("admin API with a form body: %v %v, want 415", resp, err)
+	}
+
+	long := strings.Repeat("x", rules.MaxTextLength+1)
+	edit := func(order string, f func(r map[string]any)) []byte {
+		r := perBankRequest(order)
+		f(r)
+		b, _ := json.Marshal(r)
+		return b
+	}
+	ben := func(r map[string]any) map[string]any { return r["beneficiary"].(map[string]any) }
+	for _, tc := range []struct {
+		name, order string
+		body        []byte
+		code, loc   string
+	}{
+		{"NUL in orderId", "NUL\x00A", edit("NUL\x00A", func(map[string]any) {}), rules.CodeControlCharacter, "body.orderId"},
+		{"line break in name", "CC-2", edit("CC-2", func(r map[string]any) { ben(r)["name"] = "Ana\nMaría" }), rules.CodeControlCharacter, "body.beneficiary.name"},
+		{"C1 control in document", "CC-3", edit("CC-3", func(r map[string]any) {
+			ben(r)["document"] = map[string]any{"type": 1, "number": "4567\u00858912"}
+		}), rules.CodeControlCharacter, "body.beneficiary.document.number"},
+		{"invalid UTF-8 in orderId", "UTF-\xff", bytes.Replace(edit("UTF-X1", func(map[string]any) {}), []byte("UTF-X1"), []byte("UTF-\xff"), 1), rules.CodeControlCharacter, "body.orderId"},
+		{"a lone surrogate escape", "SURR", bytes.Replace(edit("SURR-1", func(map[string]any) {}), []byte("SURR-1"), []byte(`SURR-\ud800`), 1), rules.CodeControlCharacter, "body.orderId"},
+		{"name over 100", "LEN-1", edit("LEN-1", func(r map[string]any) { ben(r)["name"] = long }), rules.CodeTooLong, "body.beneficiary.name"},
+		{"lastName over 100", "LEN-2", edit("LEN-2", func(r map[string]any) { ben(r)["lastName"] = long }), rules.CodeTooLong, "body.beneficiary.lastName"},
+		{"customerId over 100", "LEN-3", edit("LEN-3", func(r map[string]any) { ben(r)["customerId"] = long }), rules.CodeTooLong, "body.beneficiary.customerId"},
+		{"userName over 100", "LEN-4", edit("LEN-4", func(r map[string]any) { ben(r)["userName"] = long }), rules.CodeTooLong, "body.beneficiary.userName"},
+		{"phoneNumber over 100", "LEN-5", edit("LEN-5", func(r map[string]any) { ben(r)["phoneNumber"] = long }), rules.CodeTooLong, "body.beneficiary.phoneNumber"},
+		{"address city over 100", "LEN-6", edit("LEN-6", func(r map[string]any) { ben(r)["address"] = map[string]any{"city": long} }), rules.CodeTooLong, "body.beneficiary.address.city"},
+		{"subMerchantInfo.url over 100", "LEN-7", edit("LEN-7", func(r map[string]any) {
+			r["subMerchantInfo"] = map[string]any{"code": "S1", "name": "Shop", "url": "https://shop.example/" + long}
+		}), rules.CodeTooLong, "body.subMerchantInfo.url"},
+	} {
+		code, _, raw := c.do(t, "POST", "payouts", tc.body, "")
+		if code != 400 {
+			t.Errorf("%s: %d %s, want 400", tc.name, code, raw)
+			continue
+		}
+		p := decodeProblem(t, raw)
+		if p.Code != tc.code || len(p.Errors) != 1 || p.Errors[0].Location != tc.loc {
+			t.Errorf("%s: %s %+v, want %s at %s", tc.name, p.Code, p.Errors, tc.code, tc.loc)
+		}
+		if code, _, raw := c.do(t, "GET", "payouts", nil, "orderId="+url.QueryEscape(tc.order)); code != 200 || !strings.Contains(string(raw), `"items":[]`) {
+			t.Errorf("%s: something was stored: %d %s", tc.name, code, raw)
+		}
+	}
+	// Exactly 100 characters is fine.
+	ok := perBankRequest("LEN-OK")
+	ok["beneficiary"].(map[string]any)["name"] = strings.Repeat("ñ", rules.MaxTextLength)
+	c.create(t, ok)
+}
+
+// Item 6: notificationUrl must be https (http only with --allow-private-notification-urls);
+// allowedOrigins entries must be origins, * refused; on create and on change.
+func TestMerchantSettingsNotificationURLAndOriginsChecked(t *testing.T) {
+	s := startServer(t, "")
+	create := func(settings map[string]any) (int, problemAnswer) {
+		return s.adminProblem(t, "POST", "/admin/v1/merchants", map[string]any{"name": "Settings", "settings": settings})
+	}
+	for _, tc := range []struct {
+		settings map[string]any
+		code     string
+		loc      string
+	}{
+		{map[string]any{"notificationUrl": "http://shop.example/hook"}, rules.CodeNotificationURL, "body.settings.notificationUrl"},
+		{map[string]any{"notificationUrl": "https://user:pw@shop.example/hook"}, rules.CodeNotificationURL, "body.settings.notificationUrl"},
+		{map[string]any{"notificationUrl": "ftp://shop.example"}, rules.CodeNotificationURL, "body.settings.notificationUrl"},
+		{map[string]any{"allowedOrigins": []string{"*"}}, rules.CodeAllowedOrigin, "body.settings.allowedOrigins[0]"},
+		{map[string]any{"allowedOrigins": []string{"https://shop.example", "https://shop.example/checkout"}}, rules.CodeAllowedOrigin, "body.settings.allowedOrigins[1]"},
+		{map[string]any{"allowedOrigins": []string{"https://*.shop.example"}}, rules.CodeAllowedOrigin, "body.settings.allowedOrigins[0]"},
+		{map[string]any{"allowedOrigins": []string{"shop.example"}}, rules.CodeAllowedOrigin, "body.settings.allowedOrigins[0]"},
+	} {
+		code, p := create(tc.settings)
+		if code != 400 || p.Code != tc.code || len(p.Errors) == 0 || p.Errors[0].Location != tc.loc {
+			t.Errorf("%v: %d %+v, want 400 %s at %s", tc.settings, code, p, tc.code, tc.loc)
+		}
+	}
+	var m struct{ MerchantID string }
+	if code := s.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "Good", "settings": map[string]any{
+		"notificationUrl": "https://shop.example/hook", "allowedOrigins": []string{"https://shop.example", "http://localhost:3000"}}}, &m); code != 201 {
+		t.Fatalf("good settings: %d", code)
+	}
+	if code, p := s.adminProblem(t, "PATCH", "/admin/v1/merchants/"+m.MerchantID, map[string]any{"settings": map[string]any{"allowedOrigins": []string{"*"}}}); code != 400 || p.Code != rules.CodeAllowedOrigin {
+		t.Errorf("PATCH allowedOrigins *: %d %s, want 400 %s", code, p.Code, rules.CodeAllowedOrigin)
+	}
+	var got struct{ Settings struct{ AllowedOrigins []string } }
+	s.admin(t, "GET", "/admin/v1/merchants/"+m.MerchantID, nil, &got)
+	if len(got.Settings.AllowedOrigins) != 2 {
+		t.Errorf("a refused PATCH changed the origins: %v", got.Settings.AllowedOrigins)
+	}
+	// With the development flag, http is allowed.
+	s2 := startServer(t, "", "--allow-private-notification-urls")
+	if code := s2.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "Dev", "settings": map[string]any{"notificationUrl": "http://127.0.0.1:9/hook"}}, nil); code != 201 {
+		t.Errorf("http notificationUrl with --allow-private-notification-urls: %d, want 201", code)
 	}
 }

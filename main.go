@@ -386,17 +386,18 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 		w.lc.Kick()
 	}}
 	w.deps = &api.Deps{
-		Service:        w.svc,
-		Store:          db,
-		Keys:           w.keys,
-		Auth:           api.NewAuthenticator(w.keys, w.now, cfg.RateLimit),
-		Seal:           sealFor(sealer),
-		AdminToken:     token,
-		TrustedProxies: cfg.TrustedProxies,
-		Sandbox:        cfg.Sandbox,
-		Logger:         logger,
-		Observe:        w.metrics.Observe,
-		Fund:           w.lc.Fund,
+		Service:                  w.svc,
+		Store:                    db,
+		Keys:                     w.keys,
+		Auth:                     api.NewAuthenticator(w.keys, w.now, cfg.RateLimit),
+		Seal:                     sealFor(sealer),
+		AdminToken:               token,
+		TrustedProxies:           cfg.TrustedProxies,
+		AllowHTTPNotificationURL: cfg.AllowPrivateNotifURL,
+		Sandbox:                  cfg.Sandbox,
+		Logger:                   logger,
+		Observe:                  w.metrics.Observe,
+		Fund:                     w.lc.Fund,
 		Simulate: func(ctx context.Context, merchantID string, id int64, stage rules.Stage, status rules.Status) (*rules.Payout, error) {
 			return w.lc.Settle(ctx, merchantID, id, status, "", "")
 		},

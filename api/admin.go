@@ -173,6 +173,9 @@ func registerAdmin(a huma.API, d Deps) {
 		if in.Body.Settings != nil {
 			in.Body.Settings.apply(&s)
 		}
+		if err := checkSettings(s, d.AllowHTTPNotificationURL); err != nil {
+			return nil, err
+		}
 		m, c, err := CreateMerchant(d.Store, d.Seal, in.Body.MerchantID, in.Body.Name, s, time.Now())
 		if err != nil {
 			return nil, err
@@ -221,7 +224,7 @@ func registerAdmin(a huma.API, d Deps) {
 			if in.Body.Settings != nil {
 				in.Body.Settings.apply(&m.Settings)
 			}
-			return nil
+			return checkSettings(m.Settings, d.AllowHTTPNotificationURL)
 		})
 		if err != nil {
 			return nil, notFound(err, in.ID)

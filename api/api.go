@@ -43,8 +43,11 @@ type Deps struct {
 	// TrustedProxies are the peers whose X-Forwarded-For/Forwarded name the client.
 	TrustedProxies []netip.Prefix
 	Sandbox        bool
-	Logger         *slog.Logger
-	Observe        Observer
+	// AllowHTTPNotificationURL lets merchants set an http:// notificationUrl (development,
+	// with --allow-private-notification-urls); otherwise it must be https://.
+	AllowHTTPNotificationURL bool
+	Logger                   *slog.Logger
+	Observe                  Observer
 	// Fund adds to a merchant's balance (and releases held payouts). Required.
 	Fund func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error)
 	// Simulate forces a sandbox outcome. Nil until the lifecycle is wired.
@@ -65,6 +68,7 @@ func New(d Deps) (http.Handler, huma.API) {
 	r.Use(clientAddrMiddleware(d.TrustedProxies))
 	r.Use(accessLog(d.Logger, d.Observe))
 	r.Use(recoverer)
+	r.Use(jsonBodies)
 	r.Use(d.Auth.Middleware)
 	if d.AdminFailures == nil {
 		d.AdminFailures = NewFailureLimiter(AuthFailuresPerMinute)

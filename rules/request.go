@@ -141,6 +141,7 @@ func DecodePayoutRequest(body []byte) (*PayoutRequest, error) {
 		return nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
 	}
 	checkObject(&ps, "", obj, requestShape)
+	checkLimits(&ps, body, obj) // limits.go: control characters, UTF-8, text lengths
 	if !ps.empty() {
 		return nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
 	}
