@@ -423,7 +423,9 @@ func TestMerchantSettingsNotificationURLAndOriginsChecked(t *testing.T) {
 	if code, p := s.adminProblem(t, "PATCH", "/admin/v1/merchants/"+m.MerchantID, map[string]any{"settings": map[string]any{"allowedOrigins": []string{"*"}}}); code != 400 || p.Code != rules.CodeAllowedOrigin {
 		t.Errorf("PATCH allowedOrigins *: %d %s, want 400 %s", code, p.Code, rules.CodeAllowedOrigin)
 	}
-	var got struct{ Settings struct{ AllowedOrigins []string } }
+	var got struct {
+		Settings struct{ AllowedOrigins []string }
+	}
 	s.admin(t, "GET", "/admin/v1/merchants/"+m.MerchantID, nil, &got)
 	if len(got.Settings.AllowedOrigins) != 2 {
 		t.Errorf("a refused PATCH changed the origins: %v", got.Settings.AllowedOrigins)
