@@ -3,6 +3,7 @@ package main
 // End-to-end tests of issue 11 (hardening): each item through the real server.
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -434,5 +438,93 @@ func TestMerchantSettingsNotificationURLAndOriginsChecked(t *testing.T) {
 	s2 := startServer(t, "", "--allow-private-notification-urls")
 	if code := s2.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "Dev", "settings": map[string]any{"notificationUrl": "http://127.0.0.1:9/hook"}}, nil); code != 201 {
 		t.Errorf("http notificationUrl with --allow-private-notification-urls: %d, want 201", code)
+	}
+}
+
+// Item 7: secrets may come from files, so that they stay out of /proc/*/cmdline; the keys
+// the first start writes are whole, 0600, with no temporary file left.
+func TestSecretsFromFilesStayOutOfTheCommandLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin, err := buildOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, secrets := t.TempDir(), t.TempDir()
+	token := "file-admin-token-" + strings.Repeat("a", 20)
+	cardKey := strings.Repeat("ab", 32)
+	smtpURL := "smtp://mailer:pa55w0rd-in-a-file@" + freeAddr(t)
+	write := func(name, v string) string {
+		p := filepath.Join(secrets, name)
+		if err := os.WriteFile(p, []byte(v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", dir, "--no-demo", "--log-format", "json",
+		"--admin-token-file", write("admin-token", token), "--card-key-file", write("card-key", cardKey),
+		"--smtp-url-file", write("smtp-url", smtpURL))
+	var stderr syncBuffer
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	base := ""
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if m := listenLine.FindStringSubmatch(sc.Text()); m != nil {
+			base = m[1]
+			break
+		}
+	}
+	if base == "" {
+		t.Fatalf("the binary did not start: %s", stderr.String())
+	}
+	go io.Copy(io.Discard, stdout)
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid))
+	if err != nil {
+		t.Skip("no /proc here:", err)
+	}
+	for _, secret := range []string{token, cardKey, "pa55w0rd"} {
+		if bytes.Contains(cmdline, []byte(secret)) {
+			t.Errorf("/proc/<pid>/cmdline shows a secret: %q", cmdline)
+		}
+		if strings.Contains(stderr.String(), secret) {
+			t.Errorf("the log shows a secret")
+		}
+	}
+	s := &testServer{URL: base, AdminToken: token}
+	if code := s.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "From files"}, nil); code != 201 {
+		t.Errorf("the admin token from the file: %d, want 201", code)
+	}
+	if !strings.Contains(stderr.String(), "mail goes out over SMTP") {
+		t.Errorf("the SMTP URL from the file is not used:\n%s", stderr.String())
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("a temporary file is left in the data directory: %s", e.Name())
+		}
+		if st, _ := os.Stat(filepath.Join(dir, e.Name())); !e.IsDir() && st.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is readable by others: %v", e.Name(), st.Mode().Perm())
+		}
+	}
+	for _, f := range []string{"master.key", "notification-key.pem"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "card.key")); err == nil {
+		t.Errorf("card.key written although the card key came from a file")
+	}
+
+	// Both the flag and its file: refused.
+	err = run(t.Context(), []string{"serve", "--data", t.TempDir(), "--admin-token", token, "--admin-token-file", filepath.Join(secrets, "admin-token")},
+		func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "both set") {
+		t.Errorf("--admin-token with --admin-token-file: %v, want refused", err)
 	}
 }

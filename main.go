@@ -151,6 +151,9 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	fs.StringVar(&c.CardKey, "card-key", "", "64 hex characters: the AES-256 key of stored cards (default: card.key in the data dir)")
 	fs.BoolVar(&c.AllowPrivateNotifURL, "allow-private-notification-urls", false, "let merchant notifications go to private and loopback addresses (development)")
 	fs.BoolVar(&c.NoSync, "unsafe-no-fsync", false, "do not fsync the database (tests only: a crash may lose acknowledged payouts)")
+	adminTokenFile := fs.String("admin-token-file", "", "file holding the admin token (keeps it out of the command line)")
+	cardKeyFile := fs.String("card-key-file", "", "file holding --card-key (keeps it out of the command line)")
+	smtpURLFile := fs.String("smtp-url-file", "", "file holding --smtp-url with its password (keeps it out of the command line)")
 	proxies := fs.String("trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For/Forwarded give the client address")
 	if err := envFlags(fs, args, getenv); err != nil {
 		return c, err
@@ -158,6 +161,20 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	var err error
 	if c.TrustedProxies, err = api.ParseTrustedProxies(*proxies); err != nil {
 		return c, err
+	}
+	for _, f := range []struct {
+		name, file string
+		dst        *string
+	}{{"admin-token", *adminTokenFile, &c.AdminToken}, {"card-key", *cardKeyFile, &c.CardKey}, {"smtp-url", *smtpURLFile, &c.SMTPURL}} {
+		if f.file == "" {
+			continue
+		}
+		if *f.dst != "" {
+			return c, fmt.Errorf("--%s and --%s-file are both set: give one", f.name, f.name)
+		}
+		if *f.dst, err = store.ReadSecretFile(f.file); err != nil {
+			return c, fmt.Errorf("--%s-file: %w", f.name, err)
+		}
 	}
 	if c.LogFormat != "" && c.LogFormat != "text" && c.LogFormat != "json" {
 		return c, fmt.Errorf("--log-format must be text or json")
@@ -245,7 +262,9 @@ func adminToken(cfg serveConfig, stdout io.Writer) (string, error) {
 		return "", err
 	}
 	tok := "adm_" + api.NewCredentials().APIKey[3:]
-	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
+	if err := store.WriteFileOnce(path, []byte(tok+"\n"), 0o600); errors.Is(err, os.ErrExist) {
+		return adminToken(cfg, stdout) // another first start wrote it
+	} else if err != nil {
 		return "", err
 	}
 	fmt.Fprintf(stdout, "admin token (stored in %s, shown once): %s\n", path, tok)
