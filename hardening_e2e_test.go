@@ -528,3 +528,100 @@ func TestSecretsFromFilesStayOutOfTheCommandLine(t *testing.T) {
 		t.Errorf("--admin-token with --admin-token-file: %v, want refused", err)
 	}
 }
+
+// Item 8: key rotation. A new pair is issued; the old one keeps working for the grace
+// period, then stops, or is revoked at once; the list shows the keys, never a secret.
+func TestAPIKeyRotationWithGraceListAndRevoke(t *testing.T) {
+	s := startServer(t, "")
+	old := s.newMerchant(t, nil)
+	keys := "/admin/v1/merchants/" + old.MerchantID + "/keys"
+	type rotated struct {
+		KeyID, APIKey, APISecret string
+		Keys                     []struct {
+			KeyID     string
+			Current   bool
+			ExpiresAt *string
+		}
+	}
+	var r rotated
+	if code := s.admin(t, "POST", keys, map[string]any{}, &r); code != 201 || r.APIKey == "" || r.APISecret == "" {
+		t.Fatalf("rotate: %d %+v", code, r)
+	}
+	fresh := old.with(func(c *merchantClient) { c.Key, c.Secret = r.APIKey, r.APISecret })
+	if code := old.statusWith(t, nil); code != 200 {
+		t.Errorf("the old key during its grace period: %d, want 200", code)
+	}
+	if code := fresh.statusWith(t, nil); code != 200 {
+		t.Errorf("the new key: %d, want 200", code)
+	}
+	// The new key with the old secret (or the reverse) is not a key pair.
+	if code := old.with(func(c *merchantClient) { c.Key = r.APIKey }).statusWith(t, nil); code != 401 {
+		t.Errorf("new key, old secret: %d, want 401", code)
+	}
+	req, _ := http.NewRequest("GET", s.URL+keys, nil)
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, secret := range []string{old.Key, old.Secret, r.APIKey, r.APISecret, "sealed", "Hash"} {
+		if strings.Contains(string(raw), secret) {
+			t.Errorf("the key list shows %q: %s", secret, raw)
+		}
+	}
+	var list []struct {
+		KeyID     string
+		Current   bool
+		ExpiresAt *string
+	}
+	json.Unmarshal(raw, &list)
+	if len(list) != 2 || !list[0].Current || list[0].KeyID != r.KeyID || list[1].Current || list[1].ExpiresAt == nil {
+		t.Fatalf("keys: %s; want the current one and the old one with its expiry", raw)
+	}
+	if exp, _ := time.Parse(time.RFC3339, *list[1].ExpiresAt); exp.Sub(time.Now()) < 23*time.Hour || exp.Sub(time.Now()) > 25*time.Hour {
+		t.Errorf("the old key expires at %s, want in 24 h", *list[1].ExpiresAt)
+	}
+
+	if code, p := s.adminProblem(t, "DELETE", keys+"/"+r.KeyID, nil); code != 409 || p.Code != rules.CodeWrongState {
+		t.Errorf("revoking the current key: %d %s, want 409 %s", code, p.Code, rules.CodeWrongState)
+	}
+	if code, p := s.adminProblem(t, "DELETE", keys+"/key_000000000000", nil); code != 404 || p.Code != rules.CodeAPIKeyNotFound {
+		t.Errorf("revoking an unknown key: %d %s, want 404 %s", code, p.Code, rules.CodeAPIKeyNotFound)
+	}
+	if code, _ := s.adminProblem(t, "DELETE", keys+"/"+list[1].KeyID, nil); code != 204 {
+		t.Errorf("revoking the old key: %d, want 204", code)
+	}
+	if code := old.statusWith(t, nil); code != 401 {
+		t.Errorf("the revoked key: %d, want 401", code)
+	}
+	if code := fresh.statusWith(t, nil); code != 200 {
+		t.Errorf("the current key after the revocation: %d, want 200", code)
+	}
+
+	// A grace of one second: the replaced key stops by itself.
+	var r2 rotated
+	if code := s.admin(t, "POST", keys, map[string]any{"graceSeconds": 1}, &r2); code != 201 {
+		t.Fatal(code)
+	}
+	if code := fresh.statusWith(t, nil); code != 200 {
+		t.Errorf("the replaced key within its 1 s grace: %d, want 200", code)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if code := fresh.statusWith(t, nil); code != 401 {
+		t.Errorf("the replaced key after its grace: %d, want 401", code)
+	}
+	// graceSeconds 0: the replaced key stops at once.
+	newest := fresh.with(func(c *merchantClient) { c.Key, c.Secret = r2.APIKey, r2.APISecret })
+	var r3 rotated
+	if code := s.admin(t, "POST", keys, map[string]any{"graceSeconds": 0}, &r3); code != 201 {
+		t.Fatal(code)
+	}
+	if code := newest.statusWith(t, nil); code != 401 {
+		t.Errorf("the key replaced with graceSeconds 0: %d, want 401", code)
+	}
+	if code := newest.with(func(c *merchantClient) { c.Key, c.Secret = r3.APIKey, r3.APISecret }).statusWith(t, nil); code != 200 {
+		t.Errorf("the newest key: %d, want 200", code)
+	}
+}

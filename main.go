@@ -233,8 +233,8 @@ type merchantSource struct {
 }
 
 func (m merchantSource) Merchant(id string) (*rules.Merchant, error) { return m.db.Merchant(id) }
-func (m merchantSource) OpenSecret(x *rules.Merchant) (string, error) {
-	b, err := m.sealer.Open(x.SealedSecret, []byte("merchant-secret:"+x.ID))
+func (m merchantSource) OpenSecret(x *rules.Merchant, sealed []byte) (string, error) {
+	b, err := m.sealer.Open(sealed, []byte("merchant-secret:"+x.ID))
 	return string(b), err
 }
 

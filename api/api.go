@@ -108,6 +108,7 @@ func New(d Deps) (http.Handler, huma.API) {
 	r.Get("/admin/v1/backup", BackupHandler(d.Store))
 	registerPayouts(a, d)
 	registerAdmin(a, d)
+	registerKeys(a, d)
 	if d.Extra != nil {
 		d.Extra(r, a)
 	}

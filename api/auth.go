@@ -35,7 +35,8 @@ func HashAPIKey(key string) string {
 // MerchantSource reads merchants and opens their sealed secrets.
 type MerchantSource interface {
 	Merchant(id string) (*rules.Merchant, error)
-	OpenSecret(m *rules.Merchant) (string, error)
+	// OpenSecret opens a sealed secret of m (its current one or an old key's).
+	OpenSecret(m *rules.Merchant, sealed []byte) (string, error)
 }
 
 // Keyring caches merchants with their opened secrets, so that verifying a signature costs
@@ -48,8 +49,13 @@ type Keyring struct {
 
 type keyEntry struct {
 	merchant *rules.Merchant
-	secret   string
-	keyHash  []byte
+	keys     []liveKey // the current key first, then the old keys of a rotation
+}
+
+type liveKey struct {
+	hash      []byte
+	secret    string
+	expiresAt time.Time // zero: the current key
 }
 
 // NewKeyring makes a keyring over a merchant source.
@@ -75,19 +81,45 @@ func (k *Keyring) get(id string) (*keyEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	secret, err := k.src.OpenSecret(m)
-	if err != nil {
+	e = &keyEntry{merchant: m}
+	add := func(hash string, sealed []byte, expires time.Time) error {
+		secret, err := k.src.OpenSecret(m, sealed)
+		if err != nil {
+			return err
+		}
+		h, err := hex.DecodeString(hash)
+		if err != nil {
+			return err
+		}
+		e.keys = append(e.keys, liveKey{hash: h, secret: secret, expiresAt: expires})
+		return nil
+	}
+	if err := add(m.APIKeyHash, m.SealedSecret, time.Time{}); err != nil {
 		return nil, err
 	}
-	h, err := hex.DecodeString(m.APIKeyHash)
-	if err != nil {
-		return nil, err
+	for _, old := range m.OldKeys {
+		if err := add(old.APIKeyHash, old.SealedSecret, old.ExpiresAt); err != nil {
+			return nil, err
+		}
 	}
-	e = &keyEntry{merchant: m, secret: secret, keyHash: h}
 	k.mu.Lock()
 	k.m[id] = e
 	k.mu.Unlock()
 	return e, nil
+}
+
+// key finds the merchant's key that matches the presented one and is not expired at now.
+// Every key is compared, in constant time, whether or not an earlier one matched.
+func (e *keyEntry) key(presented string, now time.Time) (liveKey, bool) {
+	given := sha256.Sum256([]byte(presented))
+	var found liveKey
+	ok := false
+	for _, k := range e.keys {
+		if subtle.ConstantTimeCompare(given[:], k.hash) == 1 && (k.expiresAt.IsZero() || now.Before(k.expiresAt)) {
+			found, ok = k, true
+		}
+	}
+	return found, ok
 }
 
 // Merchant returns the cached merchant.
@@ -221,8 +253,11 @@ func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.
 		return nil, "the monnet-api-key header and the timestamp and signature query parameters are required"
 	}
 	e, err := a.Keys.get(id)
-	given := sha256.Sum256([]byte(key))
-	if err != nil || subtle.ConstantTimeCompare(given[:], e.keyHash) != 1 {
+	if err != nil {
+		return nil, "the API key is not valid for this merchant"
+	}
+	k, ok := e.key(key, a.Now())
+	if !ok {
 		return nil, "the API key is not valid for this merchant"
 	}
 	ts, err := strconv.ParseInt(tsText, 10, 64)
@@ -236,7 +271,7 @@ func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.
 	if err != nil || len(sig) != sha256.Size {
 		return nil, "signature must be 64 hex characters"
 	}
-	want, _ := hex.DecodeString(rules.Signature(e.secret, r.Method, r.URL.Path, ts, body))
+	want, _ := hex.DecodeString(rules.Signature(k.secret, r.Method, r.URL.Path, ts, body))
 	if subtle.ConstantTimeCompare(sig, want) != 1 {
 		return nil, "the signature does not match the request"
 	}
