@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -623,5 +624,49 @@ func TestAPIKeyRotationWithGraceListAndRevoke(t *testing.T) {
 	}
 	if code := newest.with(func(c *merchantClient) { c.Key, c.Secret = r3.APIKey, r3.APISecret }).statusWith(t, nil); code != 200 {
 		t.Errorf("the newest key: %d, want 200", code)
+	}
+}
+
+var metricsLine = regexp.MustCompile(`metrics served on (http://[0-9.:]+/metrics)`)
+
+// Item 10: /metrics on the main listener needs the admin token; --metrics-addr serves it on
+// a listener of its own without one, and that listener serves nothing else.
+func TestMetricsNeedTheAdminTokenOrTheirOwnListener(t *testing.T) {
+	s := startServer(t, "", "--metrics-addr", "127.0.0.1:0")
+	resp, err := http.Get(s.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Errorf("/metrics on the main listener without the token: %d, want 401", resp.StatusCode)
+	}
+	if resp, err := s.getMetrics(); err != nil || resp.StatusCode != 200 {
+		t.Errorf("/metrics with the admin token: %v %v, want 200", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	m := metricsLine.FindStringSubmatch(s.Stdout.String())
+	if m == nil {
+		t.Fatalf("no metrics listener in:\n%s", s.Stdout.String())
+	}
+	resp, err = http.Get(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(raw), "payouts_outbox_depth") {
+		t.Errorf("/metrics on its own listener: %d, want 200 with the metrics", resp.StatusCode)
+	}
+	for _, path := range []string{"/admin/v1/backup", "/healthz", "/api/v1/notifications/public-key"} {
+		resp, err := http.Get(strings.TrimSuffix(m[1], "/metrics") + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 404 {
+			t.Errorf("%s on the metrics listener: %d, want 404", path, resp.StatusCode)
+		}
 	}
 }

@@ -138,6 +138,16 @@ func (s *testServer) admin(t testing.TB, method, path string, body any, out any)
 	return resp.StatusCode
 }
 
+// getMetrics reads /metrics on the main listener, which needs the admin token.
+func (s *testServer) getMetrics() (*http.Response, error) {
+	req, err := http.NewRequest("GET", s.URL+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+	return http.DefaultClient.Do(req)
+}
+
 // merchantClient signs requests for one merchant.
 type merchantClient struct {
 	Base, MerchantID, Key, Secret string

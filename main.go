@@ -129,6 +129,7 @@ type serveConfig struct {
 	AllowPrivateNotifURL bool
 	NoSync               bool
 	TrustedProxies       []netip.Prefix
+	MetricsAddr          string
 }
 
 func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -154,6 +155,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	adminTokenFile := fs.String("admin-token-file", "", "file holding the admin token (keeps it out of the command line)")
 	cardKeyFile := fs.String("card-key-file", "", "file holding --card-key (keeps it out of the command line)")
 	smtpURLFile := fs.String("smtp-url-file", "", "file holding --smtp-url with its password (keeps it out of the command line)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve /metrics without a token on this address of its own (default: only on --addr, with the admin token)")
 	proxies := fs.String("trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For/Forwarded give the client address")
 	if err := envFlags(fs, args, getenv); err != nil {
 		return c, err
@@ -322,8 +324,24 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	if cfg.MetricsAddr != "" {
+		// Metrics on a listener of their own (a private interface, for the scraper), without
+		// the admin token; it closes with the server.
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			srv.Close()
+			app.stop()
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", app.metrics)
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: srv.ErrorLog}
+		go msrv.Serve(mln)
+		defer msrv.Close()
+		fmt.Fprintf(stdout, "metrics served on http://%s/metrics\n", mln.Addr())
+	}
 	fmt.Fprintf(stdout, "payouts %s listening on %s (data %s, sandbox %v)\n", versionString(), base, cfg.Data, cfg.Sandbox)
 	logger.Info("listening", "addr", base, "version", versionString())
 
@@ -348,6 +366,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 // app is the running service: its handler and the workers behind it.
 type app struct {
 	auth    *api.Authenticator
+	metrics http.Handler
 	handler http.Handler
 	service *rules.Service
 	fund    func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error)
@@ -434,7 +453,7 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 			add(r, a)
 		}
 	}
-	a := &app{service: w.svc, fund: w.lc.Fund, auth: w.deps.Auth}
+	a := &app{service: w.svc, fund: w.lc.Fund, auth: w.deps.Auth, metrics: w.metrics.Handler()}
 	a.handler, _ = api.New(*w.deps)
 
 	workCtx, cancel := context.WithCancel(context.Background())

@@ -78,7 +78,7 @@ func (s *testServer) waitMails(t testing.TB, query string, n int, within time.Du
 // metric reads one series of /metrics ("name{label=\"v\"}"); 0 when absent.
 func (s *testServer) metric(t testing.TB, series string) float64 {
 	t.Helper()
-	resp, err := http.Get(s.URL + "/metrics")
+	resp, err := s.getMetrics()
 	if err != nil {
 		t.Fatal(err)
 	}

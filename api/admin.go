@@ -16,14 +16,15 @@ import (
 	"payouts/rules"
 )
 
-// adminAuth guards /admin/ and /sandbox/ with the bearer admin token. Wrong tokens count
+// adminAuth guards /admin/, /sandbox/ and /metrics (on the main listener; --metrics-addr
+// serves it apart) with the bearer admin token. Wrong tokens count
 // per client address: past the limit they are answered 429, while the right token is always
 // served.
 func adminAuth(token string, failures *FailureLimiter) func(http.Handler) http.Handler {
 	want := []byte("Bearer " + token)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !strings.HasPrefix(r.URL.Path, "/admin/") && !strings.HasPrefix(r.URL.Path, "/sandbox/") {
+			if !strings.HasPrefix(r.URL.Path, "/admin/") && !strings.HasPrefix(r.URL.Path, "/sandbox/") && r.URL.Path != "/metrics" {
 				next.ServeHTTP(w, r)
 				return
 			}
