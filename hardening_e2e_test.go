@@ -670,3 +670,86 @@ func TestMetricsNeedTheAdminTokenOrTheirOwnListener(t *testing.T) {
 		}
 	}
 }
+
+// balanceOf reads one of the merchant's balances through the API.
+func (c *merchantClient) balanceOf(t testing.TB, currency string) (available, balance int64) {
+	t.Helper()
+	code, _, raw := c.do(t, "GET", "balance", nil, "")
+	if code != 200 {
+		t.Fatalf("GET balance: %d %s", code, raw)
+	}
+	var bs []struct {
+		Currency  string `json:"currency"`
+		Available int64  `json:"availableBalance"`
+		Balance   int64  `json:"balance"`
+	}
+	json.Unmarshal(raw, &bs)
+	for _, b := range bs {
+		if b.Currency == currency {
+			return b.Available, b.Balance
+		}
+	}
+	return 0, 0
+}
+
+// Item 1: the sandbox cannot mint money. REVERSED only follows PROCESSED: on a payout that
+// waits for balance or for the bank it is 409 (2050) and changes nothing; on a processed
+// payout it returns the money. The ledger invariant is checked after the test (harness).
+func TestSimulateReversedOnlyAfterProcessedAndTheLedgerHolds(t *testing.T) {
+	s := startServer(t, "")
+	var m struct{ MerchantID, APIKey, APISecret string }
+	if code := s.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "No money", "settings": map[string]any{"pendingOnNoBalance": true}}, &m); code != 201 {
+		t.Fatal(code)
+	}
+	c := &merchantClient{Base: s.URL, MerchantID: m.MerchantID, Key: m.APIKey, Secret: m.APISecret, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	simulate := func(id int64, body map[string]any) (int, []byte) {
+		code, _, raw := c.do(t, "POST", "payouts/"+strconv.FormatInt(id, 10)+"/simulate", body, "")
+		return code, raw
+	}
+	reversed := map[string]any{"stage": "REJECTED", "status": "REVERSED"}
+
+	// No balance: the payout waits as PENDING_BALANCE, and cannot be "returned".
+	held := c.create(t, perBankRequest("MINT-1")).Payout.ID
+	c.waitStage(t, held, "PENDING", 5*time.Second)
+	if code, raw := simulate(held, reversed); code != 409 || decodeProblem(t, raw).Code != rules.CodeWrongState {
+		t.Errorf("REVERSED on PENDING_BALANCE: %d %s, want 409 %s", code, raw, rules.CodeWrongState)
+	}
+	if a, b := c.balanceOf(t, "PEN"); a != 0 || b != 0 {
+		t.Errorf("balance after the refused simulate: available %d, balance %d; want 0 and 0", a, b)
+	}
+
+	// Funded: the payout is released to the bank and stays PENDING_BANK (account …9997).
+	if code := s.admin(t, "POST", "/admin/v1/merchants/"+m.MerchantID+"/balance", map[string]any{"country": "PER", "currency": "PEN", "amount": 500000}, nil); code != 200 {
+		t.Fatal(code)
+	}
+	r := perBankRequest("MINT-2")
+	r["destination"] = map[string]any{"bankAccount": map[string]any{"bankCode": "002", "accountType": 2, "accountNumber": "19312345679997"}}
+	atBank := c.create(t, r).Payout.ID
+	waitFor(t, "the payout at the bank", 5*time.Second, func() bool {
+		code, _, raw := c.do(t, "GET", "payouts/"+strconv.FormatInt(atBank, 10), nil, "")
+		return code == 200 && decodePayout(t, raw).Output.Status == "PENDING_BANK"
+	})
+	if code, raw := simulate(atBank, reversed); code != 409 || decodeProblem(t, raw).Code != rules.CodeWrongState {
+		t.Errorf("REVERSED on PENDING_BANK: %d %s, want 409 %s", code, raw, rules.CodeWrongState)
+	}
+	// Both payouts (100000 each) are reserved now.
+	if a, b := c.balanceOf(t, "PEN"); a != 300000 || b != 500000 {
+		t.Errorf("balance with two reservations: available %d, balance %d; want 300000 and 500000", a, b)
+	}
+	// SUCCESS, then REVERSED: the money leaves, then comes back.
+	if code, raw := simulate(atBank, map[string]any{"stage": "SUCCESS"}); code != 200 {
+		t.Fatalf("SUCCESS: %d %s", code, raw)
+	}
+	if a, b := c.balanceOf(t, "PEN"); a != 300000 || b != 400000 {
+		t.Errorf("after PROCESSED: available %d, balance %d; want 300000 and 400000", a, b)
+	}
+	if code, raw := simulate(atBank, reversed); code != 200 || decodePayout(t, raw).Output.Status != "REVERSED" {
+		t.Errorf("REVERSED on PROCESSED: %d %s, want 200 REVERSED", code, raw)
+	}
+	if a, b := c.balanceOf(t, "PEN"); a != 400000 || b != 500000 {
+		t.Errorf("after REVERSED: available %d, balance %d; want 400000 and 500000", a, b)
+	}
+	if code, _ := simulate(atBank, reversed); code != 409 {
+		t.Errorf("REVERSED twice: %d, want 409", code)
+	}
+}

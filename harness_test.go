@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/store"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
@@ -89,8 +91,28 @@ func startServer(t testing.TB, dir string, args ...string) *testServer {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Cleanup(func() { s.Stop(t) })
+	// After the test: stop the server and check the ledger invariant of everything it
+	// stored (store.CheckAllLedgers), so that every lifecycle test also tests the ledger.
+	t.Cleanup(func() {
+		s.Stop(t)
+		checkLedgers(t, dir)
+	})
 	return s
+}
+
+// checkLedgers opens a stopped server's database and checks every balance against its
+// payouts.
+func checkLedgers(t testing.TB, dir string) {
+	t.Helper()
+	db, err := store.Open(filepath.Join(dir, "payouts.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Errorf("ledger check: %v", err)
+		return
+	}
+	defer db.Close()
+	if err := db.CheckAllLedgers(); err != nil {
+		t.Errorf("ledger check: %v", err)
+	}
 }
 
 // Stop shuts the server down gracefully and reports its error.

@@ -27,5 +27,6 @@ func ApplyFunding(b Balance, amount int64) (Balance, error) {
 	}
 	b.Balance += amount
 	b.Available += amount
+	b.Funded += amount
 	return b, nil
 }

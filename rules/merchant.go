@@ -78,4 +78,9 @@ type Balance struct {
 	Currency  string `json:"currency"`
 	Available int64  `json:"availableBalance"`
 	Balance   int64  `json:"balance"`
+	// Running totals of the ledger: Balance = Funded − Processed + Reversed always
+	// (store/ledger.go checks it in every write). Not on the wire.
+	Funded    int64 `json:"-"`
+	Processed int64 `json:"-"`
+	Reversed  int64 `json:"-"`
 }
