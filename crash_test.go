@@ -7,10 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"payouts/rules"
+	"payouts/store"
 )
 
 // buildBinary builds the real payouts binary once per test run.
@@ -34,7 +38,7 @@ func startProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--admin-token", "test-admin-token",
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--admin-token", "test-admin-token-0123456789",
 		"--no-demo", "--log-format", "json", "--log-level", "warn"}, args...)...)
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
@@ -61,16 +65,17 @@ func startProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, string) 
 }
 
 // TestCrashLosesNoAcknowledgedPayout kills the server with SIGKILL while 8 clients create
-// payouts; after a restart every payout that was answered 201 is there, and no orderId has
-// two payouts.
+// payouts (and their outcome emails go into the sandbox mailbox); after a restart every
+// payout that was answered 201 is there, no orderId has two payouts, and every payout has
+// exactly one outcome email: none lost, none twice (contract section 7).
 func TestCrashLosesNoAcknowledgedPayout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the binary")
 	}
 	dir := t.TempDir()
-	cmd, base := startProcess(t, dir)
-	s := &testServer{URL: base, AdminToken: "test-admin-token"}
-	c := s.newMerchant(t, nil)
+	cmd, base := startProcess(t, dir, "--sandbox-delay", "100ms")
+	s := &testServer{URL: base, AdminToken: "test-admin-token-0123456789"}
+	c := s.newMerchant(t, map[string]any{"emailNotifications": true})
 
 	var mu sync.Mutex
 	acked := map[string]int64{} // orderId → Id answered 201
@@ -154,4 +159,53 @@ func TestCrashLosesNoAcknowledgedPayout(t *testing.T) {
 		}
 	}
 	t.Logf("%d payouts acknowledged before SIGKILL, %d stored after restart", len(acked), len(seen))
+
+	// Every payout finishes and its outcome email leaves the outbox; then the mailbox is
+	// counted in the database itself (the mailbox pages show at most 1,000).
+	waitFor(t, "every payout finished and the outbox empty", 60*time.Second, func() bool {
+		for _, stage := range []string{"IN_PROGRESS", "PENDING"} {
+			code, _, raw := c.do(t, "GET", "payouts", nil, "limit=1&stage="+stage)
+			if code != 200 || !strings.Contains(string(raw), `"items":[]`) {
+				return false
+			}
+		}
+		return s2.metric(t, "payouts_outbox_depth") == 0
+	})
+	s2.Stop(t)
+	db, err := store.Open(filepath.Join(dir, "payouts.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	raws, err := db.SandboxMails(store.KeepSandboxMails)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byEvent, byPayout := map[string]int{}, map[int64]int{}
+	for _, raw := range raws {
+		var m struct {
+			EventID  string `json:"eventId"`
+			Kind     string `json:"kind"`
+			PayoutID int64  `json:"payoutId"`
+		}
+		json.Unmarshal(raw, &m)
+		byEvent[m.EventID]++
+		if m.Kind == rules.EventBeneficiaryMail {
+			byPayout[m.PayoutID]++
+		}
+	}
+	for id, n := range byEvent {
+		if n != 1 {
+			t.Errorf("sandbox mail of event %s kept %d times, want once", id, n)
+		}
+	}
+	if len(byPayout) != len(seen) {
+		t.Errorf("%d payouts have an outcome email, want all %d", len(byPayout), len(seen))
+	}
+	for id, n := range byPayout {
+		if n != 1 {
+			t.Errorf("payout %d has %d outcome emails, want 1", id, n)
+		}
+	}
+	t.Logf("%d sandbox mails, one per payout", len(raws))
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/store"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
@@ -58,7 +60,7 @@ func startServer(t testing.TB, dir string, args ...string) *testServer {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	s := &testServer{Data: dir, AdminToken: "test-admin-token", Stdout: &syncBuffer{}, Stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s := &testServer{Data: dir, AdminToken: "test-admin-token-0123456789", Stdout: &syncBuffer{}, Stderr: &syncBuffer{}, done: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	all := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--admin-token", s.AdminToken,
@@ -89,8 +91,28 @@ func startServer(t testing.TB, dir string, args ...string) *testServer {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Cleanup(func() { s.Stop(t) })
+	// After the test: stop the server and check the ledger invariant of everything it
+	// stored (store.CheckAllLedgers), so that every lifecycle test also tests the ledger.
+	t.Cleanup(func() {
+		s.Stop(t)
+		checkLedgers(t, dir)
+	})
 	return s
+}
+
+// checkLedgers opens a stopped server's database and checks every balance against its
+// payouts.
+func checkLedgers(t testing.TB, dir string) {
+	t.Helper()
+	db, err := store.Open(filepath.Join(dir, "payouts.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Errorf("ledger check: %v", err)
+		return
+	}
+	defer db.Close()
+	if err := db.CheckAllLedgers(); err != nil {
+		t.Errorf("ledger check: %v", err)
+	}
 }
 
 // Stop shuts the server down gracefully and reports its error.
@@ -136,6 +158,16 @@ func (s *testServer) admin(t testing.TB, method, path string, body any, out any)
 		t.Logf("%s %s: %d %s", method, path, resp.StatusCode, raw)
 	}
 	return resp.StatusCode
+}
+
+// getMetrics reads /metrics on the main listener, which needs the admin token.
+func (s *testServer) getMetrics() (*http.Response, error) {
+	req, err := http.NewRequest("GET", s.URL+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+	return http.DefaultClient.Do(req)
 }
 
 // merchantClient signs requests for one merchant.

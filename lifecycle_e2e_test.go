@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -105,7 +104,7 @@ func TestEndToEndLifecycle(t *testing.T) {
 		}
 	}
 
-	resp, err := http.Get(s.URL + "/metrics")
+	resp, err := s.getMetrics()
 	if err != nil {
 		t.Fatal(err)
 	}

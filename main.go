@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -172,6 +173,8 @@ type serveConfig struct {
 	CardKey              string
 	AllowPrivateNotifURL bool
 	NoSync               bool
+	TrustedProxies       []netip.Prefix
+	MetricsAddr          string
 }
 
 func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -194,8 +197,31 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	fs.StringVar(&c.CardKey, "card-key", "", "64 hex characters: the AES-256 key of stored cards (default: card.key in the data dir)")
 	fs.BoolVar(&c.AllowPrivateNotifURL, "allow-private-notification-urls", false, "let merchant notifications go to private and loopback addresses (development)")
 	fs.BoolVar(&c.NoSync, "unsafe-no-fsync", false, "do not fsync the database (tests only: a crash may lose acknowledged payouts)")
+	adminTokenFile := fs.String("admin-token-file", "", "file holding the admin token (keeps it out of the command line)")
+	cardKeyFile := fs.String("card-key-file", "", "file holding --card-key (keeps it out of the command line)")
+	smtpURLFile := fs.String("smtp-url-file", "", "file holding --smtp-url with its password (keeps it out of the command line)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve /metrics without a token on this address of its own (default: only on --addr, with the admin token)")
+	proxies := fs.String("trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For/Forwarded give the client address")
 	if err := envFlags(fs, args, getenv); err != nil {
 		return c, err
+	}
+	var err error
+	if c.TrustedProxies, err = api.ParseTrustedProxies(*proxies); err != nil {
+		return c, err
+	}
+	for _, f := range []struct {
+		name, file string
+		dst        *string
+	}{{"admin-token", *adminTokenFile, &c.AdminToken}, {"card-key", *cardKeyFile, &c.CardKey}, {"smtp-url", *smtpURLFile, &c.SMTPURL}} {
+		if f.file == "" {
+			continue
+		}
+		if *f.dst != "" {
+			return c, fmt.Errorf("--%s and --%s-file are both set: give one", f.name, f.name)
+		}
+		if *f.dst, err = store.ReadSecretFile(f.file); err != nil {
+			return c, fmt.Errorf("--%s-file: %w", f.name, err)
+		}
 	}
 	if c.LogFormat != "" && c.LogFormat != "text" && c.LogFormat != "json" {
 		return c, fmt.Errorf("--log-format must be text or json")
@@ -254,25 +280,38 @@ type merchantSource struct {
 }
 
 func (m merchantSource) Merchant(id string) (*rules.Merchant, error) { return m.db.Merchant(id) }
-func (m merchantSource) OpenSecret(x *rules.Merchant) (string, error) {
-	b, err := m.sealer.Open(x.SealedSecret, []byte("merchant-secret:"+x.ID))
+func (m merchantSource) OpenSecret(x *rules.Merchant, sealed []byte) (string, error) {
+	b, err := m.sealer.Open(sealed, []byte("merchant-secret:"+x.ID))
 	return string(b), err
 }
 
+// MinAdminTokenLength is the shortest admin token the server starts with: the admin API
+// can create merchants and move balances, so its token must not be guessable.
+const MinAdminTokenLength = 24
+
 func adminToken(cfg serveConfig, stdout io.Writer) (string, error) {
 	if cfg.AdminToken != "" {
+		if len(cfg.AdminToken) < MinAdminTokenLength {
+			return "", fmt.Errorf("--admin-token must be at least %d characters", MinAdminTokenLength)
+		}
 		return cfg.AdminToken, nil
 	}
 	path := filepath.Join(cfg.Data, "admin-token")
 	b, err := os.ReadFile(path)
 	if err == nil {
-		return strings.TrimSpace(string(b)), nil
+		tok := strings.TrimSpace(string(b))
+		if len(tok) < MinAdminTokenLength {
+			return "", fmt.Errorf("the admin token in %s must be at least %d characters", path, MinAdminTokenLength)
+		}
+		return tok, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return "", err
 	}
 	tok := "adm_" + api.NewCredentials().APIKey[3:]
-	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
+	if err := store.WriteFileOnce(path, []byte(tok+"\n"), 0o600); errors.Is(err, os.ErrExist) {
+		return adminToken(cfg, stdout) // another first start wrote it
+	} else if err != nil {
 		return "", err
 	}
 	fmt.Fprintf(stdout, "admin token (stored in %s, shown once): %s\n", path, tok)
@@ -330,8 +369,24 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	if cfg.MetricsAddr != "" {
+		// Metrics on a listener of their own (a private interface, for the scraper), without
+		// the admin token; it closes with the server.
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			srv.Close()
+			app.stop()
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", app.metrics)
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: srv.ErrorLog}
+		go msrv.Serve(mln)
+		defer msrv.Close()
+		fmt.Fprintf(stdout, "metrics served on http://%s/metrics\n", mln.Addr())
+	}
 	fmt.Fprintf(stdout, "payouts %s listening on %s (data %s, sandbox %v)\n", versionString(), base, cfg.Data, cfg.Sandbox)
 	logger.Info("listening", "addr", base, "version", versionString())
 
@@ -356,6 +411,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 // app is the running service: its handler and the workers behind it.
 type app struct {
 	auth    *api.Authenticator
+	metrics http.Handler
 	handler http.Handler
 	service *rules.Service
 	fund    func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error)
@@ -413,16 +469,18 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 		w.lc.Kick()
 	}}
 	w.deps = &api.Deps{
-		Service:    w.svc,
-		Store:      db,
-		Keys:       w.keys,
-		Auth:       api.NewAuthenticator(w.keys, w.now, cfg.RateLimit),
-		Seal:       sealFor(sealer),
-		AdminToken: token,
-		Sandbox:    cfg.Sandbox,
-		Logger:     logger,
-		Observe:    w.metrics.Observe,
-		Fund:       w.lc.Fund,
+		Service:                  w.svc,
+		Store:                    db,
+		Keys:                     w.keys,
+		Auth:                     api.NewAuthenticator(w.keys, w.now, cfg.RateLimit),
+		Seal:                     sealFor(sealer),
+		AdminToken:               token,
+		TrustedProxies:           cfg.TrustedProxies,
+		AllowHTTPNotificationURL: cfg.AllowPrivateNotifURL,
+		Sandbox:                  cfg.Sandbox,
+		Logger:                   logger,
+		Observe:                  w.metrics.Observe,
+		Fund:                     w.lc.Fund,
 		Simulate: func(ctx context.Context, merchantID string, id int64, stage rules.Stage, status rules.Status) (*rules.Payout, error) {
 			return w.lc.Settle(ctx, merchantID, id, status, "", "")
 		},
@@ -441,7 +499,7 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 			add(r, a)
 		}
 	}
-	a := &app{service: w.svc, fund: w.lc.Fund, auth: w.deps.Auth}
+	a := &app{service: w.svc, fund: w.lc.Fund, auth: w.deps.Auth, metrics: w.metrics.Handler()}
 	a.handler, _ = api.New(*w.deps)
 
 	workCtx, cancel := context.WithCancel(context.Background())

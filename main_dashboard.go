@@ -23,7 +23,7 @@ func (w *wiring) wireDashboard() {
 		Sessions:   w.db.Sessions(w.now),
 		AdminToken: w.deps.AdminToken,
 		Secure:     strings.HasPrefix(w.cfg.PublicURL, "https://"),
-		Limiter:    api.NewFailureLimiter(),
+		Limiter:    api.NewSignInLimiter(),
 		Sandbox:    w.cfg.Sandbox,
 		Settle: func(ctx context.Context, merchantID string, id int64, status rules.Status) (*rules.Payout, error) {
 			return w.lc.Settle(ctx, merchantID, id, status, "", "")

@@ -3,7 +3,12 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -43,7 +48,11 @@ type notifications struct {
 const notificationKeyFile = "notification-key.pem"
 
 func (w *wiring) newNotifications() (*notifications, error) {
-	key, err := notify.LoadOrCreateKey(filepath.Join(w.cfg.Data, notificationKeyFile))
+	keyPath := filepath.Join(w.cfg.Data, notificationKeyFile)
+	if err := createNotificationKey(keyPath); err != nil {
+		return nil, fmt.Errorf("notification key: %w", err)
+	}
+	key, err := notify.LoadOrCreateKey(keyPath)
 	if err != nil {
 		return nil, fmt.Errorf("notification key: %w", err)
 	}
@@ -84,6 +93,28 @@ func (w *wiring) newNotifications() (*notifications, error) {
 		Source: src, Body: api.NotificationJSON, Key: key, Client: notify.NewHTTPClient(w.cfg.AllowPrivateNotifURL)}})
 	n.claims = &rules.CashClaims{Store: w.db, Settle: w.lc.Settle, Now: w.now}
 	return n, nil
+}
+
+// createNotificationKey writes the installation's RSA key on a first start, durably and
+// never over an existing key (store.WriteFileOnce): a power cut right after the first start
+// leaves either no key or the whole key, never one that merchants cannot verify.
+func createNotificationKey(path string) error {
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	k, err := rsa.GenerateKey(rand.Reader, notify.KeyBits)
+	if err != nil {
+		return err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		return err
+	}
+	err = store.WriteFileOnce(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil // another first start wrote it
+	}
+	return err
 }
 
 // The one-time code of a cash payout is sealed with the installation's key and bound to

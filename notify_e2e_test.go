@@ -81,7 +81,7 @@ func (s *testServer) waitMails(t testing.TB, query string, n int, within time.Du
 // metric reads one series of /metrics ("name{label=\"v\"}"); 0 when absent.
 func (s *testServer) metric(t testing.TB, series string) float64 {
 	t.Helper()
-	resp, err := http.Get(s.URL + "/metrics")
+	resp, err := s.getMetrics()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,7 +484,8 @@ func TestNotificationToLoopbackRefusedWithoutTheAllowFlag(t *testing.T) {
 	recv := httptest.NewServer(hook)
 	defer recv.Close()
 	s := startServer(t, "")
-	c := s.newMerchant(t, map[string]any{"notificationUrl": recv.URL + "/hook?token=s3cr3t"})
+	// https (as a server without the flag requires), to a loopback address: refused at dial.
+	c := s.newMerchant(t, map[string]any{"notificationUrl": strings.Replace(recv.URL, "http://", "https://", 1) + "/hook?token=s3cr3t"})
 	p := c.create(t, perBankRequest("HOOK-LOOP"))
 	c.waitStage(t, p.Payout.ID, "SUCCESS", 10*time.Second)
 	s.waitMetric(t, `payouts_outbox_failures_total{kind="merchant.notification"}`, 1, 10*time.Second)

@@ -16,16 +16,25 @@ import (
 	"payouts/rules"
 )
 
-// adminAuth guards /admin/ and /sandbox/ with the bearer admin token.
-func adminAuth(token string) func(http.Handler) http.Handler {
+// adminAuth guards /admin/, /sandbox/ and /metrics (on the main listener; --metrics-addr
+// serves it apart) with the bearer admin token. Wrong tokens count
+// per client address: past the limit they are answered 429, while the right token is always
+// served.
+func adminAuth(token string, failures *FailureLimiter) func(http.Handler) http.Handler {
 	want := []byte("Bearer " + token)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !strings.HasPrefix(r.URL.Path, "/admin/") && !strings.HasPrefix(r.URL.Path, "/sandbox/") {
+			if !strings.HasPrefix(r.URL.Path, "/admin/") && !strings.HasPrefix(r.URL.Path, "/sandbox/") && r.URL.Path != "/metrics" {
 				next.ServeHTTP(w, r)
 				return
 			}
 			if token == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+				addr := clientAddr(r)
+				if !failures.Fail(addr) {
+					writeProblem(w, retryAfter(problemOf(rules.KindRateLimited, rules.CodeRateLimited,
+						"too many wrong admin tokens from this address"), int(failures.RetryAfter(addr).Seconds()+0.5)))
+					return
+				}
 				w.Header().Set("WWW-Authenticate", `Bearer realm="payouts admin"`)
 				writeProblem(w, problemOf(rules.KindUnauthorized, rules.CodeAuthentication, "the admin API needs Authorization: Bearer <admin token>"))
 				return
@@ -63,6 +72,12 @@ func ImportMerchant(st Store, seal func([]byte, string) []byte, id, name string,
 	if id != "" && !merchantIDPattern.MatchString(id) {
 		return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeWrongType, Field: "merchantId", Value: id,
 			Message: "must be 1 to 40 letters, digits, - or _"}
+	}
+	for _, r := range ReservedMerchantIDs {
+		if strings.EqualFold(id, r) {
+			return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeReservedMerchantID, Field: "merchantId", Value: id,
+				Message: "is reserved by the API's paths (/api/v1/" + r + "/…)"}
+		}
 	}
 	if strings.TrimSpace(name) == "" {
 		return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeAdminField, Field: "name", Message: "is required"}
@@ -159,6 +174,9 @@ func registerAdmin(a huma.API, d Deps) {
 		if in.Body.Settings != nil {
 			in.Body.Settings.apply(&s)
 		}
+		if err := checkSettings(s, d.AllowHTTPNotificationURL); err != nil {
+			return nil, err
+		}
 		m, c, err := CreateMerchant(d.Store, d.Seal, in.Body.MerchantID, in.Body.Name, s, time.Now())
 		if err != nil {
 			return nil, err
@@ -207,7 +225,7 @@ func registerAdmin(a huma.API, d Deps) {
 			if in.Body.Settings != nil {
 				in.Body.Settings.apply(&m.Settings)
 			}
-			return nil
+			return checkSettings(m.Settings, d.AllowHTTPNotificationURL)
 		})
 		if err != nil {
 			return nil, notFound(err, in.ID)
@@ -233,6 +251,9 @@ func registerAdmin(a huma.API, d Deps) {
 	}, func(ctx context.Context, in *fundIn) (*fundOut, error) {
 		if _, err := d.Store.Merchant(in.ID); err != nil {
 			return nil, notFound(err, in.ID)
+		}
+		if err := rules.CheckFunding(in.Body.Amount); err != nil {
+			return nil, err
 		}
 		b, err := d.Fund(ctx, in.ID, in.Body.Country, in.Body.Currency, in.Body.Amount)
 		if err != nil {

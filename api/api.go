@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"reflect"
 	"strings"
 	"time"
@@ -37,9 +38,16 @@ type Deps struct {
 	Auth       *Authenticator
 	Seal       func(plain []byte, merchantID string) []byte
 	AdminToken string
-	Sandbox    bool
-	Logger     *slog.Logger
-	Observe    Observer
+	// AdminFailures limits wrong admin tokens per client address; nil makes one.
+	AdminFailures *FailureLimiter
+	// TrustedProxies are the peers whose X-Forwarded-For/Forwarded name the client.
+	TrustedProxies []netip.Prefix
+	Sandbox        bool
+	// AllowHTTPNotificationURL lets merchants set an http:// notificationUrl (development,
+	// with --allow-private-notification-urls); otherwise it must be https://.
+	AllowHTTPNotificationURL bool
+	Logger                   *slog.Logger
+	Observe                  Observer
 	// Fund adds to a merchant's balance (and releases held payouts). Required.
 	Fund func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error)
 	// Simulate forces a sandbox outcome. Nil until the lifecycle is wired.
@@ -51,12 +59,21 @@ type Deps struct {
 // New builds the whole HTTP handler: middleware, the huma API with its OpenAPI document and
 // docs, health checks, the merchant and admin operations.
 func New(d Deps) (http.Handler, huma.API) {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	baseLogger.Store(d.Logger)
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)
+	r.Use(clientAddrMiddleware(d.TrustedProxies))
 	r.Use(accessLog(d.Logger, d.Observe))
-	r.Use(middleware.Recoverer)
+	r.Use(recoverer)
+	r.Use(jsonBodies)
 	r.Use(d.Auth.Middleware)
-	r.Use(adminAuth(d.AdminToken))
+	if d.AdminFailures == nil {
+		d.AdminFailures = NewFailureLimiter(AuthFailuresPerMinute)
+	}
+	r.Use(adminAuth(d.AdminToken, d.AdminFailures))
 
 	cfg := huma.DefaultConfig("payouts", "1.0.0")
 	cfg.Info.Description = "Payouts to bank accounts, wallets, Bre-B keys, cash and VISA cards in Colombia and Peru. " +
@@ -92,6 +109,7 @@ func New(d Deps) (http.Handler, huma.API) {
 	registerPayouts(a, d)
 	describeNotification(a)
 	registerAdmin(a, d)
+	registerKeys(a, d)
 	if d.Extra != nil {
 		d.Extra(r, a)
 	}

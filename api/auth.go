@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -36,7 +35,8 @@ func HashAPIKey(key string) string {
 // MerchantSource reads merchants and opens their sealed secrets.
 type MerchantSource interface {
 	Merchant(id string) (*rules.Merchant, error)
-	OpenSecret(m *rules.Merchant) (string, error)
+	// OpenSecret opens a sealed secret of m (its current one or an old key's).
+	OpenSecret(m *rules.Merchant, sealed []byte) (string, error)
 }
 
 // Keyring caches merchants with their opened secrets, so that verifying a signature costs
@@ -49,8 +49,13 @@ type Keyring struct {
 
 type keyEntry struct {
 	merchant *rules.Merchant
-	secret   string
-	keyHash  []byte
+	keys     []liveKey // the current key first, then the old keys of a rotation
+}
+
+type liveKey struct {
+	hash      []byte
+	secret    string
+	expiresAt time.Time // zero: the current key
 }
 
 // NewKeyring makes a keyring over a merchant source.
@@ -76,19 +81,45 @@ func (k *Keyring) get(id string) (*keyEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	secret, err := k.src.OpenSecret(m)
-	if err != nil {
+	e = &keyEntry{merchant: m}
+	add := func(hash string, sealed []byte, expires time.Time) error {
+		secret, err := k.src.OpenSecret(m, sealed)
+		if err != nil {
+			return err
+		}
+		h, err := hex.DecodeString(hash)
+		if err != nil {
+			return err
+		}
+		e.keys = append(e.keys, liveKey{hash: h, secret: secret, expiresAt: expires})
+		return nil
+	}
+	if err := add(m.APIKeyHash, m.SealedSecret, time.Time{}); err != nil {
 		return nil, err
 	}
-	h, err := hex.DecodeString(m.APIKeyHash)
-	if err != nil {
-		return nil, err
+	for _, old := range m.OldKeys {
+		if err := add(old.APIKeyHash, old.SealedSecret, old.ExpiresAt); err != nil {
+			return nil, err
+		}
 	}
-	e = &keyEntry{merchant: m, secret: secret, keyHash: h}
 	k.mu.Lock()
 	k.m[id] = e
 	k.mu.Unlock()
 	return e, nil
+}
+
+// key finds the merchant's key that matches the presented one and is not expired at now.
+// Every key is compared, in constant time, whether or not an earlier one matched.
+func (e *keyEntry) key(presented string, now time.Time) (liveKey, bool) {
+	given := sha256.Sum256([]byte(presented))
+	var found liveKey
+	ok := false
+	for _, k := range e.keys {
+		if subtle.ConstantTimeCompare(given[:], k.hash) == 1 && (k.expiresAt.IsZero() || now.Before(k.expiresAt)) {
+			found, ok = k, true
+		}
+	}
+	return found, ok
 }
 
 // Merchant returns the cached merchant.
@@ -100,48 +131,9 @@ func (k *Keyring) Merchant(id string) (*rules.Merchant, error) {
 	return e.merchant, nil
 }
 
-// addrLimiter limits events per client address, with a bounded table.
-type addrLimiter struct {
-	mu    sync.Mutex
-	every rate.Limit
-	burst int
-	m     map[string]*rate.Limiter
-}
-
-func newAddrLimiter(perMinute int) *addrLimiter {
-	return &addrLimiter{every: rate.Limit(float64(perMinute) / 60), burst: perMinute, m: map[string]*rate.Limiter{}}
-}
-
-func (a *addrLimiter) limiter(addr string) *rate.Limiter {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	l := a.m[addr]
-	if l == nil {
-		if len(a.m) >= 100_000 {
-			// Forget the addresses that are back to a full allowance.
-			now := time.Now()
-			for k, v := range a.m {
-				if v.TokensAt(now) >= float64(a.burst) {
-					delete(a.m, k)
-				}
-			}
-			if len(a.m) >= 100_000 {
-				a.m = map[string]*rate.Limiter{}
-			}
-		}
-		l = rate.NewLimiter(a.every, a.burst)
-		a.m[addr] = l
-	}
-	return l
-}
-
-// blocked reports whether the address used up its allowance of failures.
-func (a *addrLimiter) blocked(addr string) bool {
-	return a.limiter(addr).Tokens() < 1
-}
-
-// fail counts one failure and reports whether the address is now over its allowance.
-func (a *addrLimiter) fail(addr string) bool { return !a.limiter(addr).Allow() }
+// AuthFailuresPerMinute is how many failed authentications one client may make a minute
+// (per API key presented; per address on the admin API) before it is answered 429.
+const AuthFailuresPerMinute = 20
 
 // Authenticator verifies the signed requests of contract section 2.
 type Authenticator struct {
@@ -149,7 +141,8 @@ type Authenticator struct {
 	Now       func() time.Time
 	RateLimit float64 // requests per second per merchant; 0 is off
 
-	failures *addrLimiter
+	// Failures counts failed authentications per (client address, API key presented).
+	Failures *FailureLimiter
 	mu       sync.Mutex
 	perMerch map[string]*rate.Limiter
 }
@@ -157,25 +150,37 @@ type Authenticator struct {
 // NewAuthenticator makes an authenticator.
 func NewAuthenticator(keys *Keyring, now func() time.Time, rateLimit float64) *Authenticator {
 	return &Authenticator{Keys: keys, Now: now, RateLimit: rateLimit,
-		failures: newAddrLimiter(20), perMerch: map[string]*rate.Limiter{}}
+		Failures: NewFailureLimiter(AuthFailuresPerMinute), perMerch: map[string]*rate.Limiter{}}
 }
 
+// ReservedMerchantIDs are path segments of /api/v1/ that are not merchants: the admin API
+// refuses them as merchant ids.
+var ReservedMerchantIDs = []string{"notifications"}
+
+// publicPaths are the unsigned paths under /api/v1/.
+var publicPaths = map[string]bool{"/api/v1/notifications/public-key": true, "/api/v1/notifications/certificate": true}
+
 // merchantPath returns the merchant id of a signed path, or "" for a path that is not signed.
-func merchantPath(path string) string {
+// reserved is true for a path under a reserved segment that is not public: no such endpoint.
+func merchantPath(path string) (id string, reserved bool) {
 	var rest string
 	switch {
+	case publicPaths[path]:
+		return "", false
 	case strings.HasPrefix(path, "/api/v1/"):
 		rest = path[len("/api/v1/"):]
 	case strings.HasPrefix(path, "/api-payout-plus-real-time/"):
 		rest = path[len("/api-payout-plus-real-time/"):]
 	default:
-		return ""
+		return "", false
 	}
-	id, _, _ := strings.Cut(rest, "/")
-	if id == "notifications" {
-		return "" // the public key of the merchant notifications is public
+	id, _, _ = strings.Cut(rest, "/")
+	for _, r := range ReservedMerchantIDs {
+		if id == r {
+			return "", true
+		}
 	}
-	return id
+	return id, false
 }
 
 var errAuth = errors.New("auth")
@@ -183,14 +188,13 @@ var errAuth = errors.New("auth")
 // Middleware verifies every request to a merchant path and puts the merchant in the context.
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := merchantPath(r.URL.Path)
-		if id == "" {
-			next.ServeHTTP(w, r)
+		id, reserved := merchantPath(r.URL.Path)
+		if reserved {
+			writeProblem(w, problemOf(rules.KindNotFound, rules.CodeNoSuchEndpoint, "no such endpoint: "+r.URL.Path))
 			return
 		}
-		addr := clientAddr(r)
-		if a.failures.blocked(addr) {
-			writeProblem(w, retryAfter(problemOf(rules.KindRateLimited, rules.CodeRateLimited, "too many failed authentications from this address"), 60))
+		if id == "" {
+			next.ServeHTTP(w, r)
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
@@ -202,10 +206,15 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			writeProblem(w, problemOf(rules.KindTooLarge, rules.CodeBodyTooLarge, "the body is over 64 KiB"))
 			return
 		}
+		// A correctly signed request is always served: failures count against the client
+		// address and the API key it presented, never against anyone else (contract
+		// section 2), and only failures are refused once there are too many.
 		m, msg := a.verify(r, id, body)
 		if m == nil {
-			if a.failures.fail(addr) {
-				writeProblem(w, retryAfter(problemOf(rules.KindRateLimited, rules.CodeRateLimited, "too many failed authentications from this address"), 60))
+			key := clientAddr(r) + "\x00" + truncate(presentedKey(r), 100)
+			if !a.Failures.Fail(key) {
+				writeProblem(w, retryAfter(problemOf(rules.KindRateLimited, rules.CodeRateLimited,
+					"too many failed authentications from this address with this API key"), int(a.Failures.RetryAfter(key).Seconds()+0.5)))
 				return
 			}
 			writeProblem(w, problemOf(rules.KindUnauthorized, rules.CodeAuthentication, msg))
@@ -237,18 +246,18 @@ func timestampMillis(ts int64) int64 {
 // signature is not single-use: the original scheme signs neither the query nor a nonce, and
 // clients resend the same signed request after a time-out (contract section 2).
 func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.Merchant, string) {
-	key := r.Header.Get("monnet-api-key")
-	if key == "" {
-		key = r.Header.Get("X-Api-Key")
-	}
+	key := presentedKey(r)
 	q := r.URL.Query()
 	tsText, sigText := q.Get("timestamp"), q.Get("signature")
 	if key == "" || tsText == "" || sigText == "" {
 		return nil, "the monnet-api-key header and the timestamp and signature query parameters are required"
 	}
 	e, err := a.Keys.get(id)
-	given := sha256.Sum256([]byte(key))
-	if err != nil || subtle.ConstantTimeCompare(given[:], e.keyHash) != 1 {
+	if err != nil {
+		return nil, "the API key is not valid for this merchant"
+	}
+	k, ok := e.key(key, a.Now())
+	if !ok {
 		return nil, "the API key is not valid for this merchant"
 	}
 	ts, err := strconv.ParseInt(tsText, 10, 64)
@@ -262,7 +271,7 @@ func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.
 	if err != nil || len(sig) != sha256.Size {
 		return nil, "signature must be 64 hex characters"
 	}
-	want, _ := hex.DecodeString(rules.Signature(e.secret, r.Method, r.URL.Path, ts, body))
+	want, _ := hex.DecodeString(rules.Signature(k.secret, r.Method, r.URL.Path, ts, body))
 	if subtle.ConstantTimeCompare(sig, want) != 1 {
 		return nil, "the signature does not match the request"
 	}
@@ -283,10 +292,17 @@ func (a *Authenticator) allow(merchantID string) bool {
 	return l.Allow()
 }
 
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
+// presentedKey is the API key a request presents (header monnet-api-key, or X-Api-Key).
+func presentedKey(r *http.Request) string {
+	if k := r.Header.Get("monnet-api-key"); k != "" {
+		return k
 	}
-	return host
+	return r.Header.Get("X-Api-Key")
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -41,25 +40,27 @@ func (p *Problem) GetHeaders() http.Header         { return p.headers }
 func (p *Problem) withHeader(k, v string) *Problem { p.headers = http.Header{k: {v}}; return p }
 
 var kindStatus = map[rules.Kind]int{
-	rules.KindInvalid:      http.StatusBadRequest,
-	rules.KindRejected:     http.StatusUnauthorized,
-	rules.KindUnauthorized: http.StatusUnauthorized,
-	rules.KindNotFound:     http.StatusNotFound,
-	rules.KindConflict:     http.StatusConflict,
-	rules.KindTooLarge:     http.StatusRequestEntityTooLarge,
-	rules.KindRateLimited:  http.StatusTooManyRequests,
-	rules.KindForbidden:    http.StatusForbidden,
+	rules.KindInvalid:          http.StatusBadRequest,
+	rules.KindRejected:         http.StatusUnauthorized,
+	rules.KindUnauthorized:     http.StatusUnauthorized,
+	rules.KindNotFound:         http.StatusNotFound,
+	rules.KindConflict:         http.StatusConflict,
+	rules.KindTooLarge:         http.StatusRequestEntityTooLarge,
+	rules.KindRateLimited:      http.StatusTooManyRequests,
+	rules.KindForbidden:        http.StatusForbidden,
+	rules.KindUnsupportedMedia: http.StatusUnsupportedMediaType,
 }
 
 var kindTitle = map[rules.Kind]string{
-	rules.KindInvalid:      "Missing or invalid data",
-	rules.KindRejected:     "Data validation error",
-	rules.KindUnauthorized: "Unauthorized",
-	rules.KindNotFound:     "Not found",
-	rules.KindConflict:     "Conflict",
-	rules.KindTooLarge:     "Payload too large",
-	rules.KindRateLimited:  "Too many requests",
-	rules.KindForbidden:    "Forbidden",
+	rules.KindInvalid:          "Missing or invalid data",
+	rules.KindRejected:         "Data validation error",
+	rules.KindUnauthorized:     "Unauthorized",
+	rules.KindNotFound:         "Not found",
+	rules.KindConflict:         "Conflict",
+	rules.KindTooLarge:         "Payload too large",
+	rules.KindRateLimited:      "Too many requests",
+	rules.KindForbidden:        "Forbidden",
+	rules.KindUnsupportedMedia: "Unsupported media type",
 }
 
 // fromRules turns a domain error into the wire problem.
@@ -100,6 +101,10 @@ func (p *Problem) add(e *rules.Error) {
 // once). Handlers return rules errors and huma hands them here as a 500 "unexpected error";
 // huma's own errors (parameter parsing, body size) arrive with their status and details.
 func newProblem(status int, msg string, errs ...error) huma.StatusError {
+	return newProblemCtx(context.Background(), status, msg, errs...)
+}
+
+func newProblemCtx(ctx context.Context, status int, msg string, errs ...error) huma.StatusError {
 	for _, err := range errs {
 		var rp *rules.Problem
 		if errors.As(err, &rp) {
@@ -120,15 +125,13 @@ func newProblem(status int, msg string, errs ...error) huma.StatusError {
 	p := &Problem{Title: http.StatusText(status), Status: status, Detail: msg}
 	switch status {
 	case http.StatusInternalServerError:
-		// Everything internal goes to the log, nothing to the client.
+		// Everything internal goes to the request's log, nothing to the client.
 		for _, err := range errs {
 			if err != nil {
-				slog.Error("internal error", "err", err)
+				requestLogger(ctx).Error("internal error", "err", err)
 			}
 		}
-		p.Detail = "internal error; the server log has the details"
-		p.add(&rules.Error{Code: rules.CodeInternal, Message: "internal error"})
-		return p
+		return internalProblem()
 	case http.StatusRequestEntityTooLarge:
 		p.add(&rules.Error{Code: rules.CodeBodyTooLarge, Message: "the body is over 64 KiB"})
 		return p
@@ -167,8 +170,12 @@ func newProblem(status int, msg string, errs ...error) huma.StatusError {
 
 func init() {
 	huma.NewError = newProblem
-	huma.NewErrorWithContext = func(_ huma.Context, status int, msg string, errs ...error) huma.StatusError {
-		return newProblem(status, msg, errs...)
+	huma.NewErrorWithContext = func(hc huma.Context, status int, msg string, errs ...error) huma.StatusError {
+		ctx := context.Background()
+		if hc != nil {
+			ctx = hc.Context()
+		}
+		return newProblemCtx(ctx, status, msg, errs...)
 	}
 }
 
@@ -182,6 +189,14 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 	w.WriteHeader(p.Status)
 	b, _ := jsonMarshal(p)
 	w.Write(b)
+}
+
+// internalProblem is the body of every 500: nothing internal, the log has it.
+func internalProblem() *Problem {
+	p := &Problem{Title: http.StatusText(http.StatusInternalServerError), Status: http.StatusInternalServerError,
+		Detail: "internal error; the server log has the details"}
+	p.add(&rules.Error{Code: rules.CodeInternal, Message: "internal error"})
+	return p
 }
 
 func problemOf(kind rules.Kind, code, msg string) *Problem {

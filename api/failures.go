@@ -2,15 +2,16 @@ package api
 
 import "net/http"
 
-// FailureLimiter counts failed sign-ins per client address with the allowance of the signed
-// API's failed authentications (about 20 a minute); the dashboard's login uses its own.
-type FailureLimiter struct{ l *addrLimiter }
+// SignInLimiter is a FailureLimiter keyed by the request's client address (the forwarded
+// one only through --trusted-proxies), with the allowance of the signed API (about 20
+// failures a minute): the dashboard's sign-in uses it.
+type SignInLimiter struct{ f *FailureLimiter }
 
-// NewFailureLimiter makes a limiter of failed sign-ins.
-func NewFailureLimiter() *FailureLimiter { return &FailureLimiter{newAddrLimiter(20)} }
+// NewSignInLimiter makes a limiter of failed sign-ins.
+func NewSignInLimiter() SignInLimiter { return SignInLimiter{NewFailureLimiter(20)} }
 
 // Blocked reports whether the request's address used up its allowance of failures.
-func (f *FailureLimiter) Blocked(r *http.Request) bool { return f.l.blocked(clientAddr(r)) }
+func (l SignInLimiter) Blocked(r *http.Request) bool { return !l.f.Allow(clientAddr(r)) }
 
 // Fail counts a failure of the request's address and reports whether it is now over.
-func (f *FailureLimiter) Fail(r *http.Request) bool { return f.l.fail(clientAddr(r)) }
+func (l SignInLimiter) Fail(r *http.Request) bool { return !l.f.Fail(clientAddr(r)) }

@@ -2,17 +2,59 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 )
 
-// logCtx collects what the access log line says about a request as it goes through.
+// logCtx collects what the access log line says about a request as it goes through, and
+// holds the request's logger (the server's, with the request id).
 type logCtx struct {
 	merchantID string
+	logger     *slog.Logger
+}
+
+// baseLogger logs what happens outside a request (huma errors without one). New sets it to
+// the server's logger so that nothing goes to the default logger.
+var baseLogger atomic.Pointer[slog.Logger]
+
+// requestLogger is the logger of the request in ctx: the server's (--log-format), with the
+// request id.
+func requestLogger(ctx context.Context) *slog.Logger {
+	if lc := logContext(ctx); lc != nil && lc.logger != nil {
+		return lc.logger
+	}
+	if l := baseLogger.Load(); l != nil {
+		return l
+	}
+	return slog.Default()
+}
+
+// recoverer turns a panic in a handler into a 500 problem, logged with its stack through
+// the request's logger, never the default one.
+func recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v) // the handler chose to abort the response
+			}
+			requestLogger(r.Context()).Error("panic in handler", "panic", fmt.Sprint(v), "path", r.URL.Path, "stack", string(debug.Stack()))
+			if r.Header.Get("Connection") != "Upgrade" {
+				writeProblem(w, internalProblem())
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
 }
 
 type logKey struct{}
@@ -31,7 +73,7 @@ func accessLog(logger *slog.Logger, observe Observer) func(http.Handler) http.Ha
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			lc := &logCtx{}
+			lc := &logCtx{logger: logger.With("request_id", middleware.GetReqID(r.Context()))}
 			r = r.WithContext(context.WithValue(r.Context(), logKey{}, lc))
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 			next.ServeHTTP(ww, r)

@@ -149,6 +149,9 @@ const (
 	CodeBodyTooLarge  = "1905"
 	CodeQueryParam    = "1906"
 	CodeAdminField    = "1907"
+	// Transport and input limits (hardening).
+	CodeUnsupportedMediaType = "1908"
+	CodeControlCharacter     = "1909"
 
 	// This service's own: field rules of both countries (1950–1969).
 	CodeCurrencyNotAllowed = "1950"
@@ -183,6 +186,15 @@ const (
 	CodeMerchantNotFound    = "2970"
 	CodeNoSuchEndpoint      = "2980"
 	CodeMethodNotAllowed    = "2981"
+
+	// This service's own: the admin API's merchants, keys and balances (2940–2949).
+	CodeNotificationURL    = "2940"
+	CodeAllowedOrigin      = "2941"
+	CodeReservedMerchantID = "2942"
+	CodeFundAmount         = "2943"
+	CodeBalanceLimit       = "2944"
+	CodeWithdrawalTooLarge = "2945"
+	CodeAPIKeyNotFound     = "2946"
 
 	// This service's own: rail outcomes (49xx) and internal failures.
 	CodeReversed = "4901"
@@ -222,6 +234,15 @@ var Catalogue = []CodeInfo{
 	{CodeCCIRequired, 401, true, "destination.bankAccount.cci is required (Peru, when accountNumber and bankCode are not both sent)"},
 	{CodeTooLong, 400, true, "a field is longer than the generic contract allows (orderId 20, description 50)"},
 	{CodeAdminField, 400, false, "a field the admin API needs is missing (a merchant's name)"},
+	{CodeUnsupportedMediaType, 415, false, "the body of a JSON endpoint must be sent as Content-Type: application/json"},
+	{CodeControlCharacter, 400, false, "a field holds a control character or is not valid UTF-8"},
+	{CodeNotificationURL, 400, false, "notificationUrl must be an https URL (http only with --allow-private-notification-urls)"},
+	{CodeAllowedOrigin, 400, false, "an allowedOrigins entry must be an origin (scheme://host[:port]); * is refused"},
+	{CodeReservedMerchantID, 400, false, "the merchant id is reserved by the API's paths"},
+	{CodeFundAmount, 400, false, "a funding amount must be non-zero and at most 10^15 minor units either way"},
+	{CodeBalanceLimit, 409, false, "the funding would take the balance above 10^15 minor units"},
+	{CodeWithdrawalTooLarge, 409, false, "the withdrawal is larger than the available balance"},
+	{CodeAPIKeyNotFound, 404, false, "no such API key for this merchant"},
 	{CodeFieldRequired, 401, true, "another field is required: subMerchantInfo and its code, name and url for a PSP merchant; description and subMerchantInfo.name at Peru wallet 037"},
 	{CodeEmailRequired, 401, true, "beneficiary.email is required (Colombia cash, Peru card)"},
 	{CodeEmailFormat, 400, true, "beneficiary.email is not an email address"},

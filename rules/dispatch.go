@@ -82,11 +82,23 @@ func IsPermanent(err error) bool {
 	return errors.As(err, &p)
 }
 
+// OutboxSkipper is an OutboxStore that can leave out, while it looks, the events a
+// dispatcher cannot take now (already in flight, or their merchant has used its share of
+// the workers), so that a merchant with many due events never hides another's.
+type OutboxSkipper interface {
+	DueEventsSkipping(lane Lane, now time.Time, limit int, skip func(seq uint64, merchantID string) bool) ([]OutboxEntry, time.Time, error)
+}
+
 // Dispatcher delivers the outbox: it takes the due events, delivers each by its kind,
 // records a success so that the event id is never delivered again, and reschedules a
 // failure with exponential backoff and jitter until GiveUpAfter has passed since the event
 // was written; then the event goes to the dead letters. All its state is in the store, so a
 // restart resumes where it stopped.
+//
+// Deliveries are fair per merchant: Run keeps up to Parallel deliveries in flight, at most
+// PerMerchant of them for one merchant, and starts the next due event as soon as any one
+// finishes. There is no batch barrier, so a merchant endpoint that hangs until its timeout
+// holds only its own share of the workers, never another merchant's notification.
 type Dispatcher struct {
 	Store      OutboxStore
 	Lane       Lane                 // the lane this dispatcher takes; empty: every lane, one after the other
@@ -99,8 +111,9 @@ type Dispatcher struct {
 	BaseDelay   time.Duration // the first retry waits about this long (default 2s)
 	MaxDelay    time.Duration // no two tries are further apart (default 1h)
 	GiveUpAfter time.Duration // failures before this age are retried (default 24h)
-	BatchSize   int           // events taken at once (default 64)
-	Parallel    int           // deliveries in flight at once (default 4)
+	BatchSize   int           // events RunOnce takes at once (default 64)
+	Parallel    int           // deliveries in flight at once (default 16)
+	PerMerchant int           // deliveries in flight at once for one merchant (default Parallel/4, at least 1)
 	Poll        time.Duration // the longest sleep of Run between looks at the outbox (default 1s)
 
 	// Delivered and Failed are told of each delivery and failed try (metrics). May be nil.
@@ -109,11 +122,19 @@ type Dispatcher struct {
 
 	once sync.Once
 	wake chan struct{}
+
+	mu         sync.Mutex
+	inFlight   map[uint64]bool // by outbox seq
+	inFlightID map[string]bool // by event id: two copies of one id are never delivered at once
+	perKey     map[string]int  // deliveries in flight by merchant
+	total      int
+	storeErr   error // the first store error of a background delivery, reported by Run
 }
 
 func (d *Dispatcher) init() {
 	d.once.Do(func() {
 		d.wake = make(chan struct{}, 1)
+		d.inFlight, d.inFlightID, d.perKey = map[uint64]bool{}, map[string]bool{}, map[string]int{}
 		if d.BaseDelay <= 0 {
 			d.BaseDelay = 2 * time.Second
 		}
@@ -127,7 +148,10 @@ func (d *Dispatcher) init() {
 			d.BatchSize = 64
 		}
 		if d.Parallel <= 0 {
-			d.Parallel = 4
+			d.Parallel = 16
+		}
+		if d.PerMerchant <= 0 {
+			d.PerMerchant = max(1, d.Parallel/4)
 		}
 		if d.Poll <= 0 {
 			d.Poll = time.Second
@@ -141,7 +165,7 @@ func (d *Dispatcher) init() {
 	})
 }
 
-// Kick wakes Run: events were written.
+// Kick wakes Run: events were written, or a delivery finished and freed a worker.
 func (d *Dispatcher) Kick() {
 	d.init()
 	select {
@@ -150,19 +174,27 @@ func (d *Dispatcher) Kick() {
 	}
 }
 
-// Run delivers until ctx ends, sleeping until the next event is due, a Kick, or Poll.
+// Run delivers until ctx ends, sleeping until the next event is due, a Kick, a finished
+// delivery, or Poll. When ctx ends it waits for the deliveries in flight, which end with it.
 func (d *Dispatcher) Run(ctx context.Context) {
 	d.init()
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for {
-		n, next, err := d.runOnce(ctx)
+		started, next, err := d.fill(ctx, &wg)
+		if err == nil {
+			d.mu.Lock()
+			err, d.storeErr = d.storeErr, nil
+			d.mu.Unlock()
+		}
 		if err != nil && ctx.Err() == nil {
 			d.Log.Error("outbox dispatch failed", "err", err)
 		}
 		wait := d.Poll
 		switch {
 		case err != nil:
-		case n == d.BatchSize:
-			wait = 0 // more may be due
+		case started > 0:
+			wait = 0 // more may be due, and workers may still be free
 		case !next.IsZero():
 			wait = min(max(next.Sub(d.Now()), 0), d.Poll)
 		}
@@ -178,66 +210,154 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 }
 
-// RunOnce delivers one batch of due events and says how many it took. Tests call it with
-// an injected clock instead of sleeping.
-func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
-	n, _, err := d.runOnce(ctx)
-	return n, err
+// fill starts deliveries of due events on the free workers, fairly per merchant, and says
+// how many it started and when the next event not yet due is.
+func (d *Dispatcher) fill(ctx context.Context, wg *sync.WaitGroup) (int, time.Time, error) {
+	lanes := []Lane{d.Lane}
+	if d.Lane == "" {
+		lanes = []Lane{LaneMail, LaneNotify}
+	}
+	started := 0
+	var next time.Time
+	for _, lane := range lanes {
+		due, laneNext, err := d.take(lane, 0)
+		if err != nil {
+			return started, next, err
+		}
+		if !laneNext.IsZero() && (next.IsZero() || laneNext.Before(next)) {
+			next = laneNext
+		}
+		for _, e := range due {
+			wg.Add(1)
+			started++
+			go func() {
+				defer wg.Done()
+				err := d.deliver(ctx, e)
+				d.release(e)
+				if err != nil {
+					d.mu.Lock()
+					if d.storeErr == nil {
+						d.storeErr = err
+					}
+					d.mu.Unlock()
+				}
+				d.Kick() // a worker is free
+			}()
+		}
+	}
+	return started, next, nil
 }
 
-func (d *Dispatcher) runOnce(ctx context.Context) (int, time.Time, error) {
+// take lists the due events of a lane that may start now and marks them in flight: no more
+// than the free workers, no merchant above its share, no event or event id twice. limit 0
+// is as many as the free workers.
+func (d *Dispatcher) take(lane Lane, limit int) ([]OutboxEntry, time.Time, error) {
+	d.mu.Lock()
+	free := d.Parallel - d.total
+	perKey := make(map[string]int, len(d.perKey))
+	for k, n := range d.perKey {
+		perKey[k] = n
+	}
+	inFlight := make(map[uint64]bool, len(d.inFlight))
+	for s := range d.inFlight {
+		inFlight[s] = true
+	}
+	d.mu.Unlock()
+	if limit == 0 {
+		limit = free
+	}
+	limit = min(limit, free)
+	if limit <= 0 {
+		return nil, time.Time{}, nil
+	}
+	// skip runs in the order the store lists the events, so it can count what it lets through.
+	skip := func(seq uint64, merchantID string) bool {
+		if inFlight[seq] || perKey[merchantID] >= d.PerMerchant {
+			return true
+		}
+		perKey[merchantID]++
+		return false
+	}
+	var due []OutboxEntry
+	var next time.Time
+	var err error
+	if sk, ok := d.Store.(OutboxSkipper); ok {
+		due, next, err = sk.DueEventsSkipping(lane, d.Now(), limit, skip)
+	} else {
+		var all []OutboxEntry
+		all, next, err = d.Store.DueEvents(lane, d.Now(), max(limit, d.BatchSize))
+		for _, e := range all {
+			if len(due) < limit && !skip(e.Seq, e.MerchantID) {
+				due = append(due, e)
+			}
+		}
+	}
+	if err != nil {
+		return nil, next, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := due[:0]
+	for _, e := range due {
+		if d.inFlight[e.Seq] || d.inFlightID[e.ID] {
+			continue // the other copy is being delivered; the store drops this one after it
+		}
+		d.inFlight[e.Seq], d.inFlightID[e.ID] = true, true
+		d.perKey[e.MerchantID]++
+		d.total++
+		out = append(out, e)
+	}
+	return out, next, nil
+}
+
+func (d *Dispatcher) release(e OutboxEntry) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.inFlight, e.Seq)
+	delete(d.inFlightID, e.ID)
+	if d.perKey[e.MerchantID]--; d.perKey[e.MerchantID] <= 0 {
+		delete(d.perKey, e.MerchantID)
+	}
+	d.total--
+}
+
+// RunOnce delivers one batch of due events (fairly per merchant, like Run) and waits for
+// them; it says how many it took. Tests call it with an injected clock instead of sleeping.
+func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	d.init()
 	lanes := []Lane{d.Lane}
 	if d.Lane == "" {
 		lanes = []Lane{LaneMail, LaneNotify}
 	}
 	var taken int
-	var next time.Time
 	for _, lane := range lanes {
-		due, laneNext, err := d.Store.DueEvents(lane, d.Now(), d.BatchSize)
+		due, _, err := d.take(lane, d.BatchSize)
 		if err != nil {
-			return taken, next, err
-		}
-		if !laneNext.IsZero() && (next.IsZero() || laneNext.Before(next)) {
-			next = laneNext
+			return taken, err
 		}
 		taken = max(taken, len(due))
-		if err := d.deliverAll(ctx, due); err != nil {
-			return taken, next, err
-		}
-	}
-	return taken, next, nil
-}
-
-// deliverAll delivers a batch, Parallel at a time, and returns the first store error.
-func (d *Dispatcher) deliverAll(ctx context.Context, due []OutboxEntry) error {
-	// Two copies of one event id in a batch: deliver the first; the store drops the
-	// others once it is recorded as delivered.
-	seen := make(map[string]bool, len(due))
-	sem := make(chan struct{}, d.Parallel)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for _, e := range due {
-		if seen[e.ID] {
-			continue
-		}
-		seen[e.ID] = true
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := d.deliver(ctx, e); err != nil {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var firstErr error
+		for _, e := range due {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := d.deliver(ctx, e)
+				d.release(e)
 				mu.Lock()
 				if firstErr == nil {
 					firstErr = err
 				}
 				mu.Unlock()
-			}
-		}()
+			}()
+		}
+		wg.Wait()
+		if firstErr != nil {
+			return taken, firstErr
+		}
 	}
-	wg.Wait()
-	return firstErr
+	return taken, nil
 }
 
 // deliver tries one event and records what happened; the error is the store's.

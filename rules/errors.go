@@ -11,15 +11,16 @@ import (
 type Kind int
 
 const (
-	KindInternal     Kind = iota // 500: never shown in detail
-	KindInvalid                  // 400: the generic contract (spec 2.1–2.3, 2.6)
-	KindRejected                 // 401: the country rules and the merchant's configuration
-	KindUnauthorized             // 401: authentication (code 1001)
-	KindNotFound                 // 404
-	KindConflict                 // 409
-	KindTooLarge                 // 413
-	KindRateLimited              // 429
-	KindForbidden                // 403: an action this deployment does not allow (sandbox off)
+	KindInternal         Kind = iota // 500: never shown in detail
+	KindInvalid                      // 400: the generic contract (spec 2.1–2.3, 2.6)
+	KindRejected                     // 401: the country rules and the merchant's configuration
+	KindUnauthorized                 // 401: authentication (code 1001)
+	KindNotFound                     // 404
+	KindConflict                     // 409
+	KindTooLarge                     // 413
+	KindRateLimited                  // 429
+	KindForbidden                    // 403: an action this deployment does not allow (sandbox off)
+	KindUnsupportedMedia             // 415: a JSON endpoint sent something that is not JSON
 )
 
 // Error is one problem with a request: a stable numeric code, a human message and, when a

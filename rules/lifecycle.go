@@ -284,9 +284,11 @@ func (lc *Lifecycle) finish(p *Payout, m *Merchant, l Ledger, now time.Time, sta
 	switch {
 	case status == StatusProcessed:
 		b.Balance -= p.Reserved // the reservation already left Available
+		b.Processed += p.Reserved
 	case status == StatusReversed:
 		b.Balance += p.Amount // the bank returned the money
 		b.Available += p.Amount
+		b.Reversed += p.Amount
 	default:
 		b.Available += p.Reserved
 	}

@@ -226,6 +226,7 @@ func TestLifecyclePaths(t *testing.T) {
 			if tc.debited {
 				want.Available -= p.Amount
 				want.Balance -= p.Amount
+				want.Processed += p.Amount
 			}
 			if b != want {
 				t.Fatalf("balance %+v, want %+v", b, want)

@@ -11,6 +11,38 @@ type Merchant struct {
 	SealedSecret []byte    `json:"sealedSecret"`
 	Settings     Settings  `json:"settings"`
 	CreatedAt    time.Time `json:"createdAt"`
+	// KeyCreatedAt is when the current key was issued (zero: at CreatedAt).
+	KeyCreatedAt time.Time `json:"keyCreatedAt,omitzero"`
+	// OldKeys are earlier key pairs still accepted until they expire (key rotation).
+	OldKeys []OldKey `json:"oldKeys,omitempty"`
+}
+
+// OldKey is a replaced API key pair, accepted until ExpiresAt, stored like the current one.
+type OldKey struct {
+	APIKeyHash   string    `json:"apiKeyHash"`
+	SealedSecret []byte    `json:"sealedSecret"`
+	CreatedAt    time.Time `json:"createdAt"`
+	ExpiresAt    time.Time `json:"expiresAt"`
+}
+
+// KeyID names a key in the admin API without revealing it: "key_" and the first 12 hex
+// characters of its hash.
+func KeyID(apiKeyHash string) string {
+	if len(apiKeyHash) > 12 {
+		apiKeyHash = apiKeyHash[:12]
+	}
+	return "key_" + apiKeyHash
+}
+
+// LiveOldKeys drops the old keys expired at now and returns the rest.
+func (m *Merchant) LiveOldKeys(now time.Time) []OldKey {
+	var live []OldKey
+	for _, k := range m.OldKeys {
+		if now.Before(k.ExpiresAt) {
+			live = append(live, k)
+		}
+	}
+	return live
 }
 
 // Settings are the merchant's switches (contract section 8), all off unless said.
@@ -46,4 +78,9 @@ type Balance struct {
 	Currency  string `json:"currency"`
 	Available int64  `json:"availableBalance"`
 	Balance   int64  `json:"balance"`
+	// Running totals of the ledger: Balance = Funded − Processed + Reversed always
+	// (store/ledger.go checks it in every write). Not on the wire.
+	Funded    int64 `json:"-"`
+	Processed int64 `json:"-"`
+	Reversed  int64 `json:"-"`
 }

@@ -162,6 +162,9 @@ func CanMove(from, to Status) bool {
 	if from == StatusProcessed {
 		return to == StatusReversed
 	}
+	if to == StatusReversed {
+		return false // a return of money that was paid: only after PROCESSED (contract section 5)
+	}
 	if from.Final() {
 		return false
 	}

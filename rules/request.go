@@ -200,6 +200,7 @@ func decode(body []byte) (req, partial *PayoutRequest, err error) {
 		return nil, nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
 	}
 	checkObject(&ps, "", obj, requestShape)
+	checkLimits(&ps, body, obj) // limits.go: control characters, UTF-8, text lengths
 	if !ps.empty() {
 		prune(obj, requestShape)
 		if b, err := json.Marshal(obj); err == nil {

@@ -48,6 +48,13 @@ func forgetDue(tx *bolt.Tx, seq uint64) error {
 // id was already delivered are dropped from the outbox instead of being listed
 // (rules.OutboxStore).
 func (s *DB) DueEvents(lane rules.Lane, now time.Time, limit int) ([]rules.OutboxEntry, time.Time, error) {
+	return s.DueEventsSkipping(lane, now, limit, nil)
+}
+
+// DueEventsSkipping is DueEvents leaving out the events skip refuses (rules.OutboxSkipper),
+// asked in order with each event's merchant. The merchant is kept in the due-time index,
+// so an event skipped is not even decoded.
+func (s *DB) DueEventsSkipping(lane rules.Lane, now time.Time, limit int, skip func(seq uint64, merchantID string) bool) ([]rules.OutboxEntry, time.Time, error) {
 	var due []rules.OutboxEntry
 	var next time.Time
 	var stale []uint64
@@ -58,7 +65,7 @@ func (s *DB) DueEvents(lane rules.Lane, now time.Time, limit int) ([]rules.Outbo
 		end := uint64(now.UnixNano())
 		prefix := append([]byte(lane), 0)
 		// The lane's due-time index: only the events due now are read, however many wait.
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			k = k[len(prefix):]
 			if at := binary.BigEndian.Uint64(k[:8]); at > end {
 				next = time.Unix(0, int64(at))
@@ -66,8 +73,21 @@ func (s *DB) DueEvents(lane rules.Lane, now time.Time, limit int) ([]rules.Outbo
 			}
 			seq := binary.BigEndian.Uint64(k[8:])
 			var ev rules.Event
-			if err := getJSON(events, be64(seq), &ev); err != nil {
-				return err
+			decoded := false
+			if skip != nil && len(v) == 0 {
+				// An entry written before the index held the merchant.
+				if err := getJSON(events, be64(seq), &ev); err != nil {
+					return err
+				}
+				v, decoded = []byte(ev.MerchantID), true
+			}
+			if skip != nil && skip(seq, string(v)) {
+				continue
+			}
+			if !decoded {
+				if err := getJSON(events, be64(seq), &ev); err != nil {
+					return err
+				}
 			}
 			if sent.Get([]byte(ev.ID)) != nil {
 				stale = append(stale, seq)
@@ -97,6 +117,11 @@ func (s *DB) DueEvents(lane rules.Lane, now time.Time, limit int) ([]rules.Outbo
 	return due, next, err
 }
 
+// putDue writes an event's entry in the due-time index of its lane, with its merchant.
+func putDue(tx *bolt.Tx, ev rules.Event, seq uint64) error {
+	return tx.Bucket(bOutboxDue).Put(dueKey(ev, seq), []byte(ev.MerchantID))
+}
+
 // EventDelivered removes a delivered event and records its id, in one transaction.
 func (s *DB) EventDelivered(seq uint64, id string, at time.Time) error {
 	return s.bolt.Update(func(tx *bolt.Tx) error {
@@ -121,7 +146,7 @@ func (s *DB) RescheduleEvent(seq uint64, ev rules.Event) error {
 		if err := forgetDue(tx, seq); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bOutboxDue).Put(dueKey(ev, seq), nil); err != nil {
+		if err := putDue(tx, ev, seq); err != nil {
 			return err
 		}
 		return putJSON(b, be64(seq), ev)
@@ -180,12 +205,24 @@ func (s *DB) WasDelivered(id string) (time.Time, bool, error) {
 	return at, ok, err
 }
 
-// PutSandboxMail keeps one mail (JSON) in the sandbox mailbox.
-func (s *DB) PutSandboxMail(raw []byte) error {
+// PutSandboxMail keeps one mail (JSON) in the sandbox mailbox. A mail of an outbox event
+// is written with the event's delivered mark in the same transaction, and not at all when
+// the event was already delivered: the mailbox is the one end we own, so a crash between
+// the mail and the mark can never make a second copy (contract section 7).
+func (s *DB) PutSandboxMail(eventID string, raw []byte, at time.Time) error {
 	if !json.Valid(raw) {
 		return errors.New("store: a sandbox mail is JSON")
 	}
 	return s.bolt.Update(func(tx *bolt.Tx) error {
+		sent := tx.Bucket(bOutboxSent)
+		if eventID != "" {
+			if sent.Get([]byte(eventID)) != nil {
+				return nil // delivered already
+			}
+			if err := sent.Put([]byte(eventID), []byte(at.UTC().Format(time.RFC3339Nano))); err != nil {
+				return err
+			}
+		}
 		b := tx.Bucket(bMailbox)
 		seq, err := b.NextSequence()
 		if err != nil {

@@ -166,11 +166,11 @@ func TestSandboxMailboxListsNewestFirst(t *testing.T) {
 	db := openOutboxDB(t, filepath.Join(t.TempDir(), "p.db"))
 	defer db.Close()
 	for i := range 3 {
-		if err := db.PutSandboxMail(fmt.Appendf(nil, `{"n":%d}`, i)); err != nil {
+		if err := db.PutSandboxMail("", fmt.Appendf(nil, `{"n":%d}`, i), outboxT0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := db.PutSandboxMail([]byte("not json")); err == nil {
+	if err := db.PutSandboxMail("", []byte("not json"), outboxT0); err == nil {
 		t.Errorf("kept a mail that is not JSON")
 	}
 	got, err := db.SandboxMails(2)
@@ -194,7 +194,7 @@ func TestPruneOutboxForgetsOldDeliveredIDsAndOldMail(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < store.KeepSandboxMails+3; i++ {
-		if err := db.PutSandboxMail([]byte(fmt.Sprintf(`{"n":%d}`, i))); err != nil {
+		if err := db.PutSandboxMail("", []byte(fmt.Sprintf(`{"n":%d}`, i)), outboxT0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -211,5 +211,50 @@ func TestPruneOutboxForgetsOldDeliveredIDsAndOldMail(t *testing.T) {
 	mails, _ := db.SandboxMails(1)
 	if string(mails[0]) != fmt.Sprintf(`{"n":%d}`, store.KeepSandboxMails+2) {
 		t.Errorf("newest mail %s", mails[0])
+	}
+}
+
+// A sandbox mail and its event's delivered mark are one transaction: the same event's mail
+// written again (a retry after a crash between the mail and EventDelivered) is not kept,
+// and the outbox drops the event as delivered.
+func TestSandboxMailOfAnEventIsKeptExactlyOnce(t *testing.T) {
+	db := openOutboxDB(t, filepath.Join(t.TempDir(), "p.db"))
+	defer db.Close()
+	writeEvents(t, db, outboxEvent("ev-1", outboxT0))
+	for range 2 {
+		if err := db.PutSandboxMail("ev-1", []byte(`{"eventId":"ev-1"}`), outboxT0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := db.SandboxMails(10); len(got) != 1 {
+		t.Errorf("%d mails for one event, want 1", len(got))
+	}
+	if _, ok, _ := db.WasDelivered("ev-1"); !ok {
+		t.Errorf("the mail did not mark its event delivered")
+	}
+	// The crash came before EventDelivered: the event is still in the outbox, and is dropped.
+	if due, _, _ := db.DueEvents(rules.LaneNotify, outboxT0, 10); len(due) != 0 {
+		t.Errorf("due %d events after their mail was kept, want 0", len(due))
+	}
+	if db.OutboxDepth() != 0 {
+		t.Errorf("outbox depth %d, want 0", db.OutboxDepth())
+	}
+}
+
+// The due-time index keeps each event's merchant, so that a dispatcher can skip the events
+// of a merchant that used its share of the workers without hiding another's.
+func TestDueEventsSkippingLeavesOutAMerchantsEvents(t *testing.T) {
+	db := openOutboxDB(t, filepath.Join(t.TempDir(), "p.db"))
+	defer db.Close()
+	var evs []rules.Event
+	for i := range 5 {
+		evs = append(evs, outboxEvent(fmt.Sprintf("slow-%d", i), outboxT0))
+	}
+	other := outboxEvent("other", outboxT0)
+	other.MerchantID = "m2"
+	writeEvents(t, db, append(evs, other)...)
+	due, _, err := db.DueEventsSkipping(rules.LaneNotify, outboxT0, 2, func(seq uint64, merchantID string) bool { return merchantID == "m1" })
+	if err != nil || len(due) != 1 || due[0].ID != "other" {
+		t.Errorf("DueEventsSkipping = %v, %v; want only the other merchant's event", due, err)
 	}
 }

@@ -372,27 +372,30 @@ func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
 				return err
 			}
 		}
-		return nil
+		return l.touched.check(tx) // the ledger invariant (ledger.go)
 	})
 }
 
-// ledger is rules.Ledger over one write transaction.
-type ledger struct{ tx *bolt.Tx }
+// ledger is rules.Ledger over one write transaction; the balances it writes are checked
+// against the ledger invariant before the transaction commits (ledger.go).
+type ledger struct {
+	tx      *bolt.Tx
+	touched touchedBalances
+}
 
 func (l *ledger) Balance(merchantID, country, currency string) (rules.Balance, error) {
-	b := rules.Balance{Country: country, Currency: currency}
-	err := getJSON(l.tx.Bucket(bBalances), key(merchantID, country, currency), &b)
-	if errors.Is(err, ErrNotFound) {
-		err = nil
-	}
-	return b, err
+	return readBalance(l.tx, merchantID, country, currency)
 }
 
 func (l *ledger) PutBalance(merchantID string, b rules.Balance) error {
 	if b.Available < 0 || b.Balance < 0 || b.Available > b.Balance {
 		return errors.New("store: a balance would go negative or above its total")
 	}
-	return putJSON(l.tx.Bucket(bBalances), key(merchantID, b.Country, b.Currency), b)
+	if l.touched == nil {
+		l.touched = touchedBalances{}
+	}
+	l.touched.add(merchantID, b.Country, b.Currency)
+	return writeBalance(l.tx, merchantID, b)
 }
 
 func (l *ledger) Enqueue(ev rules.Event) error { return enqueue(l.tx, ev) }
@@ -406,7 +409,7 @@ func enqueue(tx *bolt.Tx, ev rules.Event) error {
 	if ev.ID == "" {
 		return errors.New("store: an event needs an id")
 	}
-	if err := tx.Bucket(bOutboxDue).Put(dueKey(ev, seq), nil); err != nil {
+	if err := putDue(tx, ev, seq); err != nil {
 		return err
 	}
 	return putJSON(b, be64(seq), ev)
@@ -419,8 +422,8 @@ func (s *DB) Balances(merchantID string) ([]rules.Balance, error) {
 	err := s.bolt.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bBalances).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			var b rules.Balance
-			if err := unmarshal(v, &b); err != nil {
+			b, err := decodeBalance(v)
+			if err != nil {
 				return err
 			}
 			out = append(out, b)
@@ -439,16 +442,14 @@ func (s *DB) Fund(merchantID, country, currency string, amount int64) (rules.Bal
 		if err != nil {
 			return err
 		}
-		b.Balance += amount
-		b.Available += amount
-		if b.Available < 0 {
-			return errors.New("store: the withdrawal is larger than the available balance")
+		if b, err = rules.ApplyFunding(b, amount); err != nil {
+			return err
 		}
 		if err := l.PutBalance(merchantID, b); err != nil {
 			return err
 		}
 		out = b
-		return nil
+		return l.touched.check(tx) // the ledger invariant (ledger.go)
 	})
 	return out, err
 }

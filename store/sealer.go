@@ -39,7 +39,11 @@ func LoadOrCreateKey(path string) ([]byte, error) {
 	if errors.Is(err, os.ErrNotExist) {
 		key := make([]byte, 32)
 		rand.Read(key)
-		if err := os.WriteFile(path, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
+		err := WriteFileOnce(path, []byte(hex.EncodeToString(key)+"\n"), 0o600)
+		if errors.Is(err, os.ErrExist) {
+			return LoadOrCreateKey(path) // another first start wrote it: use that one
+		}
+		if err != nil {
 			return nil, err
 		}
 		return key, nil

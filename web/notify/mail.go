@@ -221,7 +221,9 @@ func OTPMail(p *rules.Payout, m *rules.Merchant, code string) (Mail, error) {
 
 // Mailbox keeps the sandbox mailbox (store.DB).
 type Mailbox interface {
-	PutSandboxMail(raw []byte) error
+	// PutSandboxMail keeps a mail and, in the same transaction, marks its event delivered;
+	// an event already delivered writes nothing (exactly once, contract section 7).
+	PutSandboxMail(eventID string, raw []byte, at time.Time) error
 	SandboxMails(limit int) ([][]byte, error)
 }
 
@@ -238,7 +240,7 @@ func (s *SandboxSender) Send(ctx context.Context, m Mail) error {
 	if err != nil {
 		return err
 	}
-	return s.Box.PutSandboxMail(raw)
+	return s.Box.PutSandboxMail(m.EventID, raw, m.SentAt)
 }
 
 // SMTP sends over SMTP with go-mail (contract section 1: --smtp-url, --mail-from).

@@ -313,11 +313,21 @@ func TestNewSMTPReadsTheURL(t *testing.T) {
 type memBox struct {
 	mu   sync.Mutex
 	raws [][]byte
+	sent map[string]bool
 }
 
-func (b *memBox) PutSandboxMail(raw []byte) error {
+func (b *memBox) PutSandboxMail(eventID string, raw []byte, at time.Time) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if eventID != "" {
+		if b.sent == nil {
+			b.sent = map[string]bool{}
+		}
+		if b.sent[eventID] {
+			return nil
+		}
+		b.sent[eventID] = true
+	}
 	b.raws = append(b.raws, raw)
 	return nil
 }

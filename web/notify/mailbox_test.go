@@ -22,7 +22,7 @@ func fillBox(t *testing.T) *memBox {
 	} {
 		m.SentAt = mailT0.Add(time.Duration(i) * time.Minute)
 		raw, _ := json.Marshal(m)
-		box.PutSandboxMail(raw)
+		box.PutSandboxMail("", raw, m.SentAt)
 	}
 	return box
 }

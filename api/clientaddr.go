@@ -1,0 +1,125 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// ParseTrustedProxies reads --trusted-proxies: comma-separated CIDRs or single addresses.
+func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(part); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(part)
+		if err != nil {
+			return nil, fmt.Errorf("--trusted-proxies: %q is not a CIDR or an IP address", part)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
+type clientAddrKey struct{}
+
+// clientAddrMiddleware finds each request's client address once: the peer's address, or,
+// when the peer is a trusted proxy, the nearest address of X-Forwarded-For (or Forwarded)
+// that is not a trusted proxy. Headers from any other peer are ignored: anyone can write them.
+func clientAddrMiddleware(trusted []netip.Prefix) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			addr := resolveClientAddr(r, trusted)
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientAddrKey{}, addr)))
+		})
+	}
+}
+
+func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
+	a = a.Unmap()
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+func peerAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func resolveClientAddr(r *http.Request, trusted []netip.Prefix) string {
+	peer := peerAddr(r)
+	a, err := netip.ParseAddr(peer)
+	if err != nil || len(trusted) == 0 || !isTrusted(a, trusted) {
+		return peer
+	}
+	hops := forwardedFor(r)
+	// Right to left: the last hop was added by the proxy we trust; skip our own proxies.
+	for i := len(hops) - 1; i >= 0; i-- {
+		h, err := netip.ParseAddr(hops[i])
+		if err != nil {
+			return peer // a hop we cannot read: trust nothing beyond it
+		}
+		if !isTrusted(h, trusted) {
+			return h.Unmap().String()
+		}
+	}
+	return peer
+}
+
+// forwardedFor lists the client addresses the proxies added, nearest last: Forwarded
+// (RFC 7239) for= values when present, else X-Forwarded-For.
+func forwardedFor(r *http.Request) []string {
+	var hops []string
+	if fw := r.Header.Values("Forwarded"); len(fw) > 0 {
+		for _, line := range fw {
+			for _, elem := range strings.Split(line, ",") {
+				for _, pair := range strings.Split(elem, ";") {
+					k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
+					if !ok || !strings.EqualFold(k, "for") {
+						continue
+					}
+					v = strings.Trim(v, `"`)
+					if strings.HasPrefix(v, "[") { // "[2001:db8::1]:4711"
+						if end := strings.Index(v, "]"); end > 0 {
+							v = v[1:end]
+						}
+					} else if host, _, err := net.SplitHostPort(v); err == nil {
+						v = host
+					}
+					hops = append(hops, v)
+				}
+			}
+		}
+		return hops
+	}
+	for _, line := range r.Header.Values("X-Forwarded-For") {
+		for _, h := range strings.Split(line, ",") {
+			hops = append(hops, strings.TrimSpace(h))
+		}
+	}
+	return hops
+}
+
+// clientAddr is the request's client address as clientAddrMiddleware found it.
+func clientAddr(r *http.Request) string {
+	if a, ok := r.Context().Value(clientAddrKey{}).(string); ok {
+		return a
+	}
+	return peerAddr(r)
+}

@@ -1,0 +1,154 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"payouts/rules"
+)
+
+// DefaultKeyGrace is how long a replaced API key keeps working after a rotation, unless
+// graceSeconds says otherwise.
+const DefaultKeyGrace = 24 * time.Hour
+
+// KeyView is one of a merchant's API keys as the admin API lists it: never the key itself
+// nor its secret.
+type KeyView struct {
+	KeyID     string  `json:"keyId"`
+	Current   bool    `json:"current"`
+	CreatedAt string  `json:"createdAt"`
+	ExpiresAt *string `json:"expiresAt" doc:"When an old key stops working; null for the current key"`
+}
+
+// NewKeyView is a rotation's answer: the new pair, shown once.
+type NewKeyView struct {
+	KeyID     string    `json:"keyId"`
+	APIKey    string    `json:"apiKey"`
+	APISecret string    `json:"apiSecret" doc:"Shown once"`
+	Keys      []KeyView `json:"keys" doc:"All the merchant's keys after the rotation"`
+}
+
+func keyViews(m *rules.Merchant, now time.Time) []KeyView {
+	created := m.KeyCreatedAt
+	if created.IsZero() {
+		created = m.CreatedAt
+	}
+	out := []KeyView{{KeyID: rules.KeyID(m.APIKeyHash), Current: true, CreatedAt: wireTime(created)}}
+	for _, k := range m.LiveOldKeys(now) {
+		exp := wireTime(k.ExpiresAt)
+		out = append(out, KeyView{KeyID: rules.KeyID(k.APIKeyHash), CreatedAt: wireTime(k.CreatedAt), ExpiresAt: &exp})
+	}
+	return out
+}
+
+// registerKeys adds key rotation to the admin API: issue a new pair (the old one works for a
+// grace period), list the keys, revoke an old key at once.
+func registerKeys(a huma.API, d Deps) {
+	now := func() time.Time { return time.Now().UTC() }
+	if d.Auth != nil && d.Auth.Now != nil {
+		now = func() time.Time { return d.Auth.Now().UTC() }
+	}
+	notFound := func(err error, id string) error {
+		if errors.Is(err, rules.ErrNotFound) {
+			return rules.Errorf(rules.KindNotFound, rules.CodeMerchantNotFound, "merchant %s not found", id)
+		}
+		return err
+	}
+
+	type rotateIn struct {
+		ID   string `path:"id"`
+		Body *struct {
+			GraceSeconds *int64 `json:"graceSeconds,omitempty" minimum:"0" maximum:"2592000" doc:"How long the old key keeps working (default 86400; 0 revokes it at once)"`
+		}
+	}
+	type rotateOut struct {
+		Body NewKeyView
+	}
+	huma.Register(a, huma.Operation{
+		OperationID: "admin-rotate-key", Method: http.MethodPost, Path: "/admin/v1/merchants/{id}/keys",
+		Summary:     "Issue a new API key and secret",
+		Description: "The old pair keeps working for graceSeconds (default 24 h), then stops; DELETE revokes it at once.",
+		Tags:        []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusCreated,
+	}, func(ctx context.Context, in *rotateIn) (*rotateOut, error) {
+		grace := DefaultKeyGrace
+		if in.Body != nil && in.Body.GraceSeconds != nil {
+			grace = time.Duration(*in.Body.GraceSeconds) * time.Second
+		}
+		c := NewCredentials()
+		t := now()
+		m, err := d.Store.UpdateMerchant(in.ID, func(m *rules.Merchant) error {
+			old := m.LiveOldKeys(t)
+			if grace > 0 {
+				created := m.KeyCreatedAt
+				if created.IsZero() {
+					created = m.CreatedAt
+				}
+				old = append(old, rules.OldKey{APIKeyHash: m.APIKeyHash, SealedSecret: m.SealedSecret, CreatedAt: created, ExpiresAt: t.Add(grace)})
+			}
+			m.OldKeys = old
+			m.APIKeyHash, m.SealedSecret, m.KeyCreatedAt = HashAPIKey(c.APIKey), d.Seal([]byte(c.APISecret), m.ID), t
+			return nil
+		})
+		if err != nil {
+			return nil, notFound(err, in.ID)
+		}
+		d.Keys.Forget(in.ID)
+		return &rotateOut{Body: NewKeyView{KeyID: rules.KeyID(m.APIKeyHash), APIKey: c.APIKey, APISecret: c.APISecret, Keys: keyViews(m, t)}}, nil
+	})
+
+	type listIn struct {
+		ID string `path:"id"`
+	}
+	type listOut struct {
+		Body []KeyView
+	}
+	huma.Register(a, huma.Operation{
+		OperationID: "admin-list-keys", Method: http.MethodGet, Path: "/admin/v1/merchants/{id}/keys",
+		Summary: "List a merchant's API keys (never the secrets)", Tags: []string{"Admin"}, Security: adminSecurity,
+	}, func(ctx context.Context, in *listIn) (*listOut, error) {
+		m, err := d.Store.Merchant(in.ID)
+		if err != nil {
+			return nil, notFound(err, in.ID)
+		}
+		return &listOut{Body: keyViews(m, now())}, nil
+	})
+
+	type revokeIn struct {
+		ID    string `path:"id"`
+		KeyID string `path:"keyId"`
+	}
+	huma.Register(a, huma.Operation{
+		OperationID: "admin-revoke-key", Method: http.MethodDelete, Path: "/admin/v1/merchants/{id}/keys/{keyId}",
+		Summary:     "Revoke an old API key at once",
+		Description: "The current key cannot be revoked (409): rotate first, with graceSeconds 0 to end the old one at once.",
+		Tags:        []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusNoContent,
+	}, func(ctx context.Context, in *revokeIn) (*struct{}, error) {
+		t := now()
+		_, err := d.Store.UpdateMerchant(in.ID, func(m *rules.Merchant) error {
+			if rules.KeyID(m.APIKeyHash) == in.KeyID {
+				return rules.Errorf(rules.KindConflict, rules.CodeWrongState, "%s is the merchant's current key: rotate it instead", in.KeyID)
+			}
+			live := m.LiveOldKeys(t)
+			kept := live[:0]
+			for _, k := range live {
+				if rules.KeyID(k.APIKeyHash) != in.KeyID {
+					kept = append(kept, k)
+				}
+			}
+			if len(kept) == len(live) {
+				return rules.Errorf(rules.KindNotFound, rules.CodeAPIKeyNotFound, "merchant %s has no key %s", in.ID, in.KeyID)
+			}
+			m.OldKeys = kept
+			return nil
+		})
+		if err != nil {
+			return nil, notFound(err, in.ID)
+		}
+		d.Keys.Forget(in.ID)
+		return nil, nil
+	})
+}

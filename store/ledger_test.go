@@ -1,0 +1,61 @@
+package store_test
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"payouts/rules"
+	"payouts/store"
+)
+
+// A write that would break the ledger invariant fails whole: money that appears without a
+// funding (a REVERSED that was never PROCESSED) or a reservation no payout holds.
+func TestLedgerInvariantRefusesAWriteThatBreaksIt(t *testing.T) {
+	db := openOutboxDB(t, filepath.Join(t.TempDir(), "p.db"))
+	defer db.Close()
+	if _, err := db.Fund("m1", "PER", "PEN", 1000); err != nil {
+		t.Fatal(err)
+	}
+	p := &rules.Payout{MerchantID: "m1", OrderID: "L-1", Country: "PER", Currency: "PEN", Amount: 300,
+		Stage: rules.StageInProgress, Status: rules.StatusCreated}
+	if _, _, err := db.CreatePayout(p, time.Time{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, step := range map[string]rules.Step{
+		"minted money": func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
+			b, _ := l.Balance("m1", "PER", "PEN")
+			b.Balance += 9000
+			b.Available += 9000
+			b.Reversed += 9000
+			return time.Time{}, l.PutBalance("m1", b)
+		},
+		"a reservation no payout holds": func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
+			b, _ := l.Balance("m1", "PER", "PEN")
+			b.Available -= 300
+			return time.Time{}, l.PutBalance("m1", b)
+		},
+	} {
+		if err := db.UpdatePayouts([]int64{p.ID}, step); !errors.Is(err, store.ErrLedger) {
+			t.Errorf("%s: %v, want the ledger invariant to refuse it", name, err)
+		}
+	}
+	// The right way: the payout holds what the balance reserves.
+	err := db.UpdatePayouts([]int64{p.ID}, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
+		b, _ := l.Balance("m1", "PER", "PEN")
+		b.Available -= 300
+		p.Reserved = 300
+		p.Move(rules.StatusAuthorized, time.Now(), "", "")
+		return time.Time{}, l.PutBalance("m1", b)
+	})
+	if err != nil {
+		t.Fatalf("a reservation with its payout: %v", err)
+	}
+	if bs, _ := db.Balances("m1"); len(bs) != 1 || bs[0].Available != 700 || bs[0].Balance != 1000 {
+		t.Errorf("balances %+v, want available 700 of 1000", bs)
+	}
+	if err := db.CheckAllLedgers(); err != nil {
+		t.Error(err)
+	}
+}
