@@ -390,6 +390,9 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 	if err := w.wireCards(); err != nil {
 		return nil, err
 	}
+	if err := w.wireSandbox(); err != nil {
+		return nil, err
+	}
 	w.deps.Extra = func(r chi.Router, a huma.API) {
 		for _, add := range w.routes {
 			add(r, a)

@@ -106,6 +106,16 @@ const (
 	CodeReversed     = "4004"
 
 	CodeInternal = "5000"
+
+	// Issue 15, sandbox powers. This project's own codes sit in the 29xx business block,
+	// which the original does not use; 4027 is the original's published bank code.
+	CodeCancelRefused        = "2960" // 409: the payout was already sent to the rail
+	CodeCancelled            = "2961" // outcome REJECTED/ERROR: cancelled by the merchant
+	CodeClockAdvance         = "2962" // 400: the test clock's advance is not a positive duration
+	CodeScriptRule           = "2963" // 400: a scripted sandbox rule is invalid
+	CodeDirectoryEntry       = "2964" // 400: a simulated directory entry is invalid
+	CodeBreBKeyUnknown       = "2965" // 404: the directory knows no such Bre-B key
+	CodeDirectoryUnavailable = "4027" // (wire) the directory has no entry for the key
 )
 
 // CodeInfo describes one code for the README and the OpenAPI description.
@@ -208,9 +218,20 @@ var Catalogue = []CodeInfo{
 	{CodeNoSuchEndpoint, 404, "no such endpoint"},
 	{CodeMethodNotAllowed, 405, "the endpoint does not take this method"},
 	{CodeRateLimited, 429, "too many requests; retry after the Retry-After header"},
+	// Issue 15, sandbox powers.
+	{CodeCancelRefused, 409, "the payout was already sent to the rail (or ended): it can no longer be cancelled"},
+	{CodeCancelled, 200, "payout cancelled by the merchant before it was sent to the rail (status ERROR)"},
+	{CodeClockAdvance, 400, "the sandbox clock moves only forward: advance must be a positive duration such as 48h"},
+	{CodeScriptRule, 400, "a scripted sandbox rule is invalid (match or outcome)"},
+	{CodeDirectoryEntry, 400, "a simulated directory entry is invalid"},
+	{CodeBreBKeyUnknown, 404, "the directory knows no such Bre-B key"},
+
 	{CodeBankRejected, 200, "payout rejected by the bank (status REJECTED_BANK)"},
 	{CodeBankDenied, 200, "payout denied (status DENIED)"},
 	{CodeCardDeclined, 200, "card payment declined by the issuer (status REJECTED_BANK)"},
 	{CodeReversed, 200, "payout returned by the beneficiary's bank (status REVERSED)"},
+	// Issue 15, sandbox powers.
+	{CodeDirectoryUnavailable, 200, "payout rejected: the directory has no entry for the Bre-B key (status REJECTED_BANK) (wire)"},
+
 	{CodeInternal, 500, "internal failure; the server log has the details"},
 }

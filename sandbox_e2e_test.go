@@ -1,0 +1,164 @@
+package main
+
+// End-to-end tests of the sandbox powers of issue 15 through the real server: cancel before
+// sending, the test clock, scripted outcomes, the integration token with the Peru lookup,
+// and the Bre-B key lookup.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"payouts/web/notify"
+)
+
+// balanceOf reads one of the merchant's balances.
+func (c *merchantClient) balanceOf(t testing.TB, currency string) (available, total int64) {
+	t.Helper()
+	code, _, raw := c.do(t, "GET", "balance", nil, "")
+	if code != 200 {
+		t.Fatalf("balance: %d %s", code, raw)
+	}
+	var bs []struct {
+		Currency  string
+		Available int64 `json:"availableBalance"`
+		Balance   int64 `json:"balance"`
+	}
+	json.Unmarshal(raw, &bs)
+	for _, b := range bs {
+		if b.Currency == currency {
+			return b.Available, b.Balance
+		}
+	}
+	return 0, 0
+}
+
+// waitStatus polls GET /payouts/{id} until the payout has status.
+func (c *merchantClient) waitStatus(t testing.TB, id int64, status string, within time.Duration) payoutAnswer {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var last payoutAnswer
+	for time.Now().Before(deadline) {
+		_, _, raw := c.do(t, "GET", "payouts/"+itoa(id), nil, "")
+		if last = decodePayout(t, raw); last.Output.Status == status {
+			return last
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("payout %d did not reach %s within %v: %s/%s", id, status, within, last.Output.Stage, last.Output.Status)
+	return last
+}
+
+func (c *merchantClient) cancel(t testing.TB, id int64) (int, []byte) {
+	t.Helper()
+	code, _, raw := c.do(t, "POST", "payouts/"+itoa(id)+"/cancel", nil, "")
+	return code, raw
+}
+
+func wantCancelled(t testing.TB, what string, code int, raw []byte) payoutAnswer {
+	t.Helper()
+	p := decodePayout(t, raw)
+	if code != 200 || p.Output.Stage != "REJECTED" || p.Output.Status != "ERROR" || len(p.Errors) != 1 || p.Errors[0].Code != "2961" {
+		t.Fatalf("cancel %s: %d %s, want 200 REJECTED/ERROR 2961", what, code, raw)
+	}
+	return p
+}
+
+// Cancel in PENDING_BALANCE and of a card payout whose form was not submitted, with the
+// balances checked, the notification and the email sent; idempotent; refused (409 2960)
+// once the payout is at the bank or ended. WAITING_ROUTING is held still by a server
+// without a rail (--sandbox=false).
+func TestCancelBeforeSending(t *testing.T) {
+	hook := &hookReceiver{tries: map[string]int{}, accepted: map[string][][]byte{}}
+	recv := httptest.NewServer(hook)
+	defer recv.Close()
+	s := startServer(t, "", "--allow-private-notification-urls")
+	pub, err := notify.ParsePublicKeyPEM(fetchPublicKey(t, s.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.newMerchant(t, map[string]any{"pendingOnNoBalance": true, "cardPayouts": true, "emailNotifications": true,
+		"notificationUrl": recv.URL + "/hook"})
+	hook.mu.Lock()
+	hook.verify = func(body []byte, sig string) error { return notify.Verify(pub, c.MerchantID, body, sig) }
+	hook.mu.Unlock()
+
+	// PENDING_BALANCE: nothing is held, nothing moves; a later funding does not revive it.
+	if code := s.admin(t, "POST", "/admin/v1/merchants/"+c.MerchantID+"/balance",
+		map[string]any{"country": "COL", "currency": "COP", "amount": -100_000_000_000}, nil); code != 200 {
+		t.Fatalf("withdraw: %d", code)
+	}
+	held := c.create(t, colBankRequest("CANCEL-HELD"))
+	c.waitStatus(t, held.Payout.ID, "PENDING_BALANCE", 5*time.Second)
+	code, raw := c.cancel(t, held.Payout.ID)
+	wantCancelled(t, "PENDING_BALANCE", code, raw)
+	s.admin(t, "POST", "/admin/v1/merchants/"+c.MerchantID+"/balance", map[string]any{"country": "COL", "currency": "COP", "amount": 100_000_000_000}, nil)
+	if avail, total := c.balanceOf(t, "COP"); avail != 100_000_000_000 || total != 100_000_000_000 {
+		t.Fatalf("COP after cancel and funding: %d/%d", avail, total)
+	}
+
+	// A card payout waiting for its form holds its amount; cancel releases it.
+	penAvail, penTotal := c.balanceOf(t, "PEN")
+	card := c.openCard(t, cardRequest("CANCEL-CARD"), 200)
+	c.waitStatus(t, card.Payout.ID, "AUTHORIZED", 5*time.Second)
+	waitFor(t, "the card payout's reservation", 5*time.Second, func() bool {
+		a, _ := c.balanceOf(t, "PEN")
+		return a == penAvail-card.Payout.Amount
+	})
+	code, raw = c.cancel(t, card.Payout.ID)
+	first := wantCancelled(t, "a card payout without its card", code, raw)
+	if a, tot := c.balanceOf(t, "PEN"); a != penAvail || tot != penTotal {
+		t.Fatalf("PEN after cancel: %d/%d, want %d/%d", a, tot, penAvail, penTotal)
+	}
+	if st := waitCardStatus(t, card.Iframe, 5*time.Second); st.Topic != "mps-payout-finished-fail" {
+		t.Fatalf("the card form after cancel: %+v", st)
+	}
+	code, raw = c.cancel(t, card.Payout.ID) // idempotent
+	if again := wantCancelled(t, "again", code, raw); again.Output.StatusChangeDateTime != first.Output.StatusChangeDateTime {
+		t.Fatalf("a second cancel changed the payout: %s", raw)
+	}
+
+	// At the bank (9997 holds it there), and after its end: too late.
+	atBank := perBankRequest("CANCEL-BANK")
+	atBank["destination"].(map[string]any)["bankAccount"].(map[string]any)["accountNumber"] = "19312345679997"
+	bank := c.create(t, atBank)
+	c.waitStatus(t, bank.Payout.ID, "PENDING_BANK", 5*time.Second)
+	code, raw = c.cancel(t, bank.Payout.ID)
+	if p := decodeProblem(t, raw); code != 409 || p.Code != "2960" {
+		t.Fatalf("cancel PENDING_BANK: %d %s, want 409 2960", code, raw)
+	}
+	c.do(t, "POST", "payouts/"+itoa(bank.Payout.ID)+"/simulate", map[string]any{"stage": "SUCCESS"}, "")
+	if code, raw = c.cancel(t, bank.Payout.ID); code != 409 || decodeProblem(t, raw).Code != "2960" {
+		t.Fatalf("cancel SUCCESS: %d %s, want 409 2960", code, raw)
+	}
+	if code, raw = c.cancel(t, 999999); code != 404 {
+		t.Fatalf("cancel unknown: %d %s", code, raw)
+	}
+
+	// The notification and the email of a rejection, once each.
+	for _, id := range []int64{held.Payout.ID, card.Payout.ID} {
+		ev := fmt.Sprintf("merchant.notification:%d:ERROR", id)
+		waitFor(t, "notification "+ev, 10*time.Second, func() bool {
+			acc, _, _, _ := hook.snapshot()
+			return len(acc[ev]) == 1
+		})
+		s.waitMails(t, "?kind=beneficiary.mail&payoutId="+itoa(id), 1, 10*time.Second)
+	}
+
+	// WAITING_ROUTING, with its amount held, on a server that has no rail.
+	off := startServer(t, "", "--sandbox=false")
+	oc := off.newMerchant(t, nil)
+	avail, _ := oc.balanceOf(t, "PEN")
+	routing := oc.create(t, perBankRequest("CANCEL-ROUTING"))
+	oc.waitStatus(t, routing.Payout.ID, "WAITING_ROUTING", 5*time.Second)
+	if a, _ := oc.balanceOf(t, "PEN"); a != avail-routing.Payout.Amount {
+		t.Fatalf("not held while routing: %d", a)
+	}
+	code, raw = oc.cancel(t, routing.Payout.ID)
+	wantCancelled(t, "WAITING_ROUTING", code, raw)
+	if a, _ := oc.balanceOf(t, "PEN"); a != avail {
+		t.Fatalf("PEN after cancelling a routed payout: %d, want %d", a, avail)
+	}
+}
