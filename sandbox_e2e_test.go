@@ -5,8 +5,11 @@ package main
 // and the Bre-B key lookup.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -161,4 +164,111 @@ func TestCancelBeforeSending(t *testing.T) {
 	if a, _ := oc.balanceOf(t, "PEN"); a != avail {
 		t.Fatalf("PEN after cancelling a routed payout: %d, want %d", a, avail)
 	}
+}
+
+type clockAnswer struct {
+	Now, RealNow, Offset string
+	OffsetSeconds        int64
+}
+
+// advance moves the sandbox clock and returns its view.
+func (s *testServer) advance(t testing.TB, by string) clockAnswer {
+	t.Helper()
+	var out clockAnswer
+	if code := s.admin(t, "POST", "/admin/v1/sandbox/clock", map[string]any{"advance": by}, &out); code != 200 {
+		t.Fatalf("advance %s: %d", by, code)
+	}
+	return out
+}
+
+// The test clock: a batch payout settles, a card session and a cash claim expire after an
+// advance, each in well under a second of wall time; the clock never goes back, survives a
+// restart, returns to real time on DELETE, and --sandbox=false refuses it and ignores it.
+func TestSandboxClockMovesTheServiceNotTheWallClock(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, "--sandbox-batch-delay", "1h")
+	c := s.newMerchant(t, map[string]any{"cashPayouts": true, "cardPayouts": true})
+
+	batch := c.create(t, perBankRequest("CLOCK-BATCH"))
+	cash := c.create(t, colCashRequest("CLOCK-CASH"))
+	card := c.openCard(t, cardRequest("CLOCK-CARD"), 200)
+	c.waitStatus(t, batch.Payout.ID, "PENDING_BANK", 5*time.Second)
+	c.waitStatus(t, cash.Payout.ID, "PENDING_BANK", 5*time.Second)
+	c.waitStatus(t, card.Payout.ID, "AUTHORIZED", 5*time.Second)
+
+	start := time.Now()
+	view := s.advance(t, "61m")
+	if view.OffsetSeconds != 61*60 || view.Offset != "1h1m0s" {
+		t.Fatalf("clock after 61m: %+v", view)
+	}
+	got := c.waitStatus(t, batch.Payout.ID, "PROCESSED", time.Second) // signed with real time: still accepted
+	c.waitStatus(t, card.Payout.ID, "EXPIRED", time.Second)
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("the batch settled after %v of wall time", took)
+	}
+	if at, _ := time.Parse(time.RFC3339, got.Output.StatusChangeDateTime); at.Before(time.Now().Add(time.Hour)) {
+		t.Fatalf("settled at %s: not by the service's clock", got.Output.StatusChangeDateTime)
+	}
+	if _, _, raw := c.do(t, "GET", "payouts/"+itoa(cash.Payout.ID), nil, ""); decodePayout(t, raw).Output.Status != "PENDING_BANK" {
+		t.Fatalf("the cash claim ended early: %s", raw)
+	}
+	start = time.Now()
+	s.advance(t, "8d")
+	exp := c.waitStatus(t, cash.Payout.ID, "EXPIRED", time.Second)
+	if took := time.Since(start); took > time.Second || len(exp.Errors) != 1 || exp.Errors[0].Code != "2030" {
+		t.Fatalf("cash claim: %+v after %v", exp, took)
+	}
+
+	// Never back, and a clear error where.
+	for _, bad := range []string{"-1h", "0s", "soon", ""} {
+		code, _, raw := s.rawAdmin(t, "POST", "/admin/v1/sandbox/clock", map[string]any{"advance": bad})
+		p := decodeProblem(t, raw)
+		if code != 400 || p.Code != "2962" || len(p.Errors) != 1 || p.Errors[0].Location != "body.advance" {
+			t.Fatalf("advance %q: %d %s, want 400 2962 at body.advance", bad, code, raw)
+		}
+	}
+
+	// A restart keeps the clock; --sandbox=false ignores it and refuses the endpoint.
+	s.Stop(t)
+	s = startServer(t, dir)
+	var kept clockAnswer
+	if code := s.admin(t, "GET", "/admin/v1/sandbox/clock", nil, &kept); code != 200 || kept.OffsetSeconds != 61*60+8*86400 {
+		t.Fatalf("after a restart: %d %+v", code, kept)
+	}
+	s.Stop(t)
+	s = startServer(t, dir, "--sandbox=false")
+	if code, _, raw := s.rawAdmin(t, "GET", "/admin/v1/sandbox/clock", nil); code != 403 || decodeProblem(t, raw).Code != "2060" {
+		t.Fatalf("sandbox off: %d %s", code, raw)
+	}
+	c.Base = s.URL
+	real := c.create(t, perBankRequest("CLOCK-REAL"))
+	if at, _ := time.Parse(time.RFC3339, real.Output.StatusChangeDateTime); at.After(time.Now().Add(time.Minute)) {
+		t.Fatalf("with --sandbox=false the offset still applies: %s", real.Output.StatusChangeDateTime)
+	}
+	s.Stop(t)
+	s = startServer(t, dir)
+	var back clockAnswer
+	if code := s.admin(t, "DELETE", "/admin/v1/sandbox/clock", nil, &back); code != 200 || back.OffsetSeconds != 0 || back.Offset != "0s" {
+		t.Fatalf("DELETE: %d %+v", code, back)
+	}
+}
+
+// rawAdmin calls the admin API and returns the answer as it is.
+func (s *testServer) rawAdmin(t testing.TB, method, path string, body any) (int, http.Header, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, s.URL+path, rd)
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, raw
 }
