@@ -347,6 +347,7 @@ type wiring struct {
 	realNow func() time.Time
 	clock   *rules.SandboxClock
 	kicks   []func()
+	scripts *rules.ScriptBook
 }
 
 // serverClock is the service's real clock; the tests of the published signing vectors (signed
@@ -365,7 +366,8 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 	}
 	w.keys = api.NewKeyring(merchantSource{db, sealer})
 	w.metrics = api.NewMetrics(func() float64 { return float64(db.OutboxDepth()) })
-	var rail rules.Rail = &rules.SimulatedRail{Delay: cfg.SandboxDelay, BatchDelay: cfg.SandboxBatchDelay, Now: w.now}
+	w.scripts = &rules.ScriptBook{Store: db}
+	var rail rules.Rail = &rules.SimulatedRail{Delay: cfg.SandboxDelay, BatchDelay: cfg.SandboxBatchDelay, Now: w.now, Scripts: w.scripts.Rules}
 	if !cfg.Sandbox {
 		rail = rules.UnconnectedRail{}
 	}

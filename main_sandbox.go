@@ -19,7 +19,7 @@ func (w *wiring) wireSandbox() error {
 			}
 		}
 	}
-	sb := api.Sandbox{Enabled: w.cfg.Sandbox, Clock: w.clock}
+	sb := api.Sandbox{Enabled: w.cfg.Sandbox, Clock: w.clock, Scripts: w.scripts, Merchant: w.db.Merchant}
 	w.routes = append(w.routes, func(r chi.Router, a huma.API) {
 		api.RegisterCancel(a, w.lc.Cancel)
 		api.RegisterSandbox(a, sb)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"payouts/rules"
 	"payouts/web/notify"
 )
 
@@ -63,7 +64,7 @@ func (c *merchantClient) cancel(t testing.TB, id int64) (int, []byte) {
 func wantCancelled(t testing.TB, what string, code int, raw []byte) payoutAnswer {
 	t.Helper()
 	p := decodePayout(t, raw)
-	if code != 200 || p.Output.Stage != "REJECTED" || p.Output.Status != "ERROR" || len(p.Errors) != 1 || p.Errors[0].Code != "2961" {
+	if code != 200 || p.Output.Stage != "REJECTED" || p.Output.Status != "ERROR" || len(p.Errors) != 1 || p.Errors[0].Code != rules.CodeCancelled {
 		t.Fatalf("cancel %s: %d %s, want 200 REJECTED/ERROR 2961", what, code, raw)
 	}
 	return p
@@ -129,11 +130,11 @@ func TestCancelBeforeSending(t *testing.T) {
 	bank := c.create(t, atBank)
 	c.waitStatus(t, bank.Payout.ID, "PENDING_BANK", 5*time.Second)
 	code, raw = c.cancel(t, bank.Payout.ID)
-	if p := decodeProblem(t, raw); code != 409 || p.Code != "2960" {
+	if p := decodeProblem(t, raw); code != 409 || p.Code != rules.CodeCancelRefused {
 		t.Fatalf("cancel PENDING_BANK: %d %s, want 409 2960", code, raw)
 	}
 	c.do(t, "POST", "payouts/"+itoa(bank.Payout.ID)+"/simulate", map[string]any{"stage": "SUCCESS"}, "")
-	if code, raw = c.cancel(t, bank.Payout.ID); code != 409 || decodeProblem(t, raw).Code != "2960" {
+	if code, raw = c.cancel(t, bank.Payout.ID); code != 409 || decodeProblem(t, raw).Code != rules.CodeCancelRefused {
 		t.Fatalf("cancel SUCCESS: %d %s, want 409 2960", code, raw)
 	}
 	if code, raw = c.cancel(t, 999999); code != 404 {
@@ -215,7 +216,7 @@ func TestSandboxClockMovesTheServiceNotTheWallClock(t *testing.T) {
 	start = time.Now()
 	s.advance(t, "8d")
 	exp := c.waitStatus(t, cash.Payout.ID, "EXPIRED", time.Second)
-	if took := time.Since(start); took > time.Second || len(exp.Errors) != 1 || exp.Errors[0].Code != "2030" {
+	if took := time.Since(start); took > time.Second || len(exp.Errors) != 1 || exp.Errors[0].Code != rules.CodeExpired {
 		t.Fatalf("cash claim: %+v after %v", exp, took)
 	}
 
@@ -223,7 +224,7 @@ func TestSandboxClockMovesTheServiceNotTheWallClock(t *testing.T) {
 	for _, bad := range []string{"-1h", "0s", "soon", ""} {
 		code, _, raw := s.rawAdmin(t, "POST", "/admin/v1/sandbox/clock", map[string]any{"advance": bad})
 		p := decodeProblem(t, raw)
-		if code != 400 || p.Code != "2962" || len(p.Errors) != 1 || p.Errors[0].Location != "body.advance" {
+		if code != 400 || p.Code != rules.CodeClockAdvance || len(p.Errors) != 1 || p.Errors[0].Location != "body.advance" {
 			t.Fatalf("advance %q: %d %s, want 400 2962 at body.advance", bad, code, raw)
 		}
 	}
@@ -237,7 +238,7 @@ func TestSandboxClockMovesTheServiceNotTheWallClock(t *testing.T) {
 	}
 	s.Stop(t)
 	s = startServer(t, dir, "--sandbox=false")
-	if code, _, raw := s.rawAdmin(t, "GET", "/admin/v1/sandbox/clock", nil); code != 403 || decodeProblem(t, raw).Code != "2060" {
+	if code, _, raw := s.rawAdmin(t, "GET", "/admin/v1/sandbox/clock", nil); code != 403 || decodeProblem(t, raw).Code != rules.CodeSandboxOff {
 		t.Fatalf("sandbox off: %d %s", code, raw)
 	}
 	c.Base = s.URL
@@ -271,4 +272,77 @@ func (s *testServer) rawAdmin(t testing.TB, method, path string, body any) (int,
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header, raw
+}
+
+// Scripted outcomes: a rule overrides the magic ending 9999, another rejects by amount with a
+// catalogue code, another holds by bank; invalid lists are refused with every error and its
+// place, storing nothing.
+func TestScriptedOutcomesOverrideTheMagicEndings(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, nil)
+	rulesPath := "/admin/v1/merchants/" + c.MerchantID + "/sandbox/rules"
+	list := map[string]any{"rules": []any{
+		map[string]any{"match": map[string]any{"accountSuffix": "9999"}, "outcome": map[string]any{"stage": "SUCCESS", "afterSeconds": 0}},
+		map[string]any{"match": map[string]any{"country": "PER", "amountMin": 150000, "amountMax": 250000},
+			"outcome": map[string]any{"stage": "REJECTED", "status": "DENIED", "code": rules.CodeBankDenied}},
+		map[string]any{"match": map[string]any{"bankCode": "007"}, "outcome": map[string]any{"stage": "IN_PROGRESS"}},
+	}}
+	var stored struct {
+		Rules []struct {
+			Outcome struct{ Stage, Status, Code string }
+		}
+	}
+	if code := s.admin(t, "PUT", rulesPath, list, &stored); code != 200 || len(stored.Rules) != 3 || stored.Rules[2].Outcome.Status != "PENDING_BANK" {
+		t.Fatalf("PUT rules: %d %+v", code, stored)
+	}
+
+	magic := perBankRequest("SCRIPT-9999")
+	magic["destination"].(map[string]any)["bankAccount"].(map[string]any)["accountNumber"] = "19312345679999"
+	ok := c.create(t, magic)
+	big := perBankRequest("SCRIPT-BIG")
+	big["amount"] = 200000
+	denied := c.create(t, big)
+	held := c.create(t, colBankRequest("SCRIPT-HELD"))
+	plain := c.create(t, perBankRequest("SCRIPT-PLAIN")) // no rule fits: the channel's delay, success
+
+	if p := c.waitStage(t, ok.Payout.ID, "SUCCESS", 5*time.Second); p.Output.Status != "PROCESSED" {
+		t.Fatalf("9999 under a SUCCESS rule: %+v", p)
+	}
+	p := c.waitStage(t, denied.Payout.ID, "REJECTED", 5*time.Second)
+	if p.Output.Status != "DENIED" || len(p.Errors) != 1 || p.Errors[0].Code != rules.CodeBankDenied {
+		t.Fatalf("amount rule: %+v", p)
+	}
+	c.waitStage(t, plain.Payout.ID, "SUCCESS", 5*time.Second)
+	s.advance(t, "2h") // far past every delay: the held one still waits for simulate
+	time.Sleep(100 * time.Millisecond)
+	if _, _, raw := c.do(t, "GET", "payouts/"+itoa(held.Payout.ID), nil, ""); decodePayout(t, raw).Output.Status != "PENDING_BANK" {
+		t.Fatalf("held rule: %s", raw)
+	}
+
+	bad := map[string]any{"rules": []any{
+		map[string]any{"match": map[string]any{}, "outcome": map[string]any{"stage": "REJECTED", "code": "0042"}},
+		map[string]any{"match": map[string]any{"bankCode": "7", "amountMin": 10, "amountMax": 5}, "outcome": map[string]any{"stage": "SUCCESS", "code": rules.CodeBankDenied}},
+	}}
+	code, _, raw := s.rawAdmin(t, "PUT", rulesPath, bad)
+	prob := decodeProblem(t, raw)
+	want := []string{"body.rules[0].outcome.code", "body.rules[1].match.bankCode", "body.rules[1].match.amountMax", "body.rules[1].outcome.code"}
+	if code != 400 || prob.Code != rules.CodeScriptRule || len(prob.Errors) != len(want) {
+		t.Fatalf("invalid rules: %d %s", code, raw)
+	}
+	for i, e := range prob.Errors {
+		if e.Location != want[i] || e.Code != rules.CodeScriptRule {
+			t.Errorf("error %d at %s (%s), want %s", i, e.Location, e.Code, want[i])
+		}
+	}
+	if code := s.admin(t, "GET", rulesPath, nil, &stored); code != 200 || len(stored.Rules) != 3 {
+		t.Fatalf("a refused PUT changed the rules: %d %+v", code, stored)
+	}
+	if code, _, raw := s.rawAdmin(t, "PUT", "/admin/v1/merchants/nobody/sandbox/rules", list); code != 404 || decodeProblem(t, raw).Code != rules.CodeMerchantNotFound {
+		t.Fatalf("unknown merchant: %d %s", code, raw)
+	}
+	off := startServer(t, "", "--sandbox=false")
+	oc := off.newMerchant(t, nil)
+	if code, _, raw := off.rawAdmin(t, "PUT", "/admin/v1/merchants/"+oc.MerchantID+"/sandbox/rules", list); code != 403 || decodeProblem(t, raw).Code != rules.CodeSandboxOff {
+		t.Fatalf("sandbox off: %d %s", code, raw)
+	}
 }

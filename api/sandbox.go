@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -15,6 +16,25 @@ import (
 type Sandbox struct {
 	Enabled bool
 	Clock   *rules.SandboxClock
+	Scripts *rules.ScriptBook
+	// Merchant reads a merchant (ErrNotFound when there is none).
+	Merchant func(id string) (*rules.Merchant, error)
+}
+
+// merchantExists answers 404 (2070) for an unknown merchant.
+func (sb Sandbox) merchantExists(id string) error {
+	if _, err := sb.Merchant(id); err != nil {
+		if errors.Is(err, rules.ErrNotFound) {
+			return rules.Errorf(rules.KindNotFound, rules.CodeMerchantNotFound, "merchant %s not found", id)
+		}
+		return err
+	}
+	return nil
+}
+
+// ScriptRulesBody is a merchant's ordered list of scripted outcomes.
+type ScriptRulesBody struct {
+	Rules []rules.ScriptRule `json:"rules" doc:"In order: the first rule whose match fits a payout decides the simulated rail's answer"`
 }
 
 func sandboxOff() error {
@@ -90,5 +110,58 @@ func RegisterSandbox(a huma.API, sb Sandbox) {
 			return nil, err
 		}
 		return &clockOut{Body: clockView(sb.Clock)}, nil
+	})
+
+	registerScripts(a, sb)
+}
+
+func registerScripts(a huma.API, sb Sandbox) {
+	const doc = "Scripted outcomes of the simulated rail for one merchant (sandbox only): an ordered list of " +
+		"{match: {accountSuffix?, bankCode?, country?, amountMin?, amountMax?}, outcome: {stage, status?, code?, afterSeconds?}}. " +
+		"The first rule that fits a payout decides, before the magic endings and the test cards; cash payouts settle by their claim " +
+		"and are not scripted. A rejection's code must be in the error catalogue. PUT replaces the whole list; an empty list removes it."
+	type idIn struct {
+		ID string `path:"id"`
+	}
+	type putIn struct {
+		ID   string `path:"id"`
+		Body ScriptRulesBody
+	}
+	type rulesOut struct {
+		Body ScriptRulesBody
+	}
+	huma.Register(a, huma.Operation{
+		OperationID: "sandbox-put-rules", Method: http.MethodPut, Path: "/admin/v1/merchants/{id}/sandbox/rules",
+		Summary: "Script the simulated rail's outcomes for a merchant", Description: doc,
+		Tags: []string{"Sandbox"}, Security: adminSecurity, Errors: []int{400, 401, 403, 404},
+	}, func(ctx context.Context, in *putIn) (*rulesOut, error) {
+		if !sb.Enabled || sb.Scripts == nil {
+			return nil, sandboxOff()
+		}
+		if err := sb.merchantExists(in.ID); err != nil {
+			return nil, err
+		}
+		rs, err := sb.Scripts.Put(in.ID, in.Body.Rules)
+		if err != nil {
+			return nil, err
+		}
+		return &rulesOut{Body: ScriptRulesBody{Rules: rs}}, nil
+	})
+	huma.Register(a, huma.Operation{
+		OperationID: "sandbox-get-rules", Method: http.MethodGet, Path: "/admin/v1/merchants/{id}/sandbox/rules",
+		Summary: "Read a merchant's scripted outcomes", Description: doc,
+		Tags: []string{"Sandbox"}, Security: adminSecurity, Errors: []int{401, 403, 404},
+	}, func(ctx context.Context, in *idIn) (*rulesOut, error) {
+		if !sb.Enabled || sb.Scripts == nil {
+			return nil, sandboxOff()
+		}
+		if err := sb.merchantExists(in.ID); err != nil {
+			return nil, err
+		}
+		rs, err := sb.Scripts.Rules(in.ID)
+		if err != nil {
+			return nil, err
+		}
+		return &rulesOut{Body: ScriptRulesBody{Rules: rs}}, nil
 	})
 }

@@ -43,6 +43,10 @@ type SimulatedRail struct {
 	Delay      time.Duration
 	BatchDelay time.Duration
 	Now        func() time.Time
+
+	// Scripts returns a merchant's scripted outcomes (issue 15, scripts.go): the first
+	// rule that fits a payout decides, before the magic endings. Nil: none.
+	Scripts func(merchantID string) ([]ScriptRule, error)
 }
 
 // Submit accepts every payout.
@@ -52,6 +56,25 @@ func (r *SimulatedRail) Submit(ctx context.Context, p *Payout) (Submission, erro
 }
 
 func (r *SimulatedRail) delay(p *Payout) time.Duration {
+	if rule, err := r.script(p); err == nil && rule != nil { // issue 15: scripted outcomes
+		return rule.delay(r.channelDelay(p))
+	}
+	return r.channelDelay(p)
+}
+
+// script is the merchant's first scripted rule that fits p, or nil (issue 15).
+func (r *SimulatedRail) script(p *Payout) (*ScriptRule, error) {
+	if r.Scripts == nil {
+		return nil, nil
+	}
+	rs, err := r.Scripts(p.MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	return FirstScript(rs, p), nil
+}
+
+func (r *SimulatedRail) channelDelay(p *Payout) time.Duration {
 	if p.Channel == ChannelBatch {
 		return r.BatchDelay
 	}
@@ -66,6 +89,12 @@ func (r *SimulatedRail) Outcome(ctx context.Context, p *Payout, now time.Time) (
 	due := p.StatusChangedAt.Add(r.delay(p))
 	if now.Before(due) {
 		return Outcome{CheckAt: due}, nil
+	}
+	// Issue 15: a scripted rule decides before the test cards and the magic endings.
+	if rule, err := r.script(p); err != nil {
+		return Outcome{}, err
+	} else if rule != nil {
+		return rule.outcome(), nil
 	}
 	if p.Channel == ChannelCard && p.Card != nil {
 		if p.Card.BIN == "400000" && p.Card.Last4 == "0002" { // test card 4000000000000002
