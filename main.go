@@ -344,10 +344,11 @@ type wiring struct {
 	// realNow is real time (signatures, tokens); now is the service's clock, which in the
 	// sandbox is the test clock over it (issue 15). kicks wake the workers that sleep until
 	// a due time, when the test clock moves.
-	realNow func() time.Time
-	clock   *rules.SandboxClock
-	kicks   []func()
-	scripts *rules.ScriptBook
+	realNow   func() time.Time
+	clock     *rules.SandboxClock
+	kicks     []func()
+	scripts   *rules.ScriptBook
+	directory *rules.SimulatedDirectory
 }
 
 // serverClock is the service's real clock; the tests of the published signing vectors (signed
@@ -366,8 +367,9 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 	}
 	w.keys = api.NewKeyring(merchantSource{db, sealer})
 	w.metrics = api.NewMetrics(func() float64 { return float64(db.OutboxDepth()) })
-	w.scripts = &rules.ScriptBook{Store: db}
-	var rail rules.Rail = &rules.SimulatedRail{Delay: cfg.SandboxDelay, BatchDelay: cfg.SandboxBatchDelay, Now: w.now, Scripts: w.scripts.Rules}
+	w.scripts, w.directory = &rules.ScriptBook{Store: db}, &rules.SimulatedDirectory{Store: db}
+	var rail rules.Rail = &rules.SimulatedRail{Delay: cfg.SandboxDelay, BatchDelay: cfg.SandboxBatchDelay, Now: w.now,
+		Scripts: w.scripts.Rules, Directory: w.directory}
 	if !cfg.Sandbox {
 		rail = rules.UnconnectedRail{}
 	}

@@ -17,6 +17,8 @@ type Sandbox struct {
 	Enabled bool
 	Clock   *rules.SandboxClock
 	Scripts *rules.ScriptBook
+	// Directory is the simulated directory, whose entries the admin puts.
+	Directory *rules.SimulatedDirectory
 	// Merchant reads a merchant (ErrNotFound when there is none).
 	Merchant func(id string) (*rules.Merchant, error)
 }
@@ -163,5 +165,98 @@ func registerScripts(a huma.API, sb Sandbox) {
 			return nil, err
 		}
 		return &rulesOut{Body: ScriptRulesBody{Rules: rs}}, nil
+	})
+
+	registerDirectory(a, sb)
+}
+
+// DirectoryEntryView is an entry of the simulated directory as the admin API shows it.
+type DirectoryEntryView struct {
+	Country  string               `json:"country"`
+	ID       string               `json:"id" doc:"The Peru cellphone or the Bre-B key"`
+	Source   string               `json:"source" enum:"admin,default" doc:"admin: an entry put here; default: the deterministic answer"`
+	Entities []rules.WalletEntity `json:"entities,omitempty"`
+	Holder   *rules.BreBHolder    `json:"holder,omitempty"`
+	Absent   bool                 `json:"absent,omitempty" doc:"COL: the directory knows no such key"`
+}
+
+func registerDirectory(a huma.API, sb Sandbox) {
+	const doc = "The simulated directory (sandbox only) behind the Peru beneficiary lookup and the Bre-B key lookup and " +
+		"rail. PER/{phone}: {\"entities\":[{\"entityBrand\",\"status\"}]} (an empty list: no entity, PV002). COL/{key}: " +
+		"{\"holderName\",\"bankCode\",\"accountType\"} or {\"absent\":true} (Bre-B payouts to it are rejected, 4027). " +
+		"An entry wins over the deterministic answer (README, Sandbox); DELETE returns to it."
+	type pathIn struct {
+		Country string `path:"country" enum:"PER,COL"`
+		ID      string `path:"id" doc:"The Peru cellphone or the Bre-B key (URL-escaped)"`
+	}
+	type putIn struct {
+		Country string `path:"country" enum:"PER,COL"`
+		ID      string `path:"id"`
+		Body    rules.DirectoryEntry
+	}
+	type viewOut struct {
+		Body DirectoryEntryView
+	}
+	view := func(ctx context.Context, country, id string) (*viewOut, error) {
+		v := DirectoryEntryView{Country: country, ID: id, Source: "default"}
+		if _, err := sb.Directory.Store.DirectoryEntry(country, id); err == nil {
+			v.Source = "admin"
+		} else if !errors.Is(err, rules.ErrNotFound) {
+			return nil, err
+		}
+		if country == "PER" {
+			es, err := sb.Directory.PeruEntities(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			v.Entities = es
+		} else {
+			h, err := sb.Directory.BreBKey(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			v.Holder, v.Absent = h, h == nil
+		}
+		return &viewOut{Body: v}, nil
+	}
+	off := func() bool { return !sb.Enabled || sb.Directory == nil }
+	huma.Register(a, huma.Operation{
+		OperationID: "sandbox-put-directory-entry", Method: http.MethodPut, Path: "/admin/v1/sandbox/directory/{country}/{id}",
+		Summary: "Put an entry in the simulated directory", Description: doc,
+		Tags: []string{"Sandbox"}, Security: adminSecurity, Errors: []int{400, 401, 403},
+	}, func(ctx context.Context, in *putIn) (*viewOut, error) {
+		if off() {
+			return nil, sandboxOff()
+		}
+		if err := rules.CheckDirectoryEntry(in.Country, in.ID, &in.Body); err != nil {
+			return nil, err
+		}
+		if err := sb.Directory.Store.PutDirectoryEntry(in.Country, in.ID, in.Body); err != nil {
+			return nil, err
+		}
+		return view(ctx, in.Country, in.ID)
+	})
+	huma.Register(a, huma.Operation{
+		OperationID: "sandbox-get-directory-entry", Method: http.MethodGet, Path: "/admin/v1/sandbox/directory/{country}/{id}",
+		Summary: "What the simulated directory answers for a phone or key", Description: doc,
+		Tags: []string{"Sandbox"}, Security: adminSecurity, Errors: []int{401, 403},
+	}, func(ctx context.Context, in *pathIn) (*viewOut, error) {
+		if off() {
+			return nil, sandboxOff()
+		}
+		return view(ctx, in.Country, in.ID)
+	})
+	huma.Register(a, huma.Operation{
+		OperationID: "sandbox-delete-directory-entry", Method: http.MethodDelete, Path: "/admin/v1/sandbox/directory/{country}/{id}",
+		Summary: "Remove an entry: the deterministic answer again", Description: doc,
+		Tags: []string{"Sandbox"}, Security: adminSecurity, Errors: []int{401, 403},
+	}, func(ctx context.Context, in *pathIn) (*viewOut, error) {
+		if off() {
+			return nil, sandboxOff()
+		}
+		if err := sb.Directory.Store.DeleteDirectoryEntry(in.Country, in.ID); err != nil {
+			return nil, err
+		}
+		return view(ctx, in.Country, in.ID)
 	})
 }

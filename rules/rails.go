@@ -47,6 +47,9 @@ type SimulatedRail struct {
 	// Scripts returns a merchant's scripted outcomes (issue 15, scripts.go): the first
 	// rule that fits a payout decides, before the magic endings. Nil: none.
 	Scripts func(merchantID string) ([]ScriptRule, error)
+	// Directory knows the Bre-B keys (issue 15, directory.go): a key payout to a key it
+	// does not know is rejected (4027). Nil: every key is known.
+	Directory Directory
 }
 
 // Submit accepts every payout.
@@ -109,6 +112,16 @@ func (r *SimulatedRail) Outcome(ctx context.Context, p *Payout, now time.Time) (
 		return Outcome{Settled: true, Status: StatusDenied, Code: CodeBankDenied, Note: "the payout was denied (sandbox account ending 9998)"}, nil
 	case "9997":
 		return Outcome{}, nil // held until simulated
+	}
+	// Issue 15: a Bre-B key the directory does not know cannot be paid.
+	if p.Channel == ChannelRealTimeKey && r.Directory != nil {
+		h, err := r.Directory.BreBKey(ctx, string(p.Request.Destination.BankAccount.AccountNumber))
+		if err != nil {
+			return Outcome{}, err
+		}
+		if h == nil {
+			return Outcome{Settled: true, Status: StatusRejectedBank, Code: CodeDirectoryUnavailable, Note: "the Bre-B directory has no entry for the key"}, nil
+		}
 	}
 	return Outcome{Settled: true, Status: StatusProcessed}, nil
 }
