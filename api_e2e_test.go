@@ -160,7 +160,7 @@ func TestGenericErrorsOverHTTPStoreNothing(t *testing.T) {
 		t.Fatalf("got %d %s %s, want 400 problem+json", code, hdr.Get("Content-Type"), raw)
 	}
 	p := decodeProblem(t, raw)
-	want := map[string]string{"body.beneficiary.name": "1007", "body.currency": "1105", "body.bonus": "1102"}
+	want := map[string]string{"body.beneficiary.name": "1015", "body.currency": "1104", "body.bonus": "1035"}
 	if len(p.Errors) != len(want) || len(p.Message) != len(want) {
 		t.Fatalf("want %d errors, got %+v", len(want), p)
 	}

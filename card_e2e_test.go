@@ -332,14 +332,14 @@ func TestCardEndpointValidationComesFromRules(t *testing.T) {
 		{"spec 4.2: timeoutUrl is required (1121)", c, edit(func(m map[string]any) { delete(m, "timeoutUrl") }), 401, "1121"},
 		{"spec 4.2: accountType 5 only", c, edit(func(m map[string]any) {
 			m["destination"] = map[string]any{"bankAccount": map[string]any{"accountType": 2}}
-		}), 401, "1123"},
-		{"spec 8: expirationTime 5 to 30", c, edit(func(m map[string]any) { m["expirationTime"] = 40 }), 401, "1137"},
-		{"merchantLogo must be https", c, edit(func(m map[string]any) { m["merchantLogo"] = "http://merchant.example/l.png" }), 401, "1136"},
-		{"merchant without cardPayouts", off, cardRequest("CARD-OFF"), 401, "2002"},
+		}), 401, "1108"},
+		{"spec 8: expirationTime 5 to 30", c, edit(func(m map[string]any) { m["expirationTime"] = 40 }), 401, "1954"},
+		{"merchantLogo must be https", c, edit(func(m map[string]any) { m["merchantLogo"] = "http://merchant.example/l.png" }), 401, "1953"},
+		{"merchant without cardPayouts", off, cardRequest("CARD-OFF"), 401, "1123"},
 		{"Peru DNI length still applies", c, edit(func(m map[string]any) {
 			m["beneficiary"].(map[string]any)["document"] = map[string]any{"type": 1, "number": "123"}
 		}), 401, "1201"},
-		{"generic contract: unknown field", c, edit(func(m map[string]any) { m["cardNumber"] = "4111111111111111" }), 400, "1102"},
+		{"generic contract: unknown field", c, edit(func(m map[string]any) { m["cardNumber"] = "4111111111111111" }), 400, "1035"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -511,7 +511,7 @@ func TestCardFormErrorsAndLockoutAfterFiveFailures(t *testing.T) {
 		t.Fatalf("fifth failure: got %d %s, want 410 locked", code, docText(doc))
 	}
 	got := c.waitStage(t, a.Payout.ID, "REJECTED", 5*time.Second)
-	if got.Output.Status != "EXPIRED" || len(got.Errors) == 0 || got.Errors[0].Code != "1127" {
+	if got.Output.Status != "EXPIRED" || len(got.Errors) == 0 || got.Errors[0].Code != "2932" {
 		t.Errorf("payout after lockout: %+v", got)
 	}
 	st := waitCardStatus(t, a.Iframe, time.Second)

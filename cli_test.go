@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,5 +93,59 @@ func TestEnvironmentVariablesAndFlags(t *testing.T) {
 	}
 	if cfg.Addr != "127.0.0.1:1234" || cfg.SandboxDelay.String() != "5s" || cfg.RateLimit != 7 {
 		t.Fatalf("cfg %+v", cfg)
+	}
+}
+
+// The first ten minutes: -h lists the subcommands, help <command> its flags, and sign prints
+// a URL that the real server accepts.
+func TestCLIHelpAndSign(t *testing.T) {
+	out, err := runCLI(t, nil, "-h")
+	if err != nil {
+		t.Fatalf("-h: %v", err)
+	}
+	for _, want := range []string{"merchant create", "backup", "sign", "version", "help [command]", "-addr", "PAYOUTS_"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("-h does not mention %q:\n%s", want, out)
+		}
+	}
+	for cmd, want := range map[string]string{"serve": "-sandbox-delay", "merchant": "-card-payouts", "backup": "-out", "sign": "-secret"} {
+		if out, err := runCLI(t, nil, "help", cmd); err != nil || !strings.Contains(out, want) {
+			t.Errorf("help %s: %v\n%s", cmd, err, out)
+		}
+	}
+	if _, err := runCLI(t, nil, "help", "nope"); err == nil {
+		t.Error("help of an unknown command succeeded")
+	}
+
+	s := startServer(t, "")
+	c := s.newMerchant(t, nil)
+	env := func(k string) string {
+		return map[string]string{"PAYOUTS_SECRET": c.Secret, "PAYOUTS_BASE": s.URL}[k]
+	}
+	for _, args := range [][]string{{"sign", "/api/v1/" + c.MerchantID + "/balance"}, {"sign", "--seconds", "/api/v1/" + c.MerchantID + "/payouts?limit=1"}} {
+		out, err := runCLI(t, env, args...)
+		if err != nil {
+			t.Fatalf("%v: %v %s", args, err, out)
+		}
+		req, _ := http.NewRequest("GET", strings.TrimSpace(out), nil)
+		req.Header.Set("monnet-api-key", c.Key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("%v: the signed URL %s answered %d", args, out, resp.StatusCode)
+		}
+	}
+}
+
+func TestReachableBase(t *testing.T) {
+	cases := map[string]string{"0.0.0.0:8080": "http://127.0.0.1:8080", "[::]:9000": "http://127.0.0.1:9000", "127.0.0.1:8080": "http://127.0.0.1:8080"}
+	for addr, want := range cases {
+		a, _ := net.ResolveTCPAddr("tcp", addr)
+		if got := reachableBase(a); got != want {
+			t.Errorf("reachableBase(%s) = %s, want %s", addr, got, want)
+		}
 	}
 }

@@ -10,9 +10,9 @@ import (
 )
 
 // The first start seeds the demo merchant and prints a request that works when pasted
-// into bash (with openssl and curl, as a developer's machine has them).
+// into a POSIX shell with openssl and curl (no GNU-only date or sha256sum, so macOS works too).
 func TestDemoSnippetWorksWhenPasted(t *testing.T) {
-	for _, tool := range []string{"bash", "openssl", "curl", "sha256sum"} {
+	for _, tool := range []string{"sh", "openssl", "curl"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("no %s on this machine", tool)
 		}
@@ -33,7 +33,7 @@ func TestDemoSnippetWorksWhenPasted(t *testing.T) {
 	if snippet == "" {
 		t.Fatalf("no snippet in:\n%s", out.String())
 	}
-	res, err := exec.Command("bash", "-c", snippet).CombinedOutput()
+	res, err := exec.Command("sh", "-c", snippet).CombinedOutput()
 	if err != nil || !strings.Contains(string(res), `"status":"CREATED"`) {
 		t.Fatalf("the pasted snippet: %v\n%s", err, res)
 	}

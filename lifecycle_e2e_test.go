@@ -19,16 +19,19 @@ func TestEndToEndLifecycle(t *testing.T) {
 	create := func(order, account string) int64 {
 		t.Helper()
 		req := perBankRequest(order)
-		req["destination"].(map[string]any)["bankAccount"].(map[string]any)["accountNumber"] = account
+		// Bank 003 (13 digits): a bank 002 account cannot end in a sandbox trigger, its
+		// digit 11 or 12 is the currency (1213, 1221).
+		ba := req["destination"].(map[string]any)["bankAccount"].(map[string]any)
+		ba["bankCode"], ba["accountNumber"] = "003", account
 		code, _, raw := c.do(t, "POST", "payouts", req, "")
 		if code != 201 {
 			t.Fatalf("create %s: %d %s", order, code, raw)
 		}
 		return decodePayout(t, raw).Payout.ID
 	}
-	ok := create("LC-OK", "19312345678012")
-	bad := create("LC-9999", "19312345679999")
-	held := create("LC-9997", "19312345679997")
+	ok := create("LC-OK", "1231234567801")
+	bad := create("LC-9999", "1231234569999")
+	held := create("LC-9997", "1231234569997")
 
 	got := c.waitStage(t, ok, "SUCCESS", 10*time.Second)
 	if got.Output.Status != "PROCESSED" || len(got.History) != 5 {
@@ -48,7 +51,7 @@ func TestEndToEndLifecycle(t *testing.T) {
 		t.Fatalf("simulate: %d %s", code, raw)
 	}
 	code, _, raw = c.do(t, "POST", "payouts/"+itoa(bad)+"/simulate", map[string]any{"stage": "SUCCESS"}, "")
-	if code != 409 || decodeProblem(t, raw).Code != "2050" {
+	if code != 409 || decodeProblem(t, raw).Code != "2950" {
 		t.Fatalf("simulate on a rejected payout: %d %s, want 409 2050", code, raw)
 	}
 
@@ -127,7 +130,7 @@ func TestSimulateRefusedWithoutSandbox(t *testing.T) {
 	_, _, raw := c.do(t, "POST", "payouts", perBankRequest("NS-1"), "")
 	id := decodePayout(t, raw).Payout.ID
 	code, _, raw := c.do(t, "POST", "payouts/"+itoa(id)+"/simulate", map[string]any{"stage": "SUCCESS"}, "")
-	if code != 403 || decodeProblem(t, raw).Code != "2060" {
+	if code != 403 || decodeProblem(t, raw).Code != "2960" {
 		t.Fatalf("simulate without sandbox: %d %s", code, raw)
 	}
 }

@@ -57,6 +57,11 @@ func versionString() string {
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprintln(stdout, usage)
+		fmt.Fprintln(stdout, "\nThe flags of serve (payouts help <command> for the others):")
+		return help(ctx, "serve", getenv, stdout)
+	}
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
@@ -78,19 +83,59 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "version":
 		fmt.Fprintln(stdout, "payouts", versionString())
 		return nil
-	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, usage)
-		return nil
+	case "sign":
+		return sign(args, getenv, stdout, stderr)
+	case "help":
+		if len(args) == 0 {
+			fmt.Fprintln(stdout, usage)
+			return nil
+		}
+		return help(ctx, args[0], getenv, stdout)
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 }
 
-const usage = `usage:
-  payouts [serve] [flags]                        run the server (payouts serve -h lists the flags)
-  payouts merchant create --name N [flags]       create a merchant offline; prints its credentials as JSON
-  payouts backup --out FILE                      consistent copy of the database (from a running server or offline)
-  payouts version                                print the version
+const usage = `payouts: payouts to beneficiaries in Colombia and Peru, in one binary.
+
+usage:
+  payouts [serve] [flags]                   run the server (default 127.0.0.1:8080; --addr to change)
+  payouts merchant create --name N [flags]  create a merchant offline; prints its credentials as JSON
+  payouts sign --secret S [flags] PATH      print a signed URL (or curl command) for a merchant request
+  payouts backup --out FILE                 consistent copy of the database (from a running server or offline)
+  payouts version                           print the version
+  payouts help [command]                    this text, or the flags of a command
+
 Every flag may be set as PAYOUTS_<FLAG> (upper case, - as _); flags win.`
+
+// help prints the flags of one command.
+func help(ctx context.Context, cmd string, getenv func(string) string, stdout io.Writer) error {
+	args := []string{"-h"}
+	switch cmd {
+	case "serve", "backup", "sign":
+		args = append([]string{cmd}, args...)
+	case "merchant":
+		args = []string{"merchant", "create", "-h"}
+	case "version":
+		fmt.Fprintln(stdout, "usage: payouts version")
+		return nil
+	default:
+		return fmt.Errorf("no command %q\n%s", cmd, usage)
+	}
+	err := run(ctx, args, getenv, stdout, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+// reachableBase is the URL a local client uses for the listener: an unspecified address
+// (--addr :8080 or 0.0.0.0:8080) is reached at 127.0.0.1.
+func reachableBase(addr net.Addr) string {
+	if tcp, ok := addr.(*net.TCPAddr); ok && (tcp.IP == nil || tcp.IP.IsUnspecified()) {
+		return fmt.Sprintf("http://127.0.0.1:%d", tcp.Port)
+	}
+	return "http://" + addr.String()
+}
 
 // envFlags gives every flag of fs the value of its PAYOUTS_ variable before the command
 // line is parsed, so that flags win (contract section 1).
@@ -255,7 +300,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	base := "http://" + ln.Addr().String()
+	base := reachableBase(ln.Addr())
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = base
 	}
@@ -412,6 +457,7 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 	if err := w.wireSandbox(); err != nil {
 		return nil, err
 	}
+	w.wireDashboard()
 	w.deps.Extra = func(r chi.Router, a huma.API) {
 		for _, add := range w.routes {
 			add(r, a)
@@ -465,12 +511,13 @@ Demo merchant created (credentials shown once; every product on; balances funded
   apiKey     %s
   apiSecret  %s
 
-Paste this to create a payout (bash with openssl):
+Paste this to create a payout (any POSIX shell with openssl and curl; Linux or macOS):
 
 MID=%[1]s KEY='%[2]s' SECRET='%[3]s' BASE='%[4]s'
-BODY='{"country":"PER","amount":100000,"currency":"PEN","orderId":"DEMO-'$RANDOM'","beneficiary":{"name":"Ana","lastName":"Quispe","email":"ana.quispe@gmail.com","document":{"type":1,"number":"45678912"}},"destination":{"bankAccount":{"bankCode":"002","accountType":2,"accountNumber":"19312345678012"}}}'
-P=/api/v1/$MID/payouts; TS=$(date +%%s%%3N)
-SIG=$(printf '%%s' "POST:$P?timestamp=$TS:$(printf '%%s' "$BODY" | sha256sum | cut -d' ' -f1)" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.* //')
+BODY='{"country":"PER","amount":100000,"currency":"PEN","orderId":"DEMO-'$(date +%%s)'","beneficiary":{"name":"Ana","lastName":"Quispe","email":"ana.quispe@gmail.com","document":{"type":1,"number":"45678912"}},"destination":{"bankAccount":{"bankCode":"002","accountType":2,"accountNumber":"19312345678012"}}}'
+P=/api/v1/$MID/payouts; TS=$(date +%%s)
+HASH=$(printf '%%s' "$BODY" | openssl dgst -sha256 | sed 's/^.* //')
+SIG=$(printf '%%s' "POST:$P?timestamp=$TS:$HASH" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.* //')
 curl -sS -X POST "$BASE$P?timestamp=$TS&signature=$SIG" -H "monnet-api-key: $KEY" -H 'Content-Type: application/json' -d "$BODY"
 
 `

@@ -247,7 +247,7 @@ func TestMailExactlyOnePerOutcomeAcrossServerRestart(t *testing.T) {
 
 	// The second outcome's email fails while the SMTP server is down; the server stops.
 	rej := perBankRequest("RST-2")
-	rej["destination"].(map[string]any)["bankAccount"].(map[string]any)["accountNumber"] = "19312345679999"
+	rej["destination"].(map[string]any)["bankAccount"] = map[string]any{"bankCode": "003", "accountType": 2, "accountNumber": "1231234569999"}
 	second := c.create(t, rej)
 	c.waitStage(t, second.Payout.ID, "REJECTED", 10*time.Second)
 	s.waitMetric(t, `payouts_outbox_failures_total{kind="beneficiary.mail"}`, 1, 10*time.Second)
@@ -394,7 +394,7 @@ func TestNotificationSignedRetriedUntil2xxDeliveredOncePerEvent(t *testing.T) {
 
 	ok := c.create(t, perBankRequest("HOOK-OK"))
 	rej := perBankRequest("HOOK-REJ")
-	rej["destination"].(map[string]any)["bankAccount"].(map[string]any)["accountNumber"] = "19312345679999"
+	rej["destination"].(map[string]any)["bankAccount"] = map[string]any{"bankCode": "003", "accountType": 2, "accountNumber": "1231234569999"}
 	bad := c.create(t, rej)
 	c.waitStage(t, ok.Payout.ID, "SUCCESS", 10*time.Second)
 	c.waitStage(t, bad.Payout.ID, "REJECTED", 10*time.Second)

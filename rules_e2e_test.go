@@ -54,7 +54,7 @@ func TestEndToEndCountryRules(t *testing.T) {
 		{"8 COL wallet minimum 5,000", "col-wallet-507", func(m map[string]any) { m["amount"] = 499900 }, "2011", "body.amount"},
 		{"8 PER wallet 037 maximum 3,000", "per-cellphone-wallet-037", func(m map[string]any) {
 			m["amount"] = 300100
-		}, "2010", "body.amount"},
+		}, "1224", "body.amount"},
 		{"4.2 card payouts use the card endpoint", "per-bank-account", func(m map[string]any) { at(m, "destination", "bankAccount")["accountType"] = 5 }, "1122", "body.destination.bankAccount.accountType"},
 		{"8 cash requires email", "col-cash", func(m map[string]any) { delete(at(m, "beneficiary"), "email") }, "1033", "body.beneficiary.email"},
 	}

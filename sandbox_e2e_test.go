@@ -20,6 +20,15 @@ import (
 	"payouts/web/notify"
 )
 
+// perAccountRequest is a Peru batch payout to a bank 003 account (13 digits): a bank 002
+// account cannot end in a sandbox trigger, its digit 12 being the currency digit.
+func perAccountRequest(orderID, account string) map[string]any {
+	req := perBankRequest(orderID)
+	ba := req["destination"].(map[string]any)["bankAccount"].(map[string]any)
+	ba["bankCode"], ba["accountNumber"] = "003", account
+	return req
+}
+
 // balanceOf reads one of the merchant's balances.
 func (c *merchantClient) balanceOf(t testing.TB, currency string) (available, total int64) {
 	t.Helper()
@@ -127,9 +136,7 @@ func TestCancelBeforeSending(t *testing.T) {
 	}
 
 	// At the bank (9997 holds it there), and after its end: too late.
-	atBank := perBankRequest("CANCEL-BANK")
-	atBank["destination"].(map[string]any)["bankAccount"].(map[string]any)["accountNumber"] = "19312345679997"
-	bank := c.create(t, atBank)
+	bank := c.create(t, perAccountRequest("CANCEL-BANK", "1231234569997"))
 	c.waitStatus(t, bank.Payout.ID, "PENDING_BANK", 5*time.Second)
 	code, raw = c.cancel(t, bank.Payout.ID)
 	if p := decodeProblem(t, raw); code != 409 || p.Code != rules.CodeCancelRefused {
@@ -286,7 +293,7 @@ func TestScriptedOutcomesOverrideTheMagicEndings(t *testing.T) {
 	list := map[string]any{"rules": []any{
 		map[string]any{"match": map[string]any{"accountSuffix": "9999"}, "outcome": map[string]any{"stage": "SUCCESS", "afterSeconds": 0}},
 		map[string]any{"match": map[string]any{"country": "PER", "amountMin": 150000, "amountMax": 250000},
-			"outcome": map[string]any{"stage": "REJECTED", "status": "DENIED", "code": rules.CodeBankDenied}},
+			"outcome": map[string]any{"stage": "REJECTED", "status": "DENIED", "code": rules.CodeDenied}},
 		map[string]any{"match": map[string]any{"bankCode": "007"}, "outcome": map[string]any{"stage": "IN_PROGRESS"}},
 	}}
 	var stored struct {
@@ -298,9 +305,7 @@ func TestScriptedOutcomesOverrideTheMagicEndings(t *testing.T) {
 		t.Fatalf("PUT rules: %d %+v", code, stored)
 	}
 
-	magic := perBankRequest("SCRIPT-9999")
-	magic["destination"].(map[string]any)["bankAccount"].(map[string]any)["accountNumber"] = "19312345679999"
-	ok := c.create(t, magic)
+	ok := c.create(t, perAccountRequest("SCRIPT-9999", "1231234569999"))
 	big := perBankRequest("SCRIPT-BIG")
 	big["amount"] = 200000
 	denied := c.create(t, big)
@@ -311,7 +316,7 @@ func TestScriptedOutcomesOverrideTheMagicEndings(t *testing.T) {
 		t.Fatalf("9999 under a SUCCESS rule: %+v", p)
 	}
 	p := c.waitStage(t, denied.Payout.ID, "REJECTED", 5*time.Second)
-	if p.Output.Status != "DENIED" || len(p.Errors) != 1 || p.Errors[0].Code != rules.CodeBankDenied {
+	if p.Output.Status != "DENIED" || len(p.Errors) != 1 || p.Errors[0].Code != rules.CodeDenied {
 		t.Fatalf("amount rule: %+v", p)
 	}
 	c.waitStage(t, plain.Payout.ID, "SUCCESS", 5*time.Second)
@@ -323,7 +328,7 @@ func TestScriptedOutcomesOverrideTheMagicEndings(t *testing.T) {
 
 	bad := map[string]any{"rules": []any{
 		map[string]any{"match": map[string]any{}, "outcome": map[string]any{"stage": "REJECTED", "code": "0042"}},
-		map[string]any{"match": map[string]any{"bankCode": "7", "amountMin": 10, "amountMax": 5}, "outcome": map[string]any{"stage": "SUCCESS", "code": rules.CodeBankDenied}},
+		map[string]any{"match": map[string]any{"bankCode": "7", "amountMin": 10, "amountMax": 5}, "outcome": map[string]any{"stage": "SUCCESS", "code": rules.CodeDenied}},
 	}}
 	code, _, raw := s.rawAdmin(t, "PUT", rulesPath, bad)
 	prob := decodeProblem(t, raw)
@@ -588,7 +593,7 @@ func TestBreBKeyLookupAndUnknownKeyRejected(t *testing.T) {
 			t.Fatalf("unknown key %s: %d %s", key, code, raw)
 		}
 	}
-	if code, _, raw = c.do(t, "GET", "breb/keys/ab", nil, ""); code != 401 || decodeProblem(t, raw).Code != rules.CodeBreBKey {
+	if code, _, raw = c.do(t, "GET", "breb/keys/ab", nil, ""); code != 401 || decodeProblem(t, raw).Code != rules.CodeBreBKeyLength {
 		t.Fatalf("malformed key: %d %s", code, raw)
 	}
 	// An admin's entry: a holder for an unknown key, and a known key made absent.

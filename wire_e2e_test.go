@@ -200,7 +200,7 @@ func TestGetPayoutInTheOriginalsShape(t *testing.T) {
 	b["customerId"], b["userName"], b["phoneNumber"] = "C-77", "ana.q", "987654321"
 	b["address"] = map[string]any{"street": "Av. Arequipa", "houseNumber": "1200", "city": "Lima", "country": "PER"}
 	ba := req["destination"].(map[string]any)["bankAccount"].(map[string]any)
-	ba["accountNumber"] = "19312345679997" // held at PENDING_BANK until simulated
+	ba["bankCode"], ba["accountNumber"] = "003", "1231234569997" // held at PENDING_BANK until simulated
 	ba["location"] = map[string]any{"city": "Lima"}
 	req["subMerchantInfo"] = map[string]any{"code": "SM-1", "name": "Tienda Uno", "url": "https://tienda.example"}
 	code, _, raw := c.do(t, "POST", "payouts", req, "")
@@ -250,9 +250,9 @@ func TestGetPayoutInTheOriginalsShape(t *testing.T) {
 		{[]string{"payout", "beneficiary", "document", "number"}, "45678912"},
 		{[]string{"payout", "beneficiary", "address", "street"}, "Av. Arequipa"},
 		{[]string{"payout", "beneficiary", "address", "city"}, "Lima"},
-		{[]string{"payout", "destination", "bankAccount", "bankCode"}, "002"},
+		{[]string{"payout", "destination", "bankAccount", "bankCode"}, "003"},
 		{[]string{"payout", "destination", "bankAccount", "accountType"}, "2"},
-		{[]string{"payout", "destination", "bankAccount", "accountNumber"}, "**********9997"},
+		{[]string{"payout", "destination", "bankAccount", "accountNumber"}, "*********9997"},
 		{[]string{"payout", "destination", "bankAccount", "location", "city"}, "Lima"},
 		{[]string{"payout", "subMerchantInfo", "code"}, "SM-1"},
 		{[]string{"payout", "subMerchantInfo", "name"}, "Tienda Uno"},
@@ -276,7 +276,7 @@ func TestGetPayoutInTheOriginalsShape(t *testing.T) {
 	if hist, _ := got["history"].([]any); len(hist) < 2 {
 		t.Errorf("history = %v", got["history"])
 	}
-	if bytes.Contains(raw, []byte("19312345679997")) {
+	if bytes.Contains(raw, []byte("1231234569997")) {
 		t.Errorf("the account number is echoed in full: %s", raw)
 	}
 

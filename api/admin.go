@@ -65,7 +65,7 @@ func ImportMerchant(st Store, seal func([]byte, string) []byte, id, name string,
 			Message: "must be 1 to 40 letters, digits, - or _"}
 	}
 	if strings.TrimSpace(name) == "" {
-		return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeNameRequired, Field: "name", Message: "is required"}
+		return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeAdminField, Field: "name", Message: "is required"}
 	}
 	m := &rules.Merchant{ID: id, Name: name, APIKeyHash: HashAPIKey(c.APIKey), Settings: settings, CreatedAt: now.UTC()}
 	err := st.CreateMerchant(m, func(m *rules.Merchant) error {

@@ -63,7 +63,7 @@ func New(d Deps) (http.Handler, huma.API) {
 		"Every /api/v1/{merchantId} call is signed: header monnet-api-key, query timestamp and signature (see the README)."
 	cfg.CreateHooks = nil // no "$schema" links in bodies: wire compatibility
 	cfg.OpenAPIPath = "/openapi"
-	cfg.DocsPath = "/docs"
+	cfg.DocsPath = "" // huma's page loads its script from a CDN: main serves /docs from embedded assets
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"apiKey": {Type: "apiKey", In: "header", Name: "monnet-api-key"},
 		"admin":  {Type: "http", Scheme: "bearer"},

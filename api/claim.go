@@ -27,8 +27,8 @@ func RegisterClaim(a huma.API, sandbox bool, claim ClaimFunc) {
 	huma.Register(a, huma.Operation{
 		OperationID: "claim-cash-payout", Method: http.MethodPost, Path: "/api/v1/{merchantId}/payouts/{id}/claim",
 		Summary: "Claim a Colombia cash payout with its one-time code (sandbox only)",
-		Description: `{"code":"123456"}: the right code settles the payout (SUCCESS/PROCESSED). A wrong code answers 401 (2051); ` +
-			"after 5 wrong codes the claim is locked (409, 2052); an expired claim answers 409 (2053).",
+		Description: `{"code":"123456"}: the right code settles the payout (SUCCESS/PROCESSED). A wrong code answers 401 (2951); ` +
+			"after 5 wrong codes the claim is locked (409, 2952); an expired claim answers 409 (2953).",
 		Tags: []string{"Sandbox"}, Security: signedSecurity, MaxBodyBytes: MaxBody,
 		Errors: []int{400, 401, 403, 404, 409},
 	}, func(ctx context.Context, in *ClaimInput) (*PayoutDetailOutput, error) {

@@ -259,8 +259,8 @@ func RegisterBreBLookup(a huma.API, dir rules.Directory) {
 		if dir == nil {
 			return nil, sandboxOff()
 		}
-		if why := rules.BreBKeyProblem(in.Key); why != "" {
-			return nil, &rules.Error{Kind: rules.KindRejected, Code: rules.CodeBreBKey, Field: "path.key", Value: in.Key, Message: why}
+		if code, why := rules.BreBKeyProblem(in.Key); why != "" {
+			return nil, &rules.Error{Kind: rules.KindRejected, Code: code, Field: "path.key", Value: in.Key, Message: why}
 		}
 		h, err := dir.BreBKey(ctx, in.Key)
 		if err != nil {

@@ -1,237 +1,395 @@
 package rules
 
-// The error catalogue (contract section 3). Codes are stable numeric strings:
-// 10xx a missing field, 11xx an invalid field, 12xx a Peru rule, 15xx a Colombia rule,
-// 2xxx a business rule, 4xxx a rejection by the bank, 5xxx an internal failure.
-// Codes marked (wire) are those of the original API and must not change.
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The error catalogue (contract section 3). Codes are stable numeric strings. Wherever a
+// meaning matches one of the original API's published codes (wire doc section 5), the code is
+// that one: 10xx a missing field, 11xx an invalid field, 12xx a Peru rule, 15xx a Colombia
+// rule, 20xx a business rule, 30xx fraud, 40xx a rejection by the bank. This service's own
+// codes use blocks the published catalogue does not: 19xx its own field and contract codes
+// (1900–1949 the generic contract, 1950–1969 both countries, 1970–1979 Peru, 1980–1989
+// Colombia), 29xx its own business and operation codes, 49xx its own rail outcomes, 5000 an
+// internal failure.
 const (
-	CodeBodyRequired         = "1000"
-	CodeAuthentication       = "1001" // (wire)
-	CodeCountryRequired      = "1002"
-	CodeAmountRequired       = "1003"
-	CodeCurrencyRequired     = "1004"
-	CodeOrderIDRequired      = "1005"
-	CodeBeneficiaryRequired  = "1006"
-	CodeNameRequired         = "1007"
-	CodeLastNameRequired     = "1008"
-	CodeDocumentRequired     = "1009"
-	CodeDocumentTypeRequired = "1010"
-	CodeDocumentNumRequired  = "1011"
-	CodeDestinationRequired  = "1012"
-	CodeBankAccountRequired  = "1013"
-	CodeBankCodeRequired     = "1014"
-	CodeAccountTypeRequired  = "1015"
-	CodeAccountNumRequired   = "1016"
-	CodeCCIRequired          = "1017"
-	CodeSubMerchantRequired  = "1019"
-	CodeSubMerchantCode      = "1020"
-	CodeSubMerchantName      = "1021"
-	CodeSubMerchantURL       = "1022"
-	CodeDescriptionRequired  = "1023"
-	CodeEmailRequired        = "1033" // (wire)
+	// Missing fields (original).
+	CodeAuthentication       = "1001"
+	CodeCountryRequired      = "1010"
+	CodeAmountRequired       = "1011"
+	CodeCurrencyRequired     = "1012"
+	CodeOrderIDRequired      = "1013"
+	CodeBeneficiaryRequired  = "1014"
+	CodeNameRequired         = "1015"
+	CodeLastNameRequired     = "1016"
+	CodeDocumentRequired     = "1017"
+	CodeDocumentTypeRequired = "1019"
+	CodeDestinationRequired  = "1020"
+	CodeBankAccountRequired  = "1021"
+	CodeDocumentNumRequired  = "1022"
+	CodeBankCodeRequired     = "1023"
+	CodeAccountTypeRequired  = "1024"
+	CodeAccountNumRequired   = "1025"
+	CodeCCIRequired          = "1026"
+	CodeTooLong              = "1031"
+	CodeFieldRequired        = "1032"
+	CodeEmailRequired        = "1033"
+	CodeEmailFormat          = "1034"
+	CodeUnknownField         = "1035"
 
-	CodeMalformedJSON       = "1100"
-	CodeWrongType           = "1101"
-	CodeUnknownField        = "1102"
-	CodeTooLong             = "1103"
-	CodeCountryFormat       = "1104"
-	CodeCurrencyFormat      = "1105"
-	CodeAmountFormat        = "1106"
-	CodeURLFormat           = "1107"
-	CodeDateFormat          = "1108"
-	CodeEmailFormat         = "1109"
-	CodeEmptyValue          = "1110"
-	CodeTimeoutURLRequired  = "1121" // (wire)
-	CodeCardEndpointOnly    = "1122" // (wire)
-	CodeCardAccountType     = "1123"
-	CodeBodyTooLarge        = "1124"
-	CodeQueryParam          = "1125"
-	CodeCardSessionExpired  = "1126"
-	CodeCardAttemptsExceded = "1127"
-	CodeAmountInteger       = "1128"
-	CodeCurrencyNotAllowed  = "1129"
-	CodeBankUnknown         = "1130"
-	CodeBankRetired         = "1131"
-	CodeDocumentType        = "1132"
-	CodeAccountType         = "1133"
-	CodeEmailTooLong        = "1134"
-	CodeEmailDummy          = "1135"
-	CodeLogoNotHTTPS        = "1136"
-	CodeExpirationTime      = "1137"
+	// Field validation (original).
+	CodeCountryNotSupported = "1101"
+	CodeCountryFormat       = "1102"
+	CodeAmountNotNumeric    = "1103"
+	CodeCurrencyFormat      = "1104"
+	CodeDocumentType        = "1105"
+	CodeDocumentNotNumeric  = "1106"
+	CodeBankCode            = "1107"
+	CodeAccountType         = "1108"
+	CodeAccountNotNumeric   = "1109"
+	CodeAmountLength        = "1110"
+	CodeAccountNumberType   = "1111"
+	CodeCCIType             = "1112"
+	CodeBankCodeType        = "1115"
+	CodeAccountTypeType     = "1116"
+	CodeAmountType          = "1117"
+	CodeDocumentTypeType    = "1118"
+	CodeTimeoutURLRequired  = "1121"
+	CodeCardEndpointOnly    = "1122"
+	CodeCardNotEnabled      = "1123"
 
-	CodeDNILength        = "1201" // (wire)
-	CodePASLength        = "1202" // (wire)
-	CodeCELength         = "1203" // (wire)
-	CodeRUCLength        = "1204" // (wire)
-	CodeRUCAtBank004     = "1205"
-	CodePERAccountNumber = "1206"
-	CodePERCellphone     = "1207"
-	CodeCCIBankMismatch  = "1208"
-	CodeCCIFormat        = "1209" // (wire)
-	CodeAccountNumberCCI = "1210" // (wire)
-	CodeRealTimeNeedsCCI = "1211"
+	// Peru (original).
+	CodeDNILength           = "1201"
+	CodePASLength           = "1202"
+	CodeCELength            = "1203"
+	CodeRUCLength           = "1204"
+	CodePER001Account       = "1205"
+	CodePER002Current       = "1206"
+	CodePER003Account       = "1207"
+	CodePER004Account       = "1208"
+	CodeCCILength           = "1209"
+	CodeCCINotNumeric       = "1210"
+	CodePER002CurrentPEN    = "1213"
+	CodePER002CurrentUSD    = "1214"
+	CodeCCI001              = "1215"
+	CodeCCI002              = "1216"
+	CodeCCI002Current       = "1217"
+	CodeCCI002Savings       = "1218"
+	CodeCCI003              = "1219"
+	CodeCCI004              = "1220"
+	CodePER002SavingsPEN    = "1221"
+	CodePER002SavingsUSD    = "1222"
+	CodePER002Savings       = "1223"
+	CodePERAboveLimit       = "1224"
+	CodeCCIUnknownBank      = "1225"
+	CodePERCellphone        = "1226"
+	CodePERCellphoneMax     = "1227"
+	CodePERCellphonePEN     = "1228"
+	CodePERCellphoneBank    = "1229"
+	CodeCCI002CurrentPEN    = "1230"
+	CodeCCI002CurrentUSD    = "1231"
+	CodeCCI002SavingsPEN    = "1232"
+	CodeCCI002SavingsUSD    = "1233"
+	CodePERWalletCellphone  = "1241"
+	CodePERCellphoneAccount = "1242"
+	CodePER001Account20     = "1244"
 
-	CodeCOLDocumentNumber = "1501"
-	CodeCOLWalletDocType  = "1502"
-	CodeCOPDecimals       = "1503" // (wire)
-	CodeCOLWalletAccount  = "1504"
-	CodeCOLCellphone      = "1505"
-	CodeCashExpiration    = "1506"
-	CodeBreBKey           = "1507"
-	CodeCashBankCode      = "1508"
-	CodeCOLAccountNumber  = "1509"
+	// Colombia (original).
+	CodeCOLDocumentMin      = "1502"
+	CodeCOPDecimals         = "1503"
+	CodeCOLWallet507Type    = "1505"
+	CodeCOL507Length        = "1506"
+	CodeCOL507Prefix        = "1507"
+	CodeCOL051Account       = "1508"
+	CodeCOL007Account       = "1509"
+	CodeCOL032Account       = "1510"
+	CodeCOL001Account       = "1511"
+	CodeCOL551Length        = "1512"
+	CodeCOL551Prefix        = "1513"
+	CodeCOLWallet551Type    = "1514"
+	CodeCashAboveMax        = "1515"
+	CodeCashAccountType     = "1516"
+	CodeCashBankCode        = "1517"
+	CodeCashBelowMin        = "1518"
+	CodeDateFormat          = "1519"
+	CodeCashExpiration      = "1520"
+	CodeCOLWalletDocType    = "1521"
+	CodeCOLAccountNumber    = "1522"
+	CodeCOL803Account       = "1523"
+	CodeCOL013Account       = "1524"
+	CodeCOLCellphoneLength  = "1525"
+	CodeCOLCellphonePrefix  = "1526"
+	CodeBreBKeyLength       = "1530"
+	CodeBreBKeyAccents      = "1531"
+	CodeNUIP                = "1532"
+	CodePEP                 = "1533"
+	CodePPT                 = "1534"
+	CodeOrderIDDuplicated   = "2005"
+	CodeAboveMaximum        = "2010"
+	CodeBelowMinimum        = "2011"
+	CodeAdditionalCellphone = "2025"
+	CodeAdditionalAccount   = "2026"
+	CodeAdditionalEquals    = "2027"
 
-	CodeCountryNotSupported = "2001"
-	CodeNotEnabled          = "2002"
-	CodePayoutNotFound      = "2004"
-	CodeOrderIDDuplicated   = "2005" // (wire)
-	CodeAboveMaximum        = "2010" // (wire)
-	CodeBelowMinimum        = "2011" // (wire)
-	CodeNoChannel           = "2012"
-	CodeNoBalance           = "2020"
-	CodeExpired             = "2030"
-	CodeWrongState          = "2050"
-	CodeClaimCodeWrong      = "2051"
-	CodeClaimLocked         = "2052"
-	CodeClaimExpired        = "2053"
-	CodeSandboxOff          = "2060"
-	CodeMerchantNotFound    = "2070"
-	CodeNoSuchEndpoint      = "2080"
-	CodeMethodNotAllowed    = "2081"
+	// Fraud and bank outcomes (original).
+	CodeDenied           = "3007"
+	CodeBankRejected     = "4001"
+	CodeBankOutOfService = "4008"
+	CodeAccountNotFound  = "4025"
+	CodeCardDeclined     = "4032"
+
+	// This service's own: the generic contract and the request (1900–1949).
+	CodeBodyRequired  = "1900"
+	CodeMalformedJSON = "1901"
+	CodeWrongType     = "1902"
+	CodeAmountFormat  = "1903"
+	CodeURLFormat     = "1904"
+	CodeBodyTooLarge  = "1905"
+	CodeQueryParam    = "1906"
+	CodeAdminField    = "1907"
+
+	// This service's own: field rules of both countries (1950–1969).
+	CodeCurrencyNotAllowed = "1950"
+	CodeEmailTooLong       = "1951"
+	CodeEmailDummy         = "1952"
+	CodeLogoNotHTTPS       = "1953"
+	CodeExpirationTime     = "1954"
+
+	// This service's own: Peru (1970–1979).
+	CodeRUCAtBank004     = "1970"
+	CodeCCIBankMismatch  = "1971"
+	CodeRealTimeNeedsCCI = "1972"
+
+	// This service's own: Colombia (1980–1989).
+	CodeCOLDocumentMax = "1980"
+	CodeBreBKey        = "1981"
+
+	// This service's own: business and operations (29xx).
 	CodeRateLimited         = "2900"
+	CodeNotEnabled          = "2902"
+	CodePayoutNotFound      = "2904"
+	CodeNoChannel           = "2912"
+	CodeNoBalance           = "2920"
+	CodeExpired             = "2930"
+	CodeCardSessionExpired  = "2931"
+	CodeCardAttemptsExceded = "2932"
+	CodeWrongState          = "2950"
+	CodeClaimCodeWrong      = "2951"
+	CodeClaimLocked         = "2952"
+	CodeClaimExpired        = "2953"
+	CodeSandboxOff          = "2960"
+	CodeMerchantNotFound    = "2970"
+	CodeNoSuchEndpoint      = "2980"
+	CodeMethodNotAllowed    = "2981"
 
-	CodeBankRejected = "4001"
-	CodeBankDenied   = "4002"
-	CodeCardDeclined = "4003"
-	CodeReversed     = "4004"
-
+	// This service's own: rail outcomes (49xx) and internal failures.
+	CodeReversed = "4901"
 	CodeInternal = "5000"
 
-	// Issue 15, sandbox powers. This project's own codes sit in the 29xx business block,
-	// which the original does not use; 4027 is the original's published bank code.
-	CodeCancelRefused        = "2960" // 409: the payout was already sent to the rail
-	CodeCancelled            = "2961" // outcome REJECTED/ERROR: cancelled by the merchant
-	CodeClockAdvance         = "2962" // 400: the test clock's advance is not a positive duration
-	CodeScriptRule           = "2963" // 400: a scripted sandbox rule is invalid
-	CodeDirectoryEntry       = "2964" // 400: a simulated directory entry is invalid
-	CodeBreBKeyUnknown       = "2965" // 404: the directory knows no such Bre-B key
+	// Issue 15, sandbox powers. This project's own codes in the 29xx business block (2990–2995,
+	// free of issue 10's numbers); 4027 is the original's published bank code.
+	CodeCancelRefused        = "2990" // 409: the payout was already sent to the rail
+	CodeCancelled            = "2991" // outcome REJECTED/ERROR: cancelled by the merchant
+	CodeClockAdvance         = "2992" // 400: the test clock's advance is not a positive duration
+	CodeScriptRule           = "2993" // 400: a scripted sandbox rule is invalid
+	CodeDirectoryEntry       = "2994" // 400: a simulated directory entry is invalid
+	CodeBreBKeyUnknown       = "2995" // 404: the directory knows no such Bre-B key
 	CodeDirectoryUnavailable = "4027" // (wire) the directory has no entry for the key
 )
 
-// CodeInfo describes one code for the README and the OpenAPI description.
+// CodeInfo describes one code for the README and the OpenAPI description. Original says the
+// code and its meaning are the original API's published ones (wire doc section 5).
 type CodeInfo struct {
-	Code    string
-	Status  int
-	Meaning string
+	Code     string
+	Status   int
+	Original bool
+	Meaning  string
 }
 
-// Catalogue lists every code this service answers with, in code order. A test checks that
-// every Code* constant appears here exactly once.
+// Catalogue lists every code this service answers with, sorted into code order at start-up. A test checks that
+// every Code* constant appears here exactly once; the README's table is CatalogueTable().
+// Status is the HTTP status of a response whose errors are all of this code's layer: a
+// request with a generic error (400) reports its country errors (401) with it, as 400.
 var Catalogue = []CodeInfo{
-	{CodeBodyRequired, 400, "the request body is missing"},
-	{CodeAuthentication, 401, "authentication failed: API key, timestamp or signature (wire)"},
-	{CodeCountryRequired, 400, "country is required"},
-	{CodeAmountRequired, 400, "amount is required"},
-	{CodeCurrencyRequired, 400, "currency is required"},
-	{CodeOrderIDRequired, 400, "orderId is required"},
-	{CodeBeneficiaryRequired, 400, "beneficiary is required"},
-	{CodeNameRequired, 400, "beneficiary.name is required"},
-	{CodeLastNameRequired, 400, "beneficiary.lastName is required"},
-	{CodeDocumentRequired, 400, "beneficiary.document is required"},
-	{CodeDocumentTypeRequired, 400, "beneficiary.document.type is required"},
-	{CodeDocumentNumRequired, 400, "beneficiary.document.number is required"},
-	{CodeDestinationRequired, 400, "destination is required"},
-	{CodeBankAccountRequired, 400, "destination.bankAccount is required"},
-	{CodeBankCodeRequired, 401, "destination.bankAccount.bankCode is required by the country rules"},
-	{CodeAccountTypeRequired, 401, "destination.bankAccount.accountType is required by the country rules"},
-	{CodeAccountNumRequired, 401, "destination.bankAccount.accountNumber is required by the country rules"},
-	{CodeCCIRequired, 401, "destination.bankAccount.cci is required (Peru, when accountNumber and bankCode are not both sent)"},
-	{CodeSubMerchantRequired, 401, "subMerchantInfo is required for a PSP merchant"},
-	{CodeSubMerchantCode, 401, "subMerchantInfo.code is required for a PSP merchant"},
-	{CodeSubMerchantName, 401, "subMerchantInfo.name is required (PSP merchant, or Peru wallet 037)"},
-	{CodeSubMerchantURL, 401, "subMerchantInfo.url is required for a PSP merchant"},
-	{CodeDescriptionRequired, 401, "description is required (Peru wallet 037: the merchant's commercial name)"},
-	{CodeEmailRequired, 401, "beneficiary.email is required (Colombia cash, Peru card) (wire)"},
-	{CodeMalformedJSON, 400, "the body is not a JSON object"},
-	{CodeWrongType, 400, "a field has the wrong JSON type"},
-	{CodeUnknownField, 400, "a field the specification does not define"},
-	{CodeTooLong, 400, "a field is longer than the generic contract allows"},
-	{CodeCountryFormat, 400, "country must be 3 letters (ISO 3166-1 alpha-3)"},
-	{CodeCurrencyFormat, 400, "currency must be 3 letters (ISO 4217)"},
-	{CodeAmountFormat, 400, "amount must be a positive number"},
-	{CodeURLFormat, 400, "a URL field is not an absolute http(s) URL"},
-	{CodeDateFormat, 400, "a date field is not YYYY-MM-DD"},
-	{CodeEmailFormat, 400, "beneficiary.email is not an email address"},
-	{CodeEmptyValue, 400, "a field is present but empty"},
-	{CodeTimeoutURLRequired, 401, "timeoutUrl is required for a card payout (wire)"},
-	{CodeCardEndpointOnly, 401, "a Peru card payout (accountType 5) must use the card endpoint (wire)"},
-	{CodeCardAccountType, 401, "the card endpoint takes only Peru payouts with accountType 5"},
-	{CodeBodyTooLarge, 413, "the body is over 64 KiB"},
-	{CodeQueryParam, 400, "a query parameter is invalid"},
-	{CodeCardSessionExpired, 410, "the card form session expired"},
-	{CodeCardAttemptsExceded, 410, "five failed card submissions ended the session"},
-	{CodeAmountInteger, 401, "amount must be an integer of minor units, at most 10 digits, without fraction or exponent (spec 2.4, 2.5)"},
-	{CodeCurrencyNotAllowed, 401, "the currency is not allowed for the country or destination (COL: COP; PER: PEN or USD, cellphone PEN only)"},
-	{CodeBankUnknown, 401, "destination.bankAccount.bankCode is not in the country's bank list (spec 2.4, 2.5)"},
-	{CodeBankRetired, 401, "the bank code is retired and supports no channel (spec 2.4, 2.5)"},
-	{CodeDocumentType, 401, "beneficiary.document.type is not in the country's document table (spec 2.4, 2.5)"},
-	{CodeAccountType, 401, "destination.bankAccount.accountType is not valid for the country or endpoint (spec 2.4, 2.5)"},
-	{CodeEmailTooLong, 401, "beneficiary.email is longer than the country allows (COL 100, PER 50 characters)"},
-	{CodeEmailDummy, 401, "beneficiary.email is a dummy or placeholder address (spec 2.2)"},
-	{CodeLogoNotHTTPS, 401, "merchantLogo must be an https URL (card payout)"},
-	{CodeExpirationTime, 401, "expirationTime must be a whole number of minutes from 5 to 30 (spec 8, Peru rule 3)"},
-	{CodeDNILength, 401, "a Peru DNI has exactly 8 digits (wire)"},
-	{CodePASLength, 401, "a Peru passport has 7 to 12 characters (wire)"},
-	{CodeCELength, 401, "a Peru CE has 8 to 12 digits (wire)"},
-	{CodeRUCLength, 401, "a Peru RUC has exactly 11 digits (wire)"},
-	{CodeRUCAtBank004, 401, "RUC is not available for accounts at Peru bank 004 (spec 2.5)"},
-	{CodePERAccountNumber, 401, "accountNumber does not have the format of the Peru bank (spec 2.5)"},
-	{CodePERCellphone, 401, "a Peru cellphone number has 9 digits and starts with 9 (spec 2.5)"},
-	{CodeCCIBankMismatch, 401, "the first 3 digits of cci are not the bankCode sent"},
-	{CodeCCIFormat, 401, "cci must be 20 digits (wire)"},
-	{CodeAccountNumberCCI, 401, "accountNumber must be a 20-digit CCI for this Peru bank (wire)"},
-	{CodeRealTimeNeedsCCI, 401, "the Peru bank takes real-time payouts only, and real-time requires cci (spec 8, Peru rule 2)"},
-	{CodeCOLDocumentNumber, 401, "beneficiary.document.number does not fit its Colombia document type (spec 2.4)"},
-	{CodeCOLWalletDocType, 401, "Colombia wallets 507 and 551 take only document types 1, 2, 4 and 8 (spec 2.4)"},
-	{CodeCOPDecimals, 401, "a Colombia amount must end in 00 (wire)"},
-	{CodeCOLWalletAccount, 401, "Colombia wallets 507 and 551 take only accountType 2 or 4 (spec 8)"},
-	{CodeCOLCellphone, 401, "a Colombia cellphone number has 10 digits and starts with 3"},
-	{CodeCashExpiration, 401, "Colombia cash expirationDate must be 1 to 7 days ahead in UTC-5 (spec 8)"},
-	{CodeBreBKey, 401, "the Bre-B key is not a phone, national ID, email or @alias of 5 to 100 characters (spec 2.4)"},
-	{CodeCashBankCode, 401, "a Colombia cash payout uses bank code 099 (spec 2.4 cash sample)"},
-	{CodeCOLAccountNumber, 401, "a Colombia account number is 1 to 20 digits"},
-	{CodeCountryNotSupported, 401, "the country is not supported (only COL and PER)"},
-	{CodeNotEnabled, 401, "the merchant is not enabled for this channel or product"},
-	{CodePayoutNotFound, 404, "no such payout for this merchant"},
-	{CodeOrderIDDuplicated, 409, "the orderId was already used with a different request (wire)"},
-	{CodeAboveMaximum, 401, "the amount is above the maximum for this case (wire)"},
-	{CodeBelowMinimum, 401, "the amount is below the minimum for this case (wire)"},
-	{CodeNoChannel, 401, "the bank offers no channel for this kind of payout (spec 2.4, 2.5 bank tables)"},
-	{CodeNoBalance, 200, "payout rejected: the merchant's balance does not cover it (status NO_BALANCE)"},
-	{CodeExpired, 200, "payout rejected: the card session or cash claim expired (status EXPIRED)"},
-	{CodeWrongState, 409, "the payout is not in a state that allows this action"},
-	{CodeClaimCodeWrong, 401, "the Colombia cash claim code is wrong (5 wrong codes lock the claim)"},
-	{CodeClaimLocked, 409, "5 wrong codes locked the Colombia cash claim until it expires"},
-	{CodeClaimExpired, 409, "the Colombia cash claim expired (the payout is or becomes REJECTED/EXPIRED)"},
-	{CodeSandboxOff, 403, "sandbox controls are off on this server"},
-	{CodeMerchantNotFound, 404, "no such merchant"},
-	{CodeNoSuchEndpoint, 404, "no such endpoint"},
-	{CodeMethodNotAllowed, 405, "the endpoint does not take this method"},
-	{CodeRateLimited, 429, "too many requests; retry after the Retry-After header"},
-	// Issue 15, sandbox powers.
-	{CodeCancelRefused, 409, "the payout was already sent to the rail (or ended): it can no longer be cancelled"},
-	{CodeCancelled, 200, "payout cancelled by the merchant before it was sent to the rail (status ERROR)"},
-	{CodeClockAdvance, 400, "the sandbox clock moves only forward: advance must be a positive duration such as 48h"},
-	{CodeScriptRule, 400, "a scripted sandbox rule is invalid (match or outcome)"},
-	{CodeDirectoryEntry, 400, "a simulated directory entry is invalid"},
-	{CodeBreBKeyUnknown, 404, "the directory knows no such Bre-B key"},
+	{CodeAuthentication, 401, true, "authentication failed: API key, timestamp or signature"},
+	{CodeCountryRequired, 400, true, "country is required"},
+	{CodeAmountRequired, 400, true, "amount is required"},
+	{CodeCurrencyRequired, 400, true, "currency is required"},
+	{CodeOrderIDRequired, 400, true, "orderId is required"},
+	{CodeBeneficiaryRequired, 400, true, "beneficiary is required"},
+	{CodeNameRequired, 400, true, "beneficiary.name is required"},
+	{CodeLastNameRequired, 400, true, "beneficiary.lastName is required"},
+	{CodeDocumentRequired, 400, true, "beneficiary.document is required"},
+	{CodeDocumentTypeRequired, 400, true, "beneficiary.document.type is required"},
+	{CodeDestinationRequired, 400, true, "destination is required"},
+	{CodeBankAccountRequired, 400, true, "destination.bankAccount is required"},
+	{CodeDocumentNumRequired, 400, true, "beneficiary.document.number is required"},
+	{CodeBankCodeRequired, 401, true, "destination.bankAccount.bankCode is required by the country rules"},
+	{CodeAccountTypeRequired, 401, true, "destination.bankAccount.accountType is required by the country rules"},
+	{CodeAccountNumRequired, 401, true, "destination.bankAccount.accountNumber is required by the country rules"},
+	{CodeCCIRequired, 401, true, "destination.bankAccount.cci is required (Peru, when accountNumber and bankCode are not both sent)"},
+	{CodeTooLong, 400, true, "a field is longer than the generic contract allows (orderId 20, description 50)"},
+	{CodeAdminField, 400, false, "a field the admin API needs is missing (a merchant's name)"},
+	{CodeFieldRequired, 401, true, "another field is required: subMerchantInfo and its code, name and url for a PSP merchant; description and subMerchantInfo.name at Peru wallet 037"},
+	{CodeEmailRequired, 401, true, "beneficiary.email is required (Colombia cash, Peru card)"},
+	{CodeEmailFormat, 400, true, "beneficiary.email is not an email address"},
+	{CodeUnknownField, 400, true, "a field the specification does not define (names are case sensitive)"},
+	{CodeCountryNotSupported, 401, true, "the country is not enabled: only COL and PER (and only PER on the card endpoint)"},
+	{CodeCountryFormat, 400, true, "country must be 3 letters (ISO 3166-1 alpha-3)"},
+	{CodeAmountNotNumeric, 401, true, "amount must be an integer of minor units above zero, without fraction or exponent (spec 2.4, 2.5)"},
+	{CodeCurrencyFormat, 400, true, "currency must be 3 letters (ISO 4217)"},
+	{CodeDocumentType, 401, true, "beneficiary.document.type is not in the country's document table (spec 2.4, 2.5)"},
+	{CodeDocumentNotNumeric, 401, true, "beneficiary.document.number must be digits only (spec 2.4, 2.5 tables give digits, passports too)"},
+	{CodeBankCode, 401, true, "destination.bankAccount.bankCode is not in the country's bank list, or is retired (spec 2.4, 2.5)"},
+	{CodeAccountType, 401, true, "destination.bankAccount.accountType is not valid for the country or endpoint (spec 2.4, 2.5, 4.2)"},
+	{CodeAccountNotNumeric, 401, true, "destination.bankAccount.accountNumber must be digits only"},
+	{CodeAmountLength, 401, true, "amount has at most 10 digits (spec 2.4, 2.5)"},
+	{CodeAccountNumberType, 400, true, "accountNumber must be a string (a number is accepted)"},
+	{CodeCCIType, 400, true, "cci must be a string"},
+	{CodeBankCodeType, 400, true, "bankCode must be a string"},
+	{CodeAccountTypeType, 400, true, "accountType must be a number (a numeric string, or Colombia's text form, is accepted)"},
+	{CodeAmountType, 400, true, "amount must be a number"},
+	{CodeDocumentTypeType, 400, true, "beneficiary.document.type must be an integer"},
+	{CodeTimeoutURLRequired, 401, true, "timeoutUrl is required for a card payout"},
+	{CodeCardEndpointOnly, 401, true, "a Peru card payout (accountType 5) must use the card endpoint"},
+	{CodeCardNotEnabled, 401, true, "the merchant is not enabled for card payouts (setting cardPayouts; spec 4.2)"},
+	{CodeDNILength, 401, true, "a Peru DNI has exactly 8 digits"},
+	{CodePASLength, 401, true, "a Peru passport has 7 to 12 digits"},
+	{CodeCELength, 401, true, "a Peru CE has 8 to 12 digits"},
+	{CodeRUCLength, 401, true, "a Peru RUC has exactly 11 digits"},
+	{CodePER001Account, 401, true, "a Peru bank 001 accountNumber has 18 or 20 digits"},
+	{CodePER002Current, 401, true, "a Peru bank 002 current account number has 13 digits"},
+	{CodePER003Account, 401, true, "a Peru bank 003 accountNumber has 13 digits"},
+	{CodePER004Account, 401, true, "a Peru bank 004 accountNumber has 10 digits"},
+	{CodeCCILength, 401, true, "a CCI has 20 digits (cci, or an accountNumber that must be a CCI)"},
+	{CodeCCINotNumeric, 401, true, "a CCI is digits only"},
+	{CodePER002CurrentPEN, 401, true, "digit 11 of a Peru bank 002 current account number is 0 for PEN"},
+	{CodePER002CurrentUSD, 401, true, "digit 11 of a Peru bank 002 current account number is 1 for USD"},
+	{CodeCCI001, 401, true, "a CCI of Peru bank 001 starts with 011"},
+	{CodeCCI002, 401, true, "a CCI of Peru bank 002 starts with 002"},
+	{CodeCCI002Current, 401, true, "digits 7 and 8 of a Peru bank 002 current account CCI are 00"},
+	{CodeCCI002Savings, 401, true, "digit 7 of a Peru bank 002 savings account CCI is 1"},
+	{CodeCCI003, 401, true, "a CCI of Peru bank 003 starts with 003"},
+	{CodeCCI004, 401, true, "a CCI of Peru bank 004 starts with 009"},
+	{CodePER002SavingsPEN, 401, true, "digit 12 of a Peru bank 002 savings account number is 0 for PEN"},
+	{CodePER002SavingsUSD, 401, true, "digit 12 of a Peru bank 002 savings account number is 1 for USD"},
+	{CodePER002Savings, 401, true, "a Peru bank 002 savings account number has 14 digits"},
+	{CodePERAboveLimit, 401, true, "the amount is above the Peru destination's maximum (spec 8: 30,000 PEN; wallet 037 cellphone 3,000 PEN; this service's 8,000 USD)"},
+	{CodeCCIUnknownBank, 401, true, "the first 3 digits of the CCI are no Peru bank of the list"},
+	{CodePERCellphone, 401, true, "a Peru cellphone number (accountType 4, or a wallet's account) has 9 digits and starts with 9"},
+	{CodePERCellphoneMax, 401, true, "a Peru cellphone payout is at most 500 PEN (spec 8)"},
+	{CodePERCellphonePEN, 401, true, "a Peru cellphone payout is in PEN only (spec 8)"},
+	{CodePERCellphoneBank, 401, true, "bankCode is required for a Peru cellphone payout (spec 2.5)"},
+	{CodeCCI002CurrentPEN, 401, true, "digit 16 of a Peru bank 002 current account CCI is 0 for PEN"},
+	{CodeCCI002CurrentUSD, 401, true, "digit 16 of a Peru bank 002 current account CCI is 1 for USD"},
+	{CodeCCI002SavingsPEN, 401, true, "digit 16 of a Peru bank 002 savings account CCI is 0 for PEN"},
+	{CodeCCI002SavingsUSD, 401, true, "digit 16 of a Peru bank 002 savings account CCI is 1 for USD"},
+	{CodePERWalletCellphone, 401, true, "Peru wallets 037 and 040 take only accountType 4 (cellphone)"},
+	{CodePERCellphoneAccount, 401, true, "accountNumber (the cellphone number) is required for a Peru cellphone payout (spec 2.5)"},
+	{CodePER001Account20, 401, true, "digits 9 and 10 of a 20-digit Peru bank 001 accountNumber are 00"},
+	{CodeCOLDocumentMin, 401, true, "a Colombia document number has at least 6 digits"},
+	{CodeCOPDecimals, 401, true, "a Colombia amount must end in 00 (spec 2.4)"},
+	{CodeCOLWallet507Type, 401, true, "wallet 507 takes accountType 2 (savings) or 4 (cellphone) (spec 8; the original says savings only)"},
+	{CodeCOL507Length, 401, true, "a wallet 507 accountNumber has 10 digits"},
+	{CodeCOL507Prefix, 401, true, "a wallet 507 accountNumber starts with 3"},
+	{CodeCOL051Account, 401, true, "a Colombia bank 051 savings or current account number has at least 12 digits"},
+	{CodeCOL007Account, 401, true, "a Colombia bank 007 account number has at most 11 digits"},
+	{CodeCOL032Account, 401, true, "a Colombia bank 032 account number has at most 11 digits"},
+	{CodeCOL001Account, 401, true, "a Colombia bank 001 account number has at most 9 digits"},
+	{CodeCOL551Length, 401, true, "a wallet 551 accountNumber has 10 digits"},
+	{CodeCOL551Prefix, 401, true, "a wallet 551 accountNumber starts with 3"},
+	{CodeCOLWallet551Type, 401, true, "wallet 551 takes accountType 2 (savings) or 4 (cellphone) (spec 8; the original says savings only)"},
+	{CodeCashAboveMax, 401, true, "a Colombia cash payout is at most 1,000,000 COP (spec 8)"},
+	{CodeCashAccountType, 401, true, "bank 099 takes only cash, accountType 3 (spec 2.4)"},
+	{CodeCashBankCode, 401, true, "a Colombia cash payout uses bank code 099 (spec 2.4 cash sample)"},
+	{CodeCashBelowMin, 401, true, "a Colombia cash payout is at least 20,000 COP (spec 8)"},
+	{CodeDateFormat, 401, true, "Colombia expirationDate must be a date YYYY-MM-DD"},
+	{CodeCashExpiration, 401, true, "Colombia cash expirationDate must be 1 to 7 days ahead in UTC-5 (spec 8)"},
+	{CodeCOLWalletDocType, 401, true, "Colombia wallets 507 and 551 take only document types 1, 2, 4 and 8 (spec 2.4)"},
+	{CodeCOLAccountNumber, 401, true, "a Colombia bank account number has 5 to 17 digits"},
+	{CodeCOL803Account, 401, true, "a Colombia bank 803 account number has 10 digits"},
+	{CodeCOL013Account, 401, true, "a Colombia bank 013 account number has 9, 10 or 16 digits"},
+	{CodeCOLCellphoneLength, 401, true, "a Colombia cellphone number has 10 digits"},
+	{CodeCOLCellphonePrefix, 401, true, "a Colombia cellphone number starts with 3"},
+	{CodeBreBKeyLength, 401, true, "a Bre-B key has 5 to 100 characters (spec 2.4, 8)"},
+	{CodeBreBKeyAccents, 401, true, "a Bre-B key has no accents and no ñ"},
+	{CodeNUIP, 401, true, "a Colombia NUIP has 10 digits and does not start with 0"},
+	{CodePEP, 401, true, "a Colombia PEP has 7 to 18 digits (spec 2.4's 18 wins over the original's 15)"},
+	{CodePPT, 401, true, "a Colombia PPT has 10 to 18 digits (spec 2.4's digits and 18 win over the original's alphanumeric 15)"},
+	{CodeOrderIDDuplicated, 409, true, "the orderId was already used with a different request"},
+	{CodeAboveMaximum, 401, true, "the amount is above the maximum for this case (spec 8)"},
+	{CodeBelowMinimum, 401, true, "the amount is below the minimum for this case (spec 8)"},
+	{CodeAdditionalCellphone, 401, true, "AdittionalAccountInfo must be a cellphone number (accountNumber is a bank account)"},
+	{CodeAdditionalAccount, 401, true, "AdittionalAccountInfo must be a bank account (accountNumber is a cellphone number)"},
+	{CodeAdditionalEquals, 401, true, "AdittionalAccountInfo equals accountNumber"},
+	{CodeDenied, 200, true, "payout denied by the anti-fraud rules (status DENIED)"},
+	{CodeBankRejected, 200, true, "payout rejected by the bank: the beneficiary is not the owner (status REJECTED_BANK)"},
+	{CodeBankOutOfService, 200, true, "payout rejected: the bank is out of service (status REJECTED_BANK)"},
+	{CodeAccountNotFound, 200, true, "payout rejected by the bank: the account does not exist (status REJECTED_BANK)"},
+	{CodeCardDeclined, 200, true, "card payment declined: refer to the card issuer (status REJECTED_BANK)"},
+	{CodeBodyRequired, 400, false, "the request body is missing"},
+	{CodeMalformedJSON, 400, false, "the body is not a JSON object"},
+	{CodeWrongType, 400, false, "a field has the wrong JSON type"},
+	{CodeAmountFormat, 400, false, "amount must be a positive number"},
+	{CodeURLFormat, 400, false, "a URL field is not an absolute http(s) URL"},
+	{CodeBodyTooLarge, 413, false, "the body is over 64 KiB"},
+	{CodeQueryParam, 400, false, "a query parameter is invalid"},
+	{CodeCurrencyNotAllowed, 401, false, "the currency is not allowed for the country (COL: COP; PER: PEN or USD)"},
+	{CodeEmailTooLong, 401, false, "beneficiary.email is longer than the country allows (COL 100, PER 50 characters)"},
+	{CodeEmailDummy, 401, false, "beneficiary.email is a dummy or placeholder address (spec 2.2)"},
+	{CodeLogoNotHTTPS, 401, false, "merchantLogo must be an https URL (card payout)"},
+	{CodeExpirationTime, 401, false, "expirationTime must be a whole number of minutes from 5 to 30 (spec 8, Peru rule 3)"},
+	{CodeRUCAtBank004, 401, false, "RUC is not available for accounts at Peru bank 004 (spec 2.5)"},
+	{CodeCCIBankMismatch, 401, false, "the first 3 digits of cci are not those of the bankCode sent"},
+	{CodeRealTimeNeedsCCI, 401, false, "the Peru bank takes real-time payouts only, and real-time requires cci (spec 8, Peru rule 2)"},
+	{CodeCOLDocumentMax, 401, false, "beneficiary.document.number is longer than its Colombia document type allows (spec 2.4)"},
+	{CodeBreBKey, 401, false, "the Bre-B key is not a phone, national ID, email or @alias (spec 2.4)"},
+	{CodeRateLimited, 429, false, "too many requests; retry after the Retry-After header"},
+	{CodeNotEnabled, 401, false, "the merchant is not enabled for this channel or product"},
+	{CodePayoutNotFound, 404, false, "no such payout for this merchant"},
+	{CodeNoChannel, 401, false, "the bank offers no channel for this kind of payout (spec 2.4, 2.5 bank tables, spec 8)"},
+	{CodeNoBalance, 200, false, "payout rejected: the merchant's balance does not cover it (status NO_BALANCE)"},
+	{CodeExpired, 200, false, "payout rejected: the card session or cash claim expired (status EXPIRED)"},
+	{CodeCardSessionExpired, 410, false, "the card form session expired"},
+	{CodeCardAttemptsExceded, 410, false, "five failed card submissions ended the session"},
+	{CodeWrongState, 409, false, "the payout is not in a state that allows this action"},
+	{CodeClaimCodeWrong, 401, false, "the Colombia cash claim code is wrong (5 wrong codes lock the claim)"},
+	{CodeClaimLocked, 409, false, "5 wrong codes locked the Colombia cash claim until it expires"},
+	{CodeClaimExpired, 409, false, "the Colombia cash claim expired (the payout is or becomes REJECTED/EXPIRED)"},
+	{CodeSandboxOff, 403, false, "sandbox controls are off on this server"},
+	{CodeMerchantNotFound, 404, false, "no such merchant"},
+	{CodeNoSuchEndpoint, 404, false, "no such endpoint"},
+	{CodeMethodNotAllowed, 405, false, "the endpoint does not take this method"},
+	{CodeReversed, 200, false, "payout returned by the beneficiary's bank (status REVERSED)"},
+	{CodeInternal, 500, false, "internal failure; the server log has the details"},
 
-	{CodeBankRejected, 200, "payout rejected by the bank (status REJECTED_BANK)"},
-	{CodeBankDenied, 200, "payout denied (status DENIED)"},
-	{CodeCardDeclined, 200, "card payment declined by the issuer (status REJECTED_BANK)"},
-	{CodeReversed, 200, "payout returned by the beneficiary's bank (status REVERSED)"},
 	// Issue 15, sandbox powers.
-	{CodeDirectoryUnavailable, 200, "payout rejected: the directory has no entry for the Bre-B key (status REJECTED_BANK) (wire)"},
+	{CodeCancelRefused, 409, false, "the payout was already sent to the rail (or ended): it can no longer be cancelled"},
+	{CodeCancelled, 200, false, "payout cancelled by the merchant before it was sent to the rail (status ERROR)"},
+	{CodeClockAdvance, 400, false, "the sandbox clock moves only forward: advance must be a positive duration such as 48h"},
+	{CodeScriptRule, 400, false, "a scripted sandbox rule is invalid (match or outcome)"},
+	{CodeDirectoryEntry, 400, false, "a simulated directory entry is invalid"},
+	{CodeBreBKeyUnknown, 404, false, "the directory knows no such Bre-B key"},
+	{CodeDirectoryUnavailable, 200, true, "payout rejected: the Bre-B directory has no entry for the key (status REJECTED_BANK)"},
+}
 
-	{CodeInternal, 500, "internal failure; the server log has the details"},
+func init() {
+	sort.SliceStable(Catalogue, func(i, j int) bool { return Catalogue[i].Code < Catalogue[j].Code })
+}
+
+// CatalogueTable is the README's error catalogue: one Markdown row per code, in code order,
+// with a column that says which codes are the original API's.
+func CatalogueTable() string {
+	var b strings.Builder
+	b.WriteString("| code | HTTP | original | meaning |\n|---|---|---|---|\n")
+	for _, c := range Catalogue {
+		orig := ""
+		if c.Original {
+			orig = "yes"
+		}
+		b.WriteString("| `" + c.Code + "` | " + strconv.Itoa(c.Status) + " | " + orig + " | " + c.Meaning + " |\n")
+	}
+	return b.String()
 }

@@ -3,6 +3,8 @@ package rules
 import (
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Colombia limits (spec 8) in minor units: a request's amount carries two implied decimals,
@@ -51,24 +53,28 @@ var colAccountTypeText = map[string]int{
 	"KEY": colKey, "LLAVE": colKey, "BREB": colKey, "BREBKEY": colKey, "LLAVEBREB": colKey,
 }
 
-// colDocType is a row of spec 2.4's document table. The table gives lengths in digits; a
-// passport (PAS) may also carry letters, because passports of many countries do. PEP and
-// PPT are numbers issued by Migración Colombia, so they are digits only, like the rest.
+// colDocType is a row of spec 2.4's document table. The table gives lengths in digits, so
+// every type, passports too, is digits only (1106). Its maximum stands; the minimums are the
+// original's published ones (wire doc section 5), where the specification gives none: at
+// least 6 digits (1502), NUIP exactly 10 and not starting with 0 (1532), PEP at least 7
+// (1533), PPT at least 10 (1534). The original's PEP and PPT maximum of 15 and its
+// alphanumeric PPT are not adopted: the specification says 18 digits.
 type colDocType struct {
-	name    string
-	max     int
-	letters bool
+	name             string
+	min, max         int
+	minCode, maxCode string
+	noLeadingZero    bool
 }
 
 var colDocTypes = map[int]colDocType{
-	1: {"CC", 13, false},
-	2: {"CE", 13, false},
-	3: {"PAS", 13, true},
-	4: {"TI", 13, false},
-	5: {"NIT", 13, false},
-	6: {"NUIP", 10, false},
-	7: {"PEP", 18, false},
-	8: {"PPT", 18, false},
+	1: {"CC", 6, 13, CodeCOLDocumentMin, CodeCOLDocumentMax, false},
+	2: {"CE", 6, 13, CodeCOLDocumentMin, CodeCOLDocumentMax, false},
+	3: {"PAS", 6, 13, CodeCOLDocumentMin, CodeCOLDocumentMax, false},
+	4: {"TI", 6, 13, CodeCOLDocumentMin, CodeCOLDocumentMax, false},
+	5: {"NIT", 6, 13, CodeCOLDocumentMin, CodeCOLDocumentMax, false},
+	6: {"NUIP", 10, 10, CodeNUIP, CodeNUIP, true},
+	7: {"PEP", 7, 18, CodePEP, CodePEP, false},
+	8: {"PPT", 10, 18, CodePPT, CodePPT, false},
 }
 
 // colWalletDocTypes are the document types wallets 507 and 551 take (spec 2.4).
@@ -77,7 +83,7 @@ var colWalletDocTypes = map[int]bool{1: true, 2: true, 4: true, 8: true}
 // checkColombia applies spec 2.4 and the Colombia rows of spec 8.
 func checkColombia(ps *problems, req *PayoutRequest, m *Merchant, now time.Time, ep Endpoint) Route {
 	if ep == EndpointCard {
-		ps.add(CodeCardAccountType, "country", "the card endpoint takes only Peru payouts with accountType 5 (spec 4.2): send Colombia payouts to POST /payouts", req.Country)
+		ps.add(CodeCountryNotSupported, "country", "the card endpoint takes only Peru payouts with accountType 5 (spec 4.2): send Colombia payouts to POST /payouts", req.Country)
 	}
 	if req.Currency != "COP" {
 		ps.addf(CodeCurrencyNotAllowed, fieldCurrency, req.Currency, "a Colombia payout is in COP (spec 2.4), not %q", req.Currency)
@@ -92,7 +98,8 @@ func checkColombia(ps *problems, req *PayoutRequest, m *Merchant, now time.Time,
 	docOK := checkColombiaDocument(ps, req.Beneficiary.Document)
 
 	r := Route{Amount: amount}
-	at, ok := colombiaAccountType(ps, req.Destination.BankAccount.AccountType)
+	ba := &req.Destination.BankAccount
+	at, ok := colombiaAccountType(ps, ba.AccountType)
 	if !ok {
 		return r // which bank and account checks apply depends on the account type
 	}
@@ -105,6 +112,12 @@ func checkColombia(ps *problems, req *PayoutRequest, m *Merchant, now time.Time,
 		r.Channel, r.BankCode, r.ClaimUntil = c.cash(now)
 	default:
 		r.Channel, r.BankCode = c.account(at)
+	}
+	if at != colCash && ba.ExpirationDate != "" {
+		// Only cash reads expirationDate, but a malformed date is refused wherever it is sent.
+		if _, err := time.Parse(time.DateOnly, ba.ExpirationDate); err != nil {
+			ps.add(CodeDateFormat, fieldExpDate, "must be a date YYYY-MM-DD", ba.ExpirationDate)
+		}
 	}
 	return r
 }
@@ -128,14 +141,14 @@ func checkColombiaDocument(ps *problems, d Document) bool {
 	}
 	n := d.Number
 	switch {
-	case n == "":
-		ps.addf(CodeCOLDocumentNumber, fieldDocNumber, n, "a %s number is required (spec 2.4)", t.name)
-	case t.letters && !isAlnum(n):
-		ps.addf(CodeCOLDocumentNumber, fieldDocNumber, n, "a %s number has only letters and digits (spec 2.4)", t.name)
-	case !t.letters && !IsDigits(n):
-		ps.addf(CodeCOLDocumentNumber, fieldDocNumber, n, "a %s number has only digits (spec 2.4)", t.name)
+	case !IsDigits(n):
+		ps.addf(CodeDocumentNotNumeric, fieldDocNumber, n, "a %s number has only digits (spec 2.4: lengths in digits)", t.name)
+	case len(n) < t.min:
+		ps.addf(t.minCode, fieldDocNumber, n, "a %s number has at least %d digits", t.name, t.min)
 	case len(n) > t.max:
-		ps.addf(CodeCOLDocumentNumber, fieldDocNumber, n, "a %s number has at most %d characters (spec 2.4)", t.name, t.max)
+		ps.addf(t.maxCode, fieldDocNumber, n, "a %s number has at most %d digits (spec 2.4)", t.name, t.max)
+	case t.noLeadingZero && n[0] == '0':
+		ps.addf(t.maxCode, fieldDocNumber, n, "a %s number does not start with 0", t.name)
 	}
 	return true
 }
@@ -147,7 +160,16 @@ func colombiaAccountType(ps *problems, raw Text) (int, bool) {
 		ps.add(CodeAccountTypeRequired, fieldAccountType, "is required in Colombia (spec 2.4): 1 current, 2 savings, 3 cash, 4 cellphone, 5 Bre-B key, or its text form", nil)
 		return 0, false
 	}
-	if n, ok := raw.Int(); ok && n >= colCurrent && n <= colKey && IsDigits(s) {
+	if n, ok := colombiaAccountTypeValue(s); ok {
+		return n, true
+	}
+	ps.addf(CodeAccountType, fieldAccountType, s, "must be a Colombia account type (spec 2.4): 1 or CURRENT, 2 or SAVINGS, 3 or CASH, 4 or CELLPHONE, 5 or KEY (Bre-B)")
+	return 0, false
+}
+
+// colombiaAccountTypeValue reads a Colombia accountType, numeric or text.
+func colombiaAccountTypeValue(s string) (int, bool) {
+	if n, ok := Text(s).Int(); ok && n >= colCurrent && n <= colKey && IsDigits(s) {
 		return n, true
 	}
 	key := strings.Map(func(r rune) rune {
@@ -156,15 +178,13 @@ func colombiaAccountType(ps *problems, raw Text) (int, bool) {
 		}
 		return r
 	}, strings.ToUpper(s))
-	if n, ok := colAccountTypeText[key]; ok {
-		return n, true
-	}
-	ps.addf(CodeAccountType, fieldAccountType, s, "must be a Colombia account type (spec 2.4): 1 or CURRENT, 2 or SAVINGS, 3 or CASH, 4 or CELLPHONE, 5 or KEY (Bre-B)")
-	return 0, false
+	n, ok := colAccountTypeText[key]
+	return n, ok
 }
 
 // key checks a real-time payout by Bre-B key (spec 2.4, spec 8): the key is in accountNumber,
-// bankCode is optional and, when sent, must be a bank with the key flag.
+// bankCode is optional and, when sent, must be a bank with the key flag. Wallets 507 and 551
+// take accountType 2 or 4 only (spec 8), so a key to a wallet is refused.
 func (c colCheck) key() (Channel, string) {
 	ba := &c.req.Destination.BankAccount
 	if !c.m.Settings.RealTimeKey {
@@ -172,12 +192,17 @@ func (c colCheck) key() (Channel, string) {
 	}
 	if k := string(ba.AccountNumber); k == "" {
 		c.ps.add(CodeAccountNumRequired, fieldAccountNumber, "must carry the Bre-B key (spec 2.4)", nil)
-	} else if why := breBKeyProblem(k); why != "" {
-		c.ps.add(CodeBreBKey, fieldAccountNumber, why, k)
+	} else if code, why := breBKeyProblem(k); why != "" {
+		c.ps.add(code, fieldAccountNumber, why, k)
 	}
 	if ba.BankCode != "" {
-		if b, ok := lookupBankField(c.ps, "COL", fieldBankCode, ba.BankCode, retiredHint(ba.BankCode)); ok && !b.KeyRealTime {
-			c.ps.addf(CodeNoChannel, fieldBankCode, ba.BankCode, "bank %s does not take Bre-B key payouts (spec 2.4 bank table); leave bankCode out or send a bank with the key flag", ba.BankCode)
+		if b, ok := lookupBankField(c.ps, "COL", fieldBankCode, ba.BankCode, retiredHint(ba.BankCode)); ok {
+			switch {
+			case b.Wallet:
+				c.walletType(b)
+			case !b.KeyRealTime:
+				c.ps.addf(CodeNoChannel, fieldBankCode, ba.BankCode, "bank %s does not take Bre-B key payouts (spec 2.4 bank table); leave bankCode out or send a bank with the key flag", ba.BankCode)
+			}
 		}
 	}
 	if c.amountOK {
@@ -186,34 +211,54 @@ func (c colCheck) key() (Channel, string) {
 	return ChannelRealTimeKey, ba.BankCode
 }
 
-// breBKeyProblem says what is wrong with a Bre-B key, or "" (spec 2.4: alphanumeric, 5 to 100
-// characters; a phone number, a national ID number, an email address, or an alphanumeric code
-// that starts with @). A phone is 10 digits starting with 3, optionally after +57.
-func breBKeyProblem(k string) string {
-	if n := len([]rune(k)); n < 5 || n > 100 {
-		return "a Bre-B key has 5 to 100 characters (spec 2.4)"
+// breBKeyProblem says what is wrong with a Bre-B key, with its code, or "" (spec 2.4:
+// alphanumeric, 5 to 100 characters; a phone number, a national ID number, an email address,
+// or an alphanumeric code that starts with @; the original: no accents, no ñ). A phone is 10
+// digits starting with 3, optionally after +57.
+func breBKeyProblem(k string) (string, string) {
+	if n := utf8.RuneCountInString(k); n < 5 || n > 100 {
+		return CodeBreBKeyLength, "a Bre-B key has 5 to 100 characters (spec 2.4)"
+	}
+	for _, r := range k {
+		if r > unicode.MaxASCII && unicode.IsLetter(r) {
+			return CodeBreBKeyAccents, "a Bre-B key has no accented letters and no ñ"
+		}
 	}
 	switch {
 	case isColombiaCellphone(strings.TrimPrefix(k, "+57")):
 	case IsDigits(k): // a national ID number
 	case k[0] == '@':
 		if !isAlnum(k[1:]) {
-			return "a Bre-B alias is @ followed by letters and digits only (spec 2.4)"
+			return CodeBreBKey, "a Bre-B alias is @ followed by letters and digits only (spec 2.4)"
 		}
 	case strings.Contains(k, "@"):
 		if !isEmail(k) {
-			return "a Bre-B key with @ inside must be an email address (spec 2.4)"
+			return CodeBreBKey, "a Bre-B key with @ inside must be an email address (spec 2.4)"
 		}
 	default:
-		return "a Bre-B key is a cellphone number (10 digits starting with 3, optionally +57), a national ID number (digits), an email address, or an alias starting with @ (spec 2.4)"
+		return CodeBreBKey, "a Bre-B key is a cellphone number (10 digits starting with 3, optionally +57), a national ID number (digits), an email address, or an alias starting with @ (spec 2.4)"
 	}
-	return ""
+	return "", ""
 }
 
 // isColombiaCellphone: a Colombian mobile number is 10 digits and starts with 3 (the national
 // numbering plan); the country code is not part of accountNumber.
 func isColombiaCellphone(s string) bool {
 	return len(s) == 10 && s[0] == '3' && IsDigits(s)
+}
+
+// checkCellphone reports what is wrong with a Colombia cellphone number: not digits (1109),
+// not 10 digits, not starting with 3 (the codes of the bank: wallets 507 and 551 have their
+// own, 1506/1507 and 1512/1513; else 1525/1526). where ends the message.
+func checkCellphone(ps *problems, num, lengthCode, prefixCode, where string) {
+	switch {
+	case !IsDigits(num):
+		ps.add(CodeAccountNotNumeric, fieldAccountNumber, "a Colombia cellphone number has only digits"+where, num)
+	case len(num) != 10:
+		ps.add(lengthCode, fieldAccountNumber, "a Colombia cellphone number has 10 digits"+where, num)
+	case num[0] != '3':
+		ps.add(prefixCode, fieldAccountNumber, "a Colombia cellphone number starts with 3"+where, num)
+	}
 }
 
 // cash checks a cash claim (spec 8, "Cash"): the merchant's cash setting, bank 099, the
@@ -234,7 +279,7 @@ func (c colCheck) cash(now time.Time) (Channel, string, time.Time) {
 		c.ps.add(CodeEmailRequired, fieldEmail, "is required for a cash payout: the claim's one-time code is sent there (spec 2.4, spec 6)", nil)
 	}
 	if c.amountOK {
-		checkAmountRange(c.ps, c.amount, colCashMin, colCashMax, "COP", "a cash payout")
+		checkAmountRangeCodes(c.ps, c.amount, colCashMin, colCashMax, "COP", "a cash payout", CodeCashBelowMin, CodeCashAboveMax)
 	}
 	return ChannelCash, colombiaCashBank, cashClaimUntil(c.ps, ba.ExpirationDate, now)
 }
@@ -251,7 +296,7 @@ func cashClaimUntil(ps *problems, date string, now time.Time) time.Time {
 		d, err := time.ParseInLocation(time.DateOnly, date, colombiaTime)
 		switch {
 		case err != nil:
-			ps.add(CodeCashExpiration, fieldExpDate, "must be a date YYYY-MM-DD", date)
+			ps.add(CodeDateFormat, fieldExpDate, "must be a date YYYY-MM-DD", date)
 			return time.Time{}
 		case !d.After(today):
 			ps.addf(CodeCashExpiration, fieldExpDate, date, "cannot be the day of sending (%s in Colombia, UTC-5) or earlier: the earliest is %s (spec 8)",
@@ -266,6 +311,35 @@ func cashClaimUntil(ps *problems, date string, now time.Time) time.Time {
 	return day.AddDate(0, 0, 1).UTC()
 }
 
+// colAccountRule is a published length rule of one Colombia bank's account numbers (wire doc
+// section 5), for accountType 1 and 2, checked after the general 5 to 17 digits (1522).
+type colAccountRule struct {
+	ok   func(n int) bool
+	code string
+	rule string
+}
+
+var colAccountRules = map[string]colAccountRule{
+	"001": {func(n int) bool { return n <= 9 }, CodeCOL001Account, "at most 9 digits"},
+	"007": {func(n int) bool { return n <= 11 }, CodeCOL007Account, "at most 11 digits"},
+	"013": {func(n int) bool { return n == 9 || n == 10 || n == 16 }, CodeCOL013Account, "9, 10 or 16 digits"},
+	"032": {func(n int) bool { return n <= 11 }, CodeCOL032Account, "at most 11 digits"},
+	"051": {func(n int) bool { return n >= 12 }, CodeCOL051Account, "at least 12 digits"},
+	"803": {func(n int) bool { return n == 10 }, CodeCOL803Account, "10 digits"},
+}
+
+// Colombia account numbers: 5 to 17 digits (the original's 1522; the specification gives no
+// length).
+const colAccountMin, colAccountMax = 5, 17
+
+// colWallet is a wallet's codes (spec 2.4, 8; wire doc section 5).
+type colWallet struct{ typeCode, lengthCode, prefixCode string }
+
+var colWallets = map[string]colWallet{
+	"507": {CodeCOLWallet507Type, CodeCOL507Length, CodeCOL507Prefix},
+	"551": {CodeCOLWallet551Type, CodeCOL551Length, CodeCOL551Prefix},
+}
+
 // account checks a payout to a bank account, a cellphone number or a wallet (accountType 1,
 // 2 or 4) and picks its channel from the bank table.
 func (c colCheck) account(at int) (Channel, string) {
@@ -278,30 +352,65 @@ func (c colCheck) account(at int) (Channel, string) {
 		c.ps.add(CodeAccountNumRequired, fieldAccountNumber, "is required in Colombia except for cash (spec 2.4)", nil)
 	}
 	if ba.BankCode == "" {
-		if num != "" && at == colCellphone && !isColombiaCellphone(num) {
-			c.ps.add(CodeCOLCellphone, fieldAccountNumber, "a Colombia cellphone number has 10 digits and starts with 3", num)
+		if num != "" && at == colCellphone {
+			checkCellphone(c.ps, num, CodeCOLCellphoneLength, CodeCOLCellphonePrefix, " (accountType 4)")
 		}
+		c.additional(at == colCellphone, num)
 		return "", ""
+	}
+	if ba.BankCode == colombiaCashBank {
+		c.ps.addf(CodeCashAccountType, fieldAccountType, string(ba.AccountType), "bank %s takes only cash, accountType 3 (spec 2.4 cash sample; retired for every other channel)", colombiaCashBank)
+		return "", ba.BankCode
 	}
 	b, ok := lookupBankField(c.ps, "COL", fieldBankCode, ba.BankCode, retiredHint(ba.BankCode))
 	if !ok {
+		c.additional(at == colCellphone, num)
 		return "", ba.BankCode
 	}
 	if b.Wallet {
-		c.wallet(b, at, num)
-	} else {
-		switch {
-		case num == "":
-		case at == colCellphone && !isColombiaCellphone(num):
-			c.ps.add(CodeCOLCellphone, fieldAccountNumber, "a Colombia cellphone number has 10 digits and starts with 3 (accountType 4)", num)
-		case at != colCellphone && (!IsDigits(num) || len(num) > 20):
-			c.ps.add(CodeCOLAccountNumber, fieldAccountNumber, "a Colombia bank account number has 1 to 20 digits", num)
+		c.wallet(b, num)
+		c.additional(true, num)
+		return c.channel(b), b.Code
+	}
+	c.additional(at == colCellphone, num)
+	if c.amountOK {
+		checkAmountRange(c.ps, c.amount, colBankMin, 0, "COP", "a Colombia bank payout")
+	}
+	if at == colCellphone {
+		if num != "" {
+			checkCellphone(c.ps, num, CodeCOLCellphoneLength, CodeCOLCellphonePrefix, " (accountType 4)")
 		}
-		if c.amountOK {
-			checkAmountRange(c.ps, c.amount, colBankMin, 0, "COP", "a Colombia bank payout")
+		return c.cellphoneChannel(b), b.Code
+	}
+	if num != "" {
+		switch r, ok := colAccountRules[b.Code]; {
+		case !IsDigits(num):
+			c.ps.add(CodeAccountNotNumeric, fieldAccountNumber, "a Colombia bank account number has only digits", num)
+		case len(num) < colAccountMin || len(num) > colAccountMax:
+			c.ps.addf(CodeCOLAccountNumber, fieldAccountNumber, num, "a Colombia bank account number has %d to %d digits", colAccountMin, colAccountMax)
+		case ok && !r.ok(len(num)):
+			c.ps.addf(r.code, fieldAccountNumber, num, "a bank %s account number has %s", b.Code, r.rule)
 		}
 	}
 	return c.channel(b), b.Code
+}
+
+// additional checks AdittionalAccountInfo (wire doc sections 2 and 5): a cellphone number
+// alongside a bank account (2025), or a bank account alongside a cellphone number — accountType
+// 4, or any wallet account, which is the holder's phone (2026); never accountNumber itself
+// (2027). Cash and Bre-B key payouts do not read it.
+func (c colCheck) additional(numIsPhone bool, num string) {
+	info := string(c.req.Destination.BankAccount.AdittionalAccountInfo)
+	const field = "destination.bankAccount.AdittionalAccountInfo"
+	switch {
+	case info == "":
+	case info == num:
+		c.ps.add(CodeAdditionalEquals, field, "must not repeat accountNumber", info)
+	case numIsPhone && (!IsDigits(info) || len(info) < colAccountMin || len(info) > colAccountMax):
+		c.ps.addf(CodeAdditionalAccount, field, info, "must be a bank account of %d to %d digits: accountNumber is a cellphone number", colAccountMin, colAccountMax)
+	case !numIsPhone && !isColombiaCellphone(info):
+		c.ps.add(CodeAdditionalCellphone, field, "must be a cellphone number (10 digits starting with 3): accountNumber is a bank account", info)
+	}
 }
 
 func retiredHint(code string) string {
@@ -311,14 +420,22 @@ func retiredHint(code string) string {
 	return " (spec 2.4)"
 }
 
+// walletType: wallets 507 and 551 take accountType 2 (savings) or 4 (cellphone) only. The
+// specification (spec 8) wins over the original, which publishes savings only.
+func (c colCheck) walletType(b Bank) {
+	at := string(c.req.Destination.BankAccount.AccountType)
+	if n, _ := colombiaAccountTypeValue(at); n != colSavings && n != colCellphone {
+		c.ps.addf(colWallets[b.Code].typeCode, fieldAccountType, at, "wallet %s takes only accountType 2 (savings) or 4 (cellphone number) (spec 8)", b.Code)
+	}
+}
+
 // wallet applies the rules of wallets 507 and 551 (spec 2.4, spec 8): savings or cellphone
 // only, the account is the holder's cellphone number, four document types, its own range.
-func (c colCheck) wallet(b Bank, at int, num string) {
-	if at != colSavings && at != colCellphone {
-		c.ps.addf(CodeCOLWalletAccount, fieldAccountType, string(c.req.Destination.BankAccount.AccountType), "wallet %s takes only accountType 2 (savings) or 4 (cellphone number) (spec 8)", b.Code)
-	}
-	if num != "" && !isColombiaCellphone(num) {
-		c.ps.addf(CodeCOLCellphone, fieldAccountNumber, num, "a wallet %s account is the holder's cellphone number: 10 digits starting with 3 (spec 2.4)", b.Code)
+func (c colCheck) wallet(b Bank, num string) {
+	w := colWallets[b.Code]
+	c.walletType(b)
+	if num != "" {
+		checkCellphone(c.ps, num, w.lengthCode, w.prefixCode, " (a wallet "+b.Code+" account is the holder's cellphone number, spec 2.4)")
 	}
 	if t := c.req.Beneficiary.Document.Type; c.docOK && !colWalletDocTypes[t] {
 		c.ps.addf(CodeCOLWalletDocType, fieldDocType, t, "wallet %s takes only document types 1 (CC), 2 (CE), 4 (TI) and 8 (PPT) (spec 2.4)", b.Code)
@@ -328,9 +445,9 @@ func (c colCheck) wallet(b Bank, at int, num string) {
 	}
 }
 
-// channel picks the rail of an account, cellphone or wallet payout (spec 2.4 bank table, spec
-// 8): real-time when the merchant is enabled, the bank has the phone/account flag and the
-// amount is within the real-time maximum; else non-real-time when the bank has it.
+// channel picks the rail of an account or wallet payout (spec 2.4 bank table, spec 8):
+// real-time when the merchant is enabled, the bank has the phone/account flag and the amount
+// is within the real-time maximum; else non-real-time when the bank has it.
 func (c colCheck) channel(b Bank) Channel {
 	enabled := c.m.Settings.RealTimePhoneAccount
 	withinRT := !c.amountOK || c.amount <= colRealTimeMax
@@ -345,6 +462,25 @@ func (c colCheck) channel(b Bank) Channel {
 		c.ps.addf(CodeAboveMaximum, fieldAmount, c.amount, "must be at most %s COP: bank %s takes only real-time payouts by phone/account (spec 8)", money(colRealTimeMax), b.Code)
 	default:
 		c.ps.addf(CodeNoChannel, fieldBankCode, b.Code, "bank %s takes only Bre-B key payouts (accountType 5) (spec 2.4 bank table)", b.Code)
+	}
+	return ""
+}
+
+// cellphoneChannel is the rail of a cellphone payout (accountType 4) to a bank: only the
+// real-time phone/account channel. A phone number is no account for a batch transfer, so
+// the payout is refused at a bank without that channel (groups B, D, F), for a merchant
+// without the setting, or above the real-time maximum (spec 8). Wallets are not here: their
+// account is the phone, and they keep their batch route.
+func (c colCheck) cellphoneChannel(b Bank) Channel {
+	switch {
+	case !b.RealTime:
+		c.ps.addf(CodeNoChannel, fieldBankCode, b.Code, "bank %s has no real-time phone/account channel (spec 2.4 bank table): a cellphone payout (accountType 4) goes only real-time; send a bank account, or a Bre-B key", b.Code)
+	case !c.m.Settings.RealTimePhoneAccount:
+		c.ps.add(CodeNotEnabled, fieldAccountType, "cellphone payouts (accountType 4) go real-time by phone/account, and this merchant is not enabled for it (setting realTimePhoneAccount; spec 8)", string(c.req.Destination.BankAccount.AccountType))
+	case c.amountOK && c.amount > colRealTimeMax:
+		c.ps.addf(CodeAboveMaximum, fieldAmount, c.amount, "must be at most %s COP: a cellphone payout (accountType 4) goes only real-time by phone/account (spec 8)", money(colRealTimeMax))
+	default:
+		return ChannelRealTime
 	}
 	return ""
 }

@@ -37,15 +37,15 @@ func parseAmount(ps *problems, raw json.Number) (int64, bool) {
 	s := raw.String()
 	switch {
 	case !IsDigits(s):
-		ps.add(CodeAmountInteger, fieldAmount, "must be an integer of minor units, without fraction or exponent: the last two digits are the decimals (100000 is 1,000.00)", raw)
+		ps.add(CodeAmountNotNumeric, fieldAmount, "must be an integer of minor units, without fraction or exponent: the last two digits are the decimals (100000 is 1,000.00)", raw)
 		return 0, false
 	case len(s) > maxAmountDigits:
-		ps.addf(CodeAmountInteger, fieldAmount, raw, "must have at most %d digits", maxAmountDigits)
+		ps.addf(CodeAmountLength, fieldAmount, raw, "must have at most %d digits (spec 2.4, 2.5)", maxAmountDigits)
 		return 0, false
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n <= 0 {
-		ps.add(CodeAmountInteger, fieldAmount, "must be greater than zero", raw)
+		ps.add(CodeAmountNotNumeric, fieldAmount, "must be greater than zero", raw)
 		return 0, false
 	}
 	return n, true
@@ -54,12 +54,18 @@ func parseAmount(ps *problems, raw json.Number) (int64, bool) {
 // checkAmountRange reports an amount outside [lo, hi] (0 is no bound) with 2011 or 2010.
 // what names the case of spec 8 in the message.
 func checkAmountRange(ps *problems, amount, lo, hi int64, currency, what string) bool {
+	return checkAmountRangeCodes(ps, amount, lo, hi, currency, what, CodeBelowMinimum, CodeAboveMaximum)
+}
+
+// checkAmountRangeCodes is checkAmountRange with the codes of a case that has its own
+// (Colombia cash 1518/1515, Peru 1224 and 1227).
+func checkAmountRangeCodes(ps *problems, amount, lo, hi int64, currency, what, belowCode, aboveCode string) bool {
 	if lo > 0 && amount < lo {
-		ps.addf(CodeBelowMinimum, fieldAmount, amount, "must be at least %s %s for %s (spec 8)", money(lo), currency, what)
+		ps.addf(belowCode, fieldAmount, amount, "must be at least %s %s for %s (spec 8)", money(lo), currency, what)
 		return false
 	}
 	if hi > 0 && amount > hi {
-		ps.addf(CodeAboveMaximum, fieldAmount, amount, "must be at most %s %s for %s (spec 8)", money(hi), currency, what)
+		ps.addf(aboveCode, fieldAmount, amount, "must be at most %s %s for %s (spec 8)", money(hi), currency, what)
 		return false
 	}
 	return true
@@ -212,25 +218,25 @@ func isDummyEmail(email string) bool {
 func checkSubMerchant(ps *problems, req *PayoutRequest, psp bool, nameWhy string) {
 	sm := req.SubMerchantInfo
 	if psp && sm == nil {
-		ps.add(CodeSubMerchantRequired, fieldSubMerchant, "is required for a payment service provider (PSP) merchant: code, name and url", nil)
+		ps.add(CodeFieldRequired, fieldSubMerchant, "is required for a payment service provider (PSP) merchant: code, name and url", nil)
 		return
 	}
 	if sm == nil {
 		sm = &SubMerchantInfo{}
 	}
 	if psp && strings.TrimSpace(sm.Code) == "" {
-		ps.add(CodeSubMerchantCode, fieldSubMerchant+".code", "is required for a payment service provider (PSP) merchant", nil)
+		ps.add(CodeFieldRequired, fieldSubMerchant+".code", "is required for a payment service provider (PSP) merchant", nil)
 	}
 	if strings.TrimSpace(sm.Name) == "" {
 		switch {
 		case nameWhy != "":
-			ps.add(CodeSubMerchantName, fieldSubMerchant+".name", nameWhy, nil)
+			ps.add(CodeFieldRequired, fieldSubMerchant+".name", nameWhy, nil)
 		case psp:
-			ps.add(CodeSubMerchantName, fieldSubMerchant+".name", "is required for a payment service provider (PSP) merchant", nil)
+			ps.add(CodeFieldRequired, fieldSubMerchant+".name", "is required for a payment service provider (PSP) merchant", nil)
 		}
 	}
 	if psp && strings.TrimSpace(sm.URL) == "" {
-		ps.add(CodeSubMerchantURL, fieldSubMerchant+".url", "is required for a payment service provider (PSP) merchant", nil)
+		ps.add(CodeFieldRequired, fieldSubMerchant+".url", "is required for a payment service provider (PSP) merchant", nil)
 	}
 }
 
@@ -244,11 +250,11 @@ func lookupBankField(ps *problems, country, field, code, retiredHint string) (Ba
 		if country == "PER" {
 			name, section, format = "Peru", "2.5", "a 3 digit"
 		}
-		ps.addf(CodeBankUnknown, field, code, "bank code %q is not in the %s bank list (spec %s): it is %s string from that list", code, name, section, format)
+		ps.addf(CodeBankCode, field, code, "bank code %q is not in the %s bank list (spec %s): it is %s string from that list", code, name, section, format)
 		return Bank{}, false
 	}
 	if b.Retired {
-		ps.addf(CodeBankRetired, field, code, "bank code %s is retired and supports no channel%s", code, retiredHint)
+		ps.addf(CodeBankCode, field, code, "bank code %s is retired and supports no channel%s", code, retiredHint)
 		return b, false
 	}
 	return b, true

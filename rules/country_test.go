@@ -37,7 +37,7 @@ func validCOL(ms ...mut) *rules.PayoutRequest {
 		Beneficiary: rules.Beneficiary{Name: "Juan", LastName: "Pérez", Email: "juan.perez@gmail.com",
 			Document: rules.Document{Type: 1, Number: "1020304050"}},
 		Destination: rules.Destination{BankAccount: rules.BankAccount{
-			BankCode: "001", AccountType: "2", AccountNumber: "12345678901"}},
+			BankCode: "001", AccountType: "2", AccountNumber: "123456789"}},
 	}
 	for _, m := range ms {
 		m(r)
@@ -53,7 +53,7 @@ func validPER(ms ...mut) *rules.PayoutRequest {
 		Beneficiary: rules.Beneficiary{Name: "Ana", LastName: "Quispe", Email: "ana.quispe@gmail.com",
 			Document: rules.Document{Type: 1, Number: "45678912"}},
 		Destination: rules.Destination{BankAccount: rules.BankAccount{
-			BankCode: "002", AccountType: "2", AccountNumber: "19412345678901"}},
+			BankCode: "002", AccountType: "2", AccountNumber: "19412345678052"}},
 	}
 	for _, m := range ms {
 		m(r)
@@ -97,6 +97,9 @@ func all(ms ...mut) mut {
 	}
 }
 func repeat(s string, n int) string { return strings.Repeat(s, n) }
+
+// perUSDAcct is a bank 002 savings account in USD: digit 12 is 1 (1222).
+const perUSDAcct = "19412345678152"
 
 // Destinations other than the bases' bank account.
 var (
@@ -175,10 +178,10 @@ func countryRows() []countryRow {
 		{name: "2.4 COL valid bank account without real-time setting is batch", req: validCOL(), channel: rules.ChannelBatch, accountType: 2, bankCode: "001"},
 		{name: "2.4 COL currency must be COP", req: validCOL(currency("USD")), errs: []wantErr{{rules.CodeCurrencyNotAllowed, fCurrency}}},
 		{name: "2.4 COL currency PEN refused", req: validCOL(currency("PEN")), errs: []wantErr{{rules.CodeCurrencyNotAllowed, fCurrency}}},
-		{name: "2.4 COL amount is an integer: fraction refused", req: validCOL(amount("150000.00")), errs: []wantErr{{rules.CodeAmountInteger, fAmount}}},
-		{name: "2.4 COL amount is an integer: exponent refused", req: validCOL(amount("1.5e7")), errs: []wantErr{{rules.CodeAmountInteger, fAmount}}},
+		{name: "2.4 COL amount is an integer: fraction refused", req: validCOL(amount("150000.00")), errs: []wantErr{{rules.CodeAmountNotNumeric, fAmount}}},
+		{name: "2.4 COL amount is an integer: exponent refused", req: validCOL(amount("1.5e7")), errs: []wantErr{{rules.CodeAmountNotNumeric, fAmount}}},
 		{name: "2.4 COL amount of 10 digits accepted", req: validCOL(amount("9999999900")), channel: rules.ChannelBatch},
-		{name: "2.4 COL amount of 11 digits refused", req: validCOL(amount("10000000000")), errs: []wantErr{{rules.CodeAmountInteger, fAmount}}},
+		{name: "2.4 COL amount of 11 digits refused (1110)", req: validCOL(amount("10000000000")), errs: []wantErr{{rules.CodeAmountLength, fAmount}}},
 		{name: "2.4 COL amount must end in 00", req: validCOL(amount("15000050")), errs: []wantErr{{rules.CodeCOPDecimals, fAmount}}},
 		{name: "2.4 COL amount ending in 01 refused", req: validCOL(amount("15000001")), errs: []wantErr{{rules.CodeCOPDecimals, fAmount}}},
 
@@ -200,36 +203,36 @@ func countryRows() []countryRow {
 
 		// ---------------- Colombia: PSP (spec 2.4, 2.6) ----------------
 		{name: "2.4 COL PSP merchant with full subMerchantInfo accepted", req: validCOL(sub("S1", "Tienda", "https://tienda.co")), set: sPSP, channel: rules.ChannelBatch},
-		{name: "2.4 COL PSP merchant needs subMerchantInfo", req: validCOL(), set: sPSP, errs: []wantErr{{rules.CodeSubMerchantRequired, fSub}}},
-		{name: "2.4 COL PSP merchant needs subMerchantInfo.code", req: validCOL(sub("", "Tienda", "https://tienda.co")), set: sPSP, errs: []wantErr{{rules.CodeSubMerchantCode, fSub + ".code"}}},
-		{name: "2.4 COL PSP merchant needs subMerchantInfo.name", req: validCOL(sub("S1", "", "https://tienda.co")), set: sPSP, errs: []wantErr{{rules.CodeSubMerchantName, fSub + ".name"}}},
-		{name: "2.4 COL PSP merchant needs subMerchantInfo.url", req: validCOL(sub("S1", "Tienda", "")), set: sPSP, errs: []wantErr{{rules.CodeSubMerchantURL, fSub + ".url"}}},
+		{name: "2.4 COL PSP merchant needs subMerchantInfo", req: validCOL(), set: sPSP, errs: []wantErr{{rules.CodeFieldRequired, fSub}}},
+		{name: "2.4 COL PSP merchant needs subMerchantInfo.code", req: validCOL(sub("", "Tienda", "https://tienda.co")), set: sPSP, errs: []wantErr{{rules.CodeFieldRequired, fSub + ".code"}}},
+		{name: "2.4 COL PSP merchant needs subMerchantInfo.name", req: validCOL(sub("S1", "", "https://tienda.co")), set: sPSP, errs: []wantErr{{rules.CodeFieldRequired, fSub + ".name"}}},
+		{name: "2.4 COL PSP merchant needs subMerchantInfo.url", req: validCOL(sub("S1", "Tienda", "")), set: sPSP, errs: []wantErr{{rules.CodeFieldRequired, fSub + ".url"}}},
 		{name: "2.4 COL non-PSP merchant needs no subMerchantInfo", req: validCOL(), set: sNone, channel: rules.ChannelBatch},
 
 		// ---------------- Colombia: documents (spec 2.4) ----------------
 		{name: "2.4 COL CC of 13 digits accepted", req: validCOL(doc(1, repeat("1", 13))), channel: rules.ChannelBatch},
-		{name: "2.4 COL CC of 14 digits refused", req: validCOL(doc(1, repeat("1", 14))), errs: []wantErr{{rules.CodeCOLDocumentNumber, fDocNum}}},
-		{name: "2.4 COL CC with letters refused", req: validCOL(doc(1, "10203A")), errs: []wantErr{{rules.CodeCOLDocumentNumber, fDocNum}}},
+		{name: "2.4 COL CC of 14 digits refused", req: validCOL(doc(1, repeat("1", 14))), errs: []wantErr{{rules.CodeCOLDocumentMax, fDocNum}}},
+		{name: "2.4 COL CC with letters refused", req: validCOL(doc(1, "10203A")), errs: []wantErr{{rules.CodeDocumentNotNumeric, fDocNum}}},
 		{name: "2.4 COL CE of 13 digits accepted", req: validCOL(doc(2, repeat("2", 13))), channel: rules.ChannelBatch},
-		{name: "2.4 COL CE of 14 digits refused", req: validCOL(doc(2, repeat("2", 14))), errs: []wantErr{{rules.CodeCOLDocumentNumber, fDocNum}}},
-		{name: "2.4 COL PAS of 13 with letters accepted", req: validCOL(doc(3, "AB12345678901")), channel: rules.ChannelBatch},
-		{name: "2.4 COL PAS of 14 refused", req: validCOL(doc(3, "AB123456789012")), errs: []wantErr{{rules.CodeCOLDocumentNumber, fDocNum}}},
-		{name: "2.4 COL PAS with a hyphen refused", req: validCOL(doc(3, "AB-123456")), errs: []wantErr{{rules.CodeCOLDocumentNumber, fDocNum}}},
+		{name: "2.4 COL CE of 14 digits refused", req: validCOL(doc(2, repeat("2", 14))), errs: []wantErr{{rules.CodeCOLDocumentMax, fDocNum}}},
+		{name: "2.4 COL PAS with letters refused: the table gives digits (1106)", req: validCOL(doc(3, "AB12345678901")), errs: []wantErr{{rules.CodeDocumentNotNumeric, fDocNum}}},
+		{name: "2.4 COL PAS of 14 digits refused", req: validCOL(doc(3, repeat("3", 14))), errs: []wantErr{{rules.CodeCOLDocumentMax, fDocNum}}},
+		{name: "2.4 COL PAS with a hyphen refused", req: validCOL(doc(3, "AB-123456")), errs: []wantErr{{rules.CodeDocumentNotNumeric, fDocNum}}},
 		{name: "2.4 COL TI of 13 digits accepted", req: validCOL(doc(4, repeat("4", 13))), channel: rules.ChannelBatch},
-		{name: "2.4 COL TI of 14 digits refused", req: validCOL(doc(4, repeat("4", 14))), errs: []wantErr{{rules.CodeCOLDocumentNumber, fDocNum}}},
+		{name: "2.4 COL TI of 14 digits refused", req: validCOL(doc(4, repeat("4", 14))), errs: []wantErr{{rules.CodeCOLDocumentMax, fDocNum}}},
 		{name: "2.4 COL NIT of 13 digits accepted", req: validCOL(doc(5, repeat("5", 13))), channel: rules.ChannelBatch},
-		{name: "2.4 COL NIT of 14 digits refused", req: validCOL(doc(5, repeat("5", 14))), errs: []wantErr{{rules.CodeCOLDocumentNumber, fDocNum}}},
-		{name: "2.4 COL NIT with check-digit hyphen refused", req: validCOL(doc(5, "900123456-7")), errs: []wantErr{{rules.CodeCOLDocumentNumber, fDocNum}}},
+		{name: "2.4 COL NIT of 14 digits refused", req: validCOL(doc(5, repeat("5", 14))), errs: []wantErr{{rules.CodeCOLDocumentMax, fDocNum}}},
+		{name: "2.4 COL NIT with check-digit hyphen refused", req: validCOL(doc(5, "900123456-7")), errs: []wantErr{{rules.CodeDocumentNotNumeric, fDocNum}}},
 		{name: "2.4 COL NUIP of 10 digits accepted", req: validCOL(doc(6, repeat("6", 10))), channel: rules.ChannelBatch},
-		{name: "2.4 COL NUIP of 11 digits refused", req: validCOL(doc(6, repeat("6", 11))), errs: []wantErr{{rules.CodeCOLDocumentNumber, fDocNum}}},
+		{name: "2.4 COL NUIP of 11 digits refused", req: validCOL(doc(6, repeat("6", 11))), errs: []wantErr{{rules.CodeNUIP, fDocNum}}},
 		{name: "2.4 COL PEP of 18 digits accepted", req: validCOL(doc(7, repeat("7", 18))), channel: rules.ChannelBatch},
-		{name: "2.4 COL PEP of 19 digits refused", req: validCOL(doc(7, repeat("7", 19))), errs: []wantErr{{rules.CodeCOLDocumentNumber, fDocNum}}},
-		{name: "2.4 COL PEP with letters refused", req: validCOL(doc(7, "PEP123456")), errs: []wantErr{{rules.CodeCOLDocumentNumber, fDocNum}}},
+		{name: "2.4 COL PEP of 19 digits refused", req: validCOL(doc(7, repeat("7", 19))), errs: []wantErr{{rules.CodePEP, fDocNum}}},
+		{name: "2.4 COL PEP with letters refused", req: validCOL(doc(7, "PEP123456")), errs: []wantErr{{rules.CodeDocumentNotNumeric, fDocNum}}},
 		{name: "2.4 COL PPT of 18 digits accepted", req: validCOL(doc(8, repeat("8", 18))), channel: rules.ChannelBatch},
-		{name: "2.4 COL PPT of 19 digits refused", req: validCOL(doc(8, repeat("8", 19))), errs: []wantErr{{rules.CodeCOLDocumentNumber, fDocNum}}},
+		{name: "2.4 COL PPT of 19 digits refused", req: validCOL(doc(8, repeat("8", 19))), errs: []wantErr{{rules.CodePPT, fDocNum}}},
 		{name: "2.4 COL document type 9 unknown", req: validCOL(doc(9, "123")), errs: []wantErr{{rules.CodeDocumentType, fDocType}}},
 		{name: "2.4 COL document type 0 unknown", req: validCOL(doc(0, "123")), errs: []wantErr{{rules.CodeDocumentType, fDocType}}},
-		{name: "2.4 COL blank document number refused", req: validCOL(doc(1, "   ")), errs: []wantErr{{rules.CodeCOLDocumentNumber, fDocNum}}},
+		{name: "2.4 COL blank document number refused", req: validCOL(doc(1, "   ")), errs: []wantErr{{rules.CodeDocumentNotNumeric, fDocNum}}},
 
 		// ---------------- Colombia: account types (spec 2.4) ----------------
 		{name: "2.4 COL accountType required", req: validCOL(atype("")), errs: []wantErr{{rules.CodeAccountTypeRequired, fType}}},
@@ -241,8 +244,8 @@ func countryRows() []countryRow {
 		{name: "2.4 COL accountType text Cuenta Corriente", req: validCOL(atype("Cuenta Corriente")), channel: rules.ChannelBatch, accountType: 1},
 		{name: "2.4 COL accountType text SAVINGS", req: validCOL(atype("SAVINGS")), channel: rules.ChannelBatch, accountType: 2},
 		{name: "2.4 COL accountType text ahorros", req: validCOL(atype("ahorros")), channel: rules.ChannelBatch, accountType: 2},
-		{name: "2.4 COL accountType text celular", req: validCOL(colPhone, atype("celular")), channel: rules.ChannelBatch, accountType: 4},
-		{name: "2.4 COL accountType text PHONE", req: validCOL(colPhone, atype("PHONE")), channel: rules.ChannelBatch, accountType: 4},
+		{name: "2.4 COL accountType text celular", req: validCOL(colPhone, atype("celular")), set: sRTPhone, channel: rules.ChannelRealTime, accountType: 4},
+		{name: "2.4 COL accountType text PHONE", req: validCOL(colPhone, atype("PHONE")), set: sRTPhone, channel: rules.ChannelRealTime, accountType: 4},
 		{name: "2.4 COL accountType text Bre-B", req: validCOL(colKey, atype("Bre-B")), set: sKey, channel: rules.ChannelRealTimeKey, accountType: 5},
 		{name: "2.4 COL accountType text llave", req: validCOL(colKey, atype("llave")), set: sKey, channel: rules.ChannelRealTimeKey, accountType: 5},
 		{name: "2.4 COL accountType text EFECTIVO", req: validCOL(colCash, atype("EFECTIVO")), set: sCash, channel: rules.ChannelCash, accountType: 3},
@@ -253,26 +256,26 @@ func countryRows() []countryRow {
 
 		// ---------------- Colombia: bank codes (spec 2.4 bank table) ----------------
 		{name: "2.4 COL bankCode required for an account", req: validCOL(bank("")), errs: []wantErr{{rules.CodeBankCodeRequired, fBank}}},
-		{name: "2.4 COL unknown bank code refused", req: validCOL(bank("999")), errs: []wantErr{{rules.CodeBankUnknown, fBank}}},
-		{name: "2.4 COL two-digit bank code refused", req: validCOL(bank("01")), errs: []wantErr{{rules.CodeBankUnknown, fBank}}},
-		{name: "2.4 COL retired bank 041 refused", req: validCOL(bank("041")), errs: []wantErr{{rules.CodeBankRetired, fBank}}},
-		{name: "2.4 COL retired bank 1292 refused", req: validCOL(bank("1292")), errs: []wantErr{{rules.CodeBankRetired, fBank}}},
-		{name: "2.4 COL bank 099 only for cash: savings refused", req: validCOL(bank("099")), errs: []wantErr{{rules.CodeBankRetired, fBank}}},
+		{name: "2.4 COL unknown bank code refused", req: validCOL(bank("999")), errs: []wantErr{{rules.CodeBankCode, fBank}}},
+		{name: "2.4 COL two-digit bank code refused", req: validCOL(bank("01")), errs: []wantErr{{rules.CodeBankCode, fBank}}},
+		{name: "2.4 COL retired bank 041 refused", req: validCOL(bank("041")), errs: []wantErr{{rules.CodeBankCode, fBank}}},
+		{name: "2.4 COL retired bank 1292 refused", req: validCOL(bank("1292")), errs: []wantErr{{rules.CodeBankCode, fBank}}},
+		{name: "2.4 COL bank 099 only for cash: savings refused (1516)", req: validCOL(bank("099")), errs: []wantErr{{rules.CodeCashAccountType, fType}}},
 		{name: "2.4 COL 4-digit bank 1559 (group B) accepted", req: validCOL(bank("1559")), set: sRTPhone, channel: rules.ChannelBatch, bankCode: "1559"},
 		{name: "2.4 COL group D bank 009 is batch even when real-time is on", req: validCOL(bank("009")), set: sRTPhone, channel: rules.ChannelBatch},
 		{name: "2.4 COL group D 4-digit bank 1560 accepted", req: validCOL(bank("1560")), channel: rules.ChannelBatch},
 		{name: "2.4 COL group C bank 040 real-time", req: validCOL(bank("040")), set: sRTPhone, channel: rules.ChannelRealTime},
 		{name: "2.4 COL group F first code 826 takes keys only", req: validCOL(bank("826")), set: sAll, errs: []wantErr{{rules.CodeNoChannel, fBank}}},
 		{name: "2.4 COL group F last code 935 takes keys only", req: validCOL(bank("935")), set: sAll, errs: []wantErr{{rules.CodeNoChannel, fBank}}},
-		{name: "2.4 COL 825 is in no group", req: validCOL(bank("825")), errs: []wantErr{{rules.CodeBankUnknown, fBank}}},
-		{name: "2.4 COL 936 is in no group", req: validCOL(bank("936")), errs: []wantErr{{rules.CodeBankUnknown, fBank}}},
+		{name: "2.4 COL 825 is in no group", req: validCOL(bank("825")), errs: []wantErr{{rules.CodeBankCode, fBank}}},
+		{name: "2.4 COL 936 is in no group", req: validCOL(bank("936")), errs: []wantErr{{rules.CodeBankCode, fBank}}},
 
 		// ---------------- Colombia: account numbers (spec 2.4) ----------------
 		{name: "2.4 COL accountNumber required for an account", req: validCOL(acct("")), errs: []wantErr{{rules.CodeAccountNumRequired, fNumber}}},
-		{name: "2.4 COL accountNumber of 20 digits accepted", req: validCOL(acct(repeat("1", 20))), channel: rules.ChannelBatch},
+		{name: "2.4 COL accountNumber of 17 digits accepted (1522)", req: validCOL(bank("012"), acct(repeat("1", 17))), channel: rules.ChannelBatch},
 		{name: "2.4 COL accountNumber of 21 digits refused", req: validCOL(acct(repeat("1", 21))), errs: []wantErr{{rules.CodeCOLAccountNumber, fNumber}}},
-		{name: "2.4 COL accountNumber with letters refused", req: validCOL(acct("12345ABC")), errs: []wantErr{{rules.CodeCOLAccountNumber, fNumber}}},
-		{name: "2.4 COL accountNumber as a JSON number accepted", req: validCOL(), raw: setPath(json.Number("12345678901"), "destination", "bankAccount", "accountNumber"), channel: rules.ChannelBatch},
+		{name: "2.4 COL accountNumber with letters refused (1109)", req: validCOL(acct("12345ABC")), errs: []wantErr{{rules.CodeAccountNotNumeric, fNumber}}},
+		{name: "2.4 COL accountNumber as a JSON number accepted", req: validCOL(), raw: setPath(json.Number("123456789"), "destination", "bankAccount", "accountNumber"), channel: rules.ChannelBatch},
 
 		// ---------------- Colombia: other banks (spec 8) ----------------
 		{name: "8 COL other banks minimum 1,000 accepted", req: validCOL(amount("100000")), channel: rules.ChannelBatch},
@@ -285,9 +288,9 @@ func countryRows() []countryRow {
 		{name: "8 COL above real-time maximum falls back to batch", req: validCOL(amount("500000100")), set: sRTPhone, channel: rules.ChannelBatch},
 		{name: "8 COL real-time current account", req: validCOL(atype("1")), set: sRTPhone, channel: rules.ChannelRealTime},
 		{name: "8 COL cellphone real-time at bank 001", req: validCOL(colPhone), set: sRTPhone, channel: rules.ChannelRealTime, accountType: 4},
-		{name: "8 COL cellphone without setting is batch", req: validCOL(colPhone), channel: rules.ChannelBatch},
-		{name: "8 COL cellphone must start with 3", req: validCOL(colPhone, acct("2001234567")), errs: []wantErr{{rules.CodeCOLCellphone, fNumber}}},
-		{name: "8 COL cellphone must have 10 digits", req: validCOL(colPhone, acct("300123456")), errs: []wantErr{{rules.CodeCOLCellphone, fNumber}}},
+		{name: "8 COL gap: cellphone without the real-time setting refused, not batch", req: validCOL(colPhone), errs: []wantErr{{rules.CodeNotEnabled, fType}}},
+		{name: "8 COL cellphone must start with 3 (1526)", req: validCOL(colPhone, acct("2001234567")), set: sRTPhone, errs: []wantErr{{rules.CodeCOLCellphonePrefix, fNumber}}},
+		{name: "8 COL cellphone must have 10 digits (1525)", req: validCOL(colPhone, acct("300123456")), set: sRTPhone, errs: []wantErr{{rules.CodeCOLCellphoneLength, fNumber}}},
 		{name: "8 COL cellphone without bankCode", req: validCOL(colPhone, bank("")), errs: []wantErr{{rules.CodeBankCodeRequired, fBank}}},
 		{name: "8 COL group E bank 820 real-time when enabled", req: validCOL(bank("820")), set: sRTPhone, channel: rules.ChannelRealTime},
 		{name: "8 COL group E bank 823 needs the real-time setting", req: validCOL(bank("823")), errs: []wantErr{{rules.CodeNotEnabled, fBank}}},
@@ -301,13 +304,13 @@ func countryRows() []countryRow {
 		{name: "8 COL wallet 507 below 5,000 refused", req: validCOL(colWallet507, amount("499900")), errs: []wantErr{{rules.CodeBelowMinimum, fAmount}}},
 		{name: "8 COL wallet 551 maximum 10,000,000 accepted", req: validCOL(colWallet507, bank("551"), amount("1000000000")), set: sRTPhone, channel: rules.ChannelBatch},
 		{name: "8 COL wallet 551 above 10,000,000 refused", req: validCOL(colWallet507, bank("551"), amount("1000000100")), errs: []wantErr{{rules.CodeAboveMaximum, fAmount}}},
-		{name: "8 COL wallet 507 accountType 1 refused", req: validCOL(colWallet507, atype("1")), errs: []wantErr{{rules.CodeCOLWalletAccount, fType}}},
+		{name: "8 COL wallet 507 accountType 1 refused", req: validCOL(colWallet507, atype("1")), errs: []wantErr{{rules.CodeCOLWallet507Type, fType}}},
 		{name: "8 COL wallet 507 cash accountType goes the cash way", req: validCOL(colWallet507, atype("3")), set: sCash, errs: []wantErr{{rules.CodeCashBankCode, fBank}}},
-		{name: "2.4 COL wallet 507 account is a cellphone number", req: validCOL(colWallet507, atype("2"), acct("12345678901")), errs: []wantErr{{rules.CodeCOLCellphone, fNumber}}},
+		{name: "2.4 COL wallet 507 account is a cellphone number", req: validCOL(colWallet507, atype("2"), acct("12345678901")), errs: []wantErr{{rules.CodeCOL507Length, fNumber}}},
 		{name: "2.4 COL wallet 507 takes document type 2", req: validCOL(colWallet507, doc(2, "123456")), channel: rules.ChannelBatch},
 		{name: "2.4 COL wallet 507 takes document type 4", req: validCOL(colWallet507, doc(4, "1000123456")), channel: rules.ChannelBatch},
-		{name: "2.4 COL wallet 551 takes document type 8", req: validCOL(colWallet507, bank("551"), doc(8, "1234567")), channel: rules.ChannelBatch},
-		{name: "2.4 COL wallet 507 refuses document type 3", req: validCOL(colWallet507, doc(3, "AB123456")), errs: []wantErr{{rules.CodeCOLWalletDocType, fDocType}}},
+		{name: "2.4 COL wallet 551 takes document type 8 (spec wins over 1521)", req: validCOL(colWallet507, bank("551"), doc(8, "1234567890")), channel: rules.ChannelBatch},
+		{name: "2.4 COL wallet 507 refuses document type 3 (1521)", req: validCOL(colWallet507, doc(3, "12345678")), errs: []wantErr{{rules.CodeCOLWalletDocType, fDocType}}},
 		{name: "2.4 COL wallet 551 refuses document type 5", req: validCOL(colWallet507, bank("551"), doc(5, "900123456")), errs: []wantErr{{rules.CodeCOLWalletDocType, fDocType}}},
 
 		// ---------------- Colombia: Bre-B key (spec 2.4, 8) ----------------
@@ -316,9 +319,9 @@ func countryRows() []countryRow {
 		{name: "2.4 COL Bre-B key needs no bankCode", req: validCOL(colKey, bank("")), set: sKey, channel: rules.ChannelRealTimeKey},
 		{name: "2.4 COL Bre-B key with a key bank accepted", req: validCOL(colKey, bank("012")), set: sKey, channel: rules.ChannelRealTimeKey, bankCode: "012"},
 		{name: "2.4 COL Bre-B key at group F bank 900 accepted", req: validCOL(colKey, bank("900")), set: sKey, channel: rules.ChannelRealTimeKey},
-		{name: "2.4 COL Bre-B key at wallet 507 follows the key rules", req: validCOL(colKey, bank("507"), doc(5, "900123456")), set: sKey, channel: rules.ChannelRealTimeKey},
+		{name: "8 COL gap: Bre-B key at wallet 507 refused, a wallet takes accountType 2 or 4 (1505)", req: validCOL(colKey, bank("507"), doc(5, "900123456")), set: sKey, errs: []wantErr{{rules.CodeCOLWallet507Type, fType}}},
 		{name: "2.4 COL Bre-B key at a bank without the key flag refused", req: validCOL(colKey, bank("040")), set: sKey, errs: []wantErr{{rules.CodeNoChannel, fBank}}},
-		{name: "2.4 COL Bre-B key at an unknown bank refused", req: validCOL(colKey, bank("999")), set: sKey, errs: []wantErr{{rules.CodeBankUnknown, fBank}}},
+		{name: "2.4 COL Bre-B key at an unknown bank refused", req: validCOL(colKey, bank("999")), set: sKey, errs: []wantErr{{rules.CodeBankCode, fBank}}},
 		{name: "2.4 COL Bre-B key must be carried in accountNumber", req: validCOL(colKey, acct("")), set: sKey, errs: []wantErr{{rules.CodeAccountNumRequired, fNumber}}},
 		{name: "2.4 COL Bre-B key cellphone accepted", req: validCOL(colKey, acct("3001234567")), set: sKey, channel: rules.ChannelRealTimeKey},
 		{name: "2.4 COL Bre-B key cellphone with +57 accepted", req: validCOL(colKey, acct("+573001234567")), set: sKey, channel: rules.ChannelRealTimeKey},
@@ -327,9 +330,9 @@ func countryRows() []countryRow {
 		{name: "2.4 COL Bre-B key email accepted", req: validCOL(colKey, acct("juan.perez@gmail.com")), set: sKey, channel: rules.ChannelRealTimeKey},
 		{name: "2.4 COL Bre-B key malformed email refused", req: validCOL(colKey, acct("juan@perez")), set: sKey, errs: []wantErr{{rules.CodeBreBKey, fNumber}}},
 		{name: "2.4 COL Bre-B key of 5 characters accepted", req: validCOL(colKey, acct("@abcd")), set: sKey, channel: rules.ChannelRealTimeKey},
-		{name: "2.4 COL Bre-B key of 4 characters refused", req: validCOL(colKey, acct("@abc")), set: sKey, errs: []wantErr{{rules.CodeBreBKey, fNumber}}},
+		{name: "2.4 COL Bre-B key of 4 characters refused (1530)", req: validCOL(colKey, acct("@abc")), set: sKey, errs: []wantErr{{rules.CodeBreBKeyLength, fNumber}}},
 		{name: "2.4 COL Bre-B key of 100 characters accepted", req: validCOL(colKey, acct("@"+repeat("a", 99))), set: sKey, channel: rules.ChannelRealTimeKey},
-		{name: "2.4 COL Bre-B key of 101 characters refused", req: validCOL(colKey, acct("@"+repeat("a", 100))), set: sKey, errs: []wantErr{{rules.CodeBreBKey, fNumber}}},
+		{name: "2.4 COL Bre-B key of 101 characters refused (1530)", req: validCOL(colKey, acct("@"+repeat("a", 100))), set: sKey, errs: []wantErr{{rules.CodeBreBKeyLength, fNumber}}},
 		{name: "2.4 COL Bre-B alias with a dot refused", req: validCOL(colKey, acct("@juan.perez")), set: sKey, errs: []wantErr{{rules.CodeBreBKey, fNumber}}},
 		{name: "2.4 COL Bre-B key without @ or digits refused", req: validCOL(colKey, acct("juanperez")), set: sKey, errs: []wantErr{{rules.CodeBreBKey, fNumber}}},
 		{name: "8 COL Bre-B key maximum 12,110,000 accepted", req: validCOL(colKey, amount("1211000000")), set: sKey, channel: rules.ChannelRealTimeKey},
@@ -345,9 +348,9 @@ func countryRows() []countryRow {
 		{name: "2.4 COL cash uses bank 099, not 001", req: validCOL(colCash, bank("001")), set: sCash, errs: []wantErr{{rules.CodeCashBankCode, fBank}}},
 		{name: "2.4 COL cash accountNumber optional but allowed", req: validCOL(colCash, acct("123")), set: sCash, channel: rules.ChannelCash},
 		{name: "8 COL cash minimum 20,000 accepted", req: validCOL(colCash, amount("2000000")), set: sCash, channel: rules.ChannelCash},
-		{name: "8 COL cash below 20,000 refused", req: validCOL(colCash, amount("1999900")), set: sCash, errs: []wantErr{{rules.CodeBelowMinimum, fAmount}}},
+		{name: "8 COL cash below 20,000 refused (1518)", req: validCOL(colCash, amount("1999900")), set: sCash, errs: []wantErr{{rules.CodeCashBelowMin, fAmount}}},
 		{name: "8 COL cash maximum 1,000,000 accepted", req: validCOL(colCash, amount("100000000")), set: sCash, channel: rules.ChannelCash},
-		{name: "8 COL cash above 1,000,000 refused", req: validCOL(colCash, amount("100000100")), set: sCash, errs: []wantErr{{rules.CodeAboveMaximum, fAmount}}},
+		{name: "8 COL cash above 1,000,000 refused (1515)", req: validCOL(colCash, amount("100000100")), set: sCash, errs: []wantErr{{rules.CodeCashAboveMax, fAmount}}},
 		{name: "8 COL cash expirationDate tomorrow accepted", req: validCOL(colCash, expDate("2026-11-22")), set: sCash, channel: rules.ChannelCash, claimUntil: claimDay(2026, 11, 22)},
 		{name: "8 COL cash expirationDate 7 days ahead accepted", req: validCOL(colCash, expDate("2026-11-28")), set: sCash, channel: rules.ChannelCash, claimUntil: claimDay(2026, 11, 28)},
 		{name: "8 COL cash expirationDate 8 days ahead refused", req: validCOL(colCash, expDate("2026-11-29")), set: sCash, errs: []wantErr{{rules.CodeCashExpiration, fExpDate}}},
@@ -361,19 +364,19 @@ func countryRows() []countryRow {
 		{name: "2.3 COL cash dates are in UTC-5: after 05:00 UTC the day has turned", req: validCOL(colCash, expDate("2026-11-22")), set: sCash, now: time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC), errs: []wantErr{{rules.CodeCashExpiration, fExpDate}}},
 
 		// ---------------- Colombia: endpoint and several errors ----------------
-		{name: "4.2 COL on the card endpoint refused", req: validCOL(), set: sAll, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeCardAccountType, "country"}}},
+		{name: "4.2 COL on the card endpoint refused", req: validCOL(), set: sAll, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeCountryNotSupported, "country"}}},
 		{name: "3 COL every violation is reported together", req: validCOL(currency("USD"), amount("99950"), email("x@example.com"), doc(1, "12A"), bank("041")), set: sPSP,
 			errs: []wantErr{{rules.CodeCurrencyNotAllowed, fCurrency}, {rules.CodeCOPDecimals, fAmount}, {rules.CodeEmailDummy, fEmail},
-				{rules.CodeSubMerchantRequired, fSub}, {rules.CodeCOLDocumentNumber, fDocNum}, {rules.CodeBankRetired, fBank}}},
+				{rules.CodeFieldRequired, fSub}, {rules.CodeDocumentNotNumeric, fDocNum}, {rules.CodeBankCode, fBank}}},
 
 		// ---------------- Peru: amount, currency (spec 2.5) ----------------
 		{name: "2.5 PER valid bank account without cci is batch", req: validPER(), channel: rules.ChannelBatch, accountType: 2, bankCode: "002"},
-		{name: "2.5 PER currency USD accepted", req: validPER(currency("USD")), channel: rules.ChannelBatch},
+		{name: "2.5 PER currency USD accepted", req: validPER(currency("USD"), acct(perUSDAcct)), channel: rules.ChannelBatch},
 		{name: "2.5 PER currency EUR refused", req: validPER(currency("EUR")), errs: []wantErr{{rules.CodeCurrencyNotAllowed, fCurrency}}},
 		{name: "2.5 PER currency COP refused", req: validPER(currency("COP")), errs: []wantErr{{rules.CodeCurrencyNotAllowed, fCurrency}}},
 		{name: "2.5 PER amount need not end in 00", req: validPER(amount("100050")), channel: rules.ChannelBatch},
-		{name: "2.5 PER amount is an integer: fraction refused", req: validPER(amount("1000.50")), errs: []wantErr{{rules.CodeAmountInteger, fAmount}}},
-		{name: "2.5 PER amount of 11 digits refused", req: validPER(amount("10000000000")), errs: []wantErr{{rules.CodeAmountInteger, fAmount}}},
+		{name: "2.5 PER amount is an integer: fraction refused", req: validPER(amount("1000.50")), errs: []wantErr{{rules.CodeAmountNotNumeric, fAmount}}},
+		{name: "2.5 PER amount of 11 digits refused (1110)", req: validPER(amount("10000000000")), errs: []wantErr{{rules.CodeAmountLength, fAmount}}},
 
 		// ---------------- Peru: email (spec 2.2, 2.5) ----------------
 		{name: "2.5 PER email of 50 characters accepted", req: validPER(email(repeat("a", 40) + "@gmail.com")), channel: rules.ChannelBatch},
@@ -385,9 +388,9 @@ func countryRows() []countryRow {
 		{name: "2.5 DNI is 8 digits", req: validPER(doc(1, "12345678")), channel: rules.ChannelBatch},
 		{name: "2.5 DNI of 7 digits refused", req: validPER(doc(1, "1234567")), errs: []wantErr{{rules.CodeDNILength, fDocNum}}},
 		{name: "2.5 DNI of 9 digits refused", req: validPER(doc(1, "123456789")), errs: []wantErr{{rules.CodeDNILength, fDocNum}}},
-		{name: "2.5 DNI with a letter refused", req: validPER(doc(1, "1234567A")), errs: []wantErr{{rules.CodeDNILength, fDocNum}}},
+		{name: "2.5 DNI with a letter refused (1106)", req: validPER(doc(1, "1234567A")), errs: []wantErr{{rules.CodeDocumentNotNumeric, fDocNum}}},
 		{name: "2.5 PAS of 7 accepted", req: validPER(doc(2, "1234567")), channel: rules.ChannelBatch},
-		{name: "2.5 PAS of 12 with letters accepted", req: validPER(doc(2, "AB1234567890")), channel: rules.ChannelBatch},
+		{name: "2.5 gap: PAS with letters refused, the table gives digits (1106)", req: validPER(doc(2, "AB1234567890")), errs: []wantErr{{rules.CodeDocumentNotNumeric, fDocNum}}},
 		{name: "2.5 PAS of 6 refused", req: validPER(doc(2, "123456")), errs: []wantErr{{rules.CodePASLength, fDocNum}}},
 		{name: "2.5 PAS of 13 refused", req: validPER(doc(2, "1234567890123")), errs: []wantErr{{rules.CodePASLength, fDocNum}}},
 		{name: "2.5 CE of 8 digits accepted", req: validPER(doc(3, "12345678")), channel: rules.ChannelBatch},
@@ -399,19 +402,19 @@ func countryRows() []countryRow {
 		{name: "2.5 RUC of 12 digits refused", req: validPER(doc(4, "201234567890")), errs: []wantErr{{rules.CodeRUCLength, fDocNum}}},
 		{name: "2.5 PER document type 5 unknown", req: validPER(doc(5, "12345678")), errs: []wantErr{{rules.CodeDocumentType, fDocType}}},
 		{name: "2.5 RUC refused at bank 004", req: validPER(bank("004"), atype(""), acct("1234567890"), doc(4, "20123456789")), errs: []wantErr{{rules.CodeRUCAtBank004, fDocType}}},
-		{name: "2.5 RUC refused at bank 004 read from the cci", req: validPER(perCCIOnly, cci("00412345678901234567"), doc(4, "20123456789")), errs: []wantErr{{rules.CodeRUCAtBank004, fDocType}}},
+		{name: "2.5 RUC refused at bank 004 read from the cci (prefix 009)", req: validPER(perCCIOnly, cci("00912345678901234567"), doc(4, "20123456789")), errs: []wantErr{{rules.CodeRUCAtBank004, fDocType}}},
 		{name: "2.5 RUC accepted at bank 003", req: validPER(bank("003"), atype(""), acct("1234567890123"), doc(4, "20123456789")), channel: rules.ChannelBatch},
 		{name: "2.5 DNI accepted at bank 004", req: validPER(bank("004"), atype(""), acct("1234567890")), channel: rules.ChannelBatch, accountType: 2},
 
 		// ---------------- Peru: account types (spec 2.5, 8) ----------------
-		{name: "2.5 PER accountType 1 current at 002 is 13 digits", req: validPER(atype("1"), acct("1941234567890")), channel: rules.ChannelBatch, accountType: 1},
+		{name: "2.5 PER accountType 1 current at 002 is 13 digits", req: validPER(atype("1"), acct("1941234567012")), channel: rules.ChannelBatch, accountType: 1},
 		{name: "2.5 PER accountType as a JSON number accepted", req: validPER(), raw: setPath(2, "destination", "bankAccount", "accountType"), channel: rules.ChannelBatch, accountType: 2},
 		{name: "2.5 PER accountType 3 refused", req: validPER(atype("3")), errs: []wantErr{{rules.CodeAccountType, fType}}},
 		{name: "2.5 PER accountType text form refused", req: validPER(atype("SAVINGS")), errs: []wantErr{{rules.CodeAccountType, fType}}},
 		{name: "4.2 PER card accountType 5 on POST /payouts refused", req: validPER(atype("5")), set: sAll, errs: []wantErr{{rules.CodeCardEndpointOnly, fType}}},
 		{name: "8 PER rule 1: accountType omitted at 003 is savings", req: validPER(bank("003"), atype(""), acct("1234567890123")), channel: rules.ChannelBatch, accountType: 2},
 		{name: "8 PER rule 1: accountType omitted at 004 is savings", req: validPER(bank("004"), atype(""), acct("1234567890")), channel: rules.ChannelBatch, accountType: 2},
-		{name: "2.5 PER accountType omitted at 002 with 13 digits is current", req: validPER(atype(""), acct("1941234567890")), channel: rules.ChannelBatch, accountType: 1},
+		{name: "2.5 PER accountType omitted at 002 with 13 digits is current", req: validPER(atype(""), acct("1941234567012")), channel: rules.ChannelBatch, accountType: 1},
 		{name: "2.5 PER accountType omitted at 002 with 14 digits is savings", req: validPER(atype("")), channel: rules.ChannelBatch, accountType: 2},
 		{name: "2.5 PER accountType omitted elsewhere is savings", req: validPER(bank("005"), atype(""), acct(repeat("0", 17)+"005")), channel: rules.ChannelBatch, accountType: 2},
 
@@ -422,35 +425,35 @@ func countryRows() []countryRow {
 		{name: "2.5 PER bankCode required when cci is absent", req: validPER(bank("")), errs: []wantErr{{rules.CodeBankCodeRequired, fBank}}},
 		{name: "2.5 PER accountNumber required when cci is absent", req: validPER(acct("")), errs: []wantErr{{rules.CodeAccountNumRequired, fNumber}}},
 		{name: "2.5 PER accountNumber optional with cci", req: validPER(acct(""), cci("00219412345678901253")), channel: rules.ChannelRealTime},
-		{name: "2.5 PER cci of 19 digits refused", req: validPER(perCCIOnly, cci(repeat("0", 19))), errs: []wantErr{{rules.CodeCCIFormat, fCCI}}},
-		{name: "2.5 PER cci of 21 digits refused", req: validPER(perCCIOnly, cci("002"+repeat("1", 18))), errs: []wantErr{{rules.CodeCCIFormat, fCCI}}},
-		{name: "2.5 PER cci with letters refused", req: validPER(cci("0021941234567890125A")), errs: []wantErr{{rules.CodeCCIFormat, fCCI}}},
-		{name: "2.5 PER cci of an unknown bank refused", req: validPER(perCCIOnly, cci("999"+repeat("1", 17))), errs: []wantErr{{rules.CodeBankUnknown, fCCI}}},
-		{name: "2.5 PER cci of a retired bank refused", req: validPER(perCCIOnly, cci("026"+repeat("1", 17))), errs: []wantErr{{rules.CodeBankRetired, fCCI}}},
-		{name: "2.5 PER cci of another bank than bankCode refused", req: validPER(cci("003" + repeat("1", 17))), errs: []wantErr{{rules.CodeCCIBankMismatch, fCCI}}},
+		{name: "2.5 PER cci of 19 digits refused", req: validPER(perCCIOnly, cci(repeat("0", 19))), errs: []wantErr{{rules.CodeCCILength, fCCI}}},
+		{name: "2.5 PER cci of 21 digits refused", req: validPER(perCCIOnly, cci("002"+repeat("1", 18))), errs: []wantErr{{rules.CodeCCILength, fCCI}}},
+		{name: "2.5 PER cci with letters refused (1210)", req: validPER(cci("0021941234567890125A")), errs: []wantErr{{rules.CodeCCINotNumeric, fCCI}}},
+		{name: "2.5 PER cci of an unknown bank refused (1225)", req: validPER(perCCIOnly, cci("999"+repeat("1", 17))), errs: []wantErr{{rules.CodeCCIUnknownBank, fCCI}}},
+		{name: "2.5 PER cci of a retired bank refused", req: validPER(perCCIOnly, cci("026"+repeat("1", 17))), errs: []wantErr{{rules.CodeBankCode, fCCI}}},
+		{name: "2.5 PER cci of another bank than bankCode 002 refused (1216)", req: validPER(atype(""), cci("003"+repeat("1", 17))), errs: []wantErr{{rules.CodeCCI002, fCCI}}},
 
 		// ---------------- Peru: bank codes (spec 2.5 bank table) ----------------
-		{name: "2.5 PER unknown bank code refused", req: validPER(bank("999")), errs: []wantErr{{rules.CodeBankUnknown, fBank}}},
-		{name: "2.5 PER 4-digit bank code refused", req: validPER(bank("1559")), errs: []wantErr{{rules.CodeBankUnknown, fBank}}},
-		{name: "2.5 PER retired bank 026 refused", req: validPER(bank("026")), errs: []wantErr{{rules.CodeBankRetired, fBank}}},
-		{name: "2.5 PER retired bank 049 refused", req: validPER(bank("049")), errs: []wantErr{{rules.CodeBankRetired, fBank}}},
+		{name: "2.5 PER unknown bank code refused", req: validPER(bank("999")), errs: []wantErr{{rules.CodeBankCode, fBank}}},
+		{name: "2.5 PER 4-digit bank code refused", req: validPER(bank("1559")), errs: []wantErr{{rules.CodeBankCode, fBank}}},
+		{name: "2.5 PER retired bank 026 refused", req: validPER(bank("026")), errs: []wantErr{{rules.CodeBankCode, fBank}}},
+		{name: "2.5 PER retired bank 049 refused", req: validPER(bank("049")), errs: []wantErr{{rules.CodeBankCode, fBank}}},
 
 		// ---------------- Peru: account number by bank (spec 2.5) ----------------
 		{name: "2.5 PER bank 001 account of 18 digits accepted", req: validPER(bank("001"), acct(repeat("1", 18))), channel: rules.ChannelBatch},
-		{name: "2.5 PER bank 001 account of 20 digits accepted", req: validPER(bank("001"), acct(repeat("1", 20))), channel: rules.ChannelBatch},
-		{name: "2.5 PER bank 001 account of 19 digits refused", req: validPER(bank("001"), acct(repeat("1", 19))), errs: []wantErr{{rules.CodePERAccountNumber, fNumber}}},
-		{name: "2.5 PER bank 002 savings of 13 digits refused", req: validPER(acct("1941234567890")), errs: []wantErr{{rules.CodePERAccountNumber, fNumber}}},
-		{name: "2.5 PER bank 002 current of 14 digits refused", req: validPER(atype("1")), errs: []wantErr{{rules.CodePERAccountNumber, fNumber}}},
+		{name: "2.5 PER bank 001 account of 20 digits with 00 at 9-10 accepted (1244)", req: validPER(bank("001"), acct("11111111001111111111")), channel: rules.ChannelBatch},
+		{name: "2.5 PER bank 001 account of 19 digits refused", req: validPER(bank("001"), acct(repeat("1", 19))), errs: []wantErr{{rules.CodePER001Account, fNumber}}},
+		{name: "2.5 PER bank 002 savings of 13 digits refused", req: validPER(acct("1941234567890")), errs: []wantErr{{rules.CodePER002Savings, fNumber}}},
+		{name: "2.5 PER bank 002 current of 14 digits refused", req: validPER(atype("1")), errs: []wantErr{{rules.CodePER002Current, fNumber}}},
 		{name: "2.5 PER bank 003 account of 13 digits accepted", req: validPER(bank("003"), acct("1234567890123")), channel: rules.ChannelBatch},
-		{name: "2.5 PER bank 003 account of 12 digits refused", req: validPER(bank("003"), acct("123456789012")), errs: []wantErr{{rules.CodePERAccountNumber, fNumber}}},
+		{name: "2.5 PER bank 003 account of 12 digits refused", req: validPER(bank("003"), acct("123456789012")), errs: []wantErr{{rules.CodePER003Account, fNumber}}},
 		{name: "2.5 PER bank 004 account of 10 digits accepted", req: validPER(bank("004"), acct("1234567890")), channel: rules.ChannelBatch},
-		{name: "2.5 PER bank 004 account of 11 digits refused", req: validPER(bank("004"), acct("12345678901")), errs: []wantErr{{rules.CodePERAccountNumber, fNumber}}},
-		{name: "2.5 PER bank 004 account with letters refused", req: validPER(bank("004"), acct("12345678AB")), errs: []wantErr{{rules.CodePERAccountNumber, fNumber}}},
+		{name: "2.5 PER bank 004 account of 11 digits refused", req: validPER(bank("004"), acct("12345678901")), errs: []wantErr{{rules.CodePER004Account, fNumber}}},
+		{name: "2.5 PER bank 004 account with letters refused", req: validPER(bank("004"), acct("12345678AB")), errs: []wantErr{{rules.CodeAccountNotNumeric, fNumber}}},
 		{name: "2.5 PER other bank account is a 20-digit CCI", req: validPER(bank("011"), acct("011"+repeat("2", 17))), channel: rules.ChannelBatch},
-		{name: "2.5 PER other bank account of 19 digits refused", req: validPER(bank("011"), acct(repeat("2", 19))), errs: []wantErr{{rules.CodeAccountNumberCCI, fNumber}}},
-		{name: "2.5 PER wallet account of 9 digits starting with 9 accepted", req: validPER(bank("040"), acct("912345678"), cci("040"+repeat("3", 17))), channel: rules.ChannelRealTime},
-		{name: "2.5 PER wallet account starting with 8 refused", req: validPER(bank("040"), acct("812345678"), cci("040"+repeat("3", 17))), errs: []wantErr{{rules.CodePERAccountNumber, fNumber}}},
-		{name: "2.5 PER wallet account of 10 digits refused", req: validPER(bank("045"), acct("9123456789"), cci("045"+repeat("3", 17))), errs: []wantErr{{rules.CodePERAccountNumber, fNumber}}},
+		{name: "2.5 PER other bank account of 19 digits refused", req: validPER(bank("011"), acct(repeat("2", 19))), errs: []wantErr{{rules.CodeCCILength, fNumber}}},
+		{name: "2.5 PER wallet account of 9 digits starting with 9 accepted", req: validPER(bank("043"), acct("912345678"), cci("043"+repeat("3", 17))), channel: rules.ChannelRealTime},
+		{name: "2.5 PER wallet account starting with 8 refused (1226)", req: validPER(bank("043"), acct("812345678"), cci("043"+repeat("3", 17))), errs: []wantErr{{rules.CodePERCellphone, fNumber}}},
+		{name: "2.5 PER wallet account of 10 digits refused", req: validPER(bank("045"), acct("9123456789"), cci("045"+repeat("3", 17))), errs: []wantErr{{rules.CodePERCellphone, fNumber}}},
 
 		// ---------------- Peru: channel (spec 2.5 bank table, 8 rule 2) ----------------
 		{name: "8 PER rule 2: cci at a group A bank is real-time", req: validPER(bank("011"), acct(""), cci("011"+repeat("2", 17))), channel: rules.ChannelRealTime},
@@ -463,40 +466,40 @@ func countryRows() []countryRow {
 		// ---------------- Peru: cellphone (spec 2.5, 8) ----------------
 		{name: "8 PER cellphone at bank 002 is real-time", req: validPER(perPhone), channel: rules.ChannelRealTime, accountType: 4},
 		{name: "8 PER cellphone at wallet 043 is real-time", req: validPER(perPhone, bank("043")), channel: rules.ChannelRealTime},
-		{name: "8 PER cellphone at a group B bank is batch", req: validPER(perPhone, bank("014")), channel: rules.ChannelBatch},
-		{name: "2.5 PER cellphone needs bankCode even with cci", req: validPER(perPhone, bank(""), cci("00219412345678901253")), errs: []wantErr{{rules.CodeBankCodeRequired, fBank}}},
-		{name: "2.5 PER cellphone needs the number", req: validPER(perPhone, acct("")), errs: []wantErr{{rules.CodeAccountNumRequired, fNumber}}},
+		{name: "8 PER gap: cellphone at a group B bank refused, not batch (spec 8 rule 2)", req: validPER(perPhone, bank("014")), errs: []wantErr{{rules.CodeNoChannel, fBank}}},
+		{name: "2.5 PER cellphone needs bankCode even with cci (1229)", req: validPER(perPhone, bank(""), cci("00219412345678901253")), errs: []wantErr{{rules.CodePERCellphoneBank, fBank}}},
+		{name: "2.5 PER cellphone needs the number (1242)", req: validPER(perPhone, acct("")), errs: []wantErr{{rules.CodePERCellphoneAccount, fNumber}}},
 		{name: "2.5 PER cellphone must start with 9", req: validPER(perPhone, acct("887654321")), errs: []wantErr{{rules.CodePERCellphone, fNumber}}},
 		{name: "2.5 PER cellphone must have 9 digits", req: validPER(perPhone, acct("98765432")), errs: []wantErr{{rules.CodePERCellphone, fNumber}}},
-		{name: "8 PER cellphone only in PEN", req: validPER(perPhone, currency("USD")), errs: []wantErr{{rules.CodeCurrencyNotAllowed, fCurrency}}},
+		{name: "8 PER cellphone only in PEN (1228)", req: validPER(perPhone, currency("USD")), errs: []wantErr{{rules.CodePERCellphonePEN, fCurrency}}},
 		{name: "8 PER cellphone maximum 500 accepted", req: validPER(perPhone, amount("50000")), channel: rules.ChannelRealTime},
-		{name: "8 PER cellphone above 500 refused", req: validPER(perPhone, amount("50001")), errs: []wantErr{{rules.CodeAboveMaximum, fAmount}}},
+		{name: "8 PER cellphone above 500 refused (1227)", req: validPER(perPhone, amount("50001")), errs: []wantErr{{rules.CodePERCellphoneMax, fAmount}}},
 		{name: "8 PER cellphone wallet 037 maximum 3,000 accepted", req: validPER(perWallet037, amount("300000")), channel: rules.ChannelRealTime, bankCode: "037"},
-		{name: "8 PER cellphone wallet 037 above 3,000 refused", req: validPER(perWallet037, amount("300001")), errs: []wantErr{{rules.CodeAboveMaximum, fAmount}}},
-		{name: "8 PER cellphone wallet 040 maximum is 500", req: validPER(perPhone, bank("040"), amount("50001")), errs: []wantErr{{rules.CodeAboveMaximum, fAmount}}},
+		{name: "8 PER cellphone wallet 037 above 3,000 refused (1224)", req: validPER(perWallet037, amount("300001")), errs: []wantErr{{rules.CodePERAboveLimit, fAmount}}},
+		{name: "8 PER cellphone wallet 040 maximum is 500 (1227)", req: validPER(perPhone, bank("040"), amount("50001")), errs: []wantErr{{rules.CodePERCellphoneMax, fAmount}}},
 
 		// ---------------- Peru: wallet 037 (spec 2.5) ----------------
-		{name: "2.5 PER wallet 037 needs description", req: validPER(perWallet037, desc("")), errs: []wantErr{{rules.CodeDescriptionRequired, fDesc}}},
-		{name: "2.5 PER wallet 037 needs subMerchantInfo.name", req: validPER(perWallet037, func(r *rules.PayoutRequest) { r.SubMerchantInfo = nil }), errs: []wantErr{{rules.CodeSubMerchantName, fSub + ".name"}}},
-		{name: "2.5 PER wallet 037 for a PSP reports subMerchantInfo once", req: validPER(perWallet037, func(r *rules.PayoutRequest) { r.SubMerchantInfo = nil }), set: sPSP, errs: []wantErr{{rules.CodeSubMerchantRequired, fSub}}},
-		{name: "2.5 PER wallet 037 for a PSP with name only", req: validPER(perWallet037), set: sPSP, errs: []wantErr{{rules.CodeSubMerchantCode, fSub + ".code"}, {rules.CodeSubMerchantURL, fSub + ".url"}}},
+		{name: "2.5 PER wallet 037 needs description", req: validPER(perWallet037, desc("")), errs: []wantErr{{rules.CodeFieldRequired, fDesc}}},
+		{name: "2.5 PER wallet 037 needs subMerchantInfo.name", req: validPER(perWallet037, func(r *rules.PayoutRequest) { r.SubMerchantInfo = nil }), errs: []wantErr{{rules.CodeFieldRequired, fSub + ".name"}}},
+		{name: "2.5 PER wallet 037 for a PSP reports subMerchantInfo once", req: validPER(perWallet037, func(r *rules.PayoutRequest) { r.SubMerchantInfo = nil }), set: sPSP, errs: []wantErr{{rules.CodeFieldRequired, fSub}}},
+		{name: "2.5 PER wallet 037 for a PSP with name only", req: validPER(perWallet037), set: sPSP, errs: []wantErr{{rules.CodeFieldRequired, fSub + ".code"}, {rules.CodeFieldRequired, fSub + ".url"}}},
 		{name: "2.5 PER other wallets need no description", req: validPER(perPhone, bank("045")), channel: rules.ChannelRealTime},
 
 		// ---------------- Peru: other account types' maximum (spec 8) ----------------
 		{name: "8 PER other account types maximum 30,000 PEN accepted", req: validPER(amount("3000000")), channel: rules.ChannelBatch},
-		{name: "8 PER other account types above 30,000 PEN refused", req: validPER(amount("3000001")), errs: []wantErr{{rules.CodeAboveMaximum, fAmount}}},
-		{name: "8 PER USD maximum 8,000 accepted", req: validPER(currency("USD"), amount("800000")), channel: rules.ChannelBatch},
-		{name: "8 PER USD above 8,000 refused", req: validPER(currency("USD"), amount("800001")), errs: []wantErr{{rules.CodeAboveMaximum, fAmount}}},
+		{name: "8 PER other account types above 30,000 PEN refused (1224)", req: validPER(amount("3000001")), errs: []wantErr{{rules.CodePERAboveLimit, fAmount}}},
+		{name: "8 PER USD maximum 8,000 accepted", req: validPER(currency("USD"), acct(perUSDAcct), amount("800000")), channel: rules.ChannelBatch},
+		{name: "8 PER USD above 8,000 refused (1224)", req: validPER(currency("USD"), acct(perUSDAcct), amount("800001")), errs: []wantErr{{rules.CodePERAboveLimit, fAmount}}},
 
 		// ---------------- Peru: PSP (spec 2.5) ----------------
-		{name: "2.5 PER PSP merchant needs subMerchantInfo", req: validPER(), set: sPSP, errs: []wantErr{{rules.CodeSubMerchantRequired, fSub}}},
+		{name: "2.5 PER PSP merchant needs subMerchantInfo", req: validPER(), set: sPSP, errs: []wantErr{{rules.CodeFieldRequired, fSub}}},
 		{name: "2.5 PER PSP merchant with subMerchantInfo accepted", req: validPER(sub("S1", "Tienda", "https://tienda.pe")), set: sPSP, channel: rules.ChannelBatch},
 
 		// ---------------- Peru: card endpoint (spec 4.2, 8 rule 3) ----------------
 		{name: "4.2 PER card accepted with a 15-minute default session", req: validPER(perCard), set: sCard, ep: rules.EndpointCard, channel: rules.ChannelCard, accountType: 5, expMinutes: 15},
-		{name: "4.2 PER card needs the cardPayouts setting", req: validPER(perCard), set: allBut(func(s *rules.Settings) { s.CardPayouts = false }), ep: rules.EndpointCard, errs: []wantErr{{rules.CodeNotEnabled, fType}}},
-		{name: "4.2 PER card endpoint needs accountType 5", req: validPER(perCard, atype("2")), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeCardAccountType, fType}}},
-		{name: "4.2 PER card endpoint refuses an omitted accountType", req: validPER(perCard, atype("")), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeCardAccountType, fType}}},
+		{name: "4.2 PER card needs the cardPayouts setting (1123)", req: validPER(perCard), set: allBut(func(s *rules.Settings) { s.CardPayouts = false }), ep: rules.EndpointCard, errs: []wantErr{{rules.CodeCardNotEnabled, fType}}},
+		{name: "4.2 PER card endpoint needs accountType 5", req: validPER(perCard, atype("2")), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeAccountType, fType}}},
+		{name: "4.2 PER card endpoint refuses an omitted accountType", req: validPER(perCard, atype("")), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeAccountType, fType}}},
 		{name: "4.2 PER card accountType 5 as a JSON number accepted", req: validPER(perCard), raw: setPath(5, "destination", "bankAccount", "accountType"), set: sCard, ep: rules.EndpointCard, channel: rules.ChannelCard},
 		{name: "4.2 PER card needs the cardholder's email", req: validPER(perCard, email("")), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeEmailRequired, fEmail}}},
 		{name: "4.2 PER card needs timeoutUrl", req: validPER(perCard, timeoutURL("")), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeTimeoutURLRequired, "timeoutUrl"}}},
@@ -511,17 +514,17 @@ func countryRows() []countryRow {
 		{name: "8 PER rule 3: expirationTime with a fraction refused", req: validPER(perCard), raw: setPath(json.Number("7.5"), "expirationTime"), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeExpirationTime, "expirationTime"}}},
 		{name: "8 PER rule 3: expirationTime not a number refused", req: validPER(perCard, expTime("ten")), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeExpirationTime, "expirationTime"}}},
 		{name: "4.2 PER card bankCode, cci and accountNumber optional but checked", req: validPER(perCard, bank("002"), cci("00219412345678901253"), acct("anything")), set: sCard, ep: rules.EndpointCard, channel: rules.ChannelCard, bankCode: "002"},
-		{name: "4.2 PER card retired bankCode refused", req: validPER(perCard, bank("033")), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeBankRetired, fBank}}},
-		{name: "4.2 PER card malformed cci refused", req: validPER(perCard, cci("123")), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeCCIFormat, fCCI}}},
+		{name: "4.2 PER card retired bankCode refused", req: validPER(perCard, bank("033")), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeBankCode, fBank}}},
+		{name: "4.2 PER card malformed cci refused", req: validPER(perCard, cci("123")), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeCCILength, fCCI}}},
 		{name: "2.5 PER card RUC refused at bank 004", req: validPER(perCard, bank("004"), doc(4, "20123456789")), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeRUCAtBank004, fDocType}}},
 		{name: "8 PER card maximum 30,000 PEN accepted", req: validPER(perCard, amount("3000000")), set: sCard, ep: rules.EndpointCard, channel: rules.ChannelCard},
-		{name: "8 PER card above 30,000 PEN refused", req: validPER(perCard, amount("3000001")), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeAboveMaximum, fAmount}}},
-		{name: "8 PER card USD above 8,000 refused", req: validPER(perCard, currency("USD"), amount("800001")), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodeAboveMaximum, fAmount}}},
+		{name: "8 PER card above 30,000 PEN refused", req: validPER(perCard, amount("3000001")), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodePERAboveLimit, fAmount}}},
+		{name: "8 PER card USD above 8,000 refused", req: validPER(perCard, currency("USD"), amount("800001")), set: sCard, ep: rules.EndpointCard, errs: []wantErr{{rules.CodePERAboveLimit, fAmount}}},
 		{name: "3 PER card every violation is reported together", req: validPER(perCard, email(""), timeoutURL(""), expTime("60"), logo("http://x.pe/l.png")), set: sNone, ep: rules.EndpointCard,
-			errs: []wantErr{{rules.CodeNotEnabled, fType}, {rules.CodeEmailRequired, fEmail}, {rules.CodeTimeoutURLRequired, "timeoutUrl"},
+			errs: []wantErr{{rules.CodeCardNotEnabled, fType}, {rules.CodeEmailRequired, fEmail}, {rules.CodeTimeoutURLRequired, "timeoutUrl"},
 				{rules.CodeLogoNotHTTPS, "merchantLogo"}, {rules.CodeExpirationTime, "expirationTime"}}},
 		{name: "3 PER every violation is reported together", req: validPER(currency("EUR"), doc(1, "123"), email("test@gmail.com"), bank("026")),
-			errs: []wantErr{{rules.CodeCurrencyNotAllowed, fCurrency}, {rules.CodeDNILength, fDocNum}, {rules.CodeEmailDummy, fEmail}, {rules.CodeBankRetired, fBank}}},
+			errs: []wantErr{{rules.CodeCurrencyNotAllowed, fCurrency}, {rules.CodeDNILength, fDocNum}, {rules.CodeEmailDummy, fEmail}, {rules.CodeBankCode, fBank}}},
 	}
 }
 
@@ -558,7 +561,7 @@ func rowBody(t *testing.T, r countryRow) []byte {
 
 func TestCountryRules(t *testing.T) {
 	seen := map[string]bool{}
-	for _, tc := range countryRows() {
+	for _, tc := range append(countryRows(), publishedRows()...) {
 		if seen[tc.name] {
 			t.Errorf("two rows are named %q", tc.name)
 		}
@@ -641,8 +644,8 @@ func TestCheckAmountZero(t *testing.T) {
 	for _, req := range []*rules.PayoutRequest{validCOL(amount("0")), validPER(amount("0"))} {
 		_, err := rules.Check(req, &rules.Merchant{}, checkNow, rules.EndpointPayouts)
 		var p *rules.Problem
-		if !errors.As(err, &p) || p.Code() != rules.CodeAmountInteger {
-			t.Errorf("%s amount 0: got %v, want code %s", req.Country, err, rules.CodeAmountInteger)
+		if !errors.As(err, &p) || p.Code() != rules.CodeAmountNotNumeric {
+			t.Errorf("%s amount 0: got %v, want code %s", req.Country, err, rules.CodeAmountNotNumeric)
 		}
 	}
 }

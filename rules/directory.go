@@ -157,7 +157,7 @@ func CheckDirectoryEntry(country, id string, e *DirectoryEntry) error {
 			ps.add(CodeDirectoryEntry, "entities", "at most 20 entities", len(e.Entities))
 		}
 	case "COL":
-		if why := breBKeyProblem(id); why != "" {
+		if _, why := breBKeyProblem(id); why != "" {
 			ps.add(CodeDirectoryEntry, "path.id", why, id)
 		}
 		if len(e.Entities) > 0 {
@@ -201,5 +201,5 @@ func MaskName(name string) string {
 	return strings.Join(words, " ")
 }
 
-// BreBKeyProblem says what is wrong with a Bre-B key, or "" (spec 2.4).
-func BreBKeyProblem(k string) string { return breBKeyProblem(k) }
+// BreBKeyProblem says what is wrong with a Bre-B key and its code, or "" (spec 2.4).
+func BreBKeyProblem(k string) (code, why string) { return breBKeyProblem(k) }

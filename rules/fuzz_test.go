@@ -29,7 +29,7 @@ func FuzzDecodeAndCheck(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	for _, r := range countryRows() {
+	for _, r := range append(countryRows(), publishedRows()...) {
 		if r.raw == nil {
 			b, err := json.Marshal(r.req)
 			if err != nil {
@@ -62,6 +62,23 @@ func FuzzDecodeAndCheck(f *testing.F) {
 		req, err := rules.DecodePayoutRequest(body)
 		if err != nil {
 			checkProblem(t, err, rules.KindInvalid, status, 400)
+			// Validate adds the country errors to the generic ones: still 400, every
+			// generic error kept, each country error of status 401.
+			_, _, verr := rules.Validate(body, merchants[0], clocks[0], rules.EndpointPayouts)
+			var gp, vp *rules.Problem
+			errors.As(err, &gp)
+			if !errors.As(verr, &vp) || vp.Kind != rules.KindInvalid || len(vp.Errors) < len(gp.Errors) {
+				t.Fatalf("Validate on a generic failure: %v, want a KindInvalid problem with the %d generic errors", verr, len(gp.Errors))
+			}
+			for i, e := range vp.Errors {
+				want := 400
+				if i >= len(gp.Errors) {
+					want = 401
+				}
+				if status[e.Code] != want || e.Message == "" {
+					t.Fatalf("Validate error %d %s at %q: status %d, want %d", i, e.Code, e.Field, status[e.Code], want)
+				}
+			}
 			return
 		}
 		if req == nil {
@@ -71,7 +88,7 @@ func FuzzDecodeAndCheck(f *testing.F) {
 			for _, ep := range []rules.Endpoint{rules.EndpointPayouts, rules.EndpointCard} {
 				for _, at := range clocks {
 					route, err := rules.Check(req, m, at, ep)
-					again, err2 := rules.Check(req, m, at, ep)
+					_, again, err2 := rules.Validate(body, m, at, ep)
 					if !reflect.DeepEqual(route, again) || (err == nil) != (err2 == nil) ||
 						err != nil && err.Error() != err2.Error() {
 						t.Fatalf("Check is not deterministic: %v / %v", err, err2)

@@ -491,7 +491,7 @@ func cancelRefusal(p *Payout) string {
 func simulatedCode(s Status) string {
 	switch s {
 	case StatusDenied:
-		return CodeBankDenied
+		return CodeDenied
 	case StatusReversed:
 		return CodeReversed
 	case StatusNoBalance:

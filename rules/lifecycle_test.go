@@ -163,6 +163,15 @@ func setAccount(number string) func(m map[string]any) {
 	}
 }
 
+// sandboxAccount sets a bank 003 account (13 digits, spec 2.5) ending in a sandbox trigger:
+// a bank 002 account cannot end in one, its digit 11 or 12 is the currency (1213, 1221).
+func sandboxAccount(ending string) func(m map[string]any) {
+	return func(m map[string]any) {
+		ba := m["destination"].(map[string]any)["bankAccount"].(map[string]any)
+		ba["bankCode"], ba["accountNumber"] = "003", "123456789"+ending
+	}
+}
+
 var inProgress = []rules.Status{rules.StatusCreated, rules.StatusAuthorized, rules.StatusWaitingRouting, rules.StatusPendingBank}
 
 func TestLifecyclePaths(t *testing.T) {
@@ -177,8 +186,11 @@ func TestLifecyclePaths(t *testing.T) {
 	}{
 		{"5 batch payout is processed after the batch delay", "per-bank-account", nil, batchDelay, rules.StatusProcessed, "", true},
 		{"5 real-time payout is processed after the real-time delay", "per-cci", nil, rtDelay, rules.StatusProcessed, "", true},
-		{"5 account ending 9999 is rejected by the bank", "per-bank-account", setAccount("19312345679999"), batchDelay, rules.StatusRejectedBank, rules.CodeBankRejected, false},
-		{"5 account ending 9998 is denied", "per-bank-account", setAccount("19312345679998"), batchDelay, rules.StatusDenied, rules.CodeBankDenied, false},
+		{"5 account ending 9999 is rejected by the bank: not the owner (4001)", "per-bank-account", sandboxAccount("9999"), batchDelay, rules.StatusRejectedBank, rules.CodeBankRejected, false},
+		{"5 account ending 9998 is denied by the anti-fraud rules (3007)", "per-bank-account", sandboxAccount("9998"), batchDelay, rules.StatusDenied, rules.CodeDenied, false},
+		{"5 account ending 9996 does not exist (4025)", "per-bank-account", sandboxAccount("9996"), batchDelay, rules.StatusRejectedBank, rules.CodeAccountNotFound, false},
+		{"5 account ending 9995: bank out of service (4008)", "per-bank-account", sandboxAccount("9995"), batchDelay, rules.StatusRejectedBank, rules.CodeBankOutOfService, false},
+		{"5 Colombian account ending 9996 does not exist (4025)", "col-bank-account", setAccount("12345679996"), batchDelay, rules.StatusRejectedBank, rules.CodeAccountNotFound, false},
 		{"5 Colombian Bre-B key settles in real time", "col-breb-key", nil, rtDelay, rules.StatusProcessed, "", true},
 	}
 	for _, tc := range cases {
@@ -225,7 +237,7 @@ func TestLifecyclePaths(t *testing.T) {
 func TestLifecycleHeldPayoutWaitsForSimulate(t *testing.T) {
 	w := newWorld(t, rules.AllSettings(), "", nil)
 	w.fund("PER", "PEN", 100_000_00)
-	p := w.create("per-bank-account", setAccount("19312345679997"))
+	p := w.create("per-bank-account", sandboxAccount("9997"))
 	w.run()
 	w.clk.Add(24 * time.Hour)
 	w.run()

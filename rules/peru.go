@@ -45,20 +45,18 @@ const (
 )
 
 // perDocType is a row of spec 2.5's document table with its wire code. The table gives
-// lengths in digits; a passport may also carry letters (foreign passports do), the other
-// types are digits only.
+// lengths in digits, so every type, passports too, is digits only (1106).
 type perDocType struct {
 	min, max int
-	letters  bool
 	code     string
 	message  string
 }
 
 var perDocTypes = map[int]perDocType{
-	1: {8, 8, false, CodeDNILength, "a DNI has exactly 8 digits (spec 2.5)"},
-	2: {7, 12, true, CodePASLength, "a passport (PAS) has 7 to 12 letters or digits (spec 2.5)"},
-	3: {8, 12, false, CodeCELength, "a CE has 8 to 12 digits (spec 2.5)"},
-	4: {11, 11, false, CodeRUCLength, "a RUC has exactly 11 digits (spec 2.5)"},
+	1: {8, 8, CodeDNILength, "a DNI has exactly 8 digits (spec 2.5)"},
+	2: {7, 12, CodePASLength, "a passport (PAS) has 7 to 12 digits (spec 2.5)"},
+	3: {8, 12, CodeCELength, "a CE has 8 to 12 digits (spec 2.5)"},
+	4: {11, 11, CodeRUCLength, "a RUC has exactly 11 digits (spec 2.5)"},
 }
 
 // checkPeru applies spec 2.5, the Peru rows of spec 8 and, on the card endpoint, spec 4.2.
@@ -103,12 +101,10 @@ func checkPeruDocument(ps *problems, d Document) {
 		ps.addf(CodeDocumentType, fieldDocType, d.Type, "must be a Peru document type (spec 2.5): 1 DNI, 2 PAS, 3 CE or 4 RUC")
 		return
 	}
-	n := d.Number
-	valid := IsDigits(n)
-	if t.letters {
-		valid = isAlnum(n)
-	}
-	if !valid || len(n) < t.min || len(n) > t.max {
+	switch n := d.Number; {
+	case !IsDigits(n):
+		ps.add(CodeDocumentNotNumeric, fieldDocNumber, "a document number has only digits (spec 2.5: lengths in digits, passports too)", n)
+	case len(n) < t.min || len(n) > t.max:
 		ps.add(t.code, fieldDocNumber, t.message, n)
 	}
 }
@@ -133,6 +129,41 @@ func peruAccountType(ps *problems, raw Text) (at int, sent, ok bool) {
 	return 0, true, false
 }
 
+// perCCIPrefix is the first 3 digits of a CCI at the banks whose CCI prefix is not their
+// bank code (wire doc section 5: 001 → 011, 004 → 009; 002 and 003 are their own). Every
+// other bank's CCI starts with its bank code.
+var perCCIPrefix = map[string]string{"001": "011", "002": "002", "003": "003", "004": "009"}
+
+// perCCIPrefixCode is the published code of a CCI that does not start with its bank's prefix.
+var perCCIPrefixCode = map[string]string{"001": CodeCCI001, "002": CodeCCI002, "003": CodeCCI003, "004": CodeCCI004}
+
+func cciPrefix(bank string) string {
+	if p, ok := perCCIPrefix[bank]; ok {
+		return p
+	}
+	return bank
+}
+
+// perBankOfCCI maps a CCI's first 3 digits back to its bank: a bank whose code is the prefix,
+// else the bank whose published prefix it is (009 → 004). Prefix 011 is bank 011 (of the
+// list), and also 001's prefix: both are group A, so the rail is the same.
+var perBankOfCCI = func() map[string]string {
+	m := map[string]string{}
+	for bank, prefix := range perCCIPrefix {
+		m[prefix] = bank
+	}
+	for _, b := range Banks("PER") {
+		if _, special := perCCIPrefix[b.Code]; !special {
+			m[b.Code] = b.Code
+		}
+	}
+	return m
+}()
+
+// perWalletsCellphoneOnly are the wallets that take only accountType 4 (wire doc section 5,
+// 1241: 033, 037, 040; 033 is retired in spec 2.5).
+var perWalletsCellphoneOnly = map[string]bool{"037": true, "040": true}
+
 // transfer checks a bank, wallet or cellphone payout (accountType 1, 2, 4 or omitted) and
 // returns its account type after defaults, channel and bank.
 func (p perCheck) transfer(at int, atSent bool) (int, Channel, string) {
@@ -140,19 +171,25 @@ func (p perCheck) transfer(at int, atSent bool) (int, Channel, string) {
 	ba := &req.Destination.BankAccount
 	num := string(ba.AccountNumber)
 	cciSent := ba.CCI != ""
-	cciOK := IsDigits(ba.CCI) && len(ba.CCI) == perCCIDigits
-	if cciSent && !cciOK {
-		ps.add(CodeCCIFormat, fieldCCI, "must be 20 digits (spec 2.5)", ba.CCI)
+	cciOK := false
+	switch {
+	case !cciSent:
+	case !IsDigits(ba.CCI):
+		ps.add(CodeCCINotNumeric, fieldCCI, "a CCI has only digits (spec 2.5)", ba.CCI)
+	case len(ba.CCI) != perCCIDigits:
+		ps.add(CodeCCILength, fieldCCI, "must be 20 digits (spec 2.5)", ba.CCI)
+	default:
+		cciOK = true
 	}
 
 	// Which of bankCode, accountNumber and cci are required (spec 2.5).
 	switch {
 	case at == perCellphone:
 		if ba.BankCode == "" {
-			ps.add(CodeBankCodeRequired, fieldBankCode, "is required for a payout by cellphone number, accountType 4 (spec 2.5)", nil)
+			ps.add(CodePERCellphoneBank, fieldBankCode, "is required for a payout by cellphone number, accountType 4 (spec 2.5)", nil)
 		}
 		if num == "" {
-			ps.add(CodeAccountNumRequired, fieldAccountNumber, "must carry the cellphone number for accountType 4 (spec 2.5)", nil)
+			ps.add(CodePERCellphoneAccount, fieldAccountNumber, "must carry the cellphone number for accountType 4 (spec 2.5)", nil)
 		}
 	case cciSent:
 	case ba.BankCode == "" && num == "":
@@ -163,18 +200,31 @@ func (p perCheck) transfer(at int, atSent bool) (int, Channel, string) {
 		ps.add(CodeAccountNumRequired, fieldAccountNumber, "is required when cci is absent (spec 2.5)", nil)
 	}
 
-	// The bank: bankCode, or the first 3 digits of the CCI when only the CCI is sent.
-	code, field := ba.BankCode, fieldBankCode
-	if code == "" && cciOK {
-		code, field = ba.CCI[:3], fieldCCI
-	}
+	// The bank: bankCode, or the one the CCI's first 3 digits name when only the CCI is sent.
 	var b Bank
 	bankOK := false
-	if code != "" {
-		b, bankOK = lookupBankField(ps, "PER", field, code, " (spec 2.5)")
+	code := ba.BankCode
+	switch {
+	case code != "":
+		b, bankOK = lookupBankField(ps, "PER", fieldBankCode, code, " (spec 2.5)")
+	case cciOK:
+		if code = perBankOfCCI[ba.CCI[:3]]; code == "" {
+			ps.addf(CodeCCIUnknownBank, fieldCCI, ba.CCI, "the first 3 digits of a CCI name its bank, and %s is no bank of the Peru list (spec 2.5)", ba.CCI[:3])
+		} else {
+			b, bankOK = lookupBankField(ps, "PER", fieldCCI, code, " (spec 2.5): the first 3 digits of the CCI name it")
+		}
 	}
-	if bankOK && ba.BankCode != "" && cciOK && ba.CCI[:3] != ba.BankCode {
-		ps.addf(CodeCCIBankMismatch, fieldCCI, ba.CCI, "the first 3 digits of a CCI are its bank: %s is not bankCode %s", ba.CCI[:3], ba.BankCode)
+	if bankOK && ba.BankCode != "" && cciOK && ba.CCI[:3] != cciPrefix(b.Code) {
+		c, ok := perCCIPrefixCode[b.Code]
+		if !ok {
+			c = CodeCCIBankMismatch
+		}
+		ps.addf(c, fieldCCI, ba.CCI, "a CCI of bank %s starts with %s, not %s", b.Code, cciPrefix(b.Code), ba.CCI[:3])
+	}
+
+	// Wallets 037 and 040 take cellphone payouts only (the original's 1241).
+	if bankOK && perWalletsCellphoneOnly[b.Code] && at != perCellphone {
+		ps.addf(CodePERWalletCellphone, fieldAccountType, string(ba.AccountType), "wallet %s takes only accountType 4, a cellphone number", b.Code)
 	}
 
 	// Spec 8, Peru rule 1: at 003 and 004 an omitted accountType is savings. This service
@@ -193,17 +243,18 @@ func (p perCheck) transfer(at int, atSent bool) (int, Channel, string) {
 		}
 		switch {
 		case p.currencyOK && req.Currency != "PEN":
-			ps.addf(CodeCurrencyNotAllowed, fieldCurrency, req.Currency, "a payout by cellphone number (accountType 4) is in PEN only (spec 8)")
+			ps.addf(CodePERCellphonePEN, fieldCurrency, req.Currency, "a payout by cellphone number (accountType 4) is in PEN only (spec 8)")
+		case p.amountOK && p.currencyOK && bankOK && b.Code == perWalletWithExtras:
+			checkAmountRangeCodes(ps, p.amount, 0, perWallet037PhoneMax, "PEN", "a payout by cellphone number to wallet 037", "", CodePERAboveLimit)
 		case p.amountOK && p.currencyOK && bankOK:
-			max, what := int64(perCellphoneMax), "a payout by cellphone number"
-			if b.Code == perWalletWithExtras {
-				max, what = perWallet037PhoneMax, "a payout by cellphone number to wallet 037"
-			}
-			checkAmountRange(ps, p.amount, 0, max, "PEN", what)
+			checkAmountRangeCodes(ps, p.amount, 0, perCellphoneMax, "PEN", "a payout by cellphone number", "", CodePERCellphoneMax)
 		}
 	} else {
 		if num != "" && bankOK {
 			p.accountNumber(b, at, num)
+		}
+		if cciOK && bankOK && atSent && b.Code == perBank002 {
+			p.cci002(at)
 		}
 		p.checkMax("a Peru payout")
 	}
@@ -211,7 +262,7 @@ func (p perCheck) transfer(at int, atSent bool) (int, Channel, string) {
 	nameWhy := ""
 	if bankOK && b.Code == perWalletWithExtras {
 		if strings.TrimSpace(req.Description) == "" {
-			ps.add(CodeDescriptionRequired, fieldDescription, "is required for wallet 037: the merchant's commercial name, shown in the payment reference (spec 2.5)", nil)
+			ps.add(CodeFieldRequired, fieldDescription, "is required for wallet 037: the merchant's commercial name, shown in the payment reference (spec 2.5)", nil)
 		}
 		nameWhy = "is required for wallet 037: it is the name in the payment reference (spec 2.5)"
 	}
@@ -232,10 +283,10 @@ func (p perCheck) checkMax(what string) {
 		return
 	}
 	if p.req.Currency == "USD" {
-		checkAmountRange(p.ps, p.amount, 0, perUSDMax, "USD", what)
+		checkAmountRangeCodes(p.ps, p.amount, 0, perUSDMax, "USD", what, "", CodePERAboveLimit)
 		return
 	}
-	checkAmountRange(p.ps, p.amount, 0, perPENMax, "PEN", what)
+	checkAmountRangeCodes(p.ps, p.amount, 0, perPENMax, "PEN", what, "", CodePERAboveLimit)
 }
 
 // noRUC: RUC is not available for accounts at bank 004 (spec 2.5).
@@ -245,38 +296,101 @@ func (p perCheck) noRUC(b Bank) {
 	}
 }
 
-// accountNumber applies spec 2.5's account number format by bank code.
+// currencyDigit is the digit that says the currency inside a bank 002 account number or
+// CCI (wire doc section 5): 0 for PEN, 1 for USD.
+func (p perCheck) currencyDigit() byte {
+	if p.req.Currency == "USD" {
+		return '1'
+	}
+	return '0'
+}
+
+// accountNumber applies spec 2.5's account number format by bank code, and the original's
+// finer rules where the specification gives none: a 20-digit 001 account has 00 at digits
+// 9–10 (1244); digit 11 of a 002 current account and digit 12 of a 002 savings account say
+// the currency, 0 PEN, 1 USD (1213/1214, 1221/1222).
 func (p perCheck) accountNumber(b Bank, at int, num string) {
-	bad := func(msg string) { p.ps.add(CodePERAccountNumber, fieldAccountNumber, msg, num) }
+	ps := p.ps
+	if !b.Wallet && !IsDigits(num) {
+		ps.add(CodeAccountNotNumeric, fieldAccountNumber, "an account number has only digits (spec 2.5)", num)
+		return
+	}
+	usd := p.req.Currency == "USD"
 	switch {
 	case b.Wallet:
 		if !isPeruCellphone(num) {
-			bad("a wallet " + b.Code + " account number has 9 digits and starts with 9 (spec 2.5)")
+			ps.add(CodePERCellphone, fieldAccountNumber, "a wallet "+b.Code+" account number is a cellphone number: 9 digits starting with 9 (spec 2.5)", num)
 		}
 	case b.Code == perBank001:
-		if !IsDigits(num) || len(num) != 18 && len(num) != 20 {
-			bad("a bank 001 account number has 18 or 20 digits (spec 2.5)")
+		switch {
+		case len(num) != 18 && len(num) != 20:
+			ps.add(CodePER001Account, fieldAccountNumber, "a bank 001 account number has 18 or 20 digits (spec 2.5)", num)
+		case len(num) == 20 && num[8:10] != "00":
+			ps.add(CodePER001Account20, fieldAccountNumber, "digits 9 and 10 of a 20-digit bank 001 account number are 00", num)
+		}
+	case b.Code == perBank002 && at == perCurrent:
+		code := CodePER002CurrentPEN
+		if usd {
+			code = CodePER002CurrentUSD
+		}
+		switch {
+		case len(num) != 13:
+			ps.add(CodePER002Current, fieldAccountNumber, "a bank 002 current or master account number (accountType 1) has 13 digits (spec 2.5: 13 current, 14 savings)", num)
+		case p.currencyOK && num[10] != p.currencyDigit():
+			ps.addf(code, fieldAccountNumber, num, "digit 11 of a bank 002 current account number is %c for %s", p.currencyDigit(), p.req.Currency)
 		}
 	case b.Code == perBank002:
-		want, kind := 14, "savings (accountType 2)"
-		if at == perCurrent {
-			want, kind = 13, "current or master (accountType 1)"
+		code := CodePER002SavingsPEN
+		if usd {
+			code = CodePER002SavingsUSD
 		}
-		if !IsDigits(num) || len(num) != want {
-			p.ps.addf(CodePERAccountNumber, fieldAccountNumber, num, "a bank 002 %s account number has %d digits (spec 2.5: 13 current, 14 savings)", kind, want)
+		switch {
+		case len(num) != 14:
+			ps.add(CodePER002Savings, fieldAccountNumber, "a bank 002 savings account number (accountType 2) has 14 digits (spec 2.5: 13 current, 14 savings)", num)
+		case p.currencyOK && num[11] != p.currencyDigit():
+			ps.addf(code, fieldAccountNumber, num, "digit 12 of a bank 002 savings account number is %c for %s", p.currencyDigit(), p.req.Currency)
 		}
 	case b.Code == perBank003:
-		if !IsDigits(num) || len(num) != 13 {
-			bad("a bank 003 account number has 13 digits (spec 2.5)")
+		if len(num) != 13 {
+			ps.add(CodePER003Account, fieldAccountNumber, "a bank 003 account number has 13 digits (spec 2.5)", num)
 		}
 	case b.Code == perBankNoRUC:
-		if !IsDigits(num) || len(num) != 10 {
-			bad("a bank 004 account number has 10 digits: 3 of agency and 7 of account (spec 2.5)")
+		if len(num) != 10 {
+			ps.add(CodePER004Account, fieldAccountNumber, "a bank 004 account number has 10 digits: 3 of agency and 7 of account (spec 2.5)", num)
 		}
 	default:
-		if !IsDigits(num) || len(num) != perCCIDigits {
-			p.ps.addf(CodeAccountNumberCCI, fieldAccountNumber, num, "for bank %s accountNumber must be the 20-digit CCI (spec 2.5)", b.Code)
+		if len(num) != perCCIDigits {
+			ps.addf(CodeCCILength, fieldAccountNumber, num, "for bank %s accountNumber must be the 20-digit CCI (spec 2.5)", b.Code)
 		}
+	}
+}
+
+// cci002 applies the original's rules of a bank 002 CCI once the account type is sent
+// (wire doc section 5): digits 7–8 are 00 for a current account (1217), digit 7 is 1 for a
+// savings account (1218); digit 16 says the currency, 0 PEN, 1 USD (1230–1233: current PEN,
+// current USD, savings PEN, savings USD).
+func (p perCheck) cci002(at int) {
+	cci := p.req.Destination.BankAccount.CCI
+	usd := p.req.Currency == "USD"
+	var curCode string
+	switch {
+	case at == perCurrent && cci[6:8] != "00":
+		p.ps.add(CodeCCI002Current, fieldCCI, "digits 7 and 8 of a bank 002 current account CCI are 00", cci)
+		return
+	case at == perSavings && cci[6] != '1':
+		p.ps.add(CodeCCI002Savings, fieldCCI, "digit 7 of a bank 002 savings account CCI is 1", cci)
+		return
+	case at == perCurrent && usd:
+		curCode = CodeCCI002CurrentUSD
+	case at == perCurrent:
+		curCode = CodeCCI002CurrentPEN
+	case usd:
+		curCode = CodeCCI002SavingsUSD
+	default:
+		curCode = CodeCCI002SavingsPEN
+	}
+	if p.currencyOK && cci[15] != p.currencyDigit() {
+		p.ps.addf(curCode, fieldCCI, cci, "digit 16 of a bank 002 CCI is %c for %s", p.currencyDigit(), p.req.Currency)
 	}
 }
 
@@ -287,11 +401,15 @@ func isPeruCellphone(s string) bool {
 
 // channel picks the rail (spec 2.5 bank table, spec 8 Peru rule 2): real-time needs the CCI,
 // or a cellphone number for accountType 4 (the number is the address); otherwise the
-// non-real-time interbank transfer when the bank has it.
+// non-real-time interbank transfer when the bank has it. A cellphone payout never goes as an
+// interbank transfer, which needs an account or a CCI: at a bank that is not real-time
+// (group B) it is refused.
 func (p perCheck) channel(b Bank, at int, cciSent, cciOK bool) Channel {
 	switch {
 	case b.RealTime && (at == perCellphone || cciOK):
 		return ChannelRealTime
+	case at == perCellphone:
+		p.ps.addf(CodeNoChannel, fieldBankCode, b.Code, "bank %s takes no real-time payouts (spec 2.5 bank table), and a cellphone payout (accountType 4) goes only real-time: send an account number or a CCI (spec 8, Peru rule 2)", b.Code)
 	case b.Batch:
 		return ChannelBatch
 	case b.RealTime && !cciSent:
@@ -312,10 +430,10 @@ func (p perCheck) card() (Channel, string, int) {
 		if ba.AccountType != "" {
 			v = string(ba.AccountType)
 		}
-		ps.add(CodeCardAccountType, fieldAccountType, "the card endpoint takes accountType 5 (card) only (spec 4.2)", v)
+		ps.add(CodeAccountType, fieldAccountType, "the card endpoint takes accountType 5 (card) only (spec 4.2)", v)
 	}
 	if !p.m.Settings.CardPayouts {
-		ps.add(CodeNotEnabled, fieldAccountType, "card payouts are not enabled for this merchant (setting cardPayouts; spec 4.2: needs prior configuration with the account manager)", string(ba.AccountType))
+		ps.add(CodeCardNotEnabled, fieldAccountType, "card payouts are not enabled for this merchant (setting cardPayouts; spec 4.2: needs prior configuration with the account manager)", string(ba.AccountType))
 	}
 	if req.Beneficiary.Email == "" {
 		ps.add(CodeEmailRequired, fieldEmail, "is required for a card payout: the cardholder's email (spec 4.2)", nil)
@@ -343,8 +461,12 @@ func (p perCheck) card() (Channel, string, int) {
 			p.noRUC(b)
 		}
 	}
-	if ba.CCI != "" && (!IsDigits(ba.CCI) || len(ba.CCI) != perCCIDigits) {
-		ps.add(CodeCCIFormat, fieldCCI, "must be 20 digits (spec 2.5)", ba.CCI)
+	switch {
+	case ba.CCI == "":
+	case !IsDigits(ba.CCI):
+		ps.add(CodeCCINotNumeric, fieldCCI, "a CCI has only digits (spec 2.5)", ba.CCI)
+	case len(ba.CCI) != perCCIDigits:
+		ps.add(CodeCCILength, fieldCCI, "must be 20 digits (spec 2.5)", ba.CCI)
 	}
 	p.checkMax("a card payout")
 	return ChannelCard, ba.BankCode, minutes

@@ -3,7 +3,6 @@ package rules
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -35,9 +34,10 @@ type Outcome struct {
 
 // SimulatedRail is the sandbox rail (contract section 5): real-time channels settle after
 // Delay, batch after BatchDelay, cash waits for its claim. Outcomes are deterministic from
-// the destination: an account number, CCI, key or phone ending in 9999 is rejected by the
-// bank (4001), 9998 is denied (4002), 9997 stays PENDING_BANK until simulated; the card
-// 4000000000000002 is declined (4003). It keeps no state: everything it needs is on the
+// the destination (sandboxEndings): an account number, CCI, key or phone ending in 9999 is
+// rejected by the bank (4001), 9998 is denied (3007), 9997 stays PENDING_BANK until
+// simulated, 9996 is an account that does not exist (4025), 9995 a bank out of service
+// (4008); the card 4000000000000002 is declined (4032). It keeps no state: everything it needs is on the
 // payout, so a restart loses nothing.
 type SimulatedRail struct {
 	Delay      time.Duration
@@ -105,15 +105,21 @@ func (r *SimulatedRail) Outcome(ctx context.Context, p *Payout, now time.Time) (
 		}
 		return Outcome{Settled: true, Status: StatusProcessed}, nil
 	}
-	switch SandboxEnding(p) {
-	case "9999":
-		return Outcome{Settled: true, Status: StatusRejectedBank, Code: CodeBankRejected, Note: "the beneficiary's bank rejected the payout (sandbox account ending 9999)"}, nil
-	case "9998":
-		return Outcome{Settled: true, Status: StatusDenied, Code: CodeBankDenied, Note: "the payout was denied (sandbox account ending 9998)"}, nil
-	case "9997":
+	end := SandboxEnding(p)
+	if end == "" {
+		return r.settleByDirectory(ctx, p) // issue 15: processed, unless an unknown Bre-B key
+	}
+	o := sandboxEndings[end]
+	if o.Status == "" {
 		return Outcome{}, nil // held until simulated
 	}
-	// Issue 15: a Bre-B key the directory does not know cannot be paid.
+	o.Settled = true
+	return o, nil
+}
+
+// settleByDirectory processes a payout, unless it goes to a Bre-B key the directory does
+// not know (issue 15): that one is rejected 4027.
+func (r *SimulatedRail) settleByDirectory(ctx context.Context, p *Payout) (Outcome, error) {
 	if p.Channel == ChannelRealTimeKey && r.Directory != nil {
 		h, err := r.Directory.BreBKey(ctx, string(p.Request.Destination.BankAccount.AccountNumber))
 		if err != nil {
@@ -126,13 +132,24 @@ func (r *SimulatedRail) Outcome(ctx context.Context, p *Payout, now time.Time) (
 	return Outcome{Settled: true, Status: StatusProcessed}, nil
 }
 
-// SandboxEnding is the sandbox trigger a destination carries (9999, 9998, 9997), or "".
+// sandboxEndings are the sandbox's deterministic outcomes by the destination's last four
+// digits (contract section 5; README "Stages, statuses and the sandbox rails"). A zero
+// Outcome holds the payout in PENDING_BANK until it is simulated.
+var sandboxEndings = map[string]Outcome{
+	"9999": {Status: StatusRejectedBank, Code: CodeBankRejected, Note: "the beneficiary is not the account's owner (sandbox account ending 9999)"},
+	"9998": {Status: StatusDenied, Code: CodeDenied, Note: "the payout was denied by the anti-fraud rules (sandbox account ending 9998)"},
+	"9997": {},
+	"9996": {Status: StatusRejectedBank, Code: CodeAccountNotFound, Note: "the account does not exist (sandbox account ending 9996)"},
+	"9995": {Status: StatusRejectedBank, Code: CodeBankOutOfService, Note: "the bank is out of service (sandbox account ending 9995)"},
+}
+
+// SandboxEnding is the sandbox trigger a destination carries (a key of sandboxEndings), or "".
 func SandboxEnding(p *Payout) string {
 	ba := p.Request.Destination.BankAccount
 	for _, s := range []string{string(ba.AccountNumber), ba.CCI} {
-		for _, end := range []string{"9999", "9998", "9997"} {
-			if strings.HasSuffix(s, end) {
-				return end
+		if len(s) >= 4 {
+			if _, ok := sandboxEndings[s[len(s)-4:]]; ok {
+				return s[len(s)-4:]
 			}
 		}
 	}

@@ -5,8 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // PayoutRequest is the body of the create operation (spec 2.1), field names exactly as the
@@ -62,15 +65,18 @@ type Destination struct {
 
 // BankAccount is spec 2.3's destination.bankAccount.
 type BankAccount struct {
-	BankCode       string   `json:"bankCode,omitempty"`
-	AccountType    Text     `json:"accountType,omitempty" doc:"Numeric code (or, in Colombia, its text form)"`
-	AccountNumber  Text     `json:"accountNumber,omitempty"`
-	CLABE          string   `json:"clabe,omitempty"`
-	CBU            string   `json:"cbu,omitempty"`
-	CCI            string   `json:"cci,omitempty"`
-	Alias          string   `json:"alias,omitempty"`
-	ExpirationDate string   `json:"expirationDate,omitempty" doc:"Colombia cash: YYYY-MM-DD in UTC-5"`
-	Location       *Address `json:"location,omitempty"`
+	BankCode      string `json:"bankCode,omitempty"`
+	AccountType   Text   `json:"accountType,omitempty" doc:"Numeric code (or, in Colombia, its text form)"`
+	AccountNumber Text   `json:"accountNumber,omitempty"`
+	CLABE         string `json:"clabe,omitempty"`
+	CBU           string `json:"cbu,omitempty"`
+	CCI           string `json:"cci,omitempty"`
+	// AdittionalAccountInfo (sic: the original's spelling) is, in Colombia, a cellphone
+	// number given alongside a bank account, or a bank account alongside a cellphone.
+	AdittionalAccountInfo Text     `json:"AdittionalAccountInfo,omitempty" doc:"Colombia: a cellphone number alongside a bank account, or a bank account alongside a cellphone (the original's spelling)"`
+	Alias                 string   `json:"alias,omitempty"`
+	ExpirationDate        string   `json:"expirationDate,omitempty" doc:"Colombia cash: YYYY-MM-DD in UTC-5"`
+	Location              *Address `json:"location,omitempty"`
 }
 
 // SubMerchantInfo is spec 2.6.
@@ -118,11 +124,64 @@ func (r *PayoutRequest) Fingerprint() string {
 // DecodePayoutRequest checks a body against the generic contract (spec 2.1–2.3, 2.6) and
 // decodes it. Every problem is reported at once as a Problem of KindInvalid (HTTP 400).
 func DecodePayoutRequest(body []byte) (*PayoutRequest, error) {
+	req, _, err := decode(body)
+	return req, err
+}
+
+// Validate checks a body against the generic contract and, for the merchant, the country
+// rules (Check), and reports the errors of both together (contract section 3): a request
+// with an unknown field and a DNI too short hears of both. With any generic error the
+// Problem is KindInvalid (400); each error keeps its own kind. A country error on a field
+// that already has a generic error (or inside it) is left out: it would say the same twice.
+func Validate(body []byte, m *Merchant, now time.Time, ep Endpoint) (*PayoutRequest, Route, error) {
+	req, partial, err := decode(body)
+	if err == nil {
+		route, err := Check(req, m, now, ep)
+		if err != nil {
+			return nil, Route{}, err
+		}
+		return req, route, nil
+	}
+	var p *Problem
+	if partial == nil || !errors.As(err, &p) {
+		return nil, Route{}, err
+	}
+	var cp *Problem
+	if _, cerr := Check(partial, m, now, ep); errors.As(cerr, &cp) {
+		generic := p.Errors
+		for _, e := range cp.Errors {
+			if !coveredBy(generic, e.Field) {
+				p.Errors = append(p.Errors, e)
+			}
+		}
+		if len(p.Errors) > len(generic) {
+			p.Detail = fmt.Sprintf("%d errors: %d against the generic contract, %d against the %s rules",
+				len(p.Errors), len(generic), len(p.Errors)-len(generic), countryName(partial.Country))
+		}
+	}
+	return nil, Route{}, p
+}
+
+// coveredBy reports whether field is, or is inside or around, a field of errs.
+func coveredBy(errs []*Error, field string) bool {
+	for _, e := range errs {
+		g := e.Field
+		if g == field || strings.HasPrefix(field, g+".") || strings.HasPrefix(g, field+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// decode is DecodePayoutRequest. When the body is a JSON object that breaks the generic
+// contract, it also returns partial: the request decoded from what remains once the refused
+// values are dropped, for the country rules to be checked too.
+func decode(body []byte) (req, partial *PayoutRequest, err error) {
 	var ps problems
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		ps.add(CodeBodyRequired, "", "the request body is required", nil)
-		return nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
+		return nil, nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -133,30 +192,43 @@ func DecodePayoutRequest(body []byte) (*PayoutRequest, error) {
 			msg += ": " + err.Error()
 		}
 		ps.add(CodeMalformedJSON, "", msg, nil)
-		return nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
+		return nil, nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {
 		ps.add(CodeMalformedJSON, "", "the body must be a JSON object", nil)
-		return nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
+		return nil, nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
 	}
 	checkObject(&ps, "", obj, requestShape)
 	if !ps.empty() {
-		return nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
+		prune(obj, requestShape)
+		if b, err := json.Marshal(obj); err == nil {
+			var r PayoutRequest
+			if json.Unmarshal(b, &r) == nil {
+				r.finish(obj)
+				partial = &r
+			}
+		}
+		return nil, partial, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
 	}
-	var req PayoutRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	var r PayoutRequest
+	if err := json.Unmarshal(body, &r); err != nil {
 		// The shape check above accepts only what decodes; this is a bug if reached.
 		ps.add(CodeMalformedJSON, "", "the body could not be decoded: "+err.Error(), nil)
-		return nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
+		return nil, nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
 	}
-	if req.TimeoutURL == "" {
+	r.finish(obj)
+	return &r, nil, nil
+}
+
+// finish takes the TimeoutURL spelling and normalizes the decoded request.
+func (r *PayoutRequest) finish(obj map[string]any) {
+	if r.TimeoutURL == "" {
 		if v, ok := obj["TimeoutURL"].(string); ok {
-			req.TimeoutURL = v
+			r.TimeoutURL = v
 		}
 	}
-	req.normalize()
-	return &req, nil
+	r.normalize()
 }
 
 // normalize trims white space from the identifiers rules compare, so that the fingerprint
@@ -171,4 +243,5 @@ func (r *PayoutRequest) normalize() {
 	ba.AccountType = Text(strings.TrimSpace(string(ba.AccountType)))
 	ba.AccountNumber = Text(strings.TrimSpace(string(ba.AccountNumber)))
 	ba.CCI = strings.TrimSpace(ba.CCI)
+	ba.AdittionalAccountInfo = Text(strings.TrimSpace(string(ba.AdittionalAccountInfo)))
 }

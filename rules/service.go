@@ -38,12 +38,8 @@ type CreateResult struct {
 // request again returns the stored payout; another request with that orderId is a conflict.
 // A request that fails any check stores nothing and leaves its orderId unused.
 func (s *Service) CreatePayout(ctx context.Context, m *Merchant, body []byte, ep Endpoint) (CreateResult, error) {
-	req, err := DecodePayoutRequest(body)
-	if err != nil {
-		return CreateResult{}, err
-	}
 	now := s.Now().UTC()
-	route, err := Check(req, m, now, ep)
+	req, route, err := Validate(body, m, now, ep)
 	if err != nil {
 		return CreateResult{}, err
 	}

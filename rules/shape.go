@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"sort"
 	"strings"
-	"time"
 	"unicode/utf8"
 )
 
@@ -32,7 +31,6 @@ const (
 	fNone format = iota
 	fAlpha3
 	fURL
-	fDate
 	fEmail
 )
 
@@ -44,6 +42,7 @@ type field struct {
 	maxLen      int    // in characters; 0 is no generic limit
 	format      format
 	formatCode  string
+	typeCode    string           // code of a wrong JSON type; CodeWrongType when empty
 	shape       map[string]field // for objects
 }
 
@@ -57,7 +56,7 @@ var addressShape = map[string]field{
 // required by the country rules instead, with 401.
 var requestShape = map[string]field{
 	"country":     {typ: tString, required: true, missingCode: CodeCountryRequired, format: fAlpha3, formatCode: CodeCountryFormat},
-	"amount":      {typ: tNumber, required: true, missingCode: CodeAmountRequired},
+	"amount":      {typ: tNumber, required: true, missingCode: CodeAmountRequired, typeCode: CodeAmountType},
 	"currency":    {typ: tString, required: true, missingCode: CodeCurrencyRequired, format: fAlpha3, formatCode: CodeCurrencyFormat},
 	"orderId":     {typ: tString, required: true, missingCode: CodeOrderIDRequired, maxLen: 20},
 	"description": {typ: tString, maxLen: 50},
@@ -69,21 +68,24 @@ var requestShape = map[string]field{
 		"email":       {typ: tString, format: fEmail, formatCode: CodeEmailFormat},
 		"phoneNumber": {},
 		"document": {typ: tObject, required: true, missingCode: CodeDocumentRequired, shape: map[string]field{
-			"type":   {typ: tInteger, required: true, missingCode: CodeDocumentTypeRequired},
+			"type":   {typ: tInteger, required: true, missingCode: CodeDocumentTypeRequired, typeCode: CodeDocumentTypeType},
 			"number": {typ: tString, required: true, missingCode: CodeDocumentNumRequired},
 		}},
 		"address": {typ: tObject, shape: addressShape},
 	}},
 	"destination": {typ: tObject, required: true, missingCode: CodeDestinationRequired, shape: map[string]field{
 		"bankAccount": {typ: tObject, required: true, missingCode: CodeBankAccountRequired, shape: map[string]field{
-			"bankCode":       {},
-			"accountType":    {typ: tStringOrNumber},
-			"accountNumber":  {typ: tStringOrNumber},
-			"clabe":          {},
-			"cbu":            {},
-			"cci":            {},
-			"alias":          {},
-			"expirationDate": {format: fDate, formatCode: CodeDateFormat},
+			"bankCode":      {typeCode: CodeBankCodeType},
+			"accountType":   {typ: tStringOrNumber, typeCode: CodeAccountTypeType},
+			"accountNumber": {typ: tStringOrNumber, typeCode: CodeAccountNumberType},
+			// A Colombia field of the original (wire doc section 2), spelt as it publishes it.
+			"AdittionalAccountInfo": {typ: tStringOrNumber},
+			"clabe":                 {},
+			"cbu":                   {},
+			"cci":                   {typeCode: CodeCCIType},
+			"alias":                 {},
+			// Its format (YYYY-MM-DD) is a Colombia cash rule, 1519: the only country that uses it.
+			"expirationDate": {},
 			"location":       {typ: tObject, shape: addressShape},
 		}},
 	}},
@@ -134,11 +136,15 @@ func checkObject(ps *problems, prefix string, obj map[string]any, shape map[stri
 }
 
 func checkValue(ps *problems, path string, v any, f field) {
+	typeCode := f.typeCode
+	if typeCode == "" {
+		typeCode = CodeWrongType
+	}
 	switch f.typ {
 	case tObject:
 		o, ok := v.(map[string]any)
 		if !ok {
-			ps.addf(CodeWrongType, path, v, "must be %s", f.typ)
+			ps.addf(typeCode, path, v, "must be %s", f.typ)
 			return
 		}
 		checkObject(ps, path+".", o, f.shape)
@@ -146,16 +152,16 @@ func checkValue(ps *problems, path string, v any, f field) {
 	case tNumber, tInteger:
 		n, ok := v.(json.Number)
 		if !ok {
-			ps.addf(CodeWrongType, path, v, "must be %s", f.typ)
+			ps.addf(typeCode, path, v, "must be %s", f.typ)
 			return
 		}
 		if f.typ == tInteger && strings.ContainsAny(n.String(), ".eE") {
-			ps.addf(CodeWrongType, path, n, "must be %s", f.typ)
+			ps.addf(typeCode, path, n, "must be %s", f.typ)
 			return
 		}
 		if f.typ == tInteger {
 			if _, err := n.Int64(); err != nil {
-				ps.addf(CodeWrongType, path, n, "must be %s", f.typ)
+				ps.addf(typeCode, path, n, "must be %s", f.typ)
 			}
 			return
 		}
@@ -169,13 +175,13 @@ func checkValue(ps *problems, path string, v any, f field) {
 		switch v.(type) {
 		case string, json.Number:
 		default:
-			ps.addf(CodeWrongType, path, v, "must be %s", f.typ)
+			ps.addf(typeCode, path, v, "must be %s", f.typ)
 		}
 		return
 	}
 	s, ok := v.(string)
 	if !ok {
-		ps.addf(CodeWrongType, path, v, "must be %s", f.typ)
+		ps.addf(typeCode, path, v, "must be %s", f.typ)
 		return
 	}
 	if f.maxLen > 0 && utf8.RuneCountInString(s) > f.maxLen {
@@ -189,7 +195,6 @@ func checkValue(ps *problems, path string, v any, f field) {
 var formatMessage = map[format]string{
 	fAlpha3: "must be 3 letters",
 	fURL:    "must be an absolute http or https URL",
-	fDate:   "must be a date YYYY-MM-DD",
 	fEmail:  "must be an email address",
 }
 
@@ -207,12 +212,50 @@ func formatOK(f format, s string) bool {
 	case fURL:
 		u, err := url.Parse(s)
 		return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-	case fDate:
-		_, err := time.Parse(time.DateOnly, s)
-		return err == nil
 	case fEmail:
 		a, err := mail.ParseAddress(s)
 		return err == nil && a.Address == s && a.Name == ""
 	}
 	return true
+}
+
+// prune drops from obj what the shape check refused (unknown fields, values of the wrong JSON
+// type), so that the rest decodes and the country rules can still be checked (contract
+// section 3: every error of a request is reported together).
+func prune(obj map[string]any, shape map[string]field) {
+	for k, v := range obj {
+		f, ok := shape[k]
+		if !ok || v == nil {
+			delete(obj, k)
+			continue
+		}
+		switch f.typ {
+		case tObject:
+			o, ok := v.(map[string]any)
+			if !ok {
+				delete(obj, k)
+				continue
+			}
+			prune(o, f.shape)
+		case tNumber:
+			if _, ok := v.(json.Number); !ok {
+				delete(obj, k)
+			}
+		case tInteger:
+			n, ok := v.(json.Number)
+			if _, err := n.Int64(); !ok || err != nil || strings.ContainsAny(n.String(), ".eE") {
+				delete(obj, k)
+			}
+		case tStringOrNumber:
+			switch v.(type) {
+			case string, json.Number:
+			default:
+				delete(obj, k)
+			}
+		default:
+			if _, ok := v.(string); !ok {
+				delete(obj, k)
+			}
+		}
+	}
 }

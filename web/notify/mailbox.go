@@ -14,7 +14,7 @@ import (
 const mailboxMax = 1000
 
 // MailboxHandlers serve the sandbox mailbox (contract section 7): GET /sandbox/mail, a
-// page, and GET /sandbox/mail.json, newest first. Both answer 403 (2060) when sandbox is
+// page, and GET /sandbox/mail.json, newest first. Both answer 403 (2960) when sandbox is
 // off. Optional filters: to, payoutId, kind, limit (default 100, at most 1000). The admin
 // token guards the /sandbox/ prefix (api.adminAuth).
 type MailboxHandlers struct {

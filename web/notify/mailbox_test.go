@@ -107,7 +107,7 @@ func TestMailboxRefusedWhenSandboxIsOff(t *testing.T) {
 		var p struct{ Code string }
 		json.Unmarshal(rec.Body.Bytes(), &p)
 		if rec.Code != 403 || p.Code != rules.CodeSandboxOff || strings.Contains(rec.Body.String(), "123456") {
-			t.Errorf("%d %s, want 403 2060 and no mail", rec.Code, rec.Body)
+			t.Errorf("%d %s, want 403 2960 and no mail", rec.Code, rec.Body)
 		}
 	}
 }

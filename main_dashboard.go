@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/go-chi/chi/v5"
+
+	"payouts/api"
+	"payouts/rules"
+	"payouts/store"
+	"payouts/web/dashboard"
+)
+
+// wireDashboard adds the operators' dashboard under /dashboard and the offline API reference
+// at /docs (issue 12).
+func (w *wiring) wireDashboard() {
+	d := dashboard.New(dashboard.Config{
+		Store:      w.db,
+		Outbox:     dashOutbox{w.db},
+		Sessions:   w.db.Sessions(w.now),
+		AdminToken: w.deps.AdminToken,
+		Secure:     strings.HasPrefix(w.cfg.PublicURL, "https://"),
+		Limiter:    api.NewFailureLimiter(),
+		Sandbox:    w.cfg.Sandbox,
+		Settle: func(ctx context.Context, merchantID string, id int64, status rules.Status) (*rules.Payout, error) {
+			return w.lc.Settle(ctx, merchantID, id, status, "", "")
+		},
+		Fund: w.lc.Fund,
+		CreateMerchant: func(id, name string, s rules.Settings) (*rules.Merchant, string, string, error) {
+			m, c, err := api.CreateMerchant(w.db, sealFor(w.sealer), id, name, s, w.now())
+			return m, c.APIKey, c.APISecret, err
+		},
+		Forget: w.keys.Forget,
+		Now:    w.now,
+		Log:    w.logger,
+	})
+	w.routes = append(w.routes, func(r chi.Router, _ huma.API) { d.Routes(r) })
+}
+
+// dashOutbox shows the store's outbox to the dashboard.
+type dashOutbox struct{ db *store.DB }
+
+func delivery(rec store.OutboxRecord) dashboard.Delivery {
+	return dashboard.Delivery{Event: rec.Event, State: string(rec.State), DeliveredAt: rec.DeliveredAt}
+}
+
+func (o dashOutbox) list(read func(int, func(store.OutboxRecord) bool) ([]store.OutboxRecord, error),
+	limit int, keep func(dashboard.Delivery) bool) ([]dashboard.Delivery, error) {
+	recs, err := read(limit, func(rec store.OutboxRecord) bool { return keep == nil || keep(delivery(rec)) })
+	out := make([]dashboard.Delivery, len(recs))
+	for i, rec := range recs {
+		out[i] = delivery(rec)
+	}
+	return out, err
+}
+
+func (o dashOutbox) Held(limit int, keep func(dashboard.Delivery) bool) ([]dashboard.Delivery, error) {
+	return o.list(o.db.OutboxRecords, limit, keep)
+}
+
+func (o dashOutbox) Delivered(limit int, keep func(dashboard.Delivery) bool) ([]dashboard.Delivery, error) {
+	return o.list(o.db.DeliveredRecords, limit, keep)
+}
+
+func (o dashOutbox) Resend(id string, now time.Time) (rules.Event, bool, error) {
+	return o.db.ResendEvent(id, now)
+}
+
+func (o dashOutbox) Depth() int { return o.db.OutboxDepth() }

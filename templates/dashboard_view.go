@@ -1,0 +1,251 @@
+package templates
+
+// The view models of the dashboard (issue 12): server-rendered pages for operators, in
+// Spanish and English, that work without JavaScript.
+
+// Frame is what every dashboard page shows around its content.
+type Frame struct {
+	Lang     string // "es" (default) or "en"
+	W        Words
+	Title    string
+	Active   string // the navigation entry of the page: overview, payouts, deliveries, merchants, mail
+	Path     string // this page's path and query, to come back to after a language switch
+	CSS      string // link of the stylesheet
+	SignedIn bool
+	Flash    string // a confirmation of the last action
+	Error    string // why the last action failed
+}
+
+// HTMLLang is the page's language tag.
+func (f Frame) HTMLLang() string {
+	if f.Lang == "en" {
+		return "en"
+	}
+	return "es"
+}
+
+// OtherLang is the language the switch offers.
+func (f Frame) OtherLang() string {
+	if f.Lang == "en" {
+		return "es"
+	}
+	return "en"
+}
+
+// NavItem is one entry of the navigation.
+type NavItem struct {
+	Href, Label string
+	Current     bool
+}
+
+// Nav is the navigation of the signed-in pages.
+func (f Frame) Nav() []NavItem {
+	items := []NavItem{
+		{"/dashboard", f.W.S("nav.overview"), f.Active == "overview"},
+		{"/dashboard/payouts", f.W.S("nav.payouts"), f.Active == "payouts"},
+		{"/dashboard/deliveries", f.W.S("nav.deliveries"), f.Active == "deliveries"},
+		{"/dashboard/merchants", f.W.S("nav.merchants"), f.Active == "merchants"},
+		{"/dashboard/mail", f.W.S("nav.mail"), f.Active == "mail"},
+		{"/docs", f.W.S("nav.docs"), false},
+	}
+	return items
+}
+
+// Option is one choice of a select.
+type Option struct {
+	Value, Label string
+	Selected     bool
+}
+
+// KV is a labelled value.
+type KV struct{ K, V string }
+
+// LoginView is the sign-in page.
+type LoginView struct {
+	Frame
+	OtherLangHref string
+}
+
+// OverviewView is /dashboard: the last 24 hours.
+type OverviewView struct {
+	Frame
+	Since                                string // start of the window, UTC
+	Created, Succeeded, Rejected, Active int
+	ByCountry, ByChannel                 []CountRow
+	Amounts                              []AmountRow
+	Chart                                Chart
+	OutboxDepth, DeadLetters             int
+	Partial                              bool // more payouts than one page reads: the counts are a lower bound
+}
+
+// CountRow counts payouts of one country or channel by how they stand.
+type CountRow struct {
+	Key                                  string
+	Created, Succeeded, Rejected, Active int
+}
+
+// AmountRow sums the amounts of one currency by how the payouts stand.
+type AmountRow struct {
+	Currency, Created, Succeeded, Rejected, Active string
+}
+
+// Chart is a server-rendered SVG bar chart of payouts per hour, stacked by stage.
+type Chart struct {
+	Width, Height int
+	Bars          []Bar
+	XLabels       []AxisLabel
+	YLabels       []AxisLabel
+	Desc          string
+	Legend        []LegendItem
+}
+
+// Bar is one rectangle of the chart.
+type Bar struct {
+	X, Y, W, H int
+	Class      string
+	Title      string
+}
+
+// AxisLabel is one label of an axis.
+type AxisLabel struct {
+	X, Y int
+	Text string
+}
+
+// LegendItem names a colour of the chart.
+type LegendItem struct{ Class, Label string }
+
+// PayoutsView is /dashboard/payouts.
+type PayoutsView struct {
+	Frame
+	F                                             PayoutFilters
+	Merchants, Stages, Statuses, Countries, Chans []Option
+	Rows                                          []PayoutRow
+	NextURL, CSVURL                               string
+}
+
+// PayoutFilters are the filters of the payouts list, as typed.
+type PayoutFilters struct {
+	Merchant, OrderID, Stage, Status, Country, Channel, From, To string
+}
+
+// PayoutRow is one payout in a list.
+type PayoutRow struct {
+	ID, Href, OrderID, Merchant, MerchantHref, Country, Amount, Currency string
+	Stage, StageClass, Status, Channel, Bank, Created, Changed           string
+}
+
+// PayoutDetailView is /dashboard/payouts/{id}.
+type PayoutDetailView struct {
+	Frame
+	P                      PayoutRow
+	Errors                 []KV
+	Request                []KV
+	Timeline               []TimelineItem
+	Movements              []Movement
+	Deliveries             []DeliveryRow
+	Sandbox                bool
+	CanSettle, CanReverse  bool
+	RejectStatuses         []Option
+	SimulateURL, ResendURL string
+}
+
+// TimelineItem is one transition of a payout.
+type TimelineItem struct {
+	At, Stage, StageClass, Status, Code, Note string
+}
+
+// Movement is one change a payout made to its merchant's balance.
+type Movement struct {
+	At, What, Available, Balance string
+}
+
+// DeliveryRow is one outbox event.
+type DeliveryRow struct {
+	ID, Kind, PayoutID, PayoutHref, Merchant string
+	State, StateLabel, Attempts, LastError   string
+	Next, Delivered, Created                 string
+	CanResend                                bool
+	Note                                     string
+}
+
+// DeliveriesView is /dashboard/deliveries.
+type DeliveriesView struct {
+	Frame
+	Merchant, Kind, State    string
+	Merchants, Kinds, States []Option
+	Rows                     []DeliveryRow
+	ResendURL, Back          string
+}
+
+// MerchantsView is /dashboard/merchants.
+type MerchantsView struct {
+	Frame
+	Rows []MerchantRow
+	Form MerchantForm
+}
+
+// MerchantRow is one merchant in the list.
+type MerchantRow struct {
+	ID, Href, Name, Created string
+	Balances                []string
+}
+
+// MerchantForm is the create and edit form of a merchant.
+type MerchantForm struct {
+	ID, Name        string
+	Settings        []SettingBox
+	NotificationURL string
+	AllowedOrigins  string
+	Errors          map[string]string // field → message
+}
+
+// Err is a field's message.
+func (f MerchantForm) Err(field string) string { return f.Errors[field] }
+
+// SettingBox is one switch of a merchant.
+type SettingBox struct {
+	Name, Label string
+	Checked     bool
+}
+
+// MerchantView is /dashboard/merchants/{id}.
+type MerchantView struct {
+	Frame
+	ID, Name, Created string
+	Creds             *Creds
+	Form              MerchantForm
+	Balances          []BalanceRow
+	Fund              FundForm
+	PayoutsHref       string
+}
+
+// Creds are a new merchant's credentials, shown once.
+type Creds struct{ APIKey, APISecret string }
+
+// BalanceRow is one balance.
+type BalanceRow struct{ Country, Currency, Available, Balance string }
+
+// FundForm funds a balance.
+type FundForm struct {
+	Pair, Amount, Error string
+	Pairs               []Option
+}
+
+// MailView is /dashboard/mail.
+type MailView struct {
+	Frame
+	To, PayoutID string
+	Mails        []MailRow
+	SandboxOff   bool
+}
+
+// MailRow is one sandbox mail.
+type MailRow struct {
+	To, Subject, Text, SentAt, Kind, PayoutID, PayoutHref string
+}
+
+// DocsView is /docs.
+type DocsView struct {
+	Script, SpecURL, YAMLURL, JSONURL string
+}

@@ -1,0 +1,357 @@
+// Package dashboard serves the operators' dashboard (issue 12): server-rendered pages under
+// /dashboard (templ + chi, no JavaScript) behind a sign-in with the admin token, and /docs.
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/alexedwards/scs/v2"
+	"github.com/go-chi/chi/v5"
+
+	"payouts/rules"
+	"payouts/static"
+	"payouts/templates"
+)
+
+// Store is what the dashboard reads and changes directly (store.DB).
+type Store interface {
+	Merchants() ([]*rules.Merchant, error)
+	Merchant(id string) (*rules.Merchant, error)
+	UpdateMerchant(id string, fn func(*rules.Merchant) error) (*rules.Merchant, error)
+	Balances(merchantID string) ([]rules.Balance, error)
+	ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, error)
+	PayoutsByID(ids []int64) ([]*rules.Payout, error)
+	SandboxMails(limit int) ([][]byte, error)
+}
+
+// Delivery states.
+const (
+	StatePending   = "pending"
+	StateRetrying  = "retrying"
+	StateDead      = "dead"
+	StateDelivered = "delivered"
+)
+
+// States lists the delivery states in the order the filter offers them.
+var States = []string{StatePending, StateRetrying, StateDead, StateDelivered}
+
+// Delivery is one outbox event and where it stands. A delivered event is known only by its
+// id and delivery time; its kind and (for outcome events) payout are read from the id.
+type Delivery struct {
+	rules.Event
+	State       string
+	DeliveredAt time.Time
+}
+
+// Outbox is the durable outbox as the dashboard sees it (store.DB, adapted by main).
+type Outbox interface {
+	// Held lists the pending, retrying and dead events, newest first.
+	Held(limit int, keep func(Delivery) bool) ([]Delivery, error)
+	// Delivered lists the delivered event ids, newest delivery first.
+	Delivered(limit int, keep func(Delivery) bool) ([]Delivery, error)
+	// Resend makes a new attempt of a held event now (the same event id); found is false
+	// when none is held.
+	Resend(id string, now time.Time) (ev rules.Event, found bool, err error)
+	Depth() int
+}
+
+// Limiter counts failed sign-ins per client address (api.FailureLimiter).
+type Limiter interface {
+	Blocked(r *http.Request) bool
+	Fail(r *http.Request) bool
+}
+
+// Config wires the dashboard.
+type Config struct {
+	Store      Store
+	Outbox     Outbox
+	Sessions   scs.Store // the bbolt session store the card form uses too
+	AdminToken string
+	// Secure marks the cookie Secure: the server is reached over https (--public-url).
+	Secure  bool
+	Limiter Limiter
+	Sandbox bool
+	// Settle forces a payout's outcome (the lifecycle's, as the sandbox simulate endpoint).
+	Settle func(ctx context.Context, merchantID string, id int64, status rules.Status) (*rules.Payout, error)
+	// Fund adds to a balance and releases held payouts (the lifecycle's).
+	Fund func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error)
+	// CreateMerchant makes a merchant with fresh credentials (api.CreateMerchant).
+	CreateMerchant func(id, name string, s rules.Settings) (m *rules.Merchant, apiKey, apiSecret string, err error)
+	// Forget drops a changed merchant from the API's cache.
+	Forget func(id string)
+	Now    func() time.Time
+	Log    *slog.Logger
+}
+
+// IdleTimeout signs an operator out after this long without a request (issue 12).
+const IdleTimeout = 8 * time.Hour
+
+// Session keys.
+const (
+	kSignedIn = "dashboard.signedIn"
+	kLang     = "dashboard.lang"
+	kFlash    = "dashboard.flash"
+	kError    = "dashboard.error"
+	kCreds    = "dashboard.creds"
+)
+
+// Dashboard serves the pages.
+type Dashboard struct {
+	cfg Config
+	sm  *scs.SessionManager
+	cop *http.CrossOriginProtection
+}
+
+// New makes the dashboard.
+func New(cfg Config) *Dashboard {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	sm := scs.New()
+	sm.Store = cfg.Sessions
+	sm.HashTokenInStore = true // a copy of the database signs nobody in
+	sm.IdleTimeout = IdleTimeout
+	sm.Lifetime = 7 * 24 * time.Hour // the idle timeout ends a session first, unless it is used all week
+	sm.Cookie.Name = "payouts_dashboard"
+	sm.Cookie.Path = "/"
+	sm.Cookie.HttpOnly = true
+	sm.Cookie.SameSite = http.SameSiteStrictMode
+	sm.Cookie.Secure = cfg.Secure
+	sm.Cookie.Persist = false // gone with the browser
+	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) {
+		cfg.Log.Error("dashboard session", "path", r.URL.Path, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+	}
+	return &Dashboard{cfg: cfg, sm: sm, cop: http.NewCrossOriginProtection()}
+}
+
+// Routes adds /dashboard and /docs. Every /dashboard form post from another site is refused
+// (403, http.CrossOriginProtection; the cookie is SameSite=Strict as well), and every page
+// but the sign-in redirects to it when signed out.
+func (d *Dashboard) Routes(r chi.Router) {
+	r.Get("/docs", d.docs)
+	r.Group(func(r chi.Router) {
+		r.Use(d.cop.Handler, d.sm.LoadAndSave)
+		r.Get("/dashboard/login", d.loginPage)
+		r.Post("/dashboard/login", d.login)
+		r.Post("/dashboard/lang", d.setLang)
+		r.Group(func(r chi.Router) {
+			r.Use(d.signedIn)
+			r.Post("/dashboard/logout", d.logout)
+			r.Get("/dashboard", d.overview)
+			r.Get("/dashboard/payouts", d.payouts)
+			r.Get("/dashboard/payouts.csv", d.payoutsCSV)
+			r.Get("/dashboard/payouts/{id}", d.payout)
+			r.Post("/dashboard/payouts/{id}/simulate", d.simulate)
+			r.Get("/dashboard/deliveries", d.deliveries)
+			r.Post("/dashboard/deliveries/resend", d.resend)
+			r.Get("/dashboard/merchants", d.merchants)
+			r.Post("/dashboard/merchants", d.createMerchant)
+			r.Get("/dashboard/merchants/{id}", d.merchant)
+			r.Post("/dashboard/merchants/{id}", d.updateMerchant)
+			r.Post("/dashboard/merchants/{id}/fund", d.fund)
+			r.Get("/dashboard/mail", d.mail)
+		})
+	})
+}
+
+// signedIn sends a signed-out request to the sign-in page; it does nothing else.
+func (d *Dashboard) signedIn(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !d.sm.GetBool(r.Context(), kSignedIn) {
+			w.Header().Set("Cache-Control", "no-store")
+			http.Redirect(w, r, "/dashboard/login", http.StatusSeeOther)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (d *Dashboard) lang(r *http.Request) string {
+	if l := r.URL.Query().Get("lang"); l == "en" || l == "es" {
+		return l
+	}
+	if d.sm.GetString(r.Context(), kLang) == "en" {
+		return "en"
+	}
+	return "es"
+}
+
+// frame is the frame of a page, with the flash messages of the last action.
+func (d *Dashboard) frame(r *http.Request, titleKey, active string) templates.Frame {
+	lang := d.lang(r)
+	w := templates.DashWords(lang)
+	return templates.Frame{Lang: lang, W: w, Title: w.S(titleKey), Active: active, Path: r.URL.RequestURI(),
+		CSS: static.Path("dashboard.css"), SignedIn: d.sm.GetBool(r.Context(), kSignedIn),
+		Flash: d.sm.PopString(r.Context(), kFlash), Error: d.sm.PopString(r.Context(), kError)}
+}
+
+// render writes a page with the dashboard's headers: no script at all, our styles only, no
+// framing, forms only to this server, never cached.
+func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, code int, c templ.Component) {
+	var buf bytes.Buffer
+	if err := c.Render(r.Context(), &buf); err != nil {
+		d.internal(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "+
+		"frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	w.WriteHeader(code)
+	w.Write(buf.Bytes())
+}
+
+// back redirects (303) to a dashboard path, with a message for the next page.
+func (d *Dashboard) back(w http.ResponseWriter, r *http.Request, to, flash, failure string) {
+	if flash != "" {
+		d.sm.Put(r.Context(), kFlash, flash)
+	}
+	if failure != "" {
+		d.sm.Put(r.Context(), kError, failure)
+	}
+	http.Redirect(w, r, safeBack(to), http.StatusSeeOther)
+}
+
+// safeBack keeps a redirect on this server's dashboard.
+func safeBack(to string) string {
+	u, err := url.Parse(to)
+	if err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(to, "//") || strings.Contains(to, "\\") ||
+		(u.Path != "/dashboard" && !strings.HasPrefix(u.Path, "/dashboard/")) {
+		return "/dashboard"
+	}
+	return to
+}
+
+// internal answers 500 with nothing internal; the log has the error.
+func (d *Dashboard) internal(w http.ResponseWriter, r *http.Request, err error) {
+	d.cfg.Log.Error("dashboard failed", "path", r.URL.Path, "err", err)
+	w.Header().Set("Cache-Control", "no-store")
+	http.Error(w, templates.DashWords(d.lang(r)).S("err.internal"), http.StatusInternalServerError)
+}
+
+func (d *Dashboard) loginPage(w http.ResponseWriter, r *http.Request) {
+	if d.sm.GetBool(r.Context(), kSignedIn) {
+		http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
+		return
+	}
+	d.showLogin(w, r, http.StatusOK, "")
+}
+
+func (d *Dashboard) showLogin(w http.ResponseWriter, r *http.Request, code int, errKey string) {
+	f := d.frame(r, "login.title", "")
+	if errKey != "" {
+		f.Error = f.W.S(errKey)
+	}
+	f.Path = "/dashboard/login"
+	d.render(w, r, code, templates.DashLogin(templates.LoginView{Frame: f}))
+}
+
+// login takes the admin token: a new session token (no fixation), 303 to the overview.
+// Failures count against the address like the API's failed authentications.
+func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "the form could not be read", http.StatusBadRequest)
+		return
+	}
+	if l := r.PostForm.Get("lang"); l == "en" || l == "es" {
+		q := r.URL.Query()
+		q.Set("lang", l)
+		r.URL.RawQuery = q.Encode()
+	}
+	if d.cfg.Limiter != nil && d.cfg.Limiter.Blocked(r) {
+		w.Header().Set("Retry-After", "60")
+		d.showLogin(w, r, http.StatusTooManyRequests, "login.limited")
+		return
+	}
+	token := r.PostForm.Get("token")
+	if d.cfg.AdminToken == "" || subtle.ConstantTimeCompare([]byte(token), []byte(d.cfg.AdminToken)) != 1 {
+		d.cfg.Log.Warn("dashboard sign-in failed", "addr", r.RemoteAddr)
+		if d.cfg.Limiter != nil && d.cfg.Limiter.Fail(r) {
+			w.Header().Set("Retry-After", "60")
+			d.showLogin(w, r, http.StatusTooManyRequests, "login.limited")
+			return
+		}
+		d.showLogin(w, r, http.StatusUnauthorized, "login.wrong")
+		return
+	}
+	if err := d.sm.RenewToken(r.Context()); err != nil {
+		d.internal(w, r, err)
+		return
+	}
+	d.sm.Put(r.Context(), kSignedIn, true)
+	d.sm.Put(r.Context(), kLang, d.lang(r))
+	d.cfg.Log.Info("dashboard sign-in", "addr", r.RemoteAddr)
+	http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
+}
+
+func (d *Dashboard) logout(w http.ResponseWriter, r *http.Request) {
+	lang := d.lang(r)
+	if err := d.sm.Destroy(r.Context()); err != nil {
+		d.internal(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/dashboard/login?lang="+lang, http.StatusSeeOther)
+}
+
+// setLang switches the language of the session; signed out, the sign-in page's.
+func (d *Dashboard) setLang(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "the form could not be read", http.StatusBadRequest)
+		return
+	}
+	lang := "es"
+	if r.PostForm.Get("lang") == "en" {
+		lang = "en"
+	}
+	if !d.sm.GetBool(r.Context(), kSignedIn) {
+		http.Redirect(w, r, "/dashboard/login?lang="+lang, http.StatusSeeOther)
+		return
+	}
+	d.sm.Put(r.Context(), kLang, lang)
+	http.Redirect(w, r, safeBack(r.PostForm.Get("back")), http.StatusSeeOther)
+}
+
+// docs serves the API reference, rendered in the browser by the embedded Redoc: no CDN.
+func (d *Dashboard) docs(w http.ResponseWriter, r *http.Request) {
+	nonce := randomNonce()
+	var buf bytes.Buffer
+	v := templates.DocsView{Script: static.Path("redoc/redoc.standalone.js"), SpecURL: "/openapi.json",
+		YAMLURL: "/openapi.yaml", JSONURL: "/openapi.json"}
+	if err := templates.DocsPage(v).Render(templ.WithNonce(r.Context(), nonce), &buf); err != nil {
+		d.internal(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	// Redoc injects its styles (styled-components) and runs its search in a blob: worker;
+	// everything it loads comes from this server.
+	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'nonce-"+nonce+"'; style-src 'self' 'unsafe-inline'; "+
+		"img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	w.Write(buf.Bytes())
+}
+
+var errNotFound = errors.New("not found")
+
+func sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) }

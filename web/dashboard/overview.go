@@ -1,0 +1,254 @@
+package dashboard
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"payouts/rules"
+	"payouts/templates"
+	"payouts/web/notify"
+)
+
+// overviewMax bounds the payouts the overview reads; past it the figures are a lower bound.
+const overviewMax = 20_000
+
+// overview is /dashboard: the last 24 hours at a glance.
+func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
+	_, ms, err := d.merchantNames()
+	if err != nil {
+		d.internal(w, r, err)
+		return
+	}
+	now := d.cfg.Now().UTC()
+	since := now.Add(-24 * time.Hour)
+	var ids []string
+	for _, m := range ms {
+		ids = append(ids, m.ID)
+	}
+	var all []*rules.Payout
+	f := rules.ListFilter{From: since}
+	partial := false
+	for {
+		items, next, err := d.list(ids, f, 500, nil)
+		if err != nil {
+			d.internal(w, r, err)
+			return
+		}
+		all = append(all, items...)
+		if next == 0 {
+			break
+		}
+		if len(all) >= overviewMax {
+			partial = true
+			break
+		}
+		f.Cursor = next
+	}
+	fr := d.frame(r, "ov.title", "overview")
+	v := Summarize(all, since, fr.W)
+	v.Frame, v.Partial = fr, partial
+	v.OutboxDepth = d.cfg.Outbox.Depth()
+	dead, err := d.cfg.Outbox.Held(1<<30, func(dl Delivery) bool { return dl.State == StateDead })
+	if err != nil {
+		d.internal(w, r, err)
+		return
+	}
+	v.DeadLetters = len(dead)
+	d.render(w, r, http.StatusOK, templates.DashOverview(v))
+}
+
+// standing is how a payout stands for the overview: succeeded, rejected or still active.
+func standing(p *rules.Payout) string {
+	switch p.Stage {
+	case rules.StageSuccess:
+		return "success"
+	case rules.StageRejected:
+		return "rejected"
+	}
+	return "active"
+}
+
+// Summarize counts payouts created since a time: totals, by country and by channel, amounts
+// per currency, and the per-hour chart (24 bars stacked by current stage).
+func Summarize(ps []*rules.Payout, since time.Time, w templates.Words) templates.OverviewView {
+	v := templates.OverviewView{Since: timeText(since)}
+	type counts struct{ created, success, rejected, active int }
+	type sums struct{ created, success, rejected, active int64 }
+	byCountry, byChannel := map[string]*counts{}, map[string]*counts{}
+	byCurrency := map[string]*sums{}
+	var hours [24]counts
+	add := func(m map[string]*counts, k string) *counts {
+		if m[k] == nil {
+			m[k] = &counts{}
+		}
+		return m[k]
+	}
+	for _, p := range ps {
+		if p.CreatedAt.Before(since) {
+			continue
+		}
+		st := standing(p)
+		cur := byCurrency[p.Currency]
+		if cur == nil {
+			cur = &sums{}
+			byCurrency[p.Currency] = cur
+		}
+		cur.created += p.Amount
+		h := int(p.CreatedAt.Sub(since) / time.Hour)
+		if h > 23 {
+			h = 23
+		}
+		for _, c := range []*counts{add(byCountry, p.Country), add(byChannel, string(p.Channel)), &hours[h]} {
+			c.created++
+			switch st {
+			case "success":
+				c.success++
+			case "rejected":
+				c.rejected++
+			default:
+				c.active++
+			}
+		}
+		v.Created++
+		switch st {
+		case "success":
+			v.Succeeded++
+			cur.success += p.Amount
+		case "rejected":
+			v.Rejected++
+			cur.rejected += p.Amount
+		default:
+			v.Active++
+			cur.active += p.Amount
+		}
+	}
+	rows := func(m map[string]*counts) []templates.CountRow {
+		var out []templates.CountRow
+		for k, c := range m {
+			out = append(out, templates.CountRow{Key: k, Created: c.created, Succeeded: c.success, Rejected: c.rejected, Active: c.active})
+		}
+		slices.SortFunc(out, func(a, b templates.CountRow) int {
+			if a.Created != b.Created {
+				return b.Created - a.Created
+			}
+			if a.Key < b.Key {
+				return -1
+			}
+			return 1
+		})
+		return out
+	}
+	v.ByCountry, v.ByChannel = rows(byCountry), rows(byChannel)
+	var currencies []string
+	for c := range byCurrency {
+		currencies = append(currencies, c)
+	}
+	slices.Sort(currencies)
+	for _, c := range currencies {
+		s := byCurrency[c]
+		v.Amounts = append(v.Amounts, templates.AmountRow{Currency: c, Created: templates.FormatAmount(c, s.created),
+			Succeeded: templates.FormatAmount(c, s.success), Rejected: templates.FormatAmount(c, s.rejected),
+			Active: templates.FormatAmount(c, s.active)})
+	}
+
+	// The chart: 24 bars of the hours since `since`, stacked success, rejected, active.
+	const width, height, left, top, bottom = 720, 240, 44, 10, 24
+	plotH := height - top - bottom
+	peak := 1
+	for _, h := range hours {
+		peak = max(peak, h.created)
+	}
+	scale := niceCeil(peak)
+	c := templates.Chart{Width: width, Height: height, Desc: sprintf(w.S("ov.chartDesc"), v.Created),
+		Legend: []templates.LegendItem{{Class: "bar-success", Label: w.S("ov.succeeded")},
+			{Class: "bar-rejected", Label: w.S("ov.rejected")}, {Class: "bar-active", Label: w.S("ov.pending")}}}
+	for i := 0; i <= 4; i++ {
+		val := scale * i / 4
+		if i > 0 && val == scale*(i-1)/4 {
+			continue
+		}
+		y := top + plotH - plotH*val/scale
+		c.YLabels = append(c.YLabels, templates.AxisLabel{Y: y, Text: strconv.Itoa(val)})
+	}
+	slot := (width - left - 4) / 24
+	for i, h := range hours {
+		x := left + i*slot + 2
+		y := top + plotH
+		start := since.Add(time.Duration(i) * time.Hour)
+		for _, part := range []struct {
+			n     int
+			class string
+			label string
+		}{{h.success, "bar-success", w.S("ov.succeeded")}, {h.rejected, "bar-rejected", w.S("ov.rejected")}, {h.active, "bar-active", w.S("ov.pending")}} {
+			if part.n == 0 {
+				continue
+			}
+			bh := max(plotH*part.n/scale, 1)
+			y -= bh
+			c.Bars = append(c.Bars, templates.Bar{X: x, Y: y, W: slot - 4, H: bh, Class: part.class,
+				Title: start.Format("15:04") + "Z · " + part.label + ": " + strconv.Itoa(part.n)})
+		}
+		if i%3 == 0 {
+			c.XLabels = append(c.XLabels, templates.AxisLabel{X: x + (slot-4)/2, Y: height - 6, Text: start.Format("15h")})
+		}
+	}
+	v.Chart = c
+	return v
+}
+
+// niceCeil rounds a chart's peak up to 1, 2 or 5 times a power of ten (at least 4, so that
+// four grid lines have whole values).
+func niceCeil(n int) int {
+	if n <= 4 {
+		return 4
+	}
+	p := 1
+	for p*10 < n {
+		p *= 10
+	}
+	for _, m := range []int{1, 2, 5, 10} {
+		if m*p >= n {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// mail is /dashboard/mail: the sandbox mailbox (the bearer-only /sandbox/mail stays for scripts).
+func (d *Dashboard) mail(w http.ResponseWriter, r *http.Request) {
+	f := d.frame(r, "mail.title", "mail")
+	q := r.URL.Query()
+	v := templates.MailView{Frame: f, To: q.Get("to"), PayoutID: q.Get("payoutId"), SandboxOff: !d.cfg.Sandbox}
+	if v.SandboxOff {
+		d.render(w, r, http.StatusForbidden, templates.DashMail(v))
+		return
+	}
+	var pid int64
+	if v.PayoutID != "" {
+		n, err := strconv.ParseInt(v.PayoutID, 10, 64)
+		if err != nil || n <= 0 {
+			v.Error = sprintf(f.W.S("p.badFilter"), "payoutId")
+			d.render(w, r, http.StatusBadRequest, templates.DashMail(v))
+			return
+		}
+		pid = n
+	}
+	mails, err := d.mails(func(m notify.Mail) bool {
+		return (v.To == "" || m.To == v.To) && (pid == 0 || m.PayoutID == pid)
+	}, 100)
+	if err != nil {
+		d.internal(w, r, err)
+		return
+	}
+	for _, m := range mails {
+		row := templates.MailRow{To: m.To, Subject: m.Subject, Text: m.Text, SentAt: timeText(m.SentAt), Kind: m.Kind}
+		if m.PayoutID > 0 {
+			row.PayoutID = strconv.FormatInt(m.PayoutID, 10)
+			row.PayoutHref = "/dashboard/payouts/" + row.PayoutID
+		}
+		v.Mails = append(v.Mails, row)
+	}
+	d.render(w, r, http.StatusOK, templates.DashMail(v))
+}
