@@ -441,17 +441,36 @@ type wiring struct {
 	routes []func(r chi.Router, a huma.API)
 	// workers run until shutdown, in the background.
 	workers []func(ctx context.Context)
+
+	// realNow is real time (signatures, tokens); now is the service's clock, which in the
+	// sandbox is the test clock over it (issue 15). kicks wake the workers that sleep until
+	// a due time, when the test clock moves.
+	realNow   func() time.Time
+	clock     *rules.SandboxClock
+	kicks     []func()
+	scripts   *rules.ScriptBook
+	directory *rules.SimulatedDirectory
 }
 
-// serverClock is the service's clock; the tests of the published signing vectors (signed in
-// 2023) set it back, and nothing else changes it.
+// serverClock is the service's real clock; the tests of the published signing vectors (signed
+// in 2023) set it back, and nothing else changes it. In the sandbox the test clock (issue 15)
+// runs over it for everything but signatures and tokens.
 var serverClock = time.Now
 
 func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Sealer, logger *slog.Logger, token string) (*app, error) {
-	w := &wiring{cfg: cfg, db: db, sealer: sealer, logger: logger, now: serverClock}
+	w := &wiring{cfg: cfg, db: db, sealer: sealer, logger: logger, now: serverClock, realNow: serverClock}
+	if cfg.Sandbox { // --sandbox=false ignores any offset a sandbox run left
+		clock, err := rules.NewSandboxClock(serverClock, db)
+		if err != nil {
+			return nil, err
+		}
+		w.clock, w.now = clock, clock.Now
+	}
 	w.keys = api.NewKeyring(merchantSource{db, sealer})
 	w.metrics = api.NewMetrics(func() float64 { return float64(db.OutboxDepth()) })
-	var rail rules.Rail = &rules.SimulatedRail{Delay: cfg.SandboxDelay, BatchDelay: cfg.SandboxBatchDelay, Now: w.now}
+	w.scripts, w.directory = &rules.ScriptBook{Store: db}, &rules.SimulatedDirectory{Store: db}
+	var rail rules.Rail = &rules.SimulatedRail{Delay: cfg.SandboxDelay, BatchDelay: cfg.SandboxBatchDelay, Now: w.now,
+		Scripts: w.scripts.Rules, Directory: w.directory}
 	if !cfg.Sandbox {
 		rail = rules.UnconnectedRail{}
 	}
@@ -472,7 +491,7 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 		Service:                  w.svc,
 		Store:                    db,
 		Keys:                     w.keys,
-		Auth:                     api.NewAuthenticator(w.keys, w.now, cfg.RateLimit),
+		Auth:                     api.NewAuthenticator(w.keys, w.realNow, cfg.RateLimit),
 		Seal:                     sealFor(sealer),
 		AdminToken:               token,
 		TrustedProxies:           cfg.TrustedProxies,
@@ -491,6 +510,9 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 		return nil, err
 	}
 	if err := w.wireCards(); err != nil {
+		return nil, err
+	}
+	if err := w.wireSandbox(); err != nil {
 		return nil, err
 	}
 	w.wireDashboard()

@@ -158,6 +158,7 @@ func (n *notifications) install(w *wiring) {
 		n.dispatcher.Kick()
 		n.notifier.Kick()
 	}
+	w.kicks = append(w.kicks, n.dispatcher.Kick, n.notifier.Kick)
 	// A Colombia cash payout is created with its one-time code (spec 6): only the hash on
 	// the payout, the code sealed in the event that emails it.
 	onCreate := w.svc.OnCreate

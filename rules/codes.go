@@ -199,6 +199,16 @@ const (
 	// This service's own: rail outcomes (49xx) and internal failures.
 	CodeReversed = "4901"
 	CodeInternal = "5000"
+
+	// Issue 15, sandbox powers. This project's own codes in the 29xx business block (2990–2995,
+	// free of issue 10's numbers); 4027 is the original's published bank code.
+	CodeCancelRefused        = "2990" // 409: the payout was already sent to the rail
+	CodeCancelled            = "2991" // outcome REJECTED/ERROR: cancelled by the merchant
+	CodeClockAdvance         = "2992" // 400: the test clock's advance is not a positive duration
+	CodeScriptRule           = "2993" // 400: a scripted sandbox rule is invalid
+	CodeDirectoryEntry       = "2994" // 400: a simulated directory entry is invalid
+	CodeBreBKeyUnknown       = "2995" // 404: the directory knows no such Bre-B key
+	CodeDirectoryUnavailable = "4027" // (wire) the directory has no entry for the key
 )
 
 // CodeInfo describes one code for the README and the OpenAPI description. Original says the
@@ -375,6 +385,15 @@ var Catalogue = []CodeInfo{
 	{CodeMethodNotAllowed, 405, false, "the endpoint does not take this method"},
 	{CodeReversed, 200, false, "payout returned by the beneficiary's bank (status REVERSED)"},
 	{CodeInternal, 500, false, "internal failure; the server log has the details"},
+
+	// Issue 15, sandbox powers.
+	{CodeCancelRefused, 409, false, "the payout was already sent to the rail (or ended): it can no longer be cancelled"},
+	{CodeCancelled, 200, false, "payout cancelled by the merchant before it was sent to the rail (status ERROR)"},
+	{CodeClockAdvance, 400, false, "the sandbox clock moves only forward: advance must be a positive duration such as 48h"},
+	{CodeScriptRule, 400, false, "a scripted sandbox rule is invalid (match or outcome)"},
+	{CodeDirectoryEntry, 400, false, "a simulated directory entry is invalid"},
+	{CodeBreBKeyUnknown, 404, false, "the directory knows no such Bre-B key"},
+	{CodeDirectoryUnavailable, 200, true, "payout rejected: the Bre-B directory has no entry for the key (status REJECTED_BANK)"},
 }
 
 func init() {

@@ -412,6 +412,84 @@ func (lc *Lifecycle) Settle(ctx context.Context, merchantID string, id int64, st
 	return result, nil
 }
 
+// Cancel withdraws a payout its merchant no longer wants, as long as it was not sent to the
+// rail: CREATED, AUTHORIZED, PENDING_BALANCE and WAITING_ROUTING, and a card payout whose
+// card was not entered yet. It ends REJECTED/ERROR with CodeCancelled, its reservation
+// released and its outcome events written, like any rejection. Cancelling a cancelled
+// payout answers it again (idempotent); anything later is a conflict (CodeCancelRefused).
+//
+// A worker that already asked the rail for a WAITING_ROUTING payout finds it moved when it
+// records the answer and leaves it cancelled: the simulated rail keeps no state, and a real
+// connector must make its submission revocable or take its payouts from PENDING_BANK on.
+func (lc *Lifecycle) Cancel(ctx context.Context, merchantID string, id int64) (*Payout, error) {
+	lc.init()
+	now := lc.Now().UTC()
+	var result *Payout
+	var stepErr error
+	var cancelled bool
+	err := lc.Store.UpdatePayouts([]int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
+		if p.MerchantID != merchantID {
+			stepErr = Errorf(KindNotFound, CodePayoutNotFound, "payout %d not found", id)
+			return time.Time{}, ErrNoChange
+		}
+		if Cancelled(p) {
+			result = clonePayout(p)
+			return time.Time{}, ErrNoChange
+		}
+		if why := cancelRefusal(p); why != "" {
+			stepErr = Errorf(KindConflict, CodeCancelRefused, "payout %d is %s/%s: %s", id, p.Stage, p.Status, why)
+			return time.Time{}, ErrNoChange
+		}
+		m, err := lc.Merchants(p.MerchantID)
+		if err != nil {
+			return time.Time{}, err
+		}
+		next, err := lc.finish(p, m, l, now, StatusError, CodeCancelled, "cancelled by the merchant before it was sent")
+		result, cancelled = clonePayout(p), err == nil
+		return next, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if stepErr != nil {
+		return nil, stepErr
+	}
+	if result == nil {
+		return nil, Errorf(KindNotFound, CodePayoutNotFound, "payout %d not found", id)
+	}
+	if cancelled {
+		lc.finished([]*Payout{result})
+	}
+	return result, nil
+}
+
+// Cancelled reports whether the payout ended by a merchant's cancel.
+func Cancelled(p *Payout) bool {
+	if p.Status != StatusError {
+		return false
+	}
+	for _, e := range p.Errors {
+		if e.Code == CodeCancelled {
+			return true
+		}
+	}
+	return false
+}
+
+// cancelRefusal says why a payout can no longer be cancelled, or "".
+func cancelRefusal(p *Payout) string {
+	switch p.Status {
+	case StatusCreated, StatusAuthorized, StatusPendingBalance, StatusWaitingRouting:
+		if p.Channel == ChannelCard && p.Card != nil {
+			return "the beneficiary already entered the card"
+		}
+		return ""
+	case StatusPendingBank:
+		return "it was already sent to the rail"
+	}
+	return "it already ended"
+}
+
 func simulatedCode(s Status) string {
 	switch s {
 	case StatusDenied:

@@ -43,6 +43,13 @@ type SimulatedRail struct {
 	Delay      time.Duration
 	BatchDelay time.Duration
 	Now        func() time.Time
+
+	// Scripts returns a merchant's scripted outcomes (issue 15, scripts.go): the first
+	// rule that fits a payout decides, before the magic endings. Nil: none.
+	Scripts func(merchantID string) ([]ScriptRule, error)
+	// Directory knows the Bre-B keys (issue 15, directory.go): a key payout to a key it
+	// does not know is rejected (4027). Nil: every key is known.
+	Directory Directory
 }
 
 // Submit accepts every payout.
@@ -52,6 +59,25 @@ func (r *SimulatedRail) Submit(ctx context.Context, p *Payout) (Submission, erro
 }
 
 func (r *SimulatedRail) delay(p *Payout) time.Duration {
+	if rule, err := r.script(p); err == nil && rule != nil { // issue 15: scripted outcomes
+		return rule.delay(r.channelDelay(p))
+	}
+	return r.channelDelay(p)
+}
+
+// script is the merchant's first scripted rule that fits p, or nil (issue 15).
+func (r *SimulatedRail) script(p *Payout) (*ScriptRule, error) {
+	if r.Scripts == nil {
+		return nil, nil
+	}
+	rs, err := r.Scripts(p.MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	return FirstScript(rs, p), nil
+}
+
+func (r *SimulatedRail) channelDelay(p *Payout) time.Duration {
 	if p.Channel == ChannelBatch {
 		return r.BatchDelay
 	}
@@ -67,6 +93,12 @@ func (r *SimulatedRail) Outcome(ctx context.Context, p *Payout, now time.Time) (
 	if now.Before(due) {
 		return Outcome{CheckAt: due}, nil
 	}
+	// Issue 15: a scripted rule decides before the test cards and the magic endings.
+	if rule, err := r.script(p); err != nil {
+		return Outcome{}, err
+	} else if rule != nil {
+		return rule.outcome(), nil
+	}
 	if p.Channel == ChannelCard && p.Card != nil {
 		if p.Card.BIN == "400000" && p.Card.Last4 == "0002" { // test card 4000000000000002
 			return Outcome{Settled: true, Status: StatusRejectedBank, Code: CodeCardDeclined, Note: "the card issuer declined the credit"}, nil
@@ -75,7 +107,7 @@ func (r *SimulatedRail) Outcome(ctx context.Context, p *Payout, now time.Time) (
 	}
 	end := SandboxEnding(p)
 	if end == "" {
-		return Outcome{Settled: true, Status: StatusProcessed}, nil
+		return r.settleByDirectory(ctx, p) // issue 15: processed, unless an unknown Bre-B key
 	}
 	o := sandboxEndings[end]
 	if o.Status == "" {
@@ -83,6 +115,21 @@ func (r *SimulatedRail) Outcome(ctx context.Context, p *Payout, now time.Time) (
 	}
 	o.Settled = true
 	return o, nil
+}
+
+// settleByDirectory processes a payout, unless it goes to a Bre-B key the directory does
+// not know (issue 15): that one is rejected 4027.
+func (r *SimulatedRail) settleByDirectory(ctx context.Context, p *Payout) (Outcome, error) {
+	if p.Channel == ChannelRealTimeKey && r.Directory != nil {
+		h, err := r.Directory.BreBKey(ctx, string(p.Request.Destination.BankAccount.AccountNumber))
+		if err != nil {
+			return Outcome{}, err
+		}
+		if h == nil {
+			return Outcome{Settled: true, Status: StatusRejectedBank, Code: CodeDirectoryUnavailable, Note: "the Bre-B directory has no entry for the key"}, nil
+		}
+	}
+	return Outcome{Settled: true, Status: StatusProcessed}, nil
 }
 
 // sandboxEndings are the sandbox's deterministic outcomes by the destination's last four

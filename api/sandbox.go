@@ -1,0 +1,262 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"payouts/rules"
+)
+
+// Sandbox holds the admin powers of the sandbox (issue 15). Enabled is false with
+// --sandbox=false: every operation then answers 403 (2060).
+type Sandbox struct {
+	Enabled bool
+	Clock   *rules.SandboxClock
+	Scripts *rules.ScriptBook
+	// Directory is the simulated directory, whose entries the admin puts.
+	Directory *rules.SimulatedDirectory
+	// Merchant reads a merchant (ErrNotFound when there is none).
+	Merchant func(id string) (*rules.Merchant, error)
+}
+
+// merchantExists answers 404 (2070) for an unknown merchant.
+func (sb Sandbox) merchantExists(id string) error {
+	if _, err := sb.Merchant(id); err != nil {
+		if errors.Is(err, rules.ErrNotFound) {
+			return rules.Errorf(rules.KindNotFound, rules.CodeMerchantNotFound, "merchant %s not found", id)
+		}
+		return err
+	}
+	return nil
+}
+
+// ScriptRulesBody is a merchant's ordered list of scripted outcomes.
+type ScriptRulesBody struct {
+	Rules []rules.ScriptRule `json:"rules" doc:"In order: the first rule whose match fits a payout decides the simulated rail's answer"`
+}
+
+func sandboxOff() error {
+	return rules.Errorf(rules.KindForbidden, rules.CodeSandboxOff, "sandbox controls are off: the server runs with --sandbox=false")
+}
+
+// ClockView is the sandbox clock as the admin API shows it.
+type ClockView struct {
+	Now           string `json:"now" doc:"The service's time (RFC 3339, UTC)"`
+	RealNow       string `json:"realNow" doc:"Real time"`
+	Offset        string `json:"offset" doc:"How far the service's clock runs ahead, as a Go duration"`
+	OffsetSeconds int64  `json:"offsetSeconds"`
+}
+
+func clockView(c *rules.SandboxClock) ClockView {
+	off := c.Offset()
+	real := c.Real()
+	return ClockView{Now: wireTime(real.Add(off)), RealNow: wireTime(real), Offset: off.String(), OffsetSeconds: int64(off / time.Second)}
+}
+
+type clockOut struct {
+	Body ClockView
+}
+
+// RegisterSandbox adds the sandbox's admin operations.
+func RegisterSandbox(a huma.API, sb Sandbox) {
+	const clockDoc = "The service's clock in the sandbox: real time plus an offset that only grows. Cash claims and card " +
+		"sessions expire, settlements land and notification retries fall due by it; signatures and tokens keep real time. " +
+		"The offset is kept in the database: a restart keeps it. With --sandbox=false the offset is ignored and these answer 403."
+	huma.Register(a, huma.Operation{
+		OperationID: "sandbox-get-clock", Method: http.MethodGet, Path: "/admin/v1/sandbox/clock",
+		Summary: "Read the sandbox clock", Description: clockDoc, Tags: []string{"Sandbox"}, Security: adminSecurity,
+		Errors: []int{401, 403},
+	}, func(ctx context.Context, _ *struct{}) (*clockOut, error) {
+		if !sb.Enabled || sb.Clock == nil {
+			return nil, sandboxOff()
+		}
+		return &clockOut{Body: clockView(sb.Clock)}, nil
+	})
+
+	type advanceIn struct {
+		Body struct {
+			Advance string `json:"advance" doc:"A positive Go duration (\"90m\", \"48h\") or whole days (\"8d\")" example:"48h"`
+		}
+	}
+	huma.Register(a, huma.Operation{
+		OperationID: "sandbox-advance-clock", Method: http.MethodPost, Path: "/admin/v1/sandbox/clock",
+		Summary: "Move the sandbox clock forward", Description: clockDoc + " Never back: a zero or negative advance is 400 (" + rules.CodeClockAdvance + ").",
+		Tags: []string{"Sandbox"}, Security: adminSecurity, Errors: []int{400, 401, 403},
+	}, func(ctx context.Context, in *advanceIn) (*clockOut, error) {
+		if !sb.Enabled || sb.Clock == nil {
+			return nil, sandboxOff()
+		}
+		d, err := rules.ParseAdvance(in.Body.Advance)
+		if err != nil {
+			return nil, err
+		}
+		if err := sb.Clock.Advance(d); err != nil {
+			return nil, err
+		}
+		return &clockOut{Body: clockView(sb.Clock)}, nil
+	})
+
+	huma.Register(a, huma.Operation{
+		OperationID: "sandbox-reset-clock", Method: http.MethodDelete, Path: "/admin/v1/sandbox/clock",
+		Summary: "Return the sandbox clock to real time", Description: clockDoc,
+		Tags: []string{"Sandbox"}, Security: adminSecurity, Errors: []int{401, 403},
+	}, func(ctx context.Context, _ *struct{}) (*clockOut, error) {
+		if !sb.Enabled || sb.Clock == nil {
+			return nil, sandboxOff()
+		}
+		if err := sb.Clock.Reset(); err != nil {
+			return nil, err
+		}
+		return &clockOut{Body: clockView(sb.Clock)}, nil
+	})
+
+	registerScripts(a, sb)
+}
+
+func registerScripts(a huma.API, sb Sandbox) {
+	const doc = "Scripted outcomes of the simulated rail for one merchant (sandbox only): an ordered list of " +
+		"{match: {accountSuffix?, bankCode?, country?, amountMin?, amountMax?}, outcome: {stage, status?, code?, afterSeconds?}}. " +
+		"The first rule that fits a payout decides, before the magic endings and the test cards; cash payouts settle by their claim " +
+		"and are not scripted. A rejection's code must be in the error catalogue. PUT replaces the whole list; an empty list removes it."
+	type idIn struct {
+		ID string `path:"id"`
+	}
+	type putIn struct {
+		ID   string `path:"id"`
+		Body ScriptRulesBody
+	}
+	type rulesOut struct {
+		Body ScriptRulesBody
+	}
+	huma.Register(a, huma.Operation{
+		OperationID: "sandbox-put-rules", Method: http.MethodPut, Path: "/admin/v1/merchants/{id}/sandbox/rules",
+		Summary: "Script the simulated rail's outcomes for a merchant", Description: doc,
+		Tags: []string{"Sandbox"}, Security: adminSecurity, Errors: []int{400, 401, 403, 404},
+	}, func(ctx context.Context, in *putIn) (*rulesOut, error) {
+		if !sb.Enabled || sb.Scripts == nil {
+			return nil, sandboxOff()
+		}
+		if err := sb.merchantExists(in.ID); err != nil {
+			return nil, err
+		}
+		rs, err := sb.Scripts.Put(in.ID, in.Body.Rules)
+		if err != nil {
+			return nil, err
+		}
+		return &rulesOut{Body: ScriptRulesBody{Rules: rs}}, nil
+	})
+	huma.Register(a, huma.Operation{
+		OperationID: "sandbox-get-rules", Method: http.MethodGet, Path: "/admin/v1/merchants/{id}/sandbox/rules",
+		Summary: "Read a merchant's scripted outcomes", Description: doc,
+		Tags: []string{"Sandbox"}, Security: adminSecurity, Errors: []int{401, 403, 404},
+	}, func(ctx context.Context, in *idIn) (*rulesOut, error) {
+		if !sb.Enabled || sb.Scripts == nil {
+			return nil, sandboxOff()
+		}
+		if err := sb.merchantExists(in.ID); err != nil {
+			return nil, err
+		}
+		rs, err := sb.Scripts.Rules(in.ID)
+		if err != nil {
+			return nil, err
+		}
+		return &rulesOut{Body: ScriptRulesBody{Rules: rs}}, nil
+	})
+
+	registerDirectory(a, sb)
+}
+
+// DirectoryEntryView is an entry of the simulated directory as the admin API shows it.
+type DirectoryEntryView struct {
+	Country  string               `json:"country"`
+	ID       string               `json:"id" doc:"The Peru cellphone or the Bre-B key"`
+	Source   string               `json:"source" enum:"admin,default" doc:"admin: an entry put here; default: the deterministic answer"`
+	Entities []rules.WalletEntity `json:"entities,omitempty"`
+	Holder   *rules.BreBHolder    `json:"holder,omitempty"`
+	Absent   bool                 `json:"absent,omitempty" doc:"COL: the directory knows no such key"`
+}
+
+func registerDirectory(a huma.API, sb Sandbox) {
+	const doc = "The simulated directory (sandbox only) behind the Peru beneficiary lookup and the Bre-B key lookup and " +
+		"rail. PER/{phone}: {\"entities\":[{\"entityBrand\",\"status\"}]} (an empty list: no entity, PV002). COL/{key}: " +
+		"{\"holderName\",\"bankCode\",\"accountType\"} or {\"absent\":true} (Bre-B payouts to it are rejected, 4027). " +
+		"An entry wins over the deterministic answer (README, Sandbox); DELETE returns to it."
+	type pathIn struct {
+		Country string `path:"country" enum:"PER,COL"`
+		ID      string `path:"id" doc:"The Peru cellphone or the Bre-B key (URL-escaped)"`
+	}
+	type putIn struct {
+		Country string `path:"country" enum:"PER,COL"`
+		ID      string `path:"id"`
+		Body    rules.DirectoryEntry
+	}
+	type viewOut struct {
+		Body DirectoryEntryView
+	}
+	view := func(ctx context.Context, country, id string) (*viewOut, error) {
+		v := DirectoryEntryView{Country: country, ID: id, Source: "default"}
+		if _, err := sb.Directory.Store.DirectoryEntry(country, id); err == nil {
+			v.Source = "admin"
+		} else if !errors.Is(err, rules.ErrNotFound) {
+			return nil, err
+		}
+		if country == "PER" {
+			es, err := sb.Directory.PeruEntities(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			v.Entities = es
+		} else {
+			h, err := sb.Directory.BreBKey(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			v.Holder, v.Absent = h, h == nil
+		}
+		return &viewOut{Body: v}, nil
+	}
+	off := func() bool { return !sb.Enabled || sb.Directory == nil }
+	huma.Register(a, huma.Operation{
+		OperationID: "sandbox-put-directory-entry", Method: http.MethodPut, Path: "/admin/v1/sandbox/directory/{country}/{id}",
+		Summary: "Put an entry in the simulated directory", Description: doc,
+		Tags: []string{"Sandbox"}, Security: adminSecurity, Errors: []int{400, 401, 403},
+	}, func(ctx context.Context, in *putIn) (*viewOut, error) {
+		if off() {
+			return nil, sandboxOff()
+		}
+		if err := rules.CheckDirectoryEntry(in.Country, in.ID, &in.Body); err != nil {
+			return nil, err
+		}
+		if err := sb.Directory.Store.PutDirectoryEntry(in.Country, in.ID, in.Body); err != nil {
+			return nil, err
+		}
+		return view(ctx, in.Country, in.ID)
+	})
+	huma.Register(a, huma.Operation{
+		OperationID: "sandbox-get-directory-entry", Method: http.MethodGet, Path: "/admin/v1/sandbox/directory/{country}/{id}",
+		Summary: "What the simulated directory answers for a phone or key", Description: doc,
+		Tags: []string{"Sandbox"}, Security: adminSecurity, Errors: []int{401, 403},
+	}, func(ctx context.Context, in *pathIn) (*viewOut, error) {
+		if off() {
+			return nil, sandboxOff()
+		}
+		return view(ctx, in.Country, in.ID)
+	})
+	huma.Register(a, huma.Operation{
+		OperationID: "sandbox-delete-directory-entry", Method: http.MethodDelete, Path: "/admin/v1/sandbox/directory/{country}/{id}",
+		Summary: "Remove an entry: the deterministic answer again", Description: doc,
+		Tags: []string{"Sandbox"}, Security: adminSecurity, Errors: []int{401, 403},
+	}, func(ctx context.Context, in *pathIn) (*viewOut, error) {
+		if off() {
+			return nil, sandboxOff()
+		}
+		if err := sb.Directory.Store.DeleteDirectoryEntry(in.Country, in.ID); err != nil {
+			return nil, err
+		}
+		return view(ctx, in.Country, in.ID)
+	})
+}

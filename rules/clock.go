@@ -1,0 +1,119 @@
+package rules
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ClockStore keeps the sandbox clock's offset, so that a restart keeps the time a test moved
+// to: payouts, sessions and claims were stamped by that clock, and going back would leave
+// them in the future.
+type ClockStore interface {
+	SandboxClockOffset() (time.Duration, error)
+	PutSandboxClockOffset(time.Duration) error
+}
+
+// MaxClockOffset bounds how far the sandbox clock may run ahead of real time.
+const MaxClockOffset = 10 * 365 * 24 * time.Hour
+
+// SandboxClock is the service's clock in the sandbox (issue 15): real time plus an offset
+// that Advance only grows and Reset sets back to zero. Every part of the service that falls
+// due (the rails, card sessions, cash claims, the outbox's retries) reads it; signatures and
+// tokens keep real time, since a client signs with its own clock.
+type SandboxClock struct {
+	Real  func() time.Time
+	Store ClockStore
+	// Moved is told after each change, outside the lock, to wake the workers that sleep
+	// until a due time. May be nil.
+	Moved func()
+
+	mu     sync.RWMutex
+	offset time.Duration
+}
+
+// NewSandboxClock makes the clock over real, starting at the offset st keeps.
+func NewSandboxClock(real func() time.Time, st ClockStore) (*SandboxClock, error) {
+	off, err := st.SandboxClockOffset()
+	if err != nil {
+		return nil, err
+	}
+	return &SandboxClock{Real: real, Store: st, offset: max(off, 0)}, nil
+}
+
+// Now is real time plus the offset.
+func (c *SandboxClock) Now() time.Time {
+	c.mu.RLock()
+	off := c.offset
+	c.mu.RUnlock()
+	return c.Real().Add(off)
+}
+
+// Offset is how far the clock runs ahead of real time.
+func (c *SandboxClock) Offset() time.Duration {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.offset
+}
+
+// ParseAdvance reads an advance: a Go duration ("90m", "48h") or whole days ("8d"). It must be
+// positive: the clock never goes back.
+func ParseAdvance(s string) (time.Duration, error) {
+	bad := &Error{Kind: KindInvalid, Code: CodeClockAdvance, Field: "advance", Value: s,
+		Message: `must be a positive duration: a Go duration such as "90m" or "48h", or whole days such as "8d"`}
+	var d time.Duration
+	if days, ok := strings.CutSuffix(s, "d"); ok && days != "" && IsDigits(days) {
+		n, err := strconv.Atoi(days)
+		if err != nil || n > int(MaxClockOffset/(24*time.Hour)) {
+			return 0, bad
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, bad
+		}
+	}
+	if d <= 0 {
+		return 0, bad
+	}
+	return d, nil
+}
+
+// Advance moves the clock forward by d (positive) and keeps the new offset.
+func (c *SandboxClock) Advance(d time.Duration) error {
+	if d <= 0 {
+		return &Error{Kind: KindInvalid, Code: CodeClockAdvance, Field: "advance", Value: d.String(), Message: "must be positive: the clock never goes back"}
+	}
+	c.mu.Lock()
+	off := c.offset + d
+	if off > MaxClockOffset || off < c.offset {
+		c.mu.Unlock()
+		return &Error{Kind: KindInvalid, Code: CodeClockAdvance, Field: "advance", Value: d.String(),
+			Message: "would put the clock more than 10 years ahead of real time"}
+	}
+	err := c.Store.PutSandboxClockOffset(off)
+	if err == nil {
+		c.offset = off
+	}
+	c.mu.Unlock()
+	if err == nil && c.Moved != nil {
+		c.Moved()
+	}
+	return err
+}
+
+// Reset returns the clock to real time.
+func (c *SandboxClock) Reset() error {
+	c.mu.Lock()
+	err := c.Store.PutSandboxClockOffset(0)
+	if err == nil {
+		c.offset = 0
+	}
+	c.mu.Unlock()
+	if err == nil && c.Moved != nil {
+		c.Moved()
+	}
+	return err
+}

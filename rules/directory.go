@@ -1,0 +1,205 @@
+package rules
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The simulated directory (issue 15): who can be paid at a Peru cellphone (the wallets and
+// banks behind it, for the original's beneficiary lookup) and who holds a Colombia Bre-B key.
+// It moves no money. A real connector (a wallet scanner, the Bre-B directory) implements
+// Directory; this binary ships only SimulatedDirectory, deterministic from the number or key
+// plus the entries an admin puts.
+
+// Entity statuses of the Peru lookup (wire).
+const (
+	EntityAvailable    = "AVAILABLE"
+	EntityNotAvailable = "NOT_AVAILABLE"
+)
+
+// WalletEntity is a wallet or bank that can (or cannot) take a payout to a Peru cellphone.
+type WalletEntity struct {
+	EntityBrand string `json:"entityBrand" doc:"1 to 40 characters: Yape, Plin, a bank"`
+	Status      string `json:"status" doc:"AVAILABLE or NOT_AVAILABLE"`
+}
+
+// BreBHolder is what the directory knows of a Colombia Bre-B key.
+type BreBHolder struct {
+	Key         string `json:"key"`
+	HolderName  string `json:"holderName"` // in full; shown masked
+	BankCode    string `json:"bankCode"`
+	AccountType string `json:"accountType"` // SAVINGS or CURRENT
+}
+
+// Directory answers who is behind a Peru cellphone or a Colombia Bre-B key.
+type Directory interface {
+	// PeruEntities lists the entities of a Peru cellphone; none is an empty list.
+	PeruEntities(ctx context.Context, phone string) ([]WalletEntity, error)
+	// BreBKey finds the holder of a Bre-B key; nil when the directory knows no such key.
+	BreBKey(ctx context.Context, key string) (*BreBHolder, error)
+}
+
+// DirectoryEntry is an entry an admin put in the simulated directory: for Peru the entities
+// of a cellphone (an empty list: none), for Colombia the holder of a key, or Absent.
+type DirectoryEntry struct {
+	Entities    []WalletEntity `json:"entities,omitempty"`
+	HolderName  string         `json:"holderName,omitempty"`
+	BankCode    string         `json:"bankCode,omitempty"`
+	AccountType string         `json:"accountType,omitempty"`
+	Absent      bool           `json:"absent,omitempty"`
+}
+
+// DirectoryStore keeps the admin's entries, by country (PER, COL) and phone or key.
+type DirectoryStore interface {
+	DirectoryEntry(country, id string) (*DirectoryEntry, error) // ErrNotFound when none
+	PutDirectoryEntry(country, id string, e DirectoryEntry) error
+	DeleteDirectoryEntry(country, id string) error
+}
+
+// SimulatedDirectory is the sandbox's directory: an admin's entry wins; otherwise the
+// answer follows from the last digit of a Peru cellphone (PeruDirectoryCases) and, for a
+// Bre-B key, every key is known except those ending in 4027 or starting with "unknown"
+// (after an @), with a holder, bank and account type derived from the key.
+type SimulatedDirectory struct {
+	Store DirectoryStore
+}
+
+// PeruDirectoryCases are the simulated answers by the cellphone's last digit (README).
+var PeruDirectoryCases = map[byte][]WalletEntity{
+	'0': {},
+	'1': {{"Yape", EntityAvailable}, {"Plin", EntityAvailable}},
+	'2': {{"Yape", EntityAvailable}, {"Interbank", EntityNotAvailable}},
+	'3': {{"Plin", EntityAvailable}},
+	'4': {{"Yape", EntityNotAvailable}},
+	'5': {{"BBVA", EntityAvailable}, {"Interbank", EntityAvailable}, {"Scotiabank", EntityNotAvailable}},
+	'6': {{"Yape", EntityAvailable}},
+	'7': {{"Yape", EntityAvailable}},
+	'8': {{"Yape", EntityAvailable}},
+	'9': {{"Yape", EntityAvailable}},
+}
+
+// PeruEntities is the admin's entry for phone, or the case of its last digit.
+func (d *SimulatedDirectory) PeruEntities(ctx context.Context, phone string) ([]WalletEntity, error) {
+	e, err := d.Store.DirectoryEntry("PER", phone)
+	if err == nil {
+		return append([]WalletEntity{}, e.Entities...), nil
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	if phone == "" {
+		return []WalletEntity{}, nil
+	}
+	return append([]WalletEntity{}, PeruDirectoryCases[phone[len(phone)-1]]...), nil
+}
+
+// UnknownBreBKey reports whether the simulated directory knows no such key by default.
+func UnknownBreBKey(key string) bool {
+	k := strings.ToLower(strings.TrimPrefix(key, "@"))
+	return strings.HasSuffix(key, "4027") || strings.HasPrefix(k, "unknown")
+}
+
+var (
+	directoryNames = []string{"Andrea Martínez", "Juan Pérez", "Luisa Fernanda Gómez", "Carlos Rodríguez", "Valentina Ríos",
+		"Santiago Herrera", "Camila Restrepo", "Mateo Castaño"}
+	directoryBanks = []string{"001", "007", "013", "019", "051", "507", "551", "801"}
+)
+
+// BreBKey is the admin's entry for key, or the holder derived from the key.
+func (d *SimulatedDirectory) BreBKey(ctx context.Context, key string) (*BreBHolder, error) {
+	e, err := d.Store.DirectoryEntry("COL", key)
+	if err == nil {
+		if e.Absent {
+			return nil, nil
+		}
+		return &BreBHolder{Key: key, HolderName: e.HolderName, BankCode: e.BankCode, AccountType: e.AccountType}, nil
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	if UnknownBreBKey(key) {
+		return nil, nil
+	}
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	n := h.Sum32()
+	kind := "SAVINGS"
+	if n%5 == 0 {
+		kind = "CURRENT"
+	}
+	return &BreBHolder{Key: key, HolderName: directoryNames[n%uint32(len(directoryNames))],
+		BankCode: directoryBanks[(n/7)%uint32(len(directoryBanks))], AccountType: kind}, nil
+}
+
+// CheckDirectoryEntry validates an admin's entry for country and id, reporting every problem.
+func CheckDirectoryEntry(country, id string, e *DirectoryEntry) error {
+	var ps problems
+	switch country {
+	case "PER":
+		if !isPeruCellphone(id) {
+			ps.add(CodeDirectoryEntry, "path.id", "a Peru cellphone has 9 digits and starts with 9", id)
+		}
+		if e.HolderName != "" || e.BankCode != "" || e.AccountType != "" || e.Absent {
+			ps.add(CodeDirectoryEntry, "holderName", "a Peru entry has only entities (an empty list: none)", nil)
+		}
+		for i, en := range e.Entities {
+			if strings.TrimSpace(en.EntityBrand) == "" || utf8.RuneCountInString(en.EntityBrand) > 40 {
+				ps.add(CodeDirectoryEntry, "entities["+itoa(int64(i))+"].entityBrand", "1 to 40 characters", en.EntityBrand)
+			}
+			if en.Status != EntityAvailable && en.Status != EntityNotAvailable {
+				ps.add(CodeDirectoryEntry, "entities["+itoa(int64(i))+"].status", "AVAILABLE or NOT_AVAILABLE", en.Status)
+			}
+		}
+		if len(e.Entities) > 20 {
+			ps.add(CodeDirectoryEntry, "entities", "at most 20 entities", len(e.Entities))
+		}
+	case "COL":
+		if _, why := breBKeyProblem(id); why != "" {
+			ps.add(CodeDirectoryEntry, "path.id", why, id)
+		}
+		if len(e.Entities) > 0 {
+			ps.add(CodeDirectoryEntry, "entities", "a Colombia entry is a key's holder, not entities", nil)
+		}
+		if e.Absent {
+			if e.HolderName != "" || e.BankCode != "" || e.AccountType != "" {
+				ps.add(CodeDirectoryEntry, "absent", "an absent key has no holder", true)
+			}
+			break
+		}
+		if n := utf8.RuneCountInString(strings.TrimSpace(e.HolderName)); n < 2 || n > 100 {
+			ps.add(CodeDirectoryEntry, "holderName", "2 to 100 characters", e.HolderName)
+		}
+		if b, ok := LookupBank("COL", e.BankCode); !ok || !b.KeyRealTime {
+			ps.add(CodeDirectoryEntry, "bankCode", "a Colombia bank that takes Bre-B keys (spec 2.4 bank table)", e.BankCode)
+		}
+		if e.AccountType != "SAVINGS" && e.AccountType != "CURRENT" {
+			ps.add(CodeDirectoryEntry, "accountType", "SAVINGS or CURRENT", e.AccountType)
+		}
+	default:
+		ps.add(CodeDirectoryEntry, "path.country", "PER or COL", country)
+	}
+	if p := ps.problem(KindInvalid, "Missing or invalid data", "of the directory entry"); p != nil {
+		return p
+	}
+	return nil
+}
+
+// IsPeruCellphone reports whether s is a Peru cellphone: 9 digits starting with 9.
+func IsPeruCellphone(s string) bool { return isPeruCellphone(s) }
+
+// MaskName shows the first two letters of each word of a holder's name: "An**** Ma******".
+func MaskName(name string) string {
+	words := strings.Fields(name)
+	for i, w := range words {
+		r := []rune(w)
+		keep := min(2, len(r))
+		words[i] = string(r[:keep]) + strings.Repeat("*", max(len(r)-keep, 1))
+	}
+	return strings.Join(words, " ")
+}
+
+// BreBKeyProblem says what is wrong with a Bre-B key and its code, or "" (spec 2.4).
+func BreBKeyProblem(k string) (code, why string) { return breBKeyProblem(k) }

@@ -1,0 +1,37 @@
+package rules_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"payouts/rules"
+	"payouts/store"
+)
+
+// The simulated rail asks the directory for a Bre-B key: an unknown key is rejected 4027, a
+// known one (or an admin's entry) is processed, and a magic ending still wins.
+func TestSimulatedRailRejectsUnknownBreBKeys(t *testing.T) {
+	db, err := store.Open(t.TempDir()+"/p.db", store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	dir := &rules.SimulatedDirectory{Store: db}
+	if err := db.PutDirectoryEntry("COL", "@unknownbutadded", rules.DirectoryEntry{HolderName: "Ana Ríos", BankCode: "007", AccountType: "SAVINGS"}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
+	rail := &rules.SimulatedRail{Delay: time.Second, BatchDelay: time.Second, Now: func() time.Time { return now }, Directory: dir}
+	for key, want := range map[string]string{
+		"@andreamartinez": "", "3001234027": rules.CodeDirectoryUnavailable, "@unknownperson": rules.CodeDirectoryUnavailable,
+		"@unknownbutadded": "", "3001239999": rules.CodeBankRejected,
+	} {
+		p := &rules.Payout{Channel: rules.ChannelRealTimeKey, Country: "COL", StatusChangedAt: now.Add(-time.Minute)}
+		p.Request.Destination.BankAccount.AccountNumber = rules.Text(key)
+		out, err := rail.Outcome(context.Background(), p, now)
+		if err != nil || !out.Settled || out.Code != want {
+			t.Errorf("key %s: %+v %v, want code %q", key, out, err, want)
+		}
+	}
+}

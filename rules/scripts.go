@@ -1,0 +1,252 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Scripted outcomes (issue 15): a merchant's ordered list of rules that decide what the
+// simulated rail answers, before the magic endings. The first rule whose match fits the
+// payout decides; a payout no rule fits goes on to the magic endings and the test cards.
+// Cash payouts are not scripted: they settle by their claim.
+
+// ScriptMatch selects payouts; an absent field matches everything, an empty match every payout.
+type ScriptMatch struct {
+	AccountSuffix string `json:"accountSuffix,omitempty" doc:"The account number, CCI, Bre-B key, phone or card's last digits end with this" maxLength:"34"`
+	BankCode      string `json:"bankCode,omitempty" doc:"The payout's bank code (3 digits)"`
+	Country       string `json:"country,omitempty" doc:"COL or PER"`
+	AmountMin     *int64 `json:"amountMin,omitempty" doc:"At least this amount, minor units"`
+	AmountMax     *int64 `json:"amountMax,omitempty" doc:"At most this amount, minor units"`
+}
+
+// ScriptOutcome is what the rail answers for a matched payout.
+type ScriptOutcome struct {
+	Stage        Stage  `json:"stage" doc:"SUCCESS, REJECTED, or IN_PROGRESS (held at PENDING_BANK until simulated)"`
+	Status       Status `json:"status,omitempty" doc:"Defaults: PROCESSED, REJECTED_BANK, PENDING_BANK; REJECTED takes REJECTED_BANK, DENIED, ERROR, BUSINESS_ERROR or DATA_ERROR"`
+	Code         string `json:"code,omitempty" doc:"For REJECTED: a code of the catalogue (default by status)"`
+	AfterSeconds *int64 `json:"afterSeconds,omitempty" doc:"Seconds after the payout reached PENDING_BANK (default: the channel's sandbox delay)"`
+}
+
+// ScriptRule is one scripted outcome.
+type ScriptRule struct {
+	Match   ScriptMatch   `json:"match"`
+	Outcome ScriptOutcome `json:"outcome"`
+}
+
+// MaxScriptRules bounds a merchant's list.
+const MaxScriptRules = 100
+
+// maxScriptDelay bounds afterSeconds: 30 days.
+const maxScriptDelay = 30 * 24 * 3600
+
+// scriptStatuses are the statuses a scripted rejection may take: the rail's own and the
+// manual ones; NO_BALANCE, EXPIRED and REVERSED have their own paths.
+var scriptStatuses = []Status{StatusRejectedBank, StatusDenied, StatusError, StatusBusinessError, StatusDataError}
+
+// CheckScriptRules validates a list and fills in the defaults (status, code), reporting every
+// problem at once with its place (rules[i].match.bankCode).
+func CheckScriptRules(rs []ScriptRule) error {
+	var ps problems
+	if len(rs) > MaxScriptRules {
+		ps.addf(CodeScriptRule, "rules", len(rs), "at most %d rules", MaxScriptRules)
+	}
+	for i := range rs {
+		at := func(f string) string { return fmt.Sprintf("rules[%d].%s", i, f) }
+		m, o := &rs[i].Match, &rs[i].Outcome
+		if s := m.AccountSuffix; s != "" && (len(s) > 34 || strings.ContainsAny(s, " \t\r\n")) {
+			ps.add(CodeScriptRule, at("match.accountSuffix"), "1 to 34 characters without spaces", s)
+		}
+		if m.BankCode != "" && (len(m.BankCode) != 3 || !IsDigits(m.BankCode)) {
+			ps.add(CodeScriptRule, at("match.bankCode"), "a bank code has 3 digits", m.BankCode)
+		}
+		if m.Country != "" && m.Country != "COL" && m.Country != "PER" {
+			ps.add(CodeScriptRule, at("match.country"), "COL or PER", m.Country)
+		}
+		if m.AmountMin != nil && *m.AmountMin < 0 {
+			ps.add(CodeScriptRule, at("match.amountMin"), "must not be negative", *m.AmountMin)
+		}
+		if m.AmountMin != nil && m.AmountMax != nil && *m.AmountMax < *m.AmountMin {
+			ps.add(CodeScriptRule, at("match.amountMax"), "must not be below amountMin", *m.AmountMax)
+		}
+		if o.AfterSeconds != nil && (*o.AfterSeconds < 0 || *o.AfterSeconds > maxScriptDelay) {
+			ps.addf(CodeScriptRule, at("outcome.afterSeconds"), *o.AfterSeconds, "0 to %d seconds", maxScriptDelay)
+		}
+		switch o.Stage {
+		case StageSuccess, StageInProgress:
+			want := StatusProcessed
+			if o.Stage == StageInProgress {
+				want = StatusPendingBank
+			}
+			if o.Status == "" {
+				o.Status = want
+			}
+			if o.Status != want {
+				ps.addf(CodeScriptRule, at("outcome.status"), o.Status, "the stage %s takes only %s", o.Stage, want)
+			}
+			if o.Code != "" {
+				ps.add(CodeScriptRule, at("outcome.code"), "only a REJECTED outcome carries a code", o.Code)
+			}
+			if o.Stage == StageInProgress && o.AfterSeconds != nil {
+				ps.add(CodeScriptRule, at("outcome.afterSeconds"), "a held payout waits for simulate; afterSeconds does not apply", *o.AfterSeconds)
+			}
+		case StageRejected:
+			if o.Status == "" {
+				o.Status = StatusRejectedBank
+			}
+			if !containsStatus(scriptStatuses, o.Status) {
+				ps.addf(CodeScriptRule, at("outcome.status"), o.Status, "a scripted rejection is one of %v", scriptStatuses)
+			}
+			if o.Code == "" {
+				o.Code = simulatedCode(o.Status)
+			} else if !InCatalogue(o.Code) {
+				ps.add(CodeScriptRule, at("outcome.code"), "not a code of the catalogue (README, error catalogue)", o.Code)
+			}
+		default:
+			ps.add(CodeScriptRule, at("outcome.stage"), "SUCCESS, REJECTED or IN_PROGRESS", string(o.Stage))
+		}
+	}
+	if p := ps.problem(KindInvalid, "Missing or invalid data", "of the scripted rules"); p != nil {
+		return p
+	}
+	return nil
+}
+
+func containsStatus(list []Status, s Status) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// InCatalogue reports whether code is one of the catalogue's.
+func InCatalogue(code string) bool {
+	for _, c := range Catalogue {
+		if c.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// Matches reports whether the rule's match fits p.
+func (m ScriptMatch) Matches(p *Payout) bool {
+	if m.Country != "" && m.Country != p.Country {
+		return false
+	}
+	if m.BankCode != "" && m.BankCode != p.BankCode {
+		return false
+	}
+	if m.AmountMin != nil && p.Amount < *m.AmountMin {
+		return false
+	}
+	if m.AmountMax != nil && p.Amount > *m.AmountMax {
+		return false
+	}
+	if m.AccountSuffix == "" {
+		return true
+	}
+	ba := p.Request.Destination.BankAccount
+	candidates := []string{string(ba.AccountNumber), ba.CCI}
+	if p.Card != nil {
+		candidates = append(candidates, p.Card.Last4)
+	}
+	for _, s := range candidates {
+		if s != "" && strings.HasSuffix(s, m.AccountSuffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// FirstScript is the first rule of rs that fits p, or nil. Cash payouts are never scripted.
+func FirstScript(rs []ScriptRule, p *Payout) *ScriptRule {
+	if p.Channel == ChannelCash {
+		return nil
+	}
+	for i := range rs {
+		if rs[i].Match.Matches(p) {
+			return &rs[i]
+		}
+	}
+	return nil
+}
+
+// delay is how long after PENDING_BANK the rule's outcome comes, or def.
+func (r *ScriptRule) delay(def time.Duration) time.Duration {
+	if r.Outcome.AfterSeconds == nil || r.Outcome.Stage == StageInProgress {
+		return def
+	}
+	return time.Duration(*r.Outcome.AfterSeconds) * time.Second
+}
+
+// outcome is the rail's answer the rule scripts.
+func (r *ScriptRule) outcome() Outcome {
+	o := r.Outcome
+	switch o.Stage {
+	case StageSuccess:
+		return Outcome{Settled: true, Status: StatusProcessed, Note: "scripted sandbox outcome"}
+	case StageRejected:
+		return Outcome{Settled: true, Status: o.Status, Code: o.Code, Note: "scripted sandbox outcome"}
+	}
+	return Outcome{} // held until simulated
+}
+
+// ScriptStore keeps each merchant's scripted rules.
+type ScriptStore interface {
+	SandboxRules(merchantID string) ([]ScriptRule, error)
+	PutSandboxRules(merchantID string, rs []ScriptRule) error
+}
+
+// ScriptBook reads the merchants' scripted rules for the rail, cached: the rail asks once per
+// outcome, and the rules change only through Put.
+type ScriptBook struct {
+	Store ScriptStore
+
+	mu    sync.RWMutex
+	cache map[string][]ScriptRule
+}
+
+// Rules are a merchant's rules, in order.
+func (b *ScriptBook) Rules(merchantID string) ([]ScriptRule, error) {
+	b.mu.RLock()
+	rs, ok := b.cache[merchantID]
+	b.mu.RUnlock()
+	if ok {
+		return rs, nil
+	}
+	rs, err := b.Store.SandboxRules(merchantID)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	if b.cache == nil {
+		b.cache = map[string][]ScriptRule{}
+	}
+	b.cache[merchantID] = rs
+	b.mu.Unlock()
+	return rs, nil
+}
+
+// Put checks and replaces a merchant's rules (an empty list removes them).
+func (b *ScriptBook) Put(merchantID string, rs []ScriptRule) ([]ScriptRule, error) {
+	if rs == nil {
+		rs = []ScriptRule{}
+	}
+	if err := CheckScriptRules(rs); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.Store.PutSandboxRules(merchantID, rs); err != nil {
+		return nil, err
+	}
+	if b.cache == nil {
+		b.cache = map[string][]ScriptRule{}
+	}
+	b.cache[merchantID] = rs
+	return rs, nil
+}

@@ -1,0 +1,174 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"strconv"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"payouts/rules"
+)
+
+// The sandbox's records (issue 15): the test clock's offset in the meta bucket, and the
+// per-merchant scripted outcomes, the simulated directory's entries, the integration users
+// and the lookups' request ids in the misc bucket under their own prefixes.
+
+var metaClockOffset = []byte("sandbox-clock-offset") // decimal nanoseconds
+
+// SandboxClockOffset is the stored offset of the sandbox clock, zero when none.
+func (s *DB) SandboxClockOffset() (time.Duration, error) {
+	var off time.Duration
+	err := s.bolt.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bMeta).Get(metaClockOffset)
+		if v == nil {
+			return nil
+		}
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		off = time.Duration(n)
+		return err
+	})
+	return off, err
+}
+
+// PutSandboxClockOffset stores the offset of the sandbox clock.
+func (s *DB) PutSandboxClockOffset(off time.Duration) error {
+	return s.bolt.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bMeta).Put(metaClockOffset, []byte(strconv.FormatInt(int64(off), 10)))
+	})
+}
+
+func sandboxRulesKey(merchantID string) []byte { return key("sandbox-rules", merchantID) }
+
+// SandboxRules are a merchant's scripted outcomes, in order; none when never set.
+func (s *DB) SandboxRules(merchantID string) ([]rules.ScriptRule, error) {
+	rs := []rules.ScriptRule{}
+	err := s.bolt.View(func(tx *bolt.Tx) error {
+		err := getJSON(tx.Bucket(bMisc), sandboxRulesKey(merchantID), &rs)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	return rs, err
+}
+
+// PutSandboxRules replaces a merchant's scripted outcomes.
+func (s *DB) PutSandboxRules(merchantID string, rs []rules.ScriptRule) error {
+	return s.bolt.Update(func(tx *bolt.Tx) error {
+		return putJSON(tx.Bucket(bMisc), sandboxRulesKey(merchantID), rs)
+	})
+}
+
+func directoryKey(country, id string) []byte { return key("directory", country, id) }
+
+// DirectoryEntry is an admin's entry of the simulated directory (ErrNotFound when none).
+func (s *DB) DirectoryEntry(country, id string) (*rules.DirectoryEntry, error) {
+	e := new(rules.DirectoryEntry)
+	err := s.bolt.View(func(tx *bolt.Tx) error { return getJSON(tx.Bucket(bMisc), directoryKey(country, id), e) })
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// PutDirectoryEntry writes an entry of the simulated directory.
+func (s *DB) PutDirectoryEntry(country, id string, e rules.DirectoryEntry) error {
+	return s.bolt.Update(func(tx *bolt.Tx) error { return putJSON(tx.Bucket(bMisc), directoryKey(country, id), e) })
+}
+
+// DeleteDirectoryEntry removes an entry of the simulated directory (none is no error).
+func (s *DB) DeleteDirectoryEntry(country, id string) error {
+	return s.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bMisc).Delete(directoryKey(country, id)) })
+}
+
+// Integration users: "integration-user" 0 user → IntegrationUser JSON, and
+// "integration-user-of" 0 merchantId → user, so that rotating replaces a merchant's user.
+func integrationUserKey(user string) []byte       { return key("integration-user", user) }
+func integrationUserOfKey(merchant string) []byte { return key("integration-user-of", merchant) }
+
+// IntegrationUser reads a user by name (ErrNotFound when none).
+func (s *DB) IntegrationUser(user string) (*rules.IntegrationUser, error) {
+	u := new(rules.IntegrationUser)
+	err := s.bolt.View(func(tx *bolt.Tx) error { return getJSON(tx.Bucket(bMisc), integrationUserKey(user), u) })
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// IntegrationUserOf reads a merchant's user (ErrNotFound when none).
+func (s *DB) IntegrationUserOf(merchantID string) (*rules.IntegrationUser, error) {
+	var u *rules.IntegrationUser
+	err := s.bolt.View(func(tx *bolt.Tx) error {
+		name := tx.Bucket(bMisc).Get(integrationUserOfKey(merchantID))
+		if name == nil {
+			return ErrNotFound
+		}
+		u = new(rules.IntegrationUser)
+		return getJSON(tx.Bucket(bMisc), integrationUserKey(string(name)), u)
+	})
+	return u, err
+}
+
+// PutIntegrationUser makes u its merchant's only user, replacing the one it had; a name
+// another merchant uses is ErrExists.
+func (s *DB) PutIntegrationUser(u *rules.IntegrationUser) error {
+	return s.bolt.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bMisc)
+		var other rules.IntegrationUser
+		if err := getJSON(b, integrationUserKey(u.User), &other); err == nil && other.MerchantID != u.MerchantID {
+			return rules.ErrExists
+		}
+		if old := b.Get(integrationUserOfKey(u.MerchantID)); old != nil {
+			if err := b.Delete(integrationUserKey(string(old))); err != nil {
+				return err
+			}
+		}
+		if err := b.Put(integrationUserOfKey(u.MerchantID), []byte(u.User)); err != nil {
+			return err
+		}
+		return putJSON(b, integrationUserKey(u.User), u)
+	})
+}
+
+// SeenLookupRequest records a lookup's request_id for a merchant and reports whether it was
+// already there (the original's VAL001). Ids older than a day are forgotten by
+// PruneLookupRequests.
+func (s *DB) SeenLookupRequest(merchantID, requestID string, at time.Time) (bool, error) {
+	var seen bool
+	err := s.bolt.Update(func(tx *bolt.Tx) error {
+		k := key("lookup-request", merchantID, requestID)
+		if tx.Bucket(bMisc).Get(k) != nil {
+			seen = true
+			return nil
+		}
+		return tx.Bucket(bMisc).Put(k, be64(uint64(at.UnixNano())))
+	})
+	return seen, err
+}
+
+// PruneLookupRequests forgets the request ids recorded before cutoff.
+func (s *DB) PruneLookupRequests(cutoff time.Time) (int, error) {
+	n := 0
+	prefix := append([]byte("lookup-request"), 0)
+	err := s.bolt.Update(func(tx *bolt.Tx) error {
+		var dead [][]byte
+		c := tx.Bucket(bMisc).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(v) == 8 && int64(binary.BigEndian.Uint64(v)) < cutoff.UnixNano() {
+				dead = append(dead, bytes.Clone(k))
+			}
+		}
+		for _, k := range dead {
+			if err := tx.Bucket(bMisc).Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(dead)
+		return nil
+	})
+	return n, err
+}
