@@ -135,6 +135,21 @@ func (s *testServer) Stop(t testing.TB) {
 // admin calls the admin API and decodes the JSON answer into out (may be nil).
 func (s *testServer) admin(t testing.TB, method, path string, body any, out any) int {
 	t.Helper()
+	code, _, raw := s.rawAdmin(t, method, path, body)
+	if out != nil && code < 300 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, raw)
+		}
+	}
+	if code >= 300 {
+		t.Logf("%s %s: %d %s", method, path, code, raw)
+	}
+	return code
+}
+
+// rawAdmin calls the admin API and returns the answer as it is.
+func (s *testServer) rawAdmin(t testing.TB, method, path string, body any) (int, http.Header, []byte) {
+	t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -149,15 +164,7 @@ func (s *testServer) admin(t testing.TB, method, path string, body any, out any)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	if out != nil && resp.StatusCode < 300 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("%s %s: %v: %s", method, path, err, raw)
-		}
-	}
-	if resp.StatusCode >= 300 {
-		t.Logf("%s %s: %d %s", method, path, resp.StatusCode, raw)
-	}
-	return resp.StatusCode
+	return resp.StatusCode, resp.Header, raw
 }
 
 // getMetrics reads /metrics on the main listener, which needs the admin token.

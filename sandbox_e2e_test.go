@@ -242,26 +242,6 @@ func TestSandboxClockMovesTheServiceNotTheWallClock(t *testing.T) {
 	}
 }
 
-// rawAdmin calls the admin API and returns the answer as it is.
-func (s *testServer) rawAdmin(t testing.TB, method, path string, body any) (int, http.Header, []byte) {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, s.URL+path, rd)
-	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, raw
-}
-
 // Scripted outcomes: a rule overrides the magic ending 9999, another rejects by amount with a
 // catalogue code, another holds by bank; invalid lists are refused with every error and its
 // place, storing nothing.
