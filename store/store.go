@@ -127,11 +127,6 @@ func (s *DB) TakeMeta(key string) ([]byte, error) {
 	return v, err
 }
 
-// PutMeta writes a value of the meta bucket.
-func (s *DB) PutMeta(key string, v []byte) error {
-	return s.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put([]byte(key), v) })
-}
-
 func be64(n uint64) []byte {
 	b := make([]byte, 8)
 	binary.BigEndian.PutUint64(b, n)
