@@ -127,6 +127,7 @@ type serveConfig struct {
 	CardKey              string
 	AllowPrivateNotifURL bool
 	NoSync               bool
+	PprofAddr            string
 }
 
 func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -149,6 +150,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	fs.StringVar(&c.CardKey, "card-key", "", "64 hex characters: the AES-256 key of stored cards (default: card.key in the data dir)")
 	fs.BoolVar(&c.AllowPrivateNotifURL, "allow-private-notification-urls", false, "let merchant notifications go to private and loopback addresses (development)")
 	fs.BoolVar(&c.NoSync, "unsafe-no-fsync", false, "do not fsync the database (tests only: a crash may lose acknowledged payouts)")
+	fs.StringVar(&c.PprofAddr, "pprof", "", "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060 (profiling; off by default)")
 	if err := envFlags(fs, args, getenv); err != nil {
 		return c, err
 	}
@@ -284,6 +286,15 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	if cfg.PprofAddr != "" {
+		stopPprof, err := servePprof(cfg.PprofAddr, logger)
+		if err != nil {
+			ln.Close()
+			app.stop()
+			return err
+		}
+		defer stopPprof()
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
