@@ -374,8 +374,11 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 		OnFinal:   func(p *rules.Payout, m *rules.Merchant) []rules.Event { return rules.OutcomeEvents(p, m, w.now()) },
 		Finished:  w.metrics.Finished,
 	}
-	w.svc = &rules.Service{Store: db, Now: w.now, Created: func(p *rules.Payout) {
+	w.svc = &rules.Service{Store: db, Now: w.now, Admit: w.lc.Admit, Created: func(p *rules.Payout) {
 		w.metrics.Created(p)
+		if p.Status.Final() && w.lc.Finished != nil { // rejected as it was admitted (NO_BALANCE)
+			w.lc.Finished(p)
+		}
 		w.lc.Kick()
 	}}
 	w.deps = &api.Deps{
