@@ -30,7 +30,7 @@ func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, 
 		existing, stored = nil, nil
 		if raw := tx.Bucket(bOrders).Get(orderKey); raw != nil {
 			var err error
-			existing, err = payoutBucketsOf(tx).read(int64(binary.BigEndian.Uint64(raw)))
+			existing, _, err = payoutBucketsOf(tx).read(int64(binary.BigEndian.Uint64(raw)))
 			return err
 		}
 		q := clonePayout(p)
@@ -75,7 +75,7 @@ func insertPayout(tx *bolt.Tx, p *rules.Payout, due time.Time, events []rules.Ev
 			due = next
 		}
 	}
-	if err := pb.insert(p); err != nil {
+	if err := pb.insert(p, due); err != nil {
 		return err
 	}
 	if err := tx.Bucket(bOrders).Put(key(p.MerchantID, p.OrderID), be64(seq)); err != nil {
@@ -84,10 +84,7 @@ func insertPayout(tx *bolt.Tx, p *rules.Payout, due time.Time, events []rules.Ev
 	if err := putIndexes(tx, p); err != nil {
 		return err
 	}
-	if !due.IsZero() {
-		return putDue(tx, p.ID, due, p.Status)
-	}
-	return nil
+	return moveDue(tx, p.ID, time.Time{}, due, p.Status)
 }
 
 // ImportPayouts stores payouts in one transaction without queueing them (bulk loads, such
@@ -146,7 +143,7 @@ func (s *DB) Payout(merchantID string, id int64) (*rules.Payout, error) {
 			return ErrNotFound
 		}
 		var err error
-		p, err = payoutBucketsOf(tx).read(id)
+		p, _, err = payoutBucketsOf(tx).read(id)
 		return err
 	})
 	if err != nil {
@@ -167,7 +164,7 @@ func (s *DB) PayoutByOrder(merchantID, orderID string) (*rules.Payout, error) {
 			return ErrNotFound
 		}
 		var err error
-		p, err = payoutBucketsOf(tx).read(int64(binary.BigEndian.Uint64(raw)))
+		p, _, err = payoutBucketsOf(tx).read(int64(binary.BigEndian.Uint64(raw)))
 		return err
 	})
 	if err != nil {
@@ -228,7 +225,7 @@ func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, err
 				break
 			}
 			scanned++
-			p, err := payouts.read(int64(id))
+			p, _, err := payouts.read(int64(id))
 			if err != nil {
 				return err
 			}
@@ -271,7 +268,7 @@ func (s *DB) PayoutsByID(ids []int64) ([]*rules.Payout, error) {
 		for _, id := range ids {
 			idKey := be64(uint64(id))
 			state := pb.state.Get(idKey)
-			p, err := decodePayout(id, pb.core.Get(idKey), state)
+			p, due, err := decodePayout(id, pb.core.Get(idKey), state)
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
@@ -279,7 +276,7 @@ func (s *DB) PayoutsByID(ids []int64) ([]*rules.Payout, error) {
 				return err
 			}
 			out = append(out, p)
-			s.decoded.put(id, state, p)
+			s.decoded.put(id, state, p, due)
 		}
 		return nil
 	})
@@ -332,32 +329,44 @@ func (s *DB) NextDue() (time.Time, error) {
 	return t, err
 }
 
-func setDue(tx *bolt.Tx, id int64, at time.Time, status rules.Status) error {
-	if err := clearDue(tx, id); err != nil {
-		return err
+// moveDue moves a payout's queue entry from the time it had (zero: none) to next (zero:
+// none). The payout's state records its queue time, so that the entry is found without an
+// index of its own.
+func moveDue(tx *bolt.Tx, id int64, had, next time.Time, status rules.Status) error {
+	b := tx.Bucket(bDue)
+	if !had.IsZero() {
+		if err := b.Delete(dueKeyOf(id, had)); err != nil {
+			return err
+		}
 	}
-	return putDue(tx, id, at, status)
+	if next.IsZero() {
+		return nil
+	}
+	return b.Put(dueKeyOf(id, next), []byte(status))
 }
 
-// putDue queues a payout that has no queue entry.
-func putDue(tx *bolt.Tx, id int64, at time.Time, status rules.Status) error {
+func dueKeyOf(id int64, at time.Time) []byte {
 	k := make([]byte, 16)
 	binary.BigEndian.PutUint64(k, uint64(at.UnixNano()))
 	binary.BigEndian.PutUint64(k[8:], uint64(id))
-	if err := tx.Bucket(bDue).Put(k, []byte(status)); err != nil {
-		return err
-	}
-	return tx.Bucket(bDueByID).Put(be64(uint64(id)), k)
+	return k
 }
 
-func clearDue(tx *bolt.Tx, id int64) error {
-	byID := tx.Bucket(bDueByID)
-	idKey := be64(uint64(id))
-	if old := byID.Get(idKey); old != nil {
-		if err := tx.Bucket(bDue).Delete(bytes.Clone(old)); err != nil {
+// dropDue removes whatever queue entries a payout that no longer exists left behind (it
+// reads the whole queue; payouts are not deleted, so this is never expected to happen).
+func dropDue(tx *bolt.Tx, id int64) error {
+	b := tx.Bucket(bDue)
+	var keys [][]byte
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if len(k) == 16 && int64(binary.BigEndian.Uint64(k[8:])) == id {
+			keys = append(keys, bytes.Clone(k))
+		}
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
 			return err
 		}
-		return byID.Delete(idKey)
 	}
 	return nil
 }
@@ -375,13 +384,13 @@ func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
 		for _, id := range ids {
 			idKey := be64(uint64(id))
 			state := pb.state.Get(idKey)
-			p := s.decoded.take(id, state)
+			p, due := s.decoded.take(id, state)
 			var err error
 			if p == nil {
-				p, err = decodePayout(id, pb.core.Get(idKey), state)
+				p, due, err = decodePayout(id, pb.core.Get(idKey), state)
 			}
 			if errors.Is(err, ErrNotFound) {
-				if err := clearDue(tx, id); err != nil {
+				if err := dropDue(tx, id); err != nil {
 					return err
 				}
 				continue
@@ -398,18 +407,13 @@ func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
 			if err != nil {
 				return err
 			}
-			if err := pb.update(p, core); err != nil {
+			if err := pb.update(p, core, next); err != nil {
 				return err
 			}
 			if err := moveIndexes(tx, p, stage, status); err != nil {
 				return err
 			}
-			if next.IsZero() {
-				err = clearDue(tx, id)
-			} else {
-				err = setDue(tx, id, next, p.Status)
-			}
-			if err != nil {
+			if err := moveDue(tx, id, due, next, p.Status); err != nil {
 				return err
 			}
 		}
@@ -528,28 +532,29 @@ type decodedCache struct {
 type decoded struct {
 	state []byte
 	p     *rules.Payout
+	due   time.Time
 }
 
-func (c *decodedCache) put(id int64, state []byte, p *rules.Payout) {
+func (c *decodedCache) put(id int64, state []byte, p *rules.Payout, due time.Time) {
 	cp := clonePayout(p) // the caller keeps p; the cache keeps its own copy
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) > 4096 {
 		c.m = make(map[int64]decoded, 1024)
 	}
-	c.m[id] = decoded{state: bytes.Clone(state), p: cp}
+	c.m[id] = decoded{state: bytes.Clone(state), p: cp, due: due}
 }
 
-func (c *decodedCache) take(id int64, state []byte) *rules.Payout {
+func (c *decodedCache) take(id int64, state []byte) (*rules.Payout, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d, ok := c.m[id]
 	if !ok {
-		return nil
+		return nil, time.Time{}
 	}
 	delete(c.m, id)
 	if state == nil || !bytes.Equal(d.state, state) {
-		return nil
+		return nil, time.Time{}
 	}
-	return d.p
+	return d.p, d.due
 }

@@ -31,15 +31,15 @@ var (
 	bByStage     = []byte("idx_stage")      // merchantId 0 stage 0 be64(id) → nil
 	bByStatus    = []byte("idx_status")     // merchantId 0 status 0 be64(id) → nil
 	bBalances    = []byte("balances")       // merchantId 0 country 0 currency → Balance JSON
-	bDue         = []byte("due")            // be64(unix nanos) be64(id) → nil: the lifecycle queue
-	bDueByID     = []byte("due_by_id")      // be64(id) → the key in bDue, to move an entry
+	bDue         = []byte("due")            // be64(unix nanos) be64(id) → status: the lifecycle queue (the time is also in the payout state)
+	bDueByID     = []byte("due_by_id")      // be64(id) → the key in bDue: before record.go, migrated on Open
 	bOutbox      = []byte("outbox")         // be64(seq) → Event JSON
 	bSessions    = []byte("sessions")       // token → expiry + data (scs)
 	bCards       = []byte("cards")          // merchantId 0 docType 0 docNumber → sealed card JSON
 	bCardByPay   = []byte("cards_payout")   // be64(payoutId) → card token for one payout
 	bMisc        = []byte("misc")           // small per-feature records
 	allBuckets   = [][]byte{bMeta, bMerchants, bPayouts, bPayoutState, bOrders, bByMerch, bByStage, bByStatus,
-		bBalances, bDue, bDueByID, bOutbox, bSessions, bCards, bCardByPay, bMisc, bOutboxSent, bOutboxDead, bMailbox, bOutboxDue}
+		bBalances, bDue, bOutbox, bSessions, bCards, bCardByPay, bMisc, bOutboxSent, bOutboxDead, bMailbox, bOutboxDue}
 )
 
 // ErrNotFound is returned when a record does not exist.
