@@ -75,6 +75,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return merchantCreate(args[1:], getenv, stdout, stderr)
 	case "backup":
 		return backup(ctx, args, getenv, stdout, stderr)
+	case "seed":
+		return seedCommand(args, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "payouts", versionString())
 		return nil
@@ -89,6 +91,7 @@ const usage = `usage:
   payouts [serve] [flags]                        run the server (payouts serve -h lists the flags)
   payouts merchant create --name N [flags]       create a merchant offline; prints its credentials as JSON
   payouts backup --out FILE                      consistent copy of the database (from a running server or offline)
+  payouts seed --data DIR --payouts N            benchmarks: store N settled payouts straight into DIR (README, Performance)
   payouts version                                print the version
 Every flag may be set as PAYOUTS_<FLAG> (upper case, - as _); flags win.`
 
@@ -128,6 +131,7 @@ type serveConfig struct {
 	AllowPrivateNotifURL bool
 	NoSync               bool
 	PprofAddr            string
+	BenchSeedFrom        string
 }
 
 func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -150,6 +154,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	fs.StringVar(&c.CardKey, "card-key", "", "64 hex characters: the AES-256 key of stored cards (default: card.key in the data dir)")
 	fs.BoolVar(&c.AllowPrivateNotifURL, "allow-private-notification-urls", false, "let merchant notifications go to private and loopback addresses (development)")
 	fs.BoolVar(&c.NoSync, "unsafe-no-fsync", false, "do not fsync the database (tests only: a crash may lose acknowledged payouts)")
+	fs.StringVar(&c.BenchSeedFrom, "bench-seed-from", "", "benchmarks: start an empty data directory as a copy of this seeded one (payouts seed)")
 	fs.StringVar(&c.PprofAddr, "pprof", "", "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060 (profiling; off by default)")
 	if err := envFlags(fs, args, getenv); err != nil {
 		return c, err
@@ -243,6 +248,11 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		// target would collect dozens of times a second under load: trade some memory for
 		// CPU (+15% created payouts per second in BenchmarkCreatePayouts).
 		debug.SetGCPercent(400)
+	}
+	if cfg.BenchSeedFrom != "" {
+		if err := seedDataDir(cfg.Data, cfg.BenchSeedFrom); err != nil {
+			return err
+		}
 	}
 	db, sealer, err := openData(cfg.Data, cfg.NoSync)
 	if err != nil {
