@@ -81,6 +81,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return merchantCreate(args[1:], getenv, stdout, stderr)
 	case "backup":
 		return backup(ctx, args, getenv, stdout, stderr)
+	case "seed":
+		return seedCommand(args, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "payouts", versionString())
 		return nil
@@ -103,6 +105,7 @@ usage:
   payouts merchant create --name N [flags]  create a merchant offline; prints its credentials as JSON
   payouts sign --secret S [flags] PATH      print a signed URL (or curl command) for a merchant request
   payouts backup --out FILE                 consistent copy of the database (from a running server or offline)
+  payouts seed --data DIR --payouts N       benchmarks: store N settled payouts straight into DIR (README, Performance)
   payouts version                           print the version
   payouts help [command]                    this text, or the flags of a command
 
@@ -175,6 +178,8 @@ type serveConfig struct {
 	NoSync               bool
 	TrustedProxies       []netip.Prefix
 	MetricsAddr          string
+	PprofAddr            string
+	BenchSeedFrom        string
 }
 
 func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -202,6 +207,8 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	smtpURLFile := fs.String("smtp-url-file", "", "file holding --smtp-url with its password (keeps it out of the command line)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve /metrics without a token on this address of its own (default: only on --addr, with the admin token)")
 	proxies := fs.String("trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For/Forwarded give the client address")
+	fs.StringVar(&c.BenchSeedFrom, "bench-seed-from", "", "benchmarks: start an empty data directory as a copy of this seeded one (payouts seed)")
+	fs.StringVar(&c.PprofAddr, "pprof", "", "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060 (profiling; off by default)")
 	if err := envFlags(fs, args, getenv); err != nil {
 		return c, err
 	}
@@ -326,6 +333,11 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		// CPU (+15% created payouts per second in BenchmarkCreatePayouts).
 		debug.SetGCPercent(400)
 	}
+	if cfg.BenchSeedFrom != "" {
+		if err := seedDataDir(cfg.Data, cfg.BenchSeedFrom); err != nil {
+			return err
+		}
+	}
 	db, sealer, err := openData(cfg.Data, cfg.NoSync)
 	if err != nil {
 		return err
@@ -368,6 +380,15 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	if cfg.PprofAddr != "" {
+		stopPprof, err := servePprof(cfg.PprofAddr, logger)
+		if err != nil {
+			ln.Close()
+			app.stop()
+			return err
+		}
+		defer stopPprof()
 	}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
@@ -483,8 +504,11 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 		OnFinal:   func(p *rules.Payout, m *rules.Merchant) []rules.Event { return rules.OutcomeEvents(p, m, w.now()) },
 		Finished:  w.metrics.Finished,
 	}
-	w.svc = &rules.Service{Store: db, Now: w.now, Created: func(p *rules.Payout) {
+	w.svc = &rules.Service{Store: db, Now: w.now, Admit: w.lc.Admit, Created: func(p *rules.Payout) {
 		w.metrics.Created(p)
+		if p.Status.Final() && w.lc.Finished != nil { // rejected as it was admitted (NO_BALANCE)
+			w.lc.Finished(p)
+		}
 		w.lc.Kick()
 	}}
 	w.deps = &api.Deps{

@@ -26,10 +26,8 @@ func TestCancelBeforeTheRail(t *testing.T) {
 		t.Fatalf("cancel CREATED changed the balance: %+v, want %+v", b, full)
 	}
 
+	// Authorization and routing are written with the create (Admit): it waits for the rail.
 	routing := w.create("per-bank-account", func(m map[string]any) { m["orderId"] = "C-ROUTING" })
-	if _, err := w.lc.RunOnce(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if got := w.get(routing.ID); got.Status != rules.StatusWaitingRouting || got.Reserved != routing.Amount {
 		t.Fatalf("setup: %s reserved %d", got.Status, got.Reserved)
 	}

@@ -165,6 +165,19 @@ func (lc *Lifecycle) RunOnce(ctx context.Context) (int, error) {
 	return len(ids), nil
 }
 
+// Admit takes a new payout through the steps that need no rail (authorization, with its
+// reservation on the merchant's balance, then routing), in the transaction that creates it,
+// so that no later round has to read and rewrite it for them. Each transition is recorded
+// with the time it is taken. It returns when the payout is due next, like a Step; a final
+// outcome (NO_BALANCE) writes its events through l.
+func (lc *Lifecycle) Admit(p *Payout, m *Merchant, l Ledger) (time.Time, error) {
+	lc.init()
+	if p.Status != StatusCreated {
+		return time.Time{}, ErrNoChange
+	}
+	return lc.step(p, m, l, lc.Now().UTC(), Submission{}, Outcome{}, nil)
+}
+
 func (lc *Lifecycle) merchant(cache map[string]*Merchant, id string) (*Merchant, error) {
 	if m := cache[id]; m != nil {
 		return m, nil

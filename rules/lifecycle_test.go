@@ -64,7 +64,7 @@ func newWorld(t *testing.T, settings rules.Settings, path string, clk *clock) *w
 	w.lc = &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail },
 		Merchants: db.Merchant, Now: clk.Now,
 		OnFinal: func(p *rules.Payout, m *rules.Merchant) []rules.Event { return rules.OutcomeEvents(p, m, clk.Now()) }}
-	w.svc = &rules.Service{Store: db, Now: clk.Now}
+	w.svc = &rules.Service{Store: db, Now: clk.Now, Admit: w.lc.Admit}
 	return w
 }
 
@@ -198,8 +198,10 @@ func TestLifecyclePaths(t *testing.T) {
 			w := newWorld(t, rules.AllSettings(), "", nil)
 			w.fund("PER", "PEN", 100_000_00)
 			w.fund("COL", "COP", 100_000_000_00)
+			// The balances as funded: the create reserves the amount at once (Admit).
+			funded := map[string]rules.Balance{"PER": w.balance("PER", "PEN"), "COL": w.balance("COL", "COP")}
 			p := w.create(tc.example, tc.edit)
-			before := w.balance(p.Country, p.Currency)
+			before := funded[p.Country]
 			w.run()
 			if got := w.get(p.ID); !sameStatuses(statuses(got), inProgress...) {
 				t.Fatalf("before the delay: history %v, want %v", statuses(got), inProgress)

@@ -9,7 +9,9 @@ import (
 
 // Store is what the service needs of the database (implemented by store.DB).
 type Store interface {
-	CreatePayout(p *Payout, due time.Time, events []Event) (*Payout, bool, error)
+	// CreatePayout runs admit (when not nil) on the new payout in the transaction that stores
+	// it, and queues it at admit's answer instead of due.
+	CreatePayout(p *Payout, due time.Time, events []Event, admit Step) (*Payout, bool, error)
 	Payout(merchantID string, id int64) (*Payout, error)
 	PayoutByOrder(merchantID, orderID string) (*Payout, error)
 	ListPayouts(merchantID string, f ListFilter) (Page, error)
@@ -21,12 +23,18 @@ type Service struct {
 	Now   func() time.Time
 	// OnCreate adds events written with a new payout (the cash OTP mail). May be nil.
 	OnCreate func(p *Payout, m *Merchant) ([]Event, error)
-	// Created is told after a payout is stored, to wake the lifecycle worker. May be nil.
+	// Admit takes a new payout as far as it goes without a rail (Lifecycle.Admit), in the
+	// transaction that creates it. May be nil: the lifecycle worker then takes it from CREATED.
+	Admit func(p *Payout, m *Merchant, l Ledger) (time.Time, error)
+	// Created is told after a payout is stored (as it is stored, after Admit), to wake the
+	// lifecycle worker. May be nil.
 	Created func(p *Payout)
 }
 
 // CreateResult is the answer to a create: the payout, and whether this call created it
-// (false: an identical earlier request did, and this is its replay).
+// (false: an identical earlier request did, and this is its replay). A created Payout is
+// the payout as the request created it, IN_PROGRESS/CREATED at the request's time (spec 2.7):
+// the steps Admit took in the same transaction are in the stored history, with their times.
 type CreateResult struct {
 	Payout  *Payout
 	Created bool
@@ -50,7 +58,11 @@ func (s *Service) CreatePayout(ctx context.Context, m *Merchant, body []byte, ep
 			return CreateResult{}, err
 		}
 	}
-	stored, created, err := s.Store.CreatePayout(p, now, events)
+	var admit Step
+	if s.Admit != nil {
+		admit = func(p *Payout, l Ledger) (time.Time, error) { return s.Admit(p, m, l) }
+	}
+	stored, created, err := s.Store.CreatePayout(p, now, events, admit)
 	if err != nil {
 		return CreateResult{}, err
 	}
@@ -66,7 +78,8 @@ func (s *Service) CreatePayout(ctx context.Context, m *Merchant, body []byte, ep
 	if s.Created != nil {
 		s.Created(stored)
 	}
-	return CreateResult{Payout: stored, Created: true, Route: route}, nil
+	p.ID = stored.ID
+	return CreateResult{Payout: p, Created: true, Route: route}, nil
 }
 
 // NewPayout builds the record of an accepted request: IN_PROGRESS/CREATED at now.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 	"time"
 
@@ -107,12 +108,10 @@ func (s *DB) DropFinishedPayoutCards() (int, error) {
 	n := 0
 	err := s.bolt.Update(func(tx *bolt.Tx) error {
 		var dead [][]byte
-		payouts := tx.Bucket(bPayouts)
+		payouts := payoutBucketsOf(tx)
 		err := tx.Bucket(bCardByPay).ForEach(func(k, _ []byte) error {
-			var p struct {
-				Status rules.Status `json:"status"`
-			}
-			if err := getJSON(payouts, k, &p); err == ErrNotFound || err == nil && p.Status.Final() {
+			p, err := payouts.readState(int64(binary.BigEndian.Uint64(k)))
+			if err == ErrNotFound || err == nil && p.Status.Final() {
 				dead = append(dead, bytes.Clone(k))
 			} else if err != nil {
 				return err

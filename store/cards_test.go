@@ -72,7 +72,7 @@ func TestDropFinishedPayoutCards(t *testing.T) {
 	newPayout := func(order string) *rules.Payout {
 		p := &rules.Payout{MerchantID: "7", OrderID: order, Country: "PER", Currency: "PEN", Amount: 100,
 			Channel: rules.ChannelCard, Stage: rules.StageInProgress, Status: rules.StatusCreated, CreatedAt: now, StatusChangedAt: now}
-		stored, _, err := db.CreatePayout(p, time.Time{}, nil)
+		stored, _, err := db.CreatePayout(p, time.Time{}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -90,9 +90,10 @@ func CheckLedger(tx *bolt.Tx, merchantID, country, currency string) error {
 
 // reservedByOpenPayouts sums what the merchant's payouts that are not final hold in one
 // country and currency (only IN_PROGRESS payouts hold money; PENDING_BALANCE waits for it).
+// It reads every open payout: CheckAllLedgers uses it, the write path checks changes only.
 func reservedByOpenPayouts(tx *bolt.Tx, merchantID, country, currency string) (int64, error) {
 	var sum int64
-	payouts := tx.Bucket(bPayouts)
+	pb := payoutBucketsOf(tx)
 	for _, stage := range []rules.Stage{rules.StageInProgress, rules.StagePending} {
 		prefix := append(key(merchantID, string(stage)), 0)
 		c := tx.Bucket(bByStage).Cursor()
@@ -100,12 +101,8 @@ func reservedByOpenPayouts(tx *bolt.Tx, merchantID, country, currency string) (i
 			if len(k) != len(prefix)+8 {
 				continue
 			}
-			var p struct {
-				Country  string `json:"country"`
-				Currency string `json:"currency"`
-				Reserved int64  `json:"reserved"`
-			}
-			if err := getJSON(payouts, be64(binary.BigEndian.Uint64(k[len(prefix):])), &p); err != nil {
+			p, _, err := pb.read(int64(binary.BigEndian.Uint64(k[len(prefix):])))
+			if err != nil {
 				return 0, err
 			}
 			if p.Country == country && p.Currency == currency {
@@ -116,18 +113,51 @@ func reservedByOpenPayouts(tx *bolt.Tx, merchantID, country, currency string) (i
 	return sum, nil
 }
 
-// touchedBalances remembers the balances a transaction wrote, to check them before commit.
-type touchedBalances map[[3]string]bool
-
-func (t touchedBalances) add(merchantID, country, currency string) {
-	t[[3]string{merchantID, country, currency}] = true
+// balanceChange is what one write transaction did to one balance: the balance before it,
+// and the change in the reservations of the payouts it wrote.
+type balanceChange struct {
+	before   rules.Balance
+	reserved int64
 }
 
-// check runs CheckLedger on every balance the transaction wrote.
+// touchedBalances remembers the balances a transaction read, wrote or reserved on.
+type touchedBalances map[[3]string]*balanceChange
+
+// at is the change of one balance, noting the balance as it was before the transaction.
+func (t touchedBalances) at(tx *bolt.Tx, merchantID, country, currency string) (*balanceChange, error) {
+	k := [3]string{merchantID, country, currency}
+	if c := t[k]; c != nil {
+		return c, nil
+	}
+	b, err := readBalance(tx, merchantID, country, currency)
+	if err != nil {
+		return nil, err
+	}
+	c := &balanceChange{before: b}
+	t[k] = c
+	return c, nil
+}
+
+// check is the ledger invariant for the balances one transaction changed, checked on the
+// change so that its cost does not grow with the open payouts: the totals hold absolutely
+// (balance = funded − processed + reversed), and what the balance holds back
+// (balance − available) moved by exactly what the written payouts' reservations moved.
+// Every earlier write held the invariant, so available = balance − reserved(open payouts)
+// holds after this one too; CheckAllLedgers checks it from scratch.
 func (t touchedBalances) check(tx *bolt.Tx) error {
-	for k := range t {
-		if err := CheckLedger(tx, k[0], k[1], k[2]); err != nil {
+	for k, c := range t {
+		b, err := readBalance(tx, k[0], k[1], k[2])
+		if err != nil {
 			return err
+		}
+		if b.Funded-b.Processed+b.Reversed != b.Balance || b.Processed < 0 || b.Reversed < 0 || b.Reversed > b.Processed {
+			return fmt.Errorf("%w: merchant %s %s/%s: balance %d, funded %d − processed %d + reversed %d",
+				ErrLedger, k[0], k[1], k[2], b.Balance, b.Funded, b.Processed, b.Reversed)
+		}
+		held, heldBefore := b.Balance-b.Available, c.before.Balance-c.before.Available
+		if b.Available < 0 || held-heldBefore != c.reserved {
+			return fmt.Errorf("%w: merchant %s %s/%s: held back %d → %d, but the payouts' reservations moved by %d",
+				ErrLedger, k[0], k[1], k[2], heldBefore, held, c.reserved)
 		}
 	}
 	return nil
@@ -141,9 +171,10 @@ func (s *DB) CheckAllLedgers() error {
 	return s.bolt.View(func(tx *bolt.Tx) error {
 		type sums struct{ processed, reversed int64 }
 		want := map[[3]string]*sums{}
-		err := tx.Bucket(bPayouts).ForEach(func(_, v []byte) error {
-			var p rules.Payout
-			if err := unmarshal(v, &p); err != nil {
+		pb := payoutBucketsOf(tx)
+		err := pb.core.ForEach(func(idKey, _ []byte) error {
+			p, _, err := pb.read(int64(binary.BigEndian.Uint64(idKey)))
+			if err != nil {
 				return err
 			}
 			k := [3]string{p.MerchantID, p.Country, p.Currency}

@@ -32,7 +32,7 @@ var outboxOrders atomic.Int64
 func writeEvents(t *testing.T, db *store.DB, evs ...rules.Event) int64 {
 	t.Helper()
 	p := &rules.Payout{MerchantID: "m1", OrderID: fmt.Sprintf("O-%d", outboxOrders.Add(1)), Status: rules.StatusCreated}
-	stored, created, err := db.CreatePayout(p, time.Time{}, evs)
+	stored, created, err := db.CreatePayout(p, time.Time{}, evs, nil)
 	if err != nil || !created {
 		t.Fatalf("CreatePayout: %v %v", created, err)
 	}

@@ -15,65 +15,84 @@ import (
 )
 
 // CreatePayout stores p under a new id, with its indexes, its first lifecycle entry (due)
-// and its events, in one transaction shared with concurrent creates (db.Batch). If the
-// merchant already used p.OrderID, nothing is written and the stored payout is returned
-// with created false: the caller decides between a replay and a conflict.
-func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event) (*rules.Payout, bool, error) {
-	var existing *rules.Payout
-	var created bool
-	err := s.bolt.Batch(func(tx *bolt.Tx) error {
-		// Batch may run this function again alone if its batch fails: start clean.
-		existing, created = nil, false
-		if raw := tx.Bucket(bOrders).Get(key(p.MerchantID, p.OrderID)); raw != nil {
-			existing = new(rules.Payout)
-			return getJSON(tx.Bucket(bPayouts), raw, existing)
-		}
-		if err := insertPayout(tx, p, due, events); err != nil {
+// and its events, in one transaction shared with concurrent writes (group commit). When
+// admit is given it runs on the new payout in that same transaction, with the merchant's
+// ledger (the lifecycle's instant steps: authorization and routing need no rail), and its
+// answer replaces due. If the merchant already used p.OrderID, nothing is written and the
+// stored payout is returned with created false: the caller decides between a replay and a
+// conflict. The payout returned for a create is a copy of p as stored; p itself is left as
+// it was given.
+func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) (*rules.Payout, bool, error) {
+	var existing, stored *rules.Payout
+	orderKey := key(p.MerchantID, p.OrderID)
+	err := s.writer.write(func(tx *bolt.Tx) error {
+		// A failed group runs this again in the next one: start clean, from p untouched.
+		existing, stored = nil, nil
+		if raw := tx.Bucket(bOrders).Get(orderKey); raw != nil {
+			var err error
+			existing, _, err = payoutBucketsOf(tx).read(int64(binary.BigEndian.Uint64(raw)))
 			return err
 		}
-		created = true
+		q := clonePayout(p)
+		if err := insertPayout(tx, q, due, events, admit); err != nil {
+			return err
+		}
+		stored = q
 		return nil
-	})
+	}, true)
 	if err != nil {
 		return nil, false, err
 	}
-	if created {
-		return p, true, nil
+	if stored != nil {
+		return stored, true, nil
 	}
 	return existing, false, nil
 }
 
 // insertPayout writes a new payout with the next id, its order and list indexes, its queue
-// entry and its events.
-func insertPayout(tx *bolt.Tx, p *rules.Payout, due time.Time, events []rules.Event) error {
-	payouts := tx.Bucket(bPayouts)
-	seq, err := payouts.NextSequence()
+// entry and its events, after running admit on it (if given).
+func insertPayout(tx *bolt.Tx, p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) error {
+	pb := payoutBucketsOf(tx)
+	appendOnly(tx)
+	seq, err := pb.core.NextSequence()
 	if err != nil {
 		return err
 	}
 	p.ID = int64(seq)
-	idKey := be64(seq)
-	if err := putJSON(payouts, idKey, p); err != nil {
-		return err
-	}
-	if err := tx.Bucket(bOrders).Put(key(p.MerchantID, p.OrderID), idKey); err != nil {
-		return err
-	}
-	if err := putIndexes(tx, p); err != nil {
-		return err
-	}
-	if !due.IsZero() {
-		if err := setDue(tx, p.ID, due, p.Status); err != nil {
-			return err
-		}
-	}
 	for _, ev := range events {
 		ev.PayoutID = p.ID
 		if err := enqueue(tx, ev); err != nil {
 			return err
 		}
 	}
-	return nil
+	l := newLedger(tx)
+	if admit != nil {
+		reservedBefore := p.Reserved
+		next, err := admit(p, l)
+		switch {
+		case errors.Is(err, rules.ErrNoChange):
+		case err != nil:
+			return err
+		default:
+			due = next
+			if err := l.reserved(p, p.Reserved-reservedBefore); err != nil {
+				return err
+			}
+		}
+	}
+	if err := pb.insert(p, due); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bOrders).Put(key(p.MerchantID, p.OrderID), be64(seq)); err != nil {
+		return err
+	}
+	if err := putIndexes(tx, p); err != nil {
+		return err
+	}
+	if err := moveDue(tx, p.ID, time.Time{}, due, p.Status); err != nil {
+		return err
+	}
+	return l.check() // the ledger invariant (ledger.go)
 }
 
 // ImportPayouts stores payouts in one transaction without queueing them (bulk loads, such
@@ -84,7 +103,7 @@ func (s *DB) ImportPayouts(ps []*rules.Payout) error {
 			if tx.Bucket(bOrders).Get(key(p.MerchantID, p.OrderID)) != nil {
 				return fmt.Errorf("import: orderId %s already used", p.OrderID)
 			}
-			if err := insertPayout(tx, p, time.Time{}, nil); err != nil {
+			if err := insertPayout(tx, p, time.Time{}, nil, nil); err != nil {
 				return err
 			}
 		}
@@ -102,21 +121,38 @@ func putIndexes(tx *bolt.Tx, p *rules.Payout) error {
 	return tx.Bucket(bByStatus).Put(keyID(key(p.MerchantID, string(p.Status)), p.ID), nil)
 }
 
-func deleteStateIndexes(tx *bolt.Tx, merchantID string, id int64, stage rules.Stage, status rules.Status) error {
-	if err := tx.Bucket(bByStage).Delete(keyID(key(merchantID, string(stage)), id)); err != nil {
-		return err
+// moveIndexes moves a payout's stage and status index entries from the ones it had, each
+// only if its key changed.
+func moveIndexes(tx *bolt.Tx, p *rules.Payout, stage rules.Stage, status rules.Status) error {
+	if stage != p.Stage {
+		b := tx.Bucket(bByStage)
+		if err := b.Delete(keyID(key(p.MerchantID, string(stage)), p.ID)); err != nil {
+			return err
+		}
+		if err := b.Put(keyID(key(p.MerchantID, string(p.Stage)), p.ID), nil); err != nil {
+			return err
+		}
 	}
-	return tx.Bucket(bByStatus).Delete(keyID(key(merchantID, string(status)), id))
+	if status != p.Status {
+		b := tx.Bucket(bByStatus)
+		if err := b.Delete(keyID(key(p.MerchantID, string(status)), p.ID)); err != nil {
+			return err
+		}
+		return b.Put(keyID(key(p.MerchantID, string(p.Status)), p.ID), nil)
+	}
+	return nil
 }
 
 // Payout reads one payout of a merchant; another merchant's payout is not found.
 func (s *DB) Payout(merchantID string, id int64) (*rules.Payout, error) {
-	var p rules.Payout
+	var p *rules.Payout
 	err := s.bolt.View(func(tx *bolt.Tx) error {
 		if id <= 0 {
 			return ErrNotFound
 		}
-		return getJSON(tx.Bucket(bPayouts), be64(uint64(id)), &p)
+		var err error
+		p, _, err = payoutBucketsOf(tx).read(id)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -124,23 +160,25 @@ func (s *DB) Payout(merchantID string, id int64) (*rules.Payout, error) {
 	if p.MerchantID != merchantID {
 		return nil, ErrNotFound
 	}
-	return &p, nil
+	return p, nil
 }
 
 // PayoutByOrder reads a merchant's payout by its orderId.
 func (s *DB) PayoutByOrder(merchantID, orderID string) (*rules.Payout, error) {
-	var p rules.Payout
+	var p *rules.Payout
 	err := s.bolt.View(func(tx *bolt.Tx) error {
 		raw := tx.Bucket(bOrders).Get(key(merchantID, orderID))
 		if raw == nil {
 			return ErrNotFound
 		}
-		return getJSON(tx.Bucket(bPayouts), raw, &p)
+		var err error
+		p, _, err = payoutBucketsOf(tx).read(int64(binary.BigEndian.Uint64(raw)))
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &p, nil
+	return p, nil
 }
 
 // ListPayouts returns one page of a merchant's payouts, newest first, walking the narrowest
@@ -173,7 +211,7 @@ func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, err
 	prefix = append(prefix, 0)
 	err := s.bolt.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucket).Cursor()
-		payouts := tx.Bucket(bPayouts)
+		payouts := payoutBucketsOf(tx)
 		var k []byte
 		if f.Cursor > 0 {
 			k, _ = c.Seek(binary.BigEndian.AppendUint64(bytes.Clone(prefix), uint64(f.Cursor)))
@@ -195,21 +233,21 @@ func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, err
 				break
 			}
 			scanned++
-			var p rules.Payout
-			if err := getJSON(payouts, be64(id), &p); err != nil {
+			p, _, err := payouts.read(int64(id))
+			if err != nil {
 				return err
 			}
 			if !f.From.IsZero() && p.CreatedAt.Before(f.From) {
 				break // ids grow with creation time: nothing older can match
 			}
-			if !matches(&p, f) {
+			if !matches(p, f) {
 				continue
 			}
 			if len(page.Items) == f.Limit {
 				page.NextCursor = page.Items[len(page.Items)-1].ID
 				break
 			}
-			page.Items = append(page.Items, &p)
+			page.Items = append(page.Items, p)
 		}
 		return nil
 	})
@@ -229,22 +267,24 @@ func matches(p *rules.Payout, f rules.ListFilter) bool {
 
 // PayoutsByID reads several payouts; missing ids are skipped. It remembers what it decoded
 // so that an UpdatePayouts of the same payouts, if they did not change in between, need not
-// decode them again (the lifecycle reads, asks the rail, then writes).
+// decode them again in the writer, which all writes wait for (the lifecycle reads, asks the
+// rail, then writes).
 func (s *DB) PayoutsByID(ids []int64) ([]*rules.Payout, error) {
 	out := make([]*rules.Payout, 0, len(ids))
 	err := s.bolt.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bPayouts)
+		pb := payoutBucketsOf(tx)
 		for _, id := range ids {
-			raw := b.Get(be64(uint64(id)))
-			if raw == nil {
+			idKey := be64(uint64(id))
+			state := pb.state.Get(idKey)
+			p, due, err := decodePayout(id, pb.core.Get(idKey), state)
+			if errors.Is(err, ErrNotFound) {
 				continue
 			}
-			p := new(rules.Payout)
-			if err := unmarshal(raw, p); err != nil {
+			if err != nil {
 				return err
 			}
 			out = append(out, p)
-			s.decoded.put(id, raw, p)
+			s.decoded.put(id, state, p, due)
 		}
 		return nil
 	})
@@ -297,27 +337,44 @@ func (s *DB) NextDue() (time.Time, error) {
 	return t, err
 }
 
-func setDue(tx *bolt.Tx, id int64, at time.Time, status rules.Status) error {
-	if err := clearDue(tx, id); err != nil {
-		return err
+// moveDue moves a payout's queue entry from the time it had (zero: none) to next (zero:
+// none). The payout's state records its queue time, so that the entry is found without an
+// index of its own.
+func moveDue(tx *bolt.Tx, id int64, had, next time.Time, status rules.Status) error {
+	b := tx.Bucket(bDue)
+	if !had.IsZero() {
+		if err := b.Delete(dueKeyOf(id, had)); err != nil {
+			return err
+		}
 	}
+	if next.IsZero() {
+		return nil
+	}
+	return b.Put(dueKeyOf(id, next), []byte(status))
+}
+
+func dueKeyOf(id int64, at time.Time) []byte {
 	k := make([]byte, 16)
 	binary.BigEndian.PutUint64(k, uint64(at.UnixNano()))
 	binary.BigEndian.PutUint64(k[8:], uint64(id))
-	if err := tx.Bucket(bDue).Put(k, []byte(status)); err != nil {
-		return err
-	}
-	return tx.Bucket(bDueByID).Put(be64(uint64(id)), k)
+	return k
 }
 
-func clearDue(tx *bolt.Tx, id int64) error {
-	byID := tx.Bucket(bDueByID)
-	idKey := be64(uint64(id))
-	if old := byID.Get(idKey); old != nil {
-		if err := tx.Bucket(bDue).Delete(bytes.Clone(old)); err != nil {
+// dropDue removes whatever queue entries a payout that no longer exists left behind (it
+// reads the whole queue; payouts are not deleted, so this is never expected to happen).
+func dropDue(tx *bolt.Tx, id int64) error {
+	b := tx.Bucket(bDue)
+	var keys [][]byte
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if len(k) == 16 && int64(binary.BigEndian.Uint64(k[8:])) == id {
+			keys = append(keys, bytes.Clone(k))
+		}
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
 			return err
 		}
-		return byID.Delete(idKey)
 	}
 	return nil
 }
@@ -325,26 +382,32 @@ func clearDue(tx *bolt.Tx, id int64) error {
 // UpdatePayouts runs step on each payout in one transaction: the payout, its indexes, its
 // queue entry, the balances and the events it enqueues are written together. A step that
 // returns ErrNoChange leaves its payout untouched; any other error aborts the transaction.
+// The transaction is shared with concurrent writes (group commit); step runs once, and if
+// another write of the group fails, UpdatePayouts fails with nothing stored.
 func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
-	return s.bolt.Update(func(tx *bolt.Tx) error {
-		l := &ledger{tx: tx}
-		payouts := tx.Bucket(bPayouts)
+	return s.writer.write(func(tx *bolt.Tx) error {
+		l := newLedger(tx)
+		pb := payoutBucketsOf(tx)
+		appendOnly(tx)
 		for _, id := range ids {
-			raw := payouts.Get(be64(uint64(id)))
-			if raw == nil {
-				if err := clearDue(tx, id); err != nil {
+			idKey := be64(uint64(id))
+			state := pb.state.Get(idKey)
+			p, due := s.decoded.take(id, state)
+			var err error
+			if p == nil {
+				p, due, err = decodePayout(id, pb.core.Get(idKey), state)
+			}
+			if errors.Is(err, ErrNotFound) {
+				if err := dropDue(tx, id); err != nil {
 					return err
 				}
 				continue
 			}
-			p := s.decoded.take(id, raw)
-			if p == nil {
-				p = new(rules.Payout)
-				if err := unmarshal(raw, p); err != nil {
-					return err
-				}
+			if err != nil {
+				return err
 			}
-			stage, status := p.Stage, p.Status
+			core := coreOf(p)
+			stage, status, reservedBefore := p.Stage, p.Status, p.Reserved
 			next, err := step(p, l)
 			if errors.Is(err, rules.ErrNoChange) {
 				continue
@@ -352,38 +415,37 @@ func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
 			if err != nil {
 				return err
 			}
-			if err := putJSON(payouts, be64(uint64(id)), p); err != nil {
+			if err := l.reserved(p, p.Reserved-reservedBefore); err != nil {
 				return err
 			}
-			if stage != p.Stage || status != p.Status {
-				if err := deleteStateIndexes(tx, p.MerchantID, id, stage, status); err != nil {
-					return err
-				}
-				if err := putIndexes(tx, p); err != nil {
-					return err
-				}
+			if err := pb.update(p, core, next); err != nil {
+				return err
 			}
-			if next.IsZero() {
-				err = clearDue(tx, id)
-			} else {
-				err = setDue(tx, id, next, p.Status)
+			if err := moveIndexes(tx, p, stage, status); err != nil {
+				return err
 			}
-			if err != nil {
+			if err := moveDue(tx, id, due, next, p.Status); err != nil {
 				return err
 			}
 		}
-		return l.touched.check(tx) // the ledger invariant (ledger.go)
-	})
+		return l.check() // the ledger invariant (ledger.go)
+	}, false)
 }
 
-// ledger is rules.Ledger over one write transaction; the balances it writes are checked
-// against the ledger invariant before the transaction commits (ledger.go).
+// ledger is rules.Ledger over one write transaction; the balances it changes, and the
+// reservations of the payouts written with it, are checked against the ledger invariant
+// before the transaction commits (ledger.go).
 type ledger struct {
 	tx      *bolt.Tx
 	touched touchedBalances
 }
 
+func newLedger(tx *bolt.Tx) *ledger { return &ledger{tx: tx, touched: touchedBalances{}} }
+
 func (l *ledger) Balance(merchantID, country, currency string) (rules.Balance, error) {
+	if _, err := l.touched.at(l.tx, merchantID, country, currency); err != nil {
+		return rules.Balance{}, err
+	}
 	return readBalance(l.tx, merchantID, country, currency)
 }
 
@@ -391,12 +453,27 @@ func (l *ledger) PutBalance(merchantID string, b rules.Balance) error {
 	if b.Available < 0 || b.Balance < 0 || b.Available > b.Balance {
 		return errors.New("store: a balance would go negative or above its total")
 	}
-	if l.touched == nil {
-		l.touched = touchedBalances{}
+	if _, err := l.touched.at(l.tx, merchantID, b.Country, b.Currency); err != nil {
+		return err
 	}
-	l.touched.add(merchantID, b.Country, b.Currency)
 	return writeBalance(l.tx, merchantID, b)
 }
+
+// reserved notes that a written payout's reservation moved by delta.
+func (l *ledger) reserved(p *rules.Payout, delta int64) error {
+	if delta == 0 {
+		return nil
+	}
+	c, err := l.touched.at(l.tx, p.MerchantID, p.Country, p.Currency)
+	if err != nil {
+		return err
+	}
+	c.reserved += delta
+	return nil
+}
+
+// check is the ledger invariant over what this transaction changed.
+func (l *ledger) check() error { return l.touched.check(l.tx) }
 
 func (l *ledger) Enqueue(ev rules.Event) error { return enqueue(l.tx, ev) }
 
@@ -437,7 +514,7 @@ func (s *DB) Balances(merchantID string) ([]rules.Balance, error) {
 func (s *DB) Fund(merchantID, country, currency string, amount int64) (rules.Balance, error) {
 	var out rules.Balance
 	err := s.bolt.Update(func(tx *bolt.Tx) error {
-		l := &ledger{tx: tx}
+		l := newLedger(tx)
 		b, err := l.Balance(merchantID, country, currency)
 		if err != nil {
 			return err
@@ -449,7 +526,7 @@ func (s *DB) Fund(merchantID, country, currency string, amount int64) (rules.Bal
 			return err
 		}
 		out = b
-		return l.touched.check(tx) // the ledger invariant (ledger.go)
+		return l.check() // the ledger invariant (ledger.go)
 	})
 	return out, err
 }
@@ -464,45 +541,53 @@ func (s *DB) OutboxDepth() int {
 	return n
 }
 
-// decodedCache holds payouts PayoutsByID decoded, each with the exact bytes it came from,
-// for the UpdatePayouts that usually follows. An entry is used only if the stored bytes are
-// still the same, and only once; the cache is small and forgets everything when full.
+// clonePayout copies a payout deeply enough that changing the copy leaves p as it was.
+func clonePayout(p *rules.Payout) *rules.Payout {
+	c := *p
+	c.History = slices.Clone(p.History)
+	c.Errors = slices.Clone(p.Errors)
+	if p.Card != nil {
+		card := *p.Card
+		c.Card = &card
+	}
+	return &c
+}
+
+// decodedCache holds payouts PayoutsByID decoded, each with the exact state bytes it came
+// from (a payout's core never changes), for the UpdatePayouts that usually follows. An entry
+// is used only if the stored state is still the same, and only once; the cache is small and
+// forgets everything when full.
 type decodedCache struct {
 	mu sync.Mutex
 	m  map[int64]decoded
 }
 
 type decoded struct {
-	raw []byte
-	p   *rules.Payout
+	state []byte
+	p     *rules.Payout
+	due   time.Time
 }
 
-func (c *decodedCache) put(id int64, raw []byte, p *rules.Payout) {
-	cp := *p // the caller keeps p; the cache keeps its own copy
-	cp.History = slices.Clone(p.History)
-	cp.Errors = slices.Clone(p.Errors)
-	if p.Card != nil {
-		card := *p.Card
-		cp.Card = &card
-	}
+func (c *decodedCache) put(id int64, state []byte, p *rules.Payout, due time.Time) {
+	cp := clonePayout(p) // the caller keeps p; the cache keeps its own copy
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) > 4096 {
 		c.m = make(map[int64]decoded, 1024)
 	}
-	c.m[id] = decoded{raw: bytes.Clone(raw), p: &cp}
+	c.m[id] = decoded{state: bytes.Clone(state), p: cp, due: due}
 }
 
-func (c *decodedCache) take(id int64, raw []byte) *rules.Payout {
+func (c *decodedCache) take(id int64, state []byte) (*rules.Payout, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d, ok := c.m[id]
 	if !ok {
-		return nil
+		return nil, time.Time{}
 	}
 	delete(c.m, id)
-	if !bytes.Equal(d.raw, raw) {
-		return nil
+	if state == nil || !bytes.Equal(d.state, state) {
+		return nil, time.Time{}
 	}
-	return d.p
+	return d.p, d.due
 }

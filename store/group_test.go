@@ -1,0 +1,113 @@
+package store
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"payouts/rules"
+)
+
+// Concurrent creates share groups and each gets its own id, stored with its order.
+func TestGroupCommitConcurrentCreates(t *testing.T) {
+	db := openTemp(t)
+	const n = 300
+	ids := make([]int64, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := samplePayout()
+			p.OrderID = "ORD-" + strconv.Itoa(i)
+			p.Request.OrderID = p.OrderID
+			stored, created, err := db.CreatePayout(p, time.Time{}, nil, nil)
+			if err != nil || !created {
+				t.Errorf("create %d: created %v, err %v", i, created, err)
+				return
+			}
+			ids[i] = stored.ID
+		}()
+	}
+	wg.Wait()
+	seen := map[int64]bool{}
+	for i, id := range ids {
+		if id < 1 || id > n || seen[id] {
+			t.Fatalf("create %d got id %d (ids must be 1..%d, each once)", i, id, n)
+		}
+		seen[id] = true
+		if _, err := db.Payout("1", id); err != nil {
+			t.Fatalf("payout %d: %v", id, err)
+		}
+	}
+}
+
+// When one write of a group fails, it alone gets the error: the writes that may run again
+// do, in a new transaction; one that already ran and may not run twice is told so, with
+// nothing of it stored; the writes after the failed one run. A panic is a failed write.
+func TestGroupCommitIsolatesAFailedWrite(t *testing.T) {
+	for _, failure := range []string{"error", "panic"} {
+		t.Run(failure, func(t *testing.T) {
+			db := openTemp(t)
+			put := func(k string) func(*bolt.Tx) error {
+				return func(tx *bolt.Tx) error { return tx.Bucket(bMisc).Put([]byte(k), []byte("v")) }
+			}
+			runs := 0
+			boom := errors.New("boom")
+			ops := []*writeOp{
+				{fn: func(tx *bolt.Tx) error { runs++; return put("rerun")(tx) }, rerun: true},
+				{fn: put("once")},
+				{fn: func(tx *bolt.Tx) error {
+					put("failed")(tx)
+					if failure == "panic" {
+						panic("boom")
+					}
+					return boom
+				}, rerun: true},
+				{fn: put("after")},
+			}
+			for _, op := range ops {
+				op.done = make(chan error, 1)
+			}
+			db.writer.commit(ops)
+			errs := make([]error, len(ops))
+			for i, op := range ops {
+				errs[i] = <-op.done
+			}
+			if errs[0] != nil || runs != 2 {
+				t.Errorf("the write that may run again: err %v after %d runs, want nil after 2", errs[0], runs)
+			}
+			if !errors.Is(errs[1], errGroupAborted) {
+				t.Errorf("the write that ran once: err %v, want errGroupAborted", errs[1])
+			}
+			if errs[2] == nil || failure == "error" && !errors.Is(errs[2], boom) {
+				t.Errorf("the failed write: err %v", errs[2])
+			}
+			if errs[3] != nil {
+				t.Errorf("the write after the failed one: err %v", errs[3])
+			}
+			db.bolt.View(func(tx *bolt.Tx) error {
+				for k, want := range map[string]bool{"rerun": true, "once": false, "failed": false, "after": true} {
+					if got := tx.Bucket(bMisc).Get([]byte(k)) != nil; got != want {
+						t.Errorf("%s stored %v, want %v", k, got, want)
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// Writes after Close fail rather than hang.
+func TestGroupCommitAfterClose(t *testing.T) {
+	db := openTemp(t)
+	db.Close()
+	err := db.UpdatePayouts([]int64{1}, func(*rules.Payout, rules.Ledger) (time.Time, error) { return time.Time{}, nil })
+	if !errors.Is(err, errClosed) {
+		t.Fatalf("err %v, want errClosed", err)
+	}
+}

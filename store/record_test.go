@@ -1,0 +1,181 @@
+package store
+
+import (
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"payouts/rules"
+)
+
+// A payout comes back from its core and its state exactly as it was stored, whatever
+// optional parts it has, and with its queue time.
+func TestPayoutRecordRoundTrips(t *testing.T) {
+	full := samplePayout()
+	full.ClaimUntil = time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC)
+	full.SessionExpiresAt = time.Date(2026, 11, 21, 15, 15, 0, 0, time.UTC)
+	full.Card = &rules.CardRef{Token: "tok", Brand: "VISA", BIN: "411111", Last4: "1111"}
+	full.Request.ExpirationTime = "10"
+	full.Request.SubMerchantInfo = &rules.SubMerchantInfo{Code: "S1", Name: "Shop", URL: "https://shop.example"}
+	full.Reserved, full.RailRef, full.ClaimCodeHash, full.ClaimAttempts = 100000, "SIM-1", "ab12", 2
+	full.Move(rules.StatusRejectedBank, time.Now(), rules.CodeBankRejected, "rejected by the bank (ñandú)")
+	odd := samplePayout()
+	odd.OrderID, odd.Country, odd.Currency = "OTHER", "COL", "COP" // not the request's
+	odd.History[1].Stage = rules.StagePending                      // a stage that is not its status's
+	odd.Stage = rules.StagePending
+	cases := map[string]struct {
+		p   *rules.Payout
+		due time.Time
+	}{
+		"settled with every optional part": {full, time.Time{}},
+		"in progress and queued":           {samplePayout(), time.Date(2026, 11, 21, 15, 0, 2, 5, time.UTC)},
+		"fields that differ from the rule": {odd, time.Unix(0, 1)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tc.p.ID = 42
+			db := openTemp(t)
+			err := db.bolt.Update(func(tx *bolt.Tx) error { return payoutBucketsOf(tx).insert(tc.p, tc.due) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got *rules.Payout
+			var due time.Time
+			err = db.bolt.View(func(tx *bolt.Tx) error {
+				got, due, err = payoutBucketsOf(tx).read(42)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(normal(got), normal(tc.p)) {
+				t.Errorf("round trip changed the payout:\n got %+v\nwant %+v", normal(got), normal(tc.p))
+			}
+			if !due.Equal(tc.due) {
+				t.Errorf("queue time %s, want %s", due, tc.due)
+			}
+		})
+	}
+}
+
+// A damaged state record is an error, never a panic or a payout made up of garbage.
+func TestDamagedStateIsAnError(t *testing.T) {
+	p := samplePayout()
+	raw, err := encodeState(p, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < len(raw); n++ {
+		if _, err := decodeState(raw[:n], &rules.Payout{}); !errors.Is(err, errBadState) {
+			t.Fatalf("cut to %d of %d bytes: err %v, want errBadState", n, len(raw), err)
+		}
+	}
+	if _, err := decodeState(append(raw, 0), &rules.Payout{}); !errors.Is(err, errBadState) {
+		t.Fatalf("a trailing byte: err %v", err)
+	}
+	raw[0] = 99
+	if _, err := decodeState(raw, &rules.Payout{}); !errors.Is(err, errBadState) {
+		t.Fatalf("unknown version: err %v", err)
+	}
+}
+
+// A database written by the version that stored payouts whole (bucket "payouts", queue
+// index "due_by_id") opens with every payout readable, queued where it was, moved by the
+// next step, and new ids after the old ones.
+func TestOpenMigratesWholePayouts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "payouts.db")
+	old, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dueAt := time.Date(2026, 11, 21, 15, 0, 2, 0, time.UTC)
+	var want []*rules.Payout
+	err = old.Update(func(tx *bolt.Tx) error {
+		payouts, _ := tx.CreateBucket(bPayoutsV1)
+		due, _ := tx.CreateBucket(bDue)
+		byID, _ := tx.CreateBucket(bDueByID)
+		for i := 1; i <= 25_001; i++ { // more than one migration chunk
+			p := samplePayout()
+			p.ID = int64(i)
+			p.OrderID = "ORD-" + strconv.Itoa(i)
+			p.Request.OrderID = p.OrderID
+			if err := putJSON(payouts, be64(uint64(i)), p); err != nil {
+				return err
+			}
+			if i%10_000 == 1 {
+				want = append(want, p)
+			}
+		}
+		k := dueKeyOf(25_001, dueAt)
+		if err := due.Put(k, []byte(rules.StatusPendingBank)); err != nil {
+			return err
+		}
+		if err := byID.Put(be64(25_001), k); err != nil {
+			return err
+		}
+		return payouts.SetSequence(25_001)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+
+	db, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, p := range want {
+		got, err := db.Payout("1", p.ID)
+		if err != nil {
+			t.Fatalf("payout %d: %v", p.ID, err)
+		}
+		if !reflect.DeepEqual(normal(got), normal(p)) {
+			t.Fatalf("payout %d migrated as %+v, want %+v", p.ID, normal(got), normal(p))
+		}
+	}
+	db.bolt.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bPayoutsV1) != nil || tx.Bucket(bDueByID) != nil {
+			t.Error("the old buckets are still there")
+		}
+		return nil
+	})
+	due, err := db.Due(dueAt, 10)
+	if err != nil || len(due) != 1 || due[0].ID != 25_001 {
+		t.Fatalf("queue %+v (%v), want payout 25001", due, err)
+	}
+	later := dueAt.Add(time.Minute)
+	err = db.UpdatePayouts([]int64{25_001}, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
+		return later, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if due, _ := db.Due(later.Add(-time.Second), 10); len(due) != 0 {
+		t.Fatalf("the old queue entry is left: %+v", due)
+	}
+	if due, _ := db.Due(later, 10); len(due) != 1 || due[0].ID != 25_001 {
+		t.Fatalf("queue %+v, want payout 25001 at its new time", due)
+	}
+	p := samplePayout()
+	p.OrderID, p.Request.OrderID = "NEW", "NEW"
+	stored, created, err := db.CreatePayout(p, time.Time{}, nil, nil)
+	if err != nil || !created || stored.ID != 25_002 {
+		t.Fatalf("a new payout: id %v created %v err %v, want 25002", stored, created, err)
+	}
+}
+
+func openTemp(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(filepath.Join(t.TempDir(), "payouts.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
