@@ -149,3 +149,21 @@ func TestReachableBase(t *testing.T) {
 		}
 	}
 }
+
+// The CLI refuses the settings the admin API refuses.
+func TestCLIMerchantCreateChecksSettings(t *testing.T) {
+	for _, args := range [][]string{
+		{"--notification-url", "http://hooks.example/payouts"},
+		{"--allowed-origins", "*"},
+		{"--allowed-origins", "https://shop.example/path"},
+	} {
+		all := append([]string{"merchant", "create", "--data", t.TempDir(), "--name", "Tienda"}, args...)
+		if out, err := runCLI(t, nil, all...); err == nil || !strings.Contains(err.Error(), "settings.") {
+			t.Errorf("%v: %v %s, want a refusal naming the setting", args, err, out)
+		}
+	}
+	if out, err := runCLI(t, nil, "merchant", "create", "--data", t.TempDir(), "--name", "Tienda",
+		"--notification-url", "https://hooks.example/payouts", "--allowed-origins", "https://shop.example"); err != nil {
+		t.Errorf("valid settings refused: %v %s", err, out)
+	}
+}

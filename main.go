@@ -621,11 +621,16 @@ func merchantCreate(args []string, getenv func(string) string, stdout, stderr io
 	fs.BoolVar(&s.PendingOnNoBalance, "pending-on-no-balance", false, "hold short payouts as PENDING_BALANCE")
 	fs.StringVar(&s.NotificationURL, "notification-url", "", "where outcomes are POSTed, signed")
 	origins := fs.String("allowed-origins", "", "comma-separated origins that may embed the card iframe")
+	allowHTTP := fs.Bool("allow-private-notification-urls", false, "let --notification-url be http (development), as the server flag")
 	if err := envFlags(fs, args, getenv); err != nil {
 		return err
 	}
 	if *origins != "" {
 		s.AllowedOrigins = strings.Split(*origins, ",")
+	}
+	// The same checks as the admin API and the dashboard.
+	if errs := rules.CheckSettings(s, *allowHTTP); len(errs) > 0 {
+		return fmt.Errorf("merchant create: %s: %s", errs[0].Field, errs[0].Message)
 	}
 	db, sealer, err := openData(*data, false)
 	if err != nil {

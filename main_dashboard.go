@@ -18,13 +18,14 @@ import (
 // at /docs (issue 12).
 func (w *wiring) wireDashboard() {
 	d := dashboard.New(dashboard.Config{
-		Store:      w.db,
-		Outbox:     dashOutbox{w.db},
-		Sessions:   w.db.Sessions(w.now),
-		AdminToken: w.deps.AdminToken,
-		Secure:     strings.HasPrefix(w.cfg.PublicURL, "https://"),
-		Limiter:    api.NewSignInLimiter(),
-		Sandbox:    w.cfg.Sandbox,
+		Store:                    w.db,
+		Outbox:                   dashOutbox{w.db},
+		Sessions:                 w.db.Sessions(w.now),
+		AdminToken:               w.deps.AdminToken,
+		Secure:                   strings.HasPrefix(w.cfg.PublicURL, "https://"),
+		Limiter:                  api.NewSignInLimiter(),
+		Sandbox:                  w.cfg.Sandbox,
+		AllowHTTPNotificationURL: w.cfg.AllowPrivateNotifURL,
 		Settle: func(ctx context.Context, merchantID string, id int64, status rules.Status) (*rules.Payout, error) {
 			return w.lc.Settle(ctx, merchantID, id, status, "", "")
 		},

@@ -3,7 +3,6 @@ package api
 import (
 	"mime"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"payouts/rules"
@@ -32,41 +31,11 @@ func isJSON(ct string) bool {
 	return err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
-// checkSettings refuses merchant settings that would send data where it should not go: a
-// notificationUrl that is not https (http only when the server allows private notification
-// URLs, for development), and allowedOrigins entries that are not origins (the card page
-// puts them in its frame-ancestors and postMessage target; * would let any site embed it).
+// checkSettings refuses merchant settings that would send data where it should not go
+// (rules.CheckSettings), as one problem.
 func checkSettings(s rules.Settings, allowHTTP bool) error {
-	var errs []*rules.Error
-	if u := s.NotificationURL; u != "" {
-		pu, err := url.Parse(u)
-		ok := err == nil && pu.Host != "" && pu.User == nil && (pu.Scheme == "https" || allowHTTP && pu.Scheme == "http")
-		if !ok {
-			msg := "must be an absolute https URL without credentials"
-			if allowHTTP {
-				msg = "must be an absolute http or https URL without credentials"
-			}
-			errs = append(errs, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeNotificationURL, Field: "settings.notificationUrl", Message: msg})
-		}
-	}
-	for i, o := range s.AllowedOrigins {
-		if !isOrigin(o) {
-			errs = append(errs, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeAllowedOrigin,
-				Field: "settings.allowedOrigins[" + itoa(int64(i)) + "]", Value: o,
-				Message: "must be an origin: scheme://host[:port], http or https, without path; * is refused"})
-		}
-	}
-	if len(errs) > 0 {
+	if errs := rules.CheckSettings(s, allowHTTP); len(errs) > 0 {
 		return &rules.Problem{Kind: rules.KindInvalid, Title: "Missing or invalid data", Detail: "invalid merchant settings", Errors: errs}
 	}
 	return nil
-}
-
-func isOrigin(o string) bool {
-	u, err := url.Parse(o)
-	if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "https" && u.Scheme != "http") {
-		return false
-	}
-	return (u.Path == "" || u.Path == "/") && u.RawQuery == "" && u.Fragment == "" && !u.ForceQuery &&
-		!strings.ContainsAny(u.Host, "*") && strings.EqualFold(strings.TrimSuffix(o, "/"), u.Scheme+"://"+u.Host)
 }

@@ -81,6 +81,9 @@ type Config struct {
 	Secure  bool
 	Limiter Limiter
 	Sandbox bool
+	// AllowHTTPNotificationURL lets a notificationUrl be http (the server's
+	// --allow-private-notification-urls), as in the admin API.
+	AllowHTTPNotificationURL bool
 	// Settle forces a payout's outcome (the lifecycle's, as the sandbox simulate endpoint).
 	Settle func(ctx context.Context, merchantID string, id int64, status rules.Status) (*rules.Payout, error)
 	// Fund adds to a balance and releases held payouts (the lifecycle's).

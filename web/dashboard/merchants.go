@@ -33,28 +33,27 @@ func merchantForm(id, name string, s rules.Settings, w templates.Words) template
 	return f
 }
 
-// readSettings reads the settings of a merchant form; errs has a message per bad field.
-func readSettings(r *http.Request, w templates.Words) (rules.Settings, map[string]string) {
+// readSettings reads the settings of a merchant form; errs has a message per bad field. The
+// settings are checked by rules.CheckSettings, as the admin API checks them.
+func readSettings(r *http.Request, w templates.Words, allowHTTP bool) (rules.Settings, map[string]string) {
 	var s rules.Settings
 	errs := map[string]string{}
 	for n, p := range settingPtrs(&s) {
 		*p = r.PostForm.Get(n) == "on"
 	}
 	s.NotificationURL = strings.TrimSpace(r.PostForm.Get("notificationUrl"))
-	if s.NotificationURL != "" {
-		u, err := url.Parse(s.NotificationURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs["notificationUrl"] = w.S("m.badURL")
-		}
-	}
 	for _, line := range strings.FieldsFunc(r.PostForm.Get("allowedOrigins"), func(c rune) bool { return c == '\n' || c == '\r' || c == ',' || c == ' ' }) {
-		u, err := url.Parse(line)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") ||
-			u.RawQuery != "" || u.User != nil {
-			errs["allowedOrigins"] = w.S("m.badOrigin")
-			continue
+		if u, err := url.Parse(line); err == nil && rules.IsOrigin(line) {
+			line = u.Scheme + "://" + strings.ToLower(u.Host) // stored as an origin compares
 		}
-		s.AllowedOrigins = append(s.AllowedOrigins, u.Scheme+"://"+strings.ToLower(u.Host))
+		s.AllowedOrigins = append(s.AllowedOrigins, line) // anything else is refused below
+	}
+	for _, e := range rules.CheckSettings(s, allowHTTP) {
+		if e.Code == rules.CodeNotificationURL {
+			errs["notificationUrl"] = w.S("m.badURL")
+		} else {
+			errs["allowedOrigins"] = w.S("m.badOrigin")
+		}
 	}
 	return s, errs
 }
@@ -95,7 +94,7 @@ func (d *Dashboard) createMerchant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := d.frame(r, "m.title", "merchants")
-	s, errs := readSettings(r, f.W)
+	s, errs := readSettings(r, f.W, d.cfg.AllowHTTPNotificationURL)
 	id, name := strings.TrimSpace(r.PostForm.Get("merchantId")), strings.TrimSpace(r.PostForm.Get("name"))
 	if name == "" {
 		errs["name"] = f.W.S("m.nameRequired")
@@ -185,7 +184,7 @@ func (d *Dashboard) updateMerchant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := d.frame(r, "m.title", "merchants")
-	s, errs := readSettings(r, f.W)
+	s, errs := readSettings(r, f.W, d.cfg.AllowHTTPNotificationURL)
 	name := strings.TrimSpace(r.PostForm.Get("name"))
 	if name == "" {
 		errs["name"] = f.W.S("m.nameRequired")

@@ -1,0 +1,45 @@
+package rules
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// CheckSettings lists what is wrong with a merchant's settings, wherever they are set (admin
+// API, dashboard, CLI): a notificationUrl that is not https (http only when allowHTTP, the
+// server's development flag for private notification URLs), and allowedOrigins entries that
+// are not origins (the card page puts them in its frame-ancestors and postMessage target; *
+// would let any site embed it). Locations are under "settings.".
+func CheckSettings(s Settings, allowHTTP bool) []*Error {
+	var errs []*Error
+	if u := s.NotificationURL; u != "" {
+		pu, err := url.Parse(u)
+		ok := err == nil && pu.Host != "" && pu.User == nil && (pu.Scheme == "https" || allowHTTP && pu.Scheme == "http")
+		if !ok {
+			msg := "must be an absolute https URL without credentials"
+			if allowHTTP {
+				msg = "must be an absolute http or https URL without credentials"
+			}
+			errs = append(errs, &Error{Kind: KindInvalid, Code: CodeNotificationURL, Field: "settings.notificationUrl", Message: msg})
+		}
+	}
+	for i, o := range s.AllowedOrigins {
+		if !IsOrigin(o) {
+			errs = append(errs, &Error{Kind: KindInvalid, Code: CodeAllowedOrigin,
+				Field: "settings.allowedOrigins[" + strconv.Itoa(i) + "]", Value: o,
+				Message: "must be an origin: scheme://host[:port], http or https, without path; * is refused"})
+		}
+	}
+	return errs
+}
+
+// IsOrigin reports whether o is a web origin: scheme://host[:port], http or https, nothing else.
+func IsOrigin(o string) bool {
+	u, err := url.Parse(o)
+	if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return false
+	}
+	return (u.Path == "" || u.Path == "/") && u.RawQuery == "" && u.Fragment == "" && !u.ForceQuery &&
+		!strings.ContainsAny(u.Host, "*") && strings.EqualFold(strings.TrimSuffix(o, "/"), u.Scheme+"://"+u.Host)
+}
