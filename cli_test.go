@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"payouts/store"
+	"payouts/store/bolt"
 )
 
 func runCLI(t *testing.T, getenv func(string) string, args ...string) (string, error) {
@@ -67,7 +67,7 @@ func TestCLIMerchantCreateBackupVersion(t *testing.T) {
 	if out, err := runCLI(t, nil, "backup", "--data", dir, "--addr", addr, "--admin-token", s.AdminToken, "--out", online); err != nil {
 		t.Fatalf("online backup: %v %s", err, out)
 	}
-	db, err := store.Open(online, store.Options{})
+	db, err := bolt.Open(online, bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"payouts/rules"
-	"payouts/store"
+	"payouts/store/bolt"
 )
 
 // buildBinary builds the real payouts binary once per test run.
@@ -172,12 +172,12 @@ func TestCrashLosesNoAcknowledgedPayout(t *testing.T) {
 		return s2.metric(t, "payouts_outbox_depth") == 0
 	})
 	s2.Stop(t)
-	db, err := store.Open(filepath.Join(dir, "payouts.db"), store.Options{})
+	db, err := bolt.Open(filepath.Join(dir, "payouts.db"), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	raws, err := db.SandboxMails(store.KeepSandboxMails)
+	raws, err := db.SandboxMails(bolt.KeepSandboxMails)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"payouts/rules"
-	"payouts/store"
+	"payouts/store/bolt"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
@@ -92,7 +92,7 @@ func startServer(t testing.TB, dir string, args ...string) *testServer {
 		time.Sleep(10 * time.Millisecond)
 	}
 	// After the test: stop the server and check the ledger invariant of everything it
-	// stored (store.CheckAllLedgers), so that every lifecycle test also tests the ledger.
+	// stored (rules.Storage.CheckAllLedgers), so that every lifecycle test also tests the ledger.
 	t.Cleanup(func() {
 		s.Stop(t)
 		checkLedgers(t, dir)
@@ -104,7 +104,7 @@ func startServer(t testing.TB, dir string, args ...string) *testServer {
 // payouts.
 func checkLedgers(t testing.TB, dir string) {
 	t.Helper()
-	db, err := store.Open(filepath.Join(dir, "payouts.db"), store.Options{NoSync: true})
+	db, err := bolt.Open(filepath.Join(dir, "payouts.db"), bolt.Options{NoSync: true})
 	if err != nil {
 		t.Errorf("ledger check: %v", err)
 		return

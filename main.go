@@ -29,6 +29,7 @@ import (
 	"payouts/api"
 	"payouts/rules"
 	"payouts/store"
+	"payouts/store/bolt"
 )
 
 func main() {
@@ -255,7 +256,7 @@ func newLogger(format, level string, w io.Writer) *slog.Logger {
 }
 
 // openData opens the data directory: the database and the key that seals secrets.
-func openData(dir string, noSync bool) (*store.DB, *store.Sealer, error) {
+func openData(dir string, noSync bool) (rules.Storage, *store.Sealer, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, err
 	}
@@ -268,8 +269,13 @@ func openData(dir string, noSync bool) (*store.DB, *store.Sealer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := store.Open(filepath.Join(dir, "payouts.db"), store.Options{NoSync: noSync})
+	db, err := bolt.Open(filepath.Join(dir, "payouts.db"), bolt.Options{NoSync: noSync})
 	if err != nil {
+		return nil, nil, err
+	}
+	// Versions before signatures became reusable saved a replay guard here; it means nothing now.
+	if _, err := db.TakeMeta("replay-guard"); err != nil {
+		db.Close()
 		return nil, nil, err
 	}
 	return db, sealer, nil
@@ -282,7 +288,7 @@ func sealFor(s *store.Sealer) func([]byte, string) []byte {
 
 // merchantSource lets the API open sealed secrets without knowing the key.
 type merchantSource struct {
-	db     *store.DB
+	db     rules.Storage
 	sealer *store.Sealer
 }
 
@@ -358,12 +364,6 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	app, err := newApp(ctx, cfg, db, sealer, logger, token)
 	if err != nil {
 		ln.Close()
-		return err
-	}
-	// Versions before signatures became reusable saved a replay guard here; it means nothing now.
-	if _, err := db.TakeMeta("replay-guard"); err != nil {
-		ln.Close()
-		app.stop()
 		return err
 	}
 	if !cfg.NoDemo {
@@ -449,7 +449,7 @@ func (a *app) stop() {
 // wire function (main_*.go) adds its routes, hooks and workers.
 type wiring struct {
 	cfg     serveConfig
-	db      *store.DB
+	db      rules.Storage
 	sealer  *store.Sealer
 	logger  *slog.Logger
 	now     func() time.Time
@@ -478,7 +478,7 @@ type wiring struct {
 // runs over it for everything but signatures and tokens.
 var serverClock = time.Now
 
-func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Sealer, logger *slog.Logger, token string) (*app, error) {
+func newApp(ctx context.Context, cfg serveConfig, db rules.Storage, sealer *store.Sealer, logger *slog.Logger, token string) (*app, error) {
 	w := &wiring{cfg: cfg, db: db, sealer: sealer, logger: logger, now: serverClock, realNow: serverClock}
 	if cfg.Sandbox { // --sandbox=false ignores any offset a sandbox run left
 		clock, err := rules.NewSandboxClock(serverClock, db)
@@ -561,7 +561,7 @@ func newApp(ctx context.Context, cfg serveConfig, db *store.DB, sealer *store.Se
 // seedDemo creates the demo merchant on a first start with an empty database: every product
 // on (not PSP, which only adds a requirement), balances funded, and a signed request printed
 // ready to paste.
-func seedDemo(db *store.DB, sealer *store.Sealer, a *app, base string, stdout io.Writer) error {
+func seedDemo(db rules.Storage, sealer *store.Sealer, a *app, base string, stdout io.Writer) error {
 	ms, err := db.Merchants()
 	if err != nil {
 		return err
@@ -681,7 +681,7 @@ func backup(ctx context.Context, args []string, getenv func(string) string, stdo
 
 // backupTo copies the database offline when no server holds it, else through the admin API.
 func backupTo(ctx context.Context, w io.Writer, data, addr, token string) (int64, error) {
-	db, err := store.Open(filepath.Join(data, "payouts.db"), store.Options{})
+	db, err := bolt.Open(filepath.Join(data, "payouts.db"), bolt.Options{})
 	if err == nil {
 		defer db.Close()
 		return db.Backup(w)

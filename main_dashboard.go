@@ -10,7 +10,6 @@ import (
 
 	"payouts/api"
 	"payouts/rules"
-	"payouts/store"
 	"payouts/web/dashboard"
 )
 
@@ -42,15 +41,15 @@ func (w *wiring) wireDashboard() {
 }
 
 // dashOutbox shows the store's outbox to the dashboard.
-type dashOutbox struct{ db *store.DB }
+type dashOutbox struct{ db rules.Storage }
 
-func delivery(rec store.OutboxRecord) dashboard.Delivery {
+func delivery(rec rules.OutboxRecord) dashboard.Delivery {
 	return dashboard.Delivery{Event: rec.Event, State: string(rec.State), DeliveredAt: rec.DeliveredAt}
 }
 
-func (o dashOutbox) list(read func(int, func(store.OutboxRecord) bool) ([]store.OutboxRecord, error),
+func (o dashOutbox) list(read func(int, func(rules.OutboxRecord) bool) ([]rules.OutboxRecord, error),
 	limit int, keep func(dashboard.Delivery) bool) ([]dashboard.Delivery, error) {
-	recs, err := read(limit, func(rec store.OutboxRecord) bool { return keep == nil || keep(delivery(rec)) })
+	recs, err := read(limit, func(rec rules.OutboxRecord) bool { return keep == nil || keep(delivery(rec)) })
 	out := make([]dashboard.Delivery, len(recs))
 	for i, rec := range recs {
 		out[i] = delivery(rec)

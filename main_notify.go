@@ -216,7 +216,7 @@ func (n *notifications) install(w *wiring) {
 
 // notifySource gives the deliverers the payouts and (cached) merchants.
 type notifySource struct {
-	db        *store.DB
+	db        rules.Storage
 	merchants func(id string) (*rules.Merchant, error)
 }
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"payouts/rules"
-	"payouts/store"
+	"payouts/store/bolt"
 )
 
 // `payouts seed` stores settled payouts with their indexes, and a server started with
@@ -20,7 +20,7 @@ func TestSeedAndStartFromASeed(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	s := startServer(t, dir, "--bench-seed-from", seed)
 	s.Stop(t)
-	db, err := store.Open(filepath.Join(dir, "payouts.db"), store.Options{NoSync: true})
+	db, err := bolt.Open(filepath.Join(dir, "payouts.db"), bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

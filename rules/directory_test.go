@@ -6,13 +6,13 @@ import (
 	"time"
 
 	"payouts/rules"
-	"payouts/store"
+	"payouts/store/bolt"
 )
 
 // The simulated rail asks the directory for a Bre-B key: an unknown key is rejected 4027, a
 // known one (or an admin's entry) is processed, and a magic ending still wins.
 func TestSimulatedRailRejectsUnknownBreBKeys(t *testing.T) {
-	db, err := store.Open(t.TempDir()+"/p.db", store.Options{NoSync: true})
+	db, err := bolt.Open(t.TempDir()+"/p.db", bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"payouts/rules"
-	"payouts/store"
+	"payouts/store/bolt"
 )
 
 // clock is an injected clock the tests move by hand: nothing sleeps.
@@ -31,7 +31,7 @@ const (
 // world is a service, a lifecycle and a store on a temporary bbolt file.
 type world struct {
 	t    *testing.T
-	db   *store.DB
+	db   *bolt.DB
 	path string
 	clk  *clock
 	svc  *rules.Service
@@ -44,7 +44,7 @@ func newWorld(t *testing.T, settings rules.Settings, path string, clk *clock) *w
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "payouts.db")
 	}
-	db, err := store.Open(path, store.Options{NoSync: true})
+	db, err := bolt.Open(path, bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"payouts/rules"
 	"payouts/store"
+	"payouts/store/bolt"
 	"payouts/web"
 )
 
@@ -37,7 +38,7 @@ func (c *clock) Add(d time.Duration) {
 type fixture struct {
 	t     *testing.T
 	clock *clock
-	db    *store.DB
+	db    *bolt.DB
 	svc   *rules.Service
 	lc    *rules.Lifecycle
 	cards *web.Cards
@@ -48,7 +49,7 @@ type fixture struct {
 func newFixture(t *testing.T, settings rules.Settings) *fixture {
 	t.Helper()
 	f := &fixture{t: t, clock: &clock{t: time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)}}
-	db, err := store.Open(filepath.Join(t.TempDir(), "payouts.db"), store.Options{NoSync: true})
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "payouts.db"), bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,11 @@
-package store
+package bolt
 
 import (
 	"errors"
 	"fmt"
 	"sync"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // Group commit: one goroutine owns the payout writes (creates and lifecycle steps). It takes
@@ -29,27 +29,27 @@ var errClosed = errors.New("store: the database is closed")
 // set, fn resets its own state on entry, so that it may run again in a later group after
 // another write's failure rolled its first run back.
 type writeOp struct {
-	fn    func(tx *bolt.Tx) error
+	fn    func(tx *bbolt.Tx) error
 	rerun bool
 	done  chan error
 }
 
 type committer struct {
-	db       *bolt.DB
+	db       *bbolt.DB
 	ops      chan *writeOp
 	quit     chan struct{}
 	gone     chan struct{}
 	quitOnce sync.Once
 }
 
-func newCommitter(db *bolt.DB) *committer {
+func newCommitter(db *bbolt.DB) *committer {
 	c := &committer{db: db, ops: make(chan *writeOp), quit: make(chan struct{}), gone: make(chan struct{})}
 	go c.loop()
 	return c
 }
 
 // write runs fn in the next group and returns once the group is durable (or failed).
-func (c *committer) write(fn func(tx *bolt.Tx) error, rerun bool) error {
+func (c *committer) write(fn func(tx *bbolt.Tx) error, rerun bool) error {
 	op := &writeOp{fn: fn, rerun: rerun, done: make(chan error, 1)}
 	select {
 	case c.ops <- op:
@@ -88,7 +88,7 @@ func (c *committer) loop() {
 func (c *committer) commit(group []*writeOp) {
 	for len(group) > 0 {
 		failed := -1
-		err := c.db.Update(func(tx *bolt.Tx) error {
+		err := c.db.Update(func(tx *bbolt.Tx) error {
 			for i, op := range group {
 				if err := safely(op.fn, tx); err != nil {
 					failed = i
@@ -118,7 +118,7 @@ func (c *committer) commit(group []*writeOp) {
 	}
 }
 
-func safely(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
+func safely(fn func(*bbolt.Tx) error, tx *bbolt.Tx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("store: panic in a write: %v", p)

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"payouts/rules"
 )
@@ -21,7 +21,7 @@ var metaClockOffset = []byte("sandbox-clock-offset") // decimal nanoseconds
 // SandboxClockOffset is the stored offset of the sandbox clock, zero when none.
 func (s *DB) SandboxClockOffset() (time.Duration, error) {
 	var off time.Duration
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		v := tx.Bucket(bMeta).Get(metaClockOffset)
 		if v == nil {
 			return nil
@@ -35,7 +35,7 @@ func (s *DB) SandboxClockOffset() (time.Duration, error) {
 
 // PutSandboxClockOffset stores the offset of the sandbox clock.
 func (s *DB) PutSandboxClockOffset(off time.Duration) error {
-	return s.bolt.Update(func(tx *bolt.Tx) error {
+	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bMeta).Put(metaClockOffset, []byte(strconv.FormatInt(int64(off), 10)))
 	})
 }
@@ -45,7 +45,7 @@ func sandboxRulesKey(merchantID string) []byte { return key("sandbox-rules", mer
 // SandboxRules are a merchant's scripted outcomes, in order; none when never set.
 func (s *DB) SandboxRules(merchantID string) ([]rules.ScriptRule, error) {
 	rs := []rules.ScriptRule{}
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		err := getJSON(tx.Bucket(bMisc), sandboxRulesKey(merchantID), &rs)
 		if errors.Is(err, ErrNotFound) {
 			return nil
@@ -57,7 +57,7 @@ func (s *DB) SandboxRules(merchantID string) ([]rules.ScriptRule, error) {
 
 // PutSandboxRules replaces a merchant's scripted outcomes.
 func (s *DB) PutSandboxRules(merchantID string, rs []rules.ScriptRule) error {
-	return s.bolt.Update(func(tx *bolt.Tx) error {
+	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		return putJSON(tx.Bucket(bMisc), sandboxRulesKey(merchantID), rs)
 	})
 }
@@ -67,7 +67,7 @@ func directoryKey(country, id string) []byte { return key("directory", country, 
 // DirectoryEntry is an admin's entry of the simulated directory (ErrNotFound when none).
 func (s *DB) DirectoryEntry(country, id string) (*rules.DirectoryEntry, error) {
 	e := new(rules.DirectoryEntry)
-	err := s.bolt.View(func(tx *bolt.Tx) error { return getJSON(tx.Bucket(bMisc), directoryKey(country, id), e) })
+	err := s.bdb.View(func(tx *bbolt.Tx) error { return getJSON(tx.Bucket(bMisc), directoryKey(country, id), e) })
 	if err != nil {
 		return nil, err
 	}
@@ -76,12 +76,12 @@ func (s *DB) DirectoryEntry(country, id string) (*rules.DirectoryEntry, error) {
 
 // PutDirectoryEntry writes an entry of the simulated directory.
 func (s *DB) PutDirectoryEntry(country, id string, e rules.DirectoryEntry) error {
-	return s.bolt.Update(func(tx *bolt.Tx) error { return putJSON(tx.Bucket(bMisc), directoryKey(country, id), e) })
+	return s.bdb.Update(func(tx *bbolt.Tx) error { return putJSON(tx.Bucket(bMisc), directoryKey(country, id), e) })
 }
 
 // DeleteDirectoryEntry removes an entry of the simulated directory (none is no error).
 func (s *DB) DeleteDirectoryEntry(country, id string) error {
-	return s.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bMisc).Delete(directoryKey(country, id)) })
+	return s.bdb.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bMisc).Delete(directoryKey(country, id)) })
 }
 
 // Integration users: "integration-user" 0 user → IntegrationUser JSON, and
@@ -92,7 +92,7 @@ func integrationUserOfKey(merchant string) []byte { return key("integration-user
 // IntegrationUser reads a user by name (ErrNotFound when none).
 func (s *DB) IntegrationUser(user string) (*rules.IntegrationUser, error) {
 	u := new(rules.IntegrationUser)
-	err := s.bolt.View(func(tx *bolt.Tx) error { return getJSON(tx.Bucket(bMisc), integrationUserKey(user), u) })
+	err := s.bdb.View(func(tx *bbolt.Tx) error { return getJSON(tx.Bucket(bMisc), integrationUserKey(user), u) })
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (s *DB) IntegrationUser(user string) (*rules.IntegrationUser, error) {
 // IntegrationUserOf reads a merchant's user (ErrNotFound when none).
 func (s *DB) IntegrationUserOf(merchantID string) (*rules.IntegrationUser, error) {
 	var u *rules.IntegrationUser
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		name := tx.Bucket(bMisc).Get(integrationUserOfKey(merchantID))
 		if name == nil {
 			return ErrNotFound
@@ -116,7 +116,7 @@ func (s *DB) IntegrationUserOf(merchantID string) (*rules.IntegrationUser, error
 // PutIntegrationUser makes u its merchant's only user, replacing the one it had; a name
 // another merchant uses is ErrExists.
 func (s *DB) PutIntegrationUser(u *rules.IntegrationUser) error {
-	return s.bolt.Update(func(tx *bolt.Tx) error {
+	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bMisc)
 		var other rules.IntegrationUser
 		if err := getJSON(b, integrationUserKey(u.User), &other); err == nil && other.MerchantID != u.MerchantID {
@@ -139,7 +139,7 @@ func (s *DB) PutIntegrationUser(u *rules.IntegrationUser) error {
 // PruneLookupRequests.
 func (s *DB) SeenLookupRequest(merchantID, requestID string, at time.Time) (bool, error) {
 	var seen bool
-	err := s.bolt.Update(func(tx *bolt.Tx) error {
+	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		k := key("lookup-request", merchantID, requestID)
 		if tx.Bucket(bMisc).Get(k) != nil {
 			seen = true
@@ -154,7 +154,7 @@ func (s *DB) SeenLookupRequest(merchantID, requestID string, at time.Time) (bool
 func (s *DB) PruneLookupRequests(cutoff time.Time) (int, error) {
 	n := 0
 	prefix := append([]byte("lookup-request"), 0)
-	err := s.bolt.Update(func(tx *bolt.Tx) error {
+	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		var dead [][]byte
 		c := tx.Bucket(bMisc).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"payouts/rules"
 )
@@ -53,15 +53,15 @@ func TestGroupCommitIsolatesAFailedWrite(t *testing.T) {
 	for _, failure := range []string{"error", "panic"} {
 		t.Run(failure, func(t *testing.T) {
 			db := openTemp(t)
-			put := func(k string) func(*bolt.Tx) error {
-				return func(tx *bolt.Tx) error { return tx.Bucket(bMisc).Put([]byte(k), []byte("v")) }
+			put := func(k string) func(*bbolt.Tx) error {
+				return func(tx *bbolt.Tx) error { return tx.Bucket(bMisc).Put([]byte(k), []byte("v")) }
 			}
 			runs := 0
 			boom := errors.New("boom")
 			ops := []*writeOp{
-				{fn: func(tx *bolt.Tx) error { runs++; return put("rerun")(tx) }, rerun: true},
+				{fn: func(tx *bbolt.Tx) error { runs++; return put("rerun")(tx) }, rerun: true},
 				{fn: put("once")},
-				{fn: func(tx *bolt.Tx) error {
+				{fn: func(tx *bbolt.Tx) error {
 					put("failed")(tx)
 					if failure == "panic" {
 						panic("boom")
@@ -90,7 +90,7 @@ func TestGroupCommitIsolatesAFailedWrite(t *testing.T) {
 			if errs[3] != nil {
 				t.Errorf("the write after the failed one: err %v", errs[3])
 			}
-			db.bolt.View(func(tx *bolt.Tx) error {
+			db.bdb.View(func(tx *bbolt.Tx) error {
 				for k, want := range map[string]bool{"rerun": true, "once": false, "failed": false, "after": true} {
 					if got := tx.Bucket(bMisc).Get([]byte(k)) != nil; got != want {
 						t.Errorf("%s stored %v, want %v", k, got, want)

@@ -1,11 +1,11 @@
-package store
+package bolt
 
 import (
 	"encoding/binary"
 	"errors"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"payouts/rules"
 )
@@ -268,16 +268,16 @@ func decodeState(raw []byte, p *rules.Payout) (time.Time, error) {
 }
 
 // payoutBuckets are the buckets of one payout's parts in a transaction.
-type payoutBuckets struct{ core, state *bolt.Bucket }
+type payoutBuckets struct{ core, state *bbolt.Bucket }
 
-func payoutBucketsOf(tx *bolt.Tx) payoutBuckets {
+func payoutBucketsOf(tx *bbolt.Tx) payoutBuckets {
 	return payoutBuckets{tx.Bucket(bPayouts), tx.Bucket(bPayoutState)}
 }
 
 // appendOnly tells bbolt that the keys of the payout cores, the list indexes and the queue
 // go at the end of their range (ids and due times grow), and that cores are never
 // rewritten: their pages fill up rather than split half empty. It lasts for the transaction.
-func appendOnly(tx *bolt.Tx) {
+func appendOnly(tx *bbolt.Tx) {
 	for _, name := range [][]byte{bPayouts, bByMerch, bByStage, bByStatus, bDue} {
 		tx.Bucket(name).FillPercent = 1.0
 	}

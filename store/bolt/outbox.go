@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"errors"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"payouts/rules"
 )
@@ -31,7 +31,7 @@ func dueKey(ev rules.Event, seq uint64) []byte {
 }
 
 // forgetDue removes the due-time entry of the pending event seq.
-func forgetDue(tx *bolt.Tx, seq uint64) error {
+func forgetDue(tx *bbolt.Tx, seq uint64) error {
 	raw := tx.Bucket(bOutbox).Get(be64(seq))
 	if raw == nil {
 		return nil
@@ -58,7 +58,7 @@ func (s *DB) DueEventsSkipping(lane rules.Lane, now time.Time, limit int, skip f
 	var due []rules.OutboxEntry
 	var next time.Time
 	var stale []uint64
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		sent := tx.Bucket(bOutboxSent)
 		events := tx.Bucket(bOutbox)
 		c := tx.Bucket(bOutboxDue).Cursor()
@@ -103,7 +103,7 @@ func (s *DB) DueEventsSkipping(lane rules.Lane, now time.Time, limit int, skip f
 	if err != nil || len(stale) == 0 {
 		return due, next, err
 	}
-	err = s.bolt.Update(func(tx *bolt.Tx) error {
+	err = s.bdb.Update(func(tx *bbolt.Tx) error {
 		for _, seq := range stale {
 			if err := forgetDue(tx, seq); err != nil {
 				return err
@@ -118,13 +118,13 @@ func (s *DB) DueEventsSkipping(lane rules.Lane, now time.Time, limit int, skip f
 }
 
 // putDue writes an event's entry in the due-time index of its lane, with its merchant.
-func putDue(tx *bolt.Tx, ev rules.Event, seq uint64) error {
+func putDue(tx *bbolt.Tx, ev rules.Event, seq uint64) error {
 	return tx.Bucket(bOutboxDue).Put(dueKey(ev, seq), []byte(ev.MerchantID))
 }
 
 // EventDelivered removes a delivered event and records its id, in one transaction.
 func (s *DB) EventDelivered(seq uint64, id string, at time.Time) error {
-	return s.bolt.Update(func(tx *bolt.Tx) error {
+	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		if err := forgetDue(tx, seq); err != nil {
 			return err
 		}
@@ -138,7 +138,7 @@ func (s *DB) EventDelivered(seq uint64, id string, at time.Time) error {
 // RescheduleEvent writes an event back in its place with its new schedule. An event no
 // longer in the outbox stays gone.
 func (s *DB) RescheduleEvent(seq uint64, ev rules.Event) error {
-	return s.bolt.Update(func(tx *bolt.Tx) error {
+	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bOutbox)
 		if b.Get(be64(seq)) == nil {
 			return nil
@@ -155,7 +155,7 @@ func (s *DB) RescheduleEvent(seq uint64, ev rules.Event) error {
 
 // DeadEvent moves an event from the outbox to the dead letters.
 func (s *DB) DeadEvent(seq uint64, ev rules.Event) error {
-	return s.bolt.Update(func(tx *bolt.Tx) error {
+	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		if err := forgetDue(tx, seq); err != nil {
 			return err
 		}
@@ -174,7 +174,7 @@ func (s *DB) OutboxEvents(limit int) ([]rules.Event, error) { return s.events(bO
 
 func (s *DB) events(bucket []byte, limit int) ([]rules.Event, error) {
 	var out []rules.Event
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bucket).Cursor()
 		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
 			var ev rules.Event
@@ -192,7 +192,7 @@ func (s *DB) events(bucket []byte, limit int) ([]rules.Event, error) {
 func (s *DB) WasDelivered(id string) (time.Time, bool, error) {
 	var at time.Time
 	var ok bool
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		v := tx.Bucket(bOutboxSent).Get([]byte(id))
 		if v == nil {
 			return nil
@@ -213,7 +213,7 @@ func (s *DB) PutSandboxMail(eventID string, raw []byte, at time.Time) error {
 	if !json.Valid(raw) {
 		return errors.New("store: a sandbox mail is JSON")
 	}
-	return s.bolt.Update(func(tx *bolt.Tx) error {
+	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		sent := tx.Bucket(bOutboxSent)
 		if eventID != "" {
 			if sent.Get([]byte(eventID)) != nil {
@@ -235,7 +235,7 @@ func (s *DB) PutSandboxMail(eventID string, raw []byte, at time.Time) error {
 // SandboxMails lists the sandbox mailbox, newest first, up to limit.
 func (s *DB) SandboxMails(limit int) ([][]byte, error) {
 	var out [][]byte
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bMailbox).Cursor()
 		for k, v := c.Last(); k != nil && len(out) < limit; k, v = c.Prev() {
 			out = append(out, bytes.Clone(v))
@@ -257,7 +257,7 @@ const (
 // KeepSandboxMails sandbox mails; it says how many records it removed.
 func (s *DB) PruneOutbox(now time.Time) (int, error) {
 	removed := 0
-	err := s.bolt.Update(func(tx *bolt.Tx) error {
+	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		sent := tx.Bucket(bOutboxSent)
 		cutoff := now.Add(-KeepDeliveredIDs)
 		var old [][]byte

@@ -1,11 +1,11 @@
-package store
+package bolt
 
 import (
 	"bytes"
 	"encoding/binary"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"payouts/rules"
 )
@@ -14,11 +14,11 @@ import (
 // their core and state, with the queue time their bDueByID entry held, a chunk per
 // transaction: a crash in the middle leaves every payout in exactly one of the two formats,
 // and the next Open carries on.
-func migratePayouts(db *bolt.DB) error {
+func migratePayouts(db *bbolt.DB) error {
 	const chunk = 10_000
 	for {
 		done := false
-		err := db.Update(func(tx *bolt.Tx) error {
+		err := db.Update(func(tx *bbolt.Tx) error {
 			old := tx.Bucket(bPayoutsV1)
 			if old == nil {
 				done = true

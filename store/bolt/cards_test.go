@@ -1,4 +1,4 @@
-package store_test
+package bolt_test
 
 import (
 	"bytes"

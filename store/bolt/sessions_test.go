@@ -1,4 +1,4 @@
-package store_test
+package bolt_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/alexedwards/scs/v2"
 
-	"payouts/store"
+	"payouts/store/bolt"
 )
 
 type sessionClock struct {
@@ -24,9 +24,9 @@ func (c *sessionClock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func openCardDB(t *testing.T) *store.DB {
+func openCardDB(t *testing.T) *bolt.DB {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "payouts.db"), store.Options{NoSync: true})
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "payouts.db"), bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

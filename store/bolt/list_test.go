@@ -1,4 +1,4 @@
-package store_test
+package bolt_test
 
 import (
 	"path/filepath"
@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"payouts/rules"
-	"payouts/store"
+	"payouts/store/bolt"
 )
 
-func importPayouts(t *testing.T, db *store.DB, n int, country string, status rules.Status) {
+func importPayouts(t *testing.T, db *bolt.DB, n int, country string, status rules.Status) {
 	t.Helper()
 	var ps []*rules.Payout
 	for i := 0; i < n; i++ {
@@ -29,7 +29,7 @@ func importPayouts(t *testing.T, db *store.DB, n int, country string, status rul
 // Listing walks an index newest first, pages with a cursor, and never reads more than a
 // bounded number of payouts for one request, even for a filter no index serves.
 func TestListPagesAndBoundsItsScan(t *testing.T) {
-	db, err := store.Open(filepath.Join(t.TempDir(), "p.db"), store.Options{NoSync: true})
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "p.db"), bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

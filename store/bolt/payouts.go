@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"payouts/rules"
 )
@@ -25,7 +25,7 @@ import (
 func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) (*rules.Payout, bool, error) {
 	var existing, stored *rules.Payout
 	orderKey := key(p.MerchantID, p.OrderID)
-	err := s.writer.write(func(tx *bolt.Tx) error {
+	err := s.writer.write(func(tx *bbolt.Tx) error {
 		// A failed group runs this again in the next one: start clean, from p untouched.
 		existing, stored = nil, nil
 		if raw := tx.Bucket(bOrders).Get(orderKey); raw != nil {
@@ -51,7 +51,7 @@ func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, 
 
 // insertPayout writes a new payout with the next id, its order and list indexes, its queue
 // entry and its events, after running admit on it (if given).
-func insertPayout(tx *bolt.Tx, p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) error {
+func insertPayout(tx *bbolt.Tx, p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) error {
 	pb := payoutBucketsOf(tx)
 	appendOnly(tx)
 	seq, err := pb.core.NextSequence()
@@ -98,7 +98,7 @@ func insertPayout(tx *bolt.Tx, p *rules.Payout, due time.Time, events []rules.Ev
 // ImportPayouts stores payouts in one transaction without queueing them (bulk loads, such
 // as the benchmark's million stored payouts). An orderId already used is an error.
 func (s *DB) ImportPayouts(ps []*rules.Payout) error {
-	return s.bolt.Update(func(tx *bolt.Tx) error {
+	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		for _, p := range ps {
 			if tx.Bucket(bOrders).Get(key(p.MerchantID, p.OrderID)) != nil {
 				return fmt.Errorf("import: orderId %s already used", p.OrderID)
@@ -111,7 +111,7 @@ func (s *DB) ImportPayouts(ps []*rules.Payout) error {
 	})
 }
 
-func putIndexes(tx *bolt.Tx, p *rules.Payout) error {
+func putIndexes(tx *bbolt.Tx, p *rules.Payout) error {
 	if err := tx.Bucket(bByMerch).Put(keyID([]byte(p.MerchantID), p.ID), nil); err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func putIndexes(tx *bolt.Tx, p *rules.Payout) error {
 
 // moveIndexes moves a payout's stage and status index entries from the ones it had, each
 // only if its key changed.
-func moveIndexes(tx *bolt.Tx, p *rules.Payout, stage rules.Stage, status rules.Status) error {
+func moveIndexes(tx *bbolt.Tx, p *rules.Payout, stage rules.Stage, status rules.Status) error {
 	if stage != p.Stage {
 		b := tx.Bucket(bByStage)
 		if err := b.Delete(keyID(key(p.MerchantID, string(stage)), p.ID)); err != nil {
@@ -146,7 +146,7 @@ func moveIndexes(tx *bolt.Tx, p *rules.Payout, stage rules.Stage, status rules.S
 // Payout reads one payout of a merchant; another merchant's payout is not found.
 func (s *DB) Payout(merchantID string, id int64) (*rules.Payout, error) {
 	var p *rules.Payout
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		if id <= 0 {
 			return ErrNotFound
 		}
@@ -166,7 +166,7 @@ func (s *DB) Payout(merchantID string, id int64) (*rules.Payout, error) {
 // PayoutByOrder reads a merchant's payout by its orderId.
 func (s *DB) PayoutByOrder(merchantID, orderID string) (*rules.Payout, error) {
 	var p *rules.Payout
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		raw := tx.Bucket(bOrders).Get(key(merchantID, orderID))
 		if raw == nil {
 			return ErrNotFound
@@ -209,7 +209,7 @@ func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, err
 		bucket, prefix = bByStage, key(merchantID, string(f.Stage))
 	}
 	prefix = append(prefix, 0)
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bucket).Cursor()
 		payouts := payoutBucketsOf(tx)
 		var k []byte
@@ -271,7 +271,7 @@ func matches(p *rules.Payout, f rules.ListFilter) bool {
 // rail, then writes).
 func (s *DB) PayoutsByID(ids []int64) ([]*rules.Payout, error) {
 	out := make([]*rules.Payout, 0, len(ids))
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		pb := payoutBucketsOf(tx)
 		for _, id := range ids {
 			idKey := be64(uint64(id))
@@ -295,7 +295,7 @@ func (s *DB) PayoutsByID(ids []int64) ([]*rules.Payout, error) {
 func (s *DB) WithStatus(merchantID string, status rules.Status, limit int) ([]int64, error) {
 	var ids []int64
 	prefix := append(key(merchantID, string(status)), 0)
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bByStatus).Cursor()
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(ids) < limit; k, _ = c.Next() {
 			if len(k) == len(prefix)+8 {
@@ -311,7 +311,7 @@ func (s *DB) WithStatus(merchantID string, status rules.Status, limit int) ([]in
 // first, with the status each had when it was queued.
 func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
 	var due []rules.DueEntry
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bDue).Cursor()
 		end := uint64(now.UnixNano())
 		for k, v := c.First(); k != nil && len(due) < limit; k, v = c.Next() {
@@ -328,7 +328,7 @@ func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
 // NextDue is the time of the earliest queued step, zero when the queue is empty.
 func (s *DB) NextDue() (time.Time, error) {
 	var t time.Time
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		if k, _ := tx.Bucket(bDue).Cursor().First(); k != nil {
 			t = time.Unix(0, int64(binary.BigEndian.Uint64(k[:8])))
 		}
@@ -340,7 +340,7 @@ func (s *DB) NextDue() (time.Time, error) {
 // moveDue moves a payout's queue entry from the time it had (zero: none) to next (zero:
 // none). The payout's state records its queue time, so that the entry is found without an
 // index of its own.
-func moveDue(tx *bolt.Tx, id int64, had, next time.Time, status rules.Status) error {
+func moveDue(tx *bbolt.Tx, id int64, had, next time.Time, status rules.Status) error {
 	b := tx.Bucket(bDue)
 	if !had.IsZero() {
 		if err := b.Delete(dueKeyOf(id, had)); err != nil {
@@ -362,7 +362,7 @@ func dueKeyOf(id int64, at time.Time) []byte {
 
 // dropDue removes whatever queue entries a payout that no longer exists left behind (it
 // reads the whole queue; payouts are not deleted, so this is never expected to happen).
-func dropDue(tx *bolt.Tx, id int64) error {
+func dropDue(tx *bbolt.Tx, id int64) error {
 	b := tx.Bucket(bDue)
 	var keys [][]byte
 	c := b.Cursor()
@@ -385,7 +385,7 @@ func dropDue(tx *bolt.Tx, id int64) error {
 // The transaction is shared with concurrent writes (group commit); step runs once, and if
 // another write of the group fails, UpdatePayouts fails with nothing stored.
 func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
-	return s.writer.write(func(tx *bolt.Tx) error {
+	return s.writer.write(func(tx *bbolt.Tx) error {
 		l := newLedger(tx)
 		pb := payoutBucketsOf(tx)
 		appendOnly(tx)
@@ -436,11 +436,11 @@ func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
 // reservations of the payouts written with it, are checked against the ledger invariant
 // before the transaction commits (ledger.go).
 type ledger struct {
-	tx      *bolt.Tx
+	tx      *bbolt.Tx
 	touched touchedBalances
 }
 
-func newLedger(tx *bolt.Tx) *ledger { return &ledger{tx: tx, touched: touchedBalances{}} }
+func newLedger(tx *bbolt.Tx) *ledger { return &ledger{tx: tx, touched: touchedBalances{}} }
 
 func (l *ledger) Balance(merchantID, country, currency string) (rules.Balance, error) {
 	if _, err := l.touched.at(l.tx, merchantID, country, currency); err != nil {
@@ -477,7 +477,7 @@ func (l *ledger) check() error { return l.touched.check(l.tx) }
 
 func (l *ledger) Enqueue(ev rules.Event) error { return enqueue(l.tx, ev) }
 
-func enqueue(tx *bolt.Tx, ev rules.Event) error {
+func enqueue(tx *bbolt.Tx, ev rules.Event) error {
 	b := tx.Bucket(bOutbox)
 	seq, err := b.NextSequence()
 	if err != nil {
@@ -496,7 +496,7 @@ func enqueue(tx *bolt.Tx, ev rules.Event) error {
 func (s *DB) Balances(merchantID string) ([]rules.Balance, error) {
 	out := []rules.Balance{}
 	prefix := append([]byte(merchantID), 0)
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bBalances).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			b, err := decodeBalance(v)
@@ -513,7 +513,7 @@ func (s *DB) Balances(merchantID string) ([]rules.Balance, error) {
 // Fund adds amount (minor units, may be negative to withdraw) to a merchant's balance.
 func (s *DB) Fund(merchantID, country, currency string, amount int64) (rules.Balance, error) {
 	var out rules.Balance
-	err := s.bolt.Update(func(tx *bolt.Tx) error {
+	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		l := newLedger(tx)
 		b, err := l.Balance(merchantID, country, currency)
 		if err != nil {
@@ -534,7 +534,7 @@ func (s *DB) Fund(merchantID, country, currency string, amount int64) (rules.Bal
 // OutboxDepth counts the events waiting in the outbox.
 func (s *DB) OutboxDepth() int {
 	n := 0
-	s.bolt.View(func(tx *bolt.Tx) error {
+	s.bdb.View(func(tx *bbolt.Tx) error {
 		n = tx.Bucket(bOutbox).Stats().KeyN
 		return nil
 	})

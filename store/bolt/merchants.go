@@ -1,9 +1,9 @@
-package store
+package bolt
 
 import (
 	"strconv"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"payouts/rules"
 )
@@ -14,7 +14,7 @@ var ErrExists = rules.ErrExists
 // CreateMerchant stores a new merchant, giving it the next numeric id when m.ID is empty.
 // prepare runs once the id is known, inside the transaction (to seal the secret to it).
 func (s *DB) CreateMerchant(m *rules.Merchant, prepare func(*rules.Merchant) error) error {
-	return s.bolt.Update(func(tx *bolt.Tx) error {
+	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bMerchants)
 		if m.ID == "" {
 			for {
@@ -43,7 +43,7 @@ func (s *DB) CreateMerchant(m *rules.Merchant, prepare func(*rules.Merchant) err
 // Merchant reads one merchant.
 func (s *DB) Merchant(id string) (*rules.Merchant, error) {
 	var m rules.Merchant
-	err := s.bolt.View(func(tx *bolt.Tx) error { return getJSON(tx.Bucket(bMerchants), []byte(id), &m) })
+	err := s.bdb.View(func(tx *bbolt.Tx) error { return getJSON(tx.Bucket(bMerchants), []byte(id), &m) })
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (s *DB) Merchant(id string) (*rules.Merchant, error) {
 // UpdateMerchant changes a merchant inside one transaction.
 func (s *DB) UpdateMerchant(id string, fn func(*rules.Merchant) error) (*rules.Merchant, error) {
 	var m rules.Merchant
-	err := s.bolt.Update(func(tx *bolt.Tx) error {
+	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bMerchants)
 		if err := getJSON(b, []byte(id), &m); err != nil {
 			return err
@@ -73,7 +73,7 @@ func (s *DB) UpdateMerchant(id string, fn func(*rules.Merchant) error) (*rules.M
 // Merchants lists every merchant.
 func (s *DB) Merchants() ([]*rules.Merchant, error) {
 	var out []*rules.Merchant
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bMerchants).ForEach(func(k, v []byte) error {
 			var m rules.Merchant
 			if err := unmarshal(v, &m); err != nil {

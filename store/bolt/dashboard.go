@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"payouts/rules"
 )
@@ -16,41 +16,22 @@ import (
 // buckets and its enqueue, never through the payout records (their encoding is the payouts
 // file's business).
 
-// OutboxState is where an event is in its delivery.
-type OutboxState string
-
-const (
-	OutboxPending   OutboxState = "pending"   // waiting for its first try
-	OutboxRetrying  OutboxState = "retrying"  // tried and failed, tried again later
-	OutboxDead      OutboxState = "dead"      // given up on, kept in the dead letters
-	OutboxDelivered OutboxState = "delivered" // delivered; only its id and time are kept
-)
-
-// OutboxRecord is one event as the dashboard shows it. A delivered event keeps only its id
-// and delivery time (the outbox deletes the rest), so its other fields are what the id
-// tells: the kind, and the payout for outcome events.
-type OutboxRecord struct {
-	rules.Event
-	State       OutboxState
-	DeliveredAt time.Time
-}
-
 // stateOf is the state of an event still held (pending or dead).
-func stateOf(ev rules.Event, dead bool) OutboxState {
+func stateOf(ev rules.Event, dead bool) rules.OutboxState {
 	switch {
 	case dead:
-		return OutboxDead
+		return rules.OutboxDead
 	case ev.Attempts > 0:
-		return OutboxRetrying
+		return rules.OutboxRetrying
 	}
-	return OutboxPending
+	return rules.OutboxPending
 }
 
 // OutboxRecords lists the events held in the outbox and in the dead letters, newest first,
 // up to limit, those keep(rec) accepts.
-func (s *DB) OutboxRecords(limit int, keep func(OutboxRecord) bool) ([]OutboxRecord, error) {
-	var out []OutboxRecord
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+func (s *DB) OutboxRecords(limit int, keep func(rules.OutboxRecord) bool) ([]rules.OutboxRecord, error) {
+	var out []rules.OutboxRecord
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		for _, b := range []struct {
 			name []byte
 			dead bool
@@ -61,7 +42,7 @@ func (s *DB) OutboxRecords(limit int, keep func(OutboxRecord) bool) ([]OutboxRec
 				if err := unmarshal(v, &ev); err != nil {
 					return err
 				}
-				rec := OutboxRecord{Event: ev, State: stateOf(ev, b.dead)}
+				rec := rules.OutboxRecord{Event: ev, State: stateOf(ev, b.dead)}
 				if keep == nil || keep(rec) {
 					out = append(out, rec)
 				}
@@ -69,7 +50,7 @@ func (s *DB) OutboxRecords(limit int, keep func(OutboxRecord) bool) ([]OutboxRec
 		}
 		return nil
 	})
-	slices.SortStableFunc(out, func(a, b OutboxRecord) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	slices.SortStableFunc(out, func(a, b rules.OutboxRecord) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	if len(out) > limit {
 		out = out[:limit]
 	}
@@ -83,9 +64,9 @@ const maxDeliveredScan = 100_000
 // DeliveredRecords lists the delivered event ids, newest delivery first, up to limit, those
 // keep(rec) accepts. The kind and, for outcome events ("kind:payoutId:status"), the payout
 // id are read from the id.
-func (s *DB) DeliveredRecords(limit int, keep func(OutboxRecord) bool) ([]OutboxRecord, error) {
-	var out []OutboxRecord
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+func (s *DB) DeliveredRecords(limit int, keep func(rules.OutboxRecord) bool) ([]rules.OutboxRecord, error) {
+	var out []rules.OutboxRecord
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bOutboxSent).Cursor()
 		n := 0
 		for k, v := c.First(); k != nil && n < maxDeliveredScan; k, v = c.Next() {
@@ -94,14 +75,14 @@ func (s *DB) DeliveredRecords(limit int, keep func(OutboxRecord) bool) ([]Outbox
 			if err != nil {
 				continue
 			}
-			rec := OutboxRecord{Event: eventOfID(string(k)), State: OutboxDelivered, DeliveredAt: at}
+			rec := rules.OutboxRecord{Event: eventOfID(string(k)), State: rules.OutboxDelivered, DeliveredAt: at}
 			if keep == nil || keep(rec) {
 				out = append(out, rec)
 			}
 		}
 		return nil
 	})
-	slices.SortFunc(out, func(a, b OutboxRecord) int { return b.DeliveredAt.Compare(a.DeliveredAt) })
+	slices.SortFunc(out, func(a, b rules.OutboxRecord) int { return b.DeliveredAt.Compare(a.DeliveredAt) })
 	if len(out) > limit {
 		out = out[:limit]
 	}
@@ -137,7 +118,7 @@ func eventOfID(id string) rules.Event {
 func (s *DB) ResendEvent(id string, now time.Time) (rules.Event, bool, error) {
 	var ev rules.Event
 	found := false
-	err := s.bolt.Update(func(tx *bolt.Tx) error {
+	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		if tx.Bucket(bOutboxSent).Get([]byte(id)) != nil {
 			return nil // delivered: a new attempt would be a second delivery
 		}
@@ -175,7 +156,7 @@ func (s *DB) ResendEvent(id string, now time.Time) (rules.Event, bool, error) {
 
 // findEvent finds a held event by id (a scan: the dashboard's buttons are rare, the outbox
 // short).
-func findEvent(b *bolt.Bucket, id string) (uint64, []byte) {
+func findEvent(b *bbolt.Bucket, id string) (uint64, []byte) {
 	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		var ev rules.Event

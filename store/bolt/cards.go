@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"payouts/rules"
 )
@@ -39,7 +39,7 @@ func beneficiaryKey(merchantID string, docType int, docNumber string) []byte {
 // SavedCard returns the beneficiary's card on file, if the merchant has one for them.
 func (s *DB) SavedCard(merchantID string, docType int, docNumber string) (rules.CardRef, bool, error) {
 	var c cardRecord
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		return getJSON(tx.Bucket(bCards), beneficiaryKey(merchantID, docType, docNumber), &c)
 	})
 	if err == ErrNotFound {
@@ -56,7 +56,7 @@ func (s *DB) SavedCard(merchantID string, docType int, docNumber string) (rules.
 func (s *DB) PutCard(merchantID string, docType int, docNumber string, payoutID int64, ref rules.CardRef, sealed []byte, onFile bool) error {
 	c := cardRecord{Token: ref.Token, Brand: ref.Brand, BIN: ref.BIN, Last4: ref.Last4,
 		Sealed: bytes.Clone(sealed), OnFile: onFile, SavedAt: time.Now().UTC()}
-	return s.bolt.Update(func(tx *bolt.Tx) error {
+	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		if onFile {
 			if err := putJSON(tx.Bucket(bCards), beneficiaryKey(merchantID, docType, docNumber), &c); err != nil {
 				return err
@@ -70,7 +70,7 @@ func (s *DB) PutCard(merchantID string, docType int, docNumber string, payoutID 
 // there is none (it may have been replaced meanwhile).
 func (s *DB) UseSavedCard(merchantID string, docType int, docNumber string, payoutID int64) (rules.CardRef, error) {
 	var c cardRecord
-	err := s.bolt.Update(func(tx *bolt.Tx) error {
+	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		if err := getJSON(tx.Bucket(bCards), beneficiaryKey(merchantID, docType, docNumber), &c); err != nil {
 			return err
 		}
@@ -86,7 +86,7 @@ func (s *DB) UseSavedCard(merchantID string, docType int, docNumber string, payo
 // (VISA Direct needs the PAN). ErrNotFound once the payout's outcome dropped it.
 func (s *DB) PayoutCard(payoutID int64) (rules.CardRef, []byte, error) {
 	var c cardRecord
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		return getJSON(tx.Bucket(bCardByPay), be64(uint64(payoutID)), &c)
 	})
 	if err != nil {
@@ -98,7 +98,7 @@ func (s *DB) PayoutCard(payoutID int64) (rules.CardRef, []byte, error) {
 // DropPayoutCard forgets the card of a payout that reached its outcome. A card on file stays
 // in the beneficiary's record; a card registered for this one transaction is gone.
 func (s *DB) DropPayoutCard(payoutID int64) error {
-	return s.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bCardByPay).Delete(be64(uint64(payoutID))) })
+	return s.bdb.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bCardByPay).Delete(be64(uint64(payoutID))) })
 }
 
 // DropFinishedPayoutCards drops the cards of payouts that reached their outcome (or no
@@ -106,7 +106,7 @@ func (s *DB) DropPayoutCard(payoutID int64) error {
 // between the outcome and the hook left behind.
 func (s *DB) DropFinishedPayoutCards() (int, error) {
 	n := 0
-	err := s.bolt.Update(func(tx *bolt.Tx) error {
+	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		var dead [][]byte
 		payouts := payoutBucketsOf(tx)
 		err := tx.Bucket(bCardByPay).ForEach(func(k, _ []byte) error {

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"payouts/rules"
 )
@@ -40,13 +40,13 @@ func TestPayoutRecordRoundTrips(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tc.p.ID = 42
 			db := openTemp(t)
-			err := db.bolt.Update(func(tx *bolt.Tx) error { return payoutBucketsOf(tx).insert(tc.p, tc.due) })
+			err := db.bdb.Update(func(tx *bbolt.Tx) error { return payoutBucketsOf(tx).insert(tc.p, tc.due) })
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got *rules.Payout
 			var due time.Time
-			err = db.bolt.View(func(tx *bolt.Tx) error {
+			err = db.bdb.View(func(tx *bbolt.Tx) error {
 				got, due, err = payoutBucketsOf(tx).read(42)
 				return err
 			})
@@ -89,13 +89,13 @@ func TestDamagedStateIsAnError(t *testing.T) {
 // next step, and new ids after the old ones.
 func TestOpenMigratesWholePayouts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "payouts.db")
-	old, err := bolt.Open(path, 0o600, nil)
+	old, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dueAt := time.Date(2026, 11, 21, 15, 0, 2, 0, time.UTC)
 	var want []*rules.Payout
-	err = old.Update(func(tx *bolt.Tx) error {
+	err = old.Update(func(tx *bbolt.Tx) error {
 		payouts, _ := tx.CreateBucket(bPayoutsV1)
 		due, _ := tx.CreateBucket(bDue)
 		byID, _ := tx.CreateBucket(bDueByID)
@@ -139,7 +139,7 @@ func TestOpenMigratesWholePayouts(t *testing.T) {
 			t.Fatalf("payout %d migrated as %+v, want %+v", p.ID, normal(got), normal(p))
 		}
 	}
-	db.bolt.View(func(tx *bolt.Tx) error {
+	db.bdb.View(func(tx *bbolt.Tx) error {
 		if tx.Bucket(bPayoutsV1) != nil || tx.Bucket(bDueByID) != nil {
 			t.Error("the old buckets are still there")
 		}

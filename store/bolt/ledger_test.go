@@ -1,4 +1,4 @@
-package store_test
+package bolt_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"payouts/rules"
-	"payouts/store"
+	"payouts/store/bolt"
 )
 
 // A write that would break the ledger invariant fails whole: money that appears without a
@@ -38,7 +38,7 @@ func TestLedgerInvariantRefusesAWriteThatBreaksIt(t *testing.T) {
 			return time.Time{}, l.PutBalance("m1", b)
 		},
 	} {
-		if err := db.UpdatePayouts([]int64{p.ID}, step); !errors.Is(err, store.ErrLedger) {
+		if err := db.UpdatePayouts([]int64{p.ID}, step); !errors.Is(err, bolt.ErrLedger) {
 			t.Errorf("%s: %v, want the ledger invariant to refuse it", name, err)
 		}
 	}
@@ -82,7 +82,7 @@ func TestLedgerInvariantCoversTheCreate(t *testing.T) {
 	}
 	bad := &rules.Payout{MerchantID: "m1", OrderID: "C-1", Country: "PER", Currency: "PEN", Amount: 300,
 		Stage: rules.StageInProgress, Status: rules.StatusCreated}
-	if _, _, err := db.CreatePayout(bad, time.Time{}, nil, reserve(false)); !errors.Is(err, store.ErrLedger) {
+	if _, _, err := db.CreatePayout(bad, time.Time{}, nil, reserve(false)); !errors.Is(err, bolt.ErrLedger) {
 		t.Fatalf("a create reserving what its payout does not hold: %v, want ErrLedger", err)
 	}
 	if bs, _ := db.Balances("m1"); bs[0].Available != 1000 {

@@ -1,4 +1,4 @@
-package store_test
+package bolt_test
 
 import (
 	"context"
@@ -12,14 +12,14 @@ import (
 	"time"
 
 	"payouts/rules"
-	"payouts/store"
+	"payouts/store/bolt"
 )
 
 var outboxT0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 
-func openOutboxDB(t *testing.T, path string) *store.DB {
+func openOutboxDB(t *testing.T, path string) *bolt.DB {
 	t.Helper()
-	db, err := store.Open(path, store.Options{NoSync: true})
+	db, err := bolt.Open(path, bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func openOutboxDB(t *testing.T, path string) *store.DB {
 var outboxOrders atomic.Int64
 
 // writeEvents stores a payout with its events, as the service does.
-func writeEvents(t *testing.T, db *store.DB, evs ...rules.Event) int64 {
+func writeEvents(t *testing.T, db *bolt.DB, evs ...rules.Event) int64 {
 	t.Helper()
 	p := &rules.Payout{MerchantID: "m1", OrderID: fmt.Sprintf("O-%d", outboxOrders.Add(1)), Status: rules.StatusCreated}
 	stored, created, err := db.CreatePayout(p, time.Time{}, evs, nil)
@@ -132,7 +132,7 @@ func TestOutboxDispatcherAcrossRestartDeliversOnce(t *testing.T) {
 		return nil
 	})
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	dispatcher := func(db *store.DB) *rules.Dispatcher {
+	dispatcher := func(db *bolt.DB) *rules.Dispatcher {
 		return &rules.Dispatcher{Store: db, Now: clock, Log: quiet, Rand: func() float64 { return 0.5 },
 			Deliverers: map[string]rules.Deliverer{rules.EventMerchantNotification: deliver}}
 	}
@@ -193,7 +193,7 @@ func TestPruneOutboxForgetsOldDeliveredIDsAndOldMail(t *testing.T) {
 	if err := db.EventDelivered(due[1].Seq, "new", outboxT0); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < store.KeepSandboxMails+3; i++ {
+	for i := 0; i < bolt.KeepSandboxMails+3; i++ {
 		if err := db.PutSandboxMail("", []byte(fmt.Sprintf(`{"n":%d}`, i)), outboxT0); err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func TestPruneOutboxForgetsOldDeliveredIDsAndOldMail(t *testing.T) {
 		t.Error("an id delivered now was forgotten")
 	}
 	mails, _ := db.SandboxMails(1)
-	if string(mails[0]) != fmt.Sprintf(`{"n":%d}`, store.KeepSandboxMails+2) {
+	if string(mails[0]) != fmt.Sprintf(`{"n":%d}`, bolt.KeepSandboxMails+2) {
 		t.Errorf("newest mail %s", mails[0])
 	}
 }

@@ -1,11 +1,13 @@
-package store
+package bolt
 
 import (
 	"bytes"
 	"encoding/binary"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"payouts/rules"
+
+	bbolt "go.etcd.io/bbolt"
 )
 
 // SessionStore keeps the card-form sessions (github.com/alexedwards/scs/v2, its Store and
@@ -18,7 +20,7 @@ type SessionStore struct {
 }
 
 // Sessions returns the session store of the database; now is its clock (nil: time.Now).
-func (s *DB) Sessions(now func() time.Time) *SessionStore {
+func (s *DB) Sessions(now func() time.Time) rules.SessionStore {
 	if now == nil {
 		now = time.Now
 	}
@@ -31,7 +33,7 @@ func (s *SessionStore) Find(token string) ([]byte, bool, error) {
 	var data []byte
 	found := false
 	now := s.now()
-	err := s.db.bolt.View(func(tx *bolt.Tx) error {
+	err := s.db.bdb.View(func(tx *bbolt.Tx) error {
 		v := tx.Bucket(bSessions).Get([]byte(token))
 		if len(v) < 8 {
 			return nil
@@ -51,19 +53,19 @@ func (s *SessionStore) Commit(token string, b []byte, expiry time.Time) error {
 	v := make([]byte, 8, 8+len(b))
 	binary.BigEndian.PutUint64(v, uint64(expiry.UnixNano()))
 	v = append(v, b...)
-	return s.db.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bSessions).Put([]byte(token), v) })
+	return s.db.bdb.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bSessions).Put([]byte(token), v) })
 }
 
 // Delete removes a session; an unknown token is not an error.
 func (s *SessionStore) Delete(token string) error {
-	return s.db.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bSessions).Delete([]byte(token)) })
+	return s.db.bdb.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bSessions).Delete([]byte(token)) })
 }
 
 // All returns every unexpired session (scs.IterableStore).
 func (s *SessionStore) All() (map[string][]byte, error) {
 	out := map[string][]byte{}
 	now := s.now()
-	err := s.db.bolt.View(func(tx *bolt.Tx) error {
+	err := s.db.bdb.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bSessions).ForEach(func(k, v []byte) error {
 			if len(v) >= 8 && now.Before(expiryOf(v)) {
 				out[string(k)] = bytes.Clone(v[8:])
@@ -79,7 +81,7 @@ func (s *SessionStore) All() (map[string][]byte, error) {
 func (s *SessionStore) Cleanup() (int, error) {
 	now := s.now()
 	n := 0
-	err := s.db.bolt.Update(func(tx *bolt.Tx) error {
+	err := s.db.bdb.Update(func(tx *bbolt.Tx) error {
 		var dead [][]byte
 		if err := tx.Bucket(bSessions).ForEach(func(k, v []byte) error {
 			if len(v) < 8 || !now.Before(expiryOf(v)) {
@@ -131,13 +133,13 @@ func (s *SessionStore) BindCardSession(payoutID int64, sid string, expiry time.T
 	v := make([]byte, 8, 8+len(sid))
 	binary.BigEndian.PutUint64(v, uint64(expiry.UnixNano()))
 	v = append(v, sid...)
-	return s.db.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bMisc).Put(cardSessionKey(payoutID), v) })
+	return s.db.bdb.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bMisc).Put(cardSessionKey(payoutID), v) })
 }
 
 // CardSession returns the current form session id of a card payout ("" when none).
 func (s *SessionStore) CardSession(payoutID int64) (string, error) {
 	var sid string
-	err := s.db.bolt.View(func(tx *bolt.Tx) error {
+	err := s.db.bdb.View(func(tx *bbolt.Tx) error {
 		if v := tx.Bucket(bMisc).Get(cardSessionKey(payoutID)); len(v) > 8 {
 			sid = string(v[8:]) // string() copies out of the mmap
 		}

@@ -1,0 +1,245 @@
+package rules
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Storage is everything the service keeps, as one engine provides it: store/bolt (the
+// default, one file) or store/postgres (several instances on one database). main.go opens
+// one and hands it to the rest, which see only the narrower interfaces declared beside
+// their users (Store, LifecycleStore, OutboxStore, ...). store/storetest is the conformance
+// suite every engine passes.
+//
+// Work queues are claimed, not just read: Due and DueEventsSkipping hand each entry they
+// return to one caller only, in this process or in another instance on the same database,
+// until the claim is written (UpdatePayouts, EventDelivered, RescheduleEvent, DeadEvent) or
+// its lease (ClaimLease) ends, when another caller may take it over.
+type Storage interface {
+	Store
+	LifecycleStore
+	OutboxStore
+	OutboxSkipper
+	ClockStore
+	ScriptStore
+	DirectoryStore
+	MerchantStore
+	CardStore
+	OutboxAdmin
+	IntegrationUsers
+	LookupRequests
+
+	// Sessions is the store of the card-form and dashboard sessions (scs.Store and
+	// scs.IterableStore); now is its clock.
+	Sessions(now func() time.Time) SessionStore
+
+	// ImportPayouts stores payouts built elsewhere (seeding), with their ids.
+	ImportPayouts(ps []*Payout) error
+	// CheckAllLedgers checks the ledger invariant of every balance from scratch.
+	CheckAllLedgers() error
+	// Dump calls fn with every record of the store, in Restore's order (payouts migrate).
+	Dump(fn func(DumpRecord) error) error
+	// Restore writes dumped records into an empty store.
+	Restore(recs []DumpRecord) error
+	// Backup writes a consistent copy of the whole store, when the engine can (bbolt);
+	// ErrNotSupported otherwise (PostgreSQL: pg_dump).
+	Backup(w io.Writer) (int64, error)
+	Ping() error
+	Close() error
+}
+
+// ClaimLease is how long a claimed lifecycle step or outbox event stays its claimer's: a
+// crashed instance's claims are taken over once it has passed. It is longer than any rail
+// call or delivery attempt.
+const ClaimLease = 30 * time.Second
+
+// ErrNotSupported is an operation the engine does not offer.
+var ErrNotSupported = fmt.Errorf("not supported by this storage engine")
+
+// MerchantStore keeps the merchants.
+type MerchantStore interface {
+	// CreateMerchant stores m; an empty ID takes the next number. prepare runs with the
+	// final id before the write (to seal the secret bound to it).
+	CreateMerchant(m *Merchant, prepare func(*Merchant) error) error
+	Merchant(id string) (*Merchant, error) // ErrNotFound when none
+	UpdateMerchant(id string, fn func(*Merchant) error) (*Merchant, error)
+	Merchants() ([]*Merchant, error)
+}
+
+// CardStore keeps the tokenized cards (sealed) and which card a payout uses.
+type CardStore interface {
+	SavedCard(merchantID string, docType int, docNumber string) (CardRef, bool, error)
+	PutCard(merchantID string, docType int, docNumber string, payoutID int64, ref CardRef, sealed []byte, onFile bool) error
+	UseSavedCard(merchantID string, docType int, docNumber string, payoutID int64) (CardRef, error)
+	PayoutCard(payoutID int64) (CardRef, []byte, error)
+	DropPayoutCard(payoutID int64) error
+	DropFinishedPayoutCards() (int, error)
+}
+
+// OutboxAdmin is what the dashboard, the mailbox and the operators read of the outbox and
+// do to it.
+type OutboxAdmin interface {
+	OutboxRecords(limit int, keep func(OutboxRecord) bool) ([]OutboxRecord, error)
+	DeliveredRecords(limit int, keep func(OutboxRecord) bool) ([]OutboxRecord, error)
+	ResendEvent(id string, now time.Time) (Event, bool, error)
+	OutboxEvents(limit int) ([]Event, error)
+	DeadEvents(limit int) ([]Event, error)
+	WasDelivered(id string) (time.Time, bool, error)
+	// PutSandboxMail keeps a mail and marks its event delivered in one transaction; an
+	// event already delivered writes nothing.
+	PutSandboxMail(eventID string, raw []byte, at time.Time) error
+	SandboxMails(limit int) ([][]byte, error)
+	PruneOutbox(now time.Time) (int, error)
+	OutboxDepth() int
+}
+
+// IntegrationUsers keeps the integration users of the sandbox's lookup API.
+type IntegrationUsers interface {
+	IntegrationUser(user string) (*IntegrationUser, error)
+	IntegrationUserOf(merchantID string) (*IntegrationUser, error)
+	PutIntegrationUser(u *IntegrationUser) error
+}
+
+// LookupRequests remembers the lookup API's request ids, to refuse a reused one.
+type LookupRequests interface {
+	SeenLookupRequest(merchantID, requestID string, at time.Time) (bool, error)
+	PruneLookupRequests(cutoff time.Time) (int, error)
+}
+
+// SessionStore is the sessions' store: github.com/alexedwards/scs/v2's Store and
+// IterableStore, plus which session is a card payout's current one.
+type SessionStore interface {
+	Find(token string) ([]byte, bool, error)
+	Commit(token string, b []byte, expiry time.Time) error
+	Delete(token string) error
+	All() (map[string][]byte, error)
+	// Cleanup deletes the expired sessions and card-session bindings, and says how many.
+	Cleanup() (int, error)
+	BindCardSession(payoutID int64, sid string, expiry time.Time) error
+	CardSession(payoutID int64) (string, error)
+}
+
+// OutboxState is where an event is in its delivery.
+type OutboxState string
+
+// Outbox states.
+const (
+	OutboxPending   OutboxState = "pending"   // waiting for its first try
+	OutboxRetrying  OutboxState = "retrying"  // tried and failed, tried again later
+	OutboxDead      OutboxState = "dead"      // given up on, kept in the dead letters
+	OutboxDelivered OutboxState = "delivered" // delivered; only its id and time are kept
+)
+
+// OutboxRecord is one event as the dashboard shows it. A delivered event keeps only its id
+// and delivery time (the outbox deletes the rest), so its other fields are what the id
+// tells: the kind, and the payout for outcome events.
+type OutboxRecord struct {
+	Event
+	State       OutboxState
+	DeliveredAt time.Time
+}
+
+// DumpRecord is one record of a store in the engine-neutral form that `payouts migrate`
+// copies from one engine to the other. Value is JSON, its shape given by Kind.
+type DumpRecord struct {
+	Kind  string          `json:"kind"`
+	Value json.RawMessage `json:"value"`
+}
+
+// Dump kinds, in the order Dump gives them and Restore writes them.
+const (
+	DumpMerchant        = "merchant"         // Merchant
+	DumpBalance         = "balance"          // DumpedBalance
+	DumpPayout          = "payout"           // DumpedPayout
+	DumpEvent           = "event"            // DumpedEvent (pending or dead)
+	DumpDelivered       = "delivered"        // DumpedDelivery
+	DumpMail            = "mail"             // DumpedMail
+	DumpCard            = "card"             // DumpedCard
+	DumpSession         = "session"          // DumpedSession
+	DumpCardSession     = "card-session"     // DumpedCardSession
+	DumpClock           = "clock"            // DumpedClock
+	DumpScripts         = "scripts"          // DumpedScripts
+	DumpDirectory       = "directory"        // DumpedDirectoryEntry
+	DumpIntegrationUser = "integration-user" // IntegrationUser
+)
+
+// DumpKinds are the kinds in order.
+var DumpKinds = []string{DumpMerchant, DumpBalance, DumpPayout, DumpEvent, DumpDelivered, DumpMail, DumpCard,
+	DumpSession, DumpCardSession, DumpClock, DumpScripts, DumpDirectory, DumpIntegrationUser}
+
+// DumpedBalance is a merchant's balance with its ledger totals.
+type DumpedBalance struct {
+	MerchantID string  `json:"merchantId"`
+	Balance    Balance `json:"balance"`
+}
+
+// DumpedPayout is a payout with when it is due next (zero: not queued).
+type DumpedPayout struct {
+	Payout *Payout   `json:"payout"`
+	Due    time.Time `json:"due"`
+}
+
+// DumpedEvent is an event of the outbox, pending or in the dead letters.
+type DumpedEvent struct {
+	Event Event `json:"event"`
+	Dead  bool  `json:"dead,omitempty"`
+}
+
+// DumpedDelivery is a delivered event id.
+type DumpedDelivery struct {
+	ID string    `json:"id"`
+	At time.Time `json:"at"`
+}
+
+// DumpedMail is a mail of the sandbox mailbox.
+type DumpedMail struct {
+	EventID string    `json:"eventId"`
+	Raw     []byte    `json:"raw"`
+	At      time.Time `json:"at"`
+}
+
+// DumpedCard is a tokenized card as kept (sealed), saved on file under the beneficiary's
+// document or bound to one payout.
+type DumpedCard struct {
+	MerchantID string  `json:"merchantId,omitempty"`
+	DocType    int     `json:"docType,omitempty"`
+	DocNumber  string  `json:"docNumber,omitempty"`
+	PayoutID   int64   `json:"payoutId,omitempty"`
+	Ref        CardRef `json:"ref"`
+	Sealed     []byte  `json:"sealed"`
+	OnFile     bool    `json:"onFile,omitempty"`
+}
+
+// DumpedSession is an scs session (its token as scs hands it to the store).
+type DumpedSession struct {
+	Token  string    `json:"token"`
+	Data   []byte    `json:"data"`
+	Expiry time.Time `json:"expiry"`
+}
+
+// DumpedCardSession binds a card payout to its current session.
+type DumpedCardSession struct {
+	PayoutID  int64     `json:"payoutId"`
+	SessionID string    `json:"sessionId"`
+	Expiry    time.Time `json:"expiry"`
+}
+
+// DumpedClock is the sandbox clock's offset.
+type DumpedClock struct {
+	Offset time.Duration `json:"offset"`
+}
+
+// DumpedScripts are a merchant's scripted sandbox outcomes.
+type DumpedScripts struct {
+	MerchantID string       `json:"merchantId"`
+	Rules      []ScriptRule `json:"rules"`
+}
+
+// DumpedDirectoryEntry is an admin's entry of the simulated directory.
+type DumpedDirectoryEntry struct {
+	Country string         `json:"country"`
+	ID      string         `json:"id"`
+	Entry   DirectoryEntry `json:"entry"`
+}
