@@ -243,3 +243,14 @@ type DumpedDirectoryEntry struct {
 	ID      string         `json:"id"`
 	Entry   DirectoryEntry `json:"entry"`
 }
+
+// Gauge is one figure an engine reports for /metrics (pool, claims).
+type Gauge struct {
+	Name, Help string
+	Value      float64
+}
+
+// GaugeSource is an engine that reports gauges (store/postgres).
+type GaugeSource interface {
+	Gauges() []Gauge
+}
