@@ -169,10 +169,39 @@ const (
 var DumpKinds = []string{DumpMerchant, DumpBalance, DumpPayout, DumpEvent, DumpDelivered, DumpMail, DumpCard,
 	DumpSession, DumpCardSession, DumpClock, DumpScripts, DumpDirectory, DumpIntegrationUser}
 
-// DumpedBalance is a merchant's balance with its ledger totals.
+// DumpedBalance is a merchant's balance with its ledger totals (which Balance's own JSON,
+// the wire's, leaves out).
 type DumpedBalance struct {
-	MerchantID string  `json:"merchantId"`
-	Balance    Balance `json:"balance"`
+	MerchantID string
+	Balance    Balance
+}
+
+type dumpedBalanceJSON struct {
+	MerchantID string `json:"merchantId"`
+	Country    string `json:"country"`
+	Currency   string `json:"currency"`
+	Available  int64  `json:"available"`
+	Balance    int64  `json:"balance"`
+	Funded     int64  `json:"funded"`
+	Processed  int64  `json:"processed"`
+	Reversed   int64  `json:"reversed"`
+}
+
+// MarshalJSON writes the balance with its totals.
+func (d DumpedBalance) MarshalJSON() ([]byte, error) {
+	b := d.Balance
+	return json.Marshal(dumpedBalanceJSON{d.MerchantID, b.Country, b.Currency, b.Available, b.Balance, b.Funded, b.Processed, b.Reversed})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (d *DumpedBalance) UnmarshalJSON(raw []byte) error {
+	var j dumpedBalanceJSON
+	if err := json.Unmarshal(raw, &j); err != nil {
+		return err
+	}
+	*d = DumpedBalance{MerchantID: j.MerchantID, Balance: Balance{Country: j.Country, Currency: j.Currency,
+		Available: j.Available, Balance: j.Balance, Funded: j.Funded, Processed: j.Processed, Reversed: j.Reversed}}
+	return nil
 }
 
 // DumpedPayout is a payout with when it is due next (zero: not queued).
