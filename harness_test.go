@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"payouts/rules"
-	"payouts/store/bolt"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
@@ -65,6 +64,7 @@ func startServer(t testing.TB, dir string, args ...string) *testServer {
 	s.cancel = cancel
 	all := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--admin-token", s.AdminToken,
 		"--no-demo", "--log-format", "json", "--sandbox-delay", "200ms", "--sandbox-batch-delay", "500ms"}, args...)
+	all = append(all, engineArgs(t, dir, args)...)
 	go func() { s.done <- run(ctx, all, func(string) string { return "" }, s.Stdout, s.Stderr) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -104,7 +104,7 @@ func startServer(t testing.TB, dir string, args ...string) *testServer {
 // payouts.
 func checkLedgers(t testing.TB, dir string) {
 	t.Helper()
-	db, err := bolt.Open(filepath.Join(dir, "payouts.db"), bolt.Options{NoSync: true})
+	db, err := openTestStore(t, dir)
 	if err != nil {
 		t.Errorf("ledger check: %v", err)
 		return

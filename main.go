@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -30,6 +31,7 @@ import (
 	"payouts/rules"
 	"payouts/store"
 	"payouts/store/bolt"
+	"payouts/store/postgres"
 )
 
 func main() {
@@ -84,6 +86,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return backup(ctx, args, getenv, stdout, stderr)
 	case "seed":
 		return seedCommand(args, getenv, stdout, stderr)
+	case "migrate":
+		return migrateCommand(ctx, args, getenv, stdout, stderr)
+	case "keys":
+		return keysCommand(args, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "payouts", versionString())
 		return nil
@@ -107,6 +113,8 @@ usage:
   payouts sign --secret S [flags] PATH      print a signed URL (or curl command) for a merchant request
   payouts backup --out FILE                 consistent copy of the database (from a running server or offline)
   payouts seed --data DIR --payouts N       benchmarks: store N settled payouts straight into DIR (README, Performance)
+  payouts migrate --from SRC --to DST       copy a store into an empty one: a data directory or a postgres:// URL, either way
+  payouts keys --out DIR                    write the keys several instances on PostgreSQL share (README, Scaling out)
   payouts version                           print the version
   payouts help [command]                    this text, or the flags of a command
 
@@ -116,7 +124,7 @@ Every flag may be set as PAYOUTS_<FLAG> (upper case, - as _); flags win.`
 func help(ctx context.Context, cmd string, getenv func(string) string, stdout io.Writer) error {
 	args := []string{"-h"}
 	switch cmd {
-	case "serve", "backup", "sign":
+	case "serve", "backup", "sign", "migrate", "keys", "seed":
 		args = append([]string{cmd}, args...)
 	case "merchant":
 		args = []string{"merchant", "create", "-h"}
@@ -181,6 +189,21 @@ type serveConfig struct {
 	MetricsAddr          string
 	PprofAddr            string
 	BenchSeedFrom        string
+
+	// Database is empty for the bbolt file in Data, or a postgres:// URL (issue 13).
+	Database            string
+	MasterKey           string
+	NotificationKeyFile string
+	Instance            string
+	DBMaxConns          int
+	ClaimLease          time.Duration
+}
+
+// onPostgres reports whether the service runs on PostgreSQL rather than its bbolt file.
+func (c serveConfig) onPostgres() bool { return isPostgresURL(c.Database) }
+
+func isPostgresURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
 }
 
 func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -210,6 +233,14 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	proxies := fs.String("trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For/Forwarded give the client address")
 	fs.StringVar(&c.BenchSeedFrom, "bench-seed-from", "", "benchmarks: start an empty data directory as a copy of this seeded one (payouts seed)")
 	fs.StringVar(&c.PprofAddr, "pprof", "", "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060 (profiling; off by default)")
+	fs.StringVar(&c.Database, "database", "", "postgres://user:pass@host:5432/db to run on PostgreSQL, several instances at once (default: the bbolt file in --data)")
+	databaseFile := fs.String("database-file", "", "file holding --database with its password (keeps it out of the command line)")
+	fs.StringVar(&c.MasterKey, "master-key", "", "64 hex characters: the AES-256 key that seals merchant secrets (default: master.key in the data dir; required on PostgreSQL)")
+	masterKeyFile := fs.String("master-key-file", "", "file holding --master-key (keeps it out of the command line)")
+	fs.StringVar(&c.NotificationKeyFile, "notification-key-file", "", "PEM file of the RSA key that signs merchant notifications (default: notification-key.pem in the data dir, created on first start; required on PostgreSQL)")
+	fs.StringVar(&c.Instance, "instance", "", "this instance's name in the claims it takes on PostgreSQL (default: host, process id and a random suffix)")
+	fs.IntVar(&c.DBMaxConns, "db-max-conns", 16, "PostgreSQL connections of this instance's pool")
+	fs.DurationVar(&c.ClaimLease, "claim-lease", rules.ClaimLease, "on PostgreSQL: how long a claimed step or event stays this instance's; a crashed instance's claims are taken over after it")
 	if err := envFlags(fs, args, getenv); err != nil {
 		return c, err
 	}
@@ -220,7 +251,8 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	for _, f := range []struct {
 		name, file string
 		dst        *string
-	}{{"admin-token", *adminTokenFile, &c.AdminToken}, {"card-key", *cardKeyFile, &c.CardKey}, {"smtp-url", *smtpURLFile, &c.SMTPURL}} {
+	}{{"admin-token", *adminTokenFile, &c.AdminToken}, {"card-key", *cardKeyFile, &c.CardKey}, {"smtp-url", *smtpURLFile, &c.SMTPURL},
+		{"database", *databaseFile, &c.Database}, {"master-key", *masterKeyFile, &c.MasterKey}} {
 		if f.file == "" {
 			continue
 		}
@@ -233,6 +265,14 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	}
 	if c.LogFormat != "" && c.LogFormat != "text" && c.LogFormat != "json" {
 		return c, fmt.Errorf("--log-format must be text or json")
+	}
+	if c.Database != "" && !c.onPostgres() {
+		return c, errors.New("--database must be a postgres:// (or postgresql://) URL; leave it empty for the bbolt file in --data")
+	}
+	if c.onPostgres() {
+		if err := sharedSecretsGiven(c); err != nil {
+			return c, err
+		}
 	}
 	return c, nil
 }
@@ -257,11 +297,43 @@ func newLogger(format, level string, w io.Writer) *slog.Logger {
 
 // openData opens the data directory: the database and the key that seals secrets.
 func openData(dir string, noSync bool) (rules.Storage, *store.Sealer, error) {
+	return openStorage(context.Background(), serveConfig{Data: dir, NoSync: noSync})
+}
+
+// openStorage opens the engine the configuration names, and the sealer of its secrets: the
+// bbolt file in the data directory (the default), or PostgreSQL (--database). Only this
+// function knows the engines; everything else sees rules.Storage.
+func openStorage(ctx context.Context, cfg serveConfig) (rules.Storage, *store.Sealer, error) {
+	if cfg.onPostgres() {
+		if cfg.MasterKey == "" {
+			return nil, nil, errors.New("on PostgreSQL the master key must be given (--master-key or --master-key-file): every instance needs the same one")
+		}
+		key, err := store.ParseKey(cfg.MasterKey)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--master-key: %w", err)
+		}
+		sealer, err := store.NewSealer(key)
+		if err != nil {
+			return nil, nil, err
+		}
+		db, err := postgres.Open(ctx, cfg.Database, postgres.Options{Instance: cfg.Instance, MaxConns: int32(cfg.DBMaxConns), Lease: cfg.ClaimLease})
+		if err != nil {
+			return nil, nil, err
+		}
+		return db, sealer, nil
+	}
+	dir := cfg.Data
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, err
 	}
 	os.Chmod(dir, 0o700)
-	key, err := store.LoadOrCreateKey(filepath.Join(dir, "master.key"))
+	var key []byte
+	var err error
+	if cfg.MasterKey != "" {
+		key, err = store.ParseKey(cfg.MasterKey)
+	} else {
+		key, err = store.LoadOrCreateKey(filepath.Join(dir, "master.key"))
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("master key: %w", err)
 	}
@@ -269,7 +341,7 @@ func openData(dir string, noSync bool) (rules.Storage, *store.Sealer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := bolt.Open(filepath.Join(dir, "payouts.db"), bolt.Options{NoSync: noSync})
+	db, err := bolt.Open(filepath.Join(dir, "payouts.db"), bolt.Options{NoSync: cfg.NoSync})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -279,6 +351,44 @@ func openData(dir string, noSync bool) (rules.Storage, *store.Sealer, error) {
 		return nil, nil, err
 	}
 	return db, sealer, nil
+}
+
+// redactURL is a database URL without its password, for logs.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// openEngine opens the store at where, a data directory or a postgres:// URL, without a
+// sealer: `payouts migrate` copies sealed secrets as they are.
+func openEngine(ctx context.Context, where string) (rules.Storage, error) {
+	if isPostgresURL(where) {
+		return postgres.Open(ctx, where, postgres.Options{})
+	}
+	return bolt.Open(filepath.Join(where, "payouts.db"), bolt.Options{})
+}
+
+// sharedSecretsGiven refuses to run on PostgreSQL without the secrets every instance must
+// share: generated per data directory, two instances would each seal, tokenize and sign
+// with their own. None of them is ever stored in the database.
+func sharedSecretsGiven(c serveConfig) error {
+	var missing []string
+	for _, k := range []struct{ flag, value string }{
+		{"--master-key(-file)", c.MasterKey}, {"--card-key(-file)", c.CardKey},
+		{"--notification-key-file", c.NotificationKeyFile}, {"--admin-token(-file)", c.AdminToken},
+	} {
+		if k.value == "" {
+			missing = append(missing, k.flag)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("on PostgreSQL every instance must share its keys; missing %s (`payouts keys --out DIR` writes a set)",
+			strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // sealFor seals a merchant's API secret, bound to its id.
@@ -344,7 +454,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	db, sealer, err := openData(cfg.Data, cfg.NoSync)
+	db, sealer, err := openStorage(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -366,7 +476,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		ln.Close()
 		return err
 	}
-	if !cfg.NoDemo {
+	if !cfg.NoDemo && !cfg.onPostgres() { // on PostgreSQL, instances starting together would each seed one
 		if err := seedDemo(db, sealer, app, base, stdout); err != nil {
 			ln.Close()
 			app.stop()
@@ -408,7 +518,11 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		defer msrv.Close()
 		fmt.Fprintf(stdout, "metrics served on http://%s/metrics\n", mln.Addr())
 	}
-	fmt.Fprintf(stdout, "payouts %s listening on %s (data %s, sandbox %v)\n", versionString(), base, cfg.Data, cfg.Sandbox)
+	where := "data " + cfg.Data
+	if cfg.onPostgres() {
+		where = "PostgreSQL " + redactURL(cfg.Database)
+	}
+	fmt.Fprintf(stdout, "payouts %s listening on %s (%s, sandbox %v)\n", versionString(), base, where, cfg.Sandbox)
 	logger.Info("listening", "addr", base, "version", versionString())
 
 	select {
@@ -490,6 +604,12 @@ func newApp(ctx context.Context, cfg serveConfig, db rules.Storage, sealer *stor
 	w.keys = api.NewKeyring(merchantSource{db, sealer})
 	w.metrics = api.NewMetrics(func() float64 { return float64(db.OutboxDepth()) })
 	w.scripts, w.directory = &rules.ScriptBook{Store: db}, &rules.SimulatedDirectory{Store: db}
+	if g, ok := db.(rules.GaugeSource); ok {
+		w.metrics.AddGauges(g)
+	}
+	if cfg.onPostgres() {
+		w.shareWithOtherInstances()
+	}
 	var rail rules.Rail = &rules.SimulatedRail{Delay: cfg.SandboxDelay, BatchDelay: cfg.SandboxBatchDelay, Now: w.now,
 		Scripts: w.scripts.Rules, Directory: w.directory}
 	if !cfg.Sandbox {
@@ -558,6 +678,34 @@ func newApp(ctx context.Context, cfg serveConfig, db rules.Storage, sealer *stor
 	return a, nil
 }
 
+// sharedCacheTTL is how long an instance on PostgreSQL trusts what it cached of a merchant
+// (keys, settings, scripted sandbox rules): another instance may have changed it.
+const sharedCacheTTL = 2 * time.Second
+
+// shareWithOtherInstances makes this instance see, within seconds, what another instance on
+// the same PostgreSQL changed in what it caches: merchants, scripted sandbox rules and the
+// sandbox clock.
+func (w *wiring) shareWithOtherInstances() {
+	w.keys.TTL, w.scripts.TTL = sharedCacheTTL, sharedCacheTTL
+	if w.clock == nil {
+		return
+	}
+	w.workers = append(w.workers, func(ctx context.Context) {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := w.clock.Sync(); err != nil && ctx.Err() == nil {
+					w.logger.Warn("sandbox clock: reading the shared offset failed", "err", err)
+				}
+			}
+		}
+	})
+}
+
 // seedDemo creates the demo merchant on a first start with an empty database: every product
 // on (not PSP, which only adds a requirement), balances funded, and a signed request printed
 // ready to paste.
@@ -622,8 +770,21 @@ func merchantCreate(args []string, getenv func(string) string, stdout, stderr io
 	fs.StringVar(&s.NotificationURL, "notification-url", "", "where outcomes are POSTed, signed")
 	origins := fs.String("allowed-origins", "", "comma-separated origins that may embed the card iframe")
 	allowHTTP := fs.Bool("allow-private-notification-urls", false, "let --notification-url be http (development), as the server flag")
+	database := fs.String("database", "", "a postgres:// URL to create the merchant there (default: the bbolt file in --data)")
+	masterKeyFile := fs.String("master-key-file", "", "with --database: the instances' master key file")
 	if err := envFlags(fs, args, getenv); err != nil {
 		return err
+	}
+	cfg := serveConfig{Data: *data, Database: *database}
+	if *masterKeyFile != "" {
+		k, err := store.ReadSecretFile(*masterKeyFile)
+		if err != nil {
+			return fmt.Errorf("--master-key-file: %w", err)
+		}
+		cfg.MasterKey = k
+	}
+	if cfg.Database != "" && !cfg.onPostgres() {
+		return errors.New("--database must be a postgres:// URL")
 	}
 	if *origins != "" {
 		s.AllowedOrigins = strings.Split(*origins, ",")
@@ -632,7 +793,7 @@ func merchantCreate(args []string, getenv func(string) string, stdout, stderr io
 	if errs := rules.CheckSettings(s, *allowHTTP); len(errs) > 0 {
 		return fmt.Errorf("merchant create: %s: %s", errs[0].Field, errs[0].Message)
 	}
-	db, sealer, err := openData(*data, false)
+	db, sealer, err := openStorage(context.Background(), cfg)
 	if err != nil {
 		return err
 	}

@@ -48,9 +48,16 @@ type notifications struct {
 const notificationKeyFile = "notification-key.pem"
 
 func (w *wiring) newNotifications() (*notifications, error) {
-	keyPath := filepath.Join(w.cfg.Data, notificationKeyFile)
-	if err := createNotificationKey(keyPath); err != nil {
-		return nil, fmt.Errorf("notification key: %w", err)
+	keyPath := w.cfg.NotificationKeyFile
+	if keyPath != "" {
+		if _, err := os.Stat(keyPath); err != nil { // given, it must exist: instances share it
+			return nil, fmt.Errorf("--notification-key-file: %w", err)
+		}
+	} else { // the data directory's, created on first start
+		keyPath = filepath.Join(w.cfg.Data, notificationKeyFile)
+		if err := createNotificationKey(keyPath); err != nil {
+			return nil, fmt.Errorf("notification key: %w", err)
+		}
 	}
 	key, err := notify.LoadOrCreateKey(keyPath)
 	if err != nil {

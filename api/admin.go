@@ -266,10 +266,31 @@ func registerAdmin(a huma.API, d Deps) {
 // BackupHandler streams a consistent copy of the database (GET /admin/v1/backup).
 func BackupHandler(st Store) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Header().Set("Content-Disposition", `attachment; filename="payouts.db"`)
-		if _, err := st.Backup(w); err != nil {
+		bw := &backupWriter{w: w}
+		if _, err := st.Backup(bw); err != nil {
+			if !bw.started && errors.Is(err, rules.ErrNotSupported) {
+				p := &Problem{Title: http.StatusText(http.StatusNotImplemented), Status: http.StatusNotImplemented, Detail: err.Error()}
+				p.add(&rules.Error{Code: rules.CodeBackupUnsupported, Message: err.Error()})
+				writeProblem(w, p)
+				return
+			}
 			panic(http.ErrAbortHandler)
 		}
 	}
+}
+
+// backupWriter sends the backup's headers with its first bytes, so that an engine without
+// a backup can still answer with a problem.
+type backupWriter struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (b *backupWriter) Write(p []byte) (int, error) {
+	if !b.started {
+		b.started = true
+		b.w.Header().Set("Content-Type", "application/octet-stream")
+		b.w.Header().Set("Content-Disposition", `attachment; filename="payouts.db"`)
+	}
+	return b.w.Write(p)
 }

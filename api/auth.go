@@ -42,12 +42,17 @@ type MerchantSource interface {
 // Keyring caches merchants with their opened secrets, so that verifying a signature costs
 // one HMAC and no database read. Admin changes call Forget.
 type Keyring struct {
+	// TTL, when set, reloads a merchant older than it: another instance on the same database
+	// may have changed its settings or keys (PostgreSQL). Zero keeps it until Forget.
+	TTL time.Duration
+
 	src MerchantSource
 	mu  sync.RWMutex
 	m   map[string]*keyEntry
 }
 
 type keyEntry struct {
+	loaded   time.Time
 	merchant *rules.Merchant
 	keys     []liveKey // the current key first, then the old keys of a rotation
 }
@@ -74,14 +79,14 @@ func (k *Keyring) get(id string) (*keyEntry, error) {
 	k.mu.RLock()
 	e := k.m[id]
 	k.mu.RUnlock()
-	if e != nil {
+	if e != nil && (k.TTL <= 0 || time.Since(e.loaded) < k.TTL) {
 		return e, nil
 	}
 	m, err := k.src.Merchant(id)
 	if err != nil {
 		return nil, err
 	}
-	e = &keyEntry{merchant: m}
+	e = &keyEntry{merchant: m, loaded: time.Now()}
 	add := func(hash string, sealed []byte, expires time.Time) error {
 		secret, err := k.src.OpenSecret(m, sealed)
 		if err != nil {

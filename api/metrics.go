@@ -68,3 +68,24 @@ func (m *Metrics) Finished(p *rules.Payout) {
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
+
+// AddGauges exports the gauges of src (the storage engine's pool and claims) with every
+// scrape.
+func (m *Metrics) AddGauges(src rules.GaugeSource) {
+	m.reg.MustRegister(gaugeCollector{src})
+}
+
+// gaugeCollector reads all of an engine's gauges once per scrape.
+type gaugeCollector struct{ src rules.GaugeSource }
+
+func (c gaugeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, g := range c.src.Gauges() {
+		ch <- prometheus.NewDesc(g.Name, g.Help, nil, nil)
+	}
+}
+
+func (c gaugeCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, g := range c.src.Gauges() {
+		ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(g.Name, g.Help, nil, nil), prometheus.GaugeValue, g.Value)
+	}
+}

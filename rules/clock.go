@@ -87,6 +87,11 @@ func (c *SandboxClock) Advance(d time.Duration) error {
 		return &Error{Kind: KindInvalid, Code: CodeClockAdvance, Field: "advance", Value: d.String(), Message: "must be positive: the clock never goes back"}
 	}
 	c.mu.Lock()
+	// Another instance on the same database may have moved the clock: advance from the
+	// offset kept, not from this instance's copy.
+	if stored, err := c.Store.SandboxClockOffset(); err == nil && stored >= 0 {
+		c.offset = stored
+	}
 	off := c.offset + d
 	if off > MaxClockOffset || off < c.offset {
 		c.mu.Unlock()
@@ -102,6 +107,25 @@ func (c *SandboxClock) Advance(d time.Duration) error {
 		c.Moved()
 	}
 	return err
+}
+
+// Sync takes the offset kept in the store: several instances on one database each keep a
+// copy of the clock, and one's Advance or Reset reaches the others through Sync (main runs it
+// every second on PostgreSQL). It tells Moved when the offset changed.
+func (c *SandboxClock) Sync() error {
+	off, err := c.Store.SandboxClockOffset()
+	if err != nil {
+		return err
+	}
+	off = max(off, 0)
+	c.mu.Lock()
+	changed := off != c.offset
+	c.offset = off
+	c.mu.Unlock()
+	if changed && c.Moved != nil {
+		c.Moved()
+	}
+	return nil
 }
 
 // Reset returns the clock to real time.

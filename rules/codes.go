@@ -195,6 +195,7 @@ const (
 	CodeBalanceLimit       = "2944"
 	CodeWithdrawalTooLarge = "2945"
 	CodeAPIKeyNotFound     = "2946"
+	CodeBackupUnsupported  = "2947"
 
 	// This service's own: rail outcomes (49xx) and internal failures.
 	CodeReversed = "4901"
@@ -253,6 +254,7 @@ var Catalogue = []CodeInfo{
 	{CodeBalanceLimit, 409, false, "the funding would take the balance above 10^15 minor units"},
 	{CodeWithdrawalTooLarge, 409, false, "the withdrawal is larger than the available balance"},
 	{CodeAPIKeyNotFound, 404, false, "no such API key for this merchant"},
+	{CodeBackupUnsupported, 501, false, "this storage engine has no online backup (PostgreSQL: use pg_dump)"},
 	{CodeFieldRequired, 401, true, "another field is required: subMerchantInfo and its code, name and url for a PSP merchant; description and subMerchantInfo.name at Peru wallet 037"},
 	{CodeEmailRequired, 401, true, "beneficiary.email is required (Colombia cash, Peru card)"},
 	{CodeEmailFormat, 400, true, "beneficiary.email is not an email address"},

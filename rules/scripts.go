@@ -205,17 +205,22 @@ type ScriptStore interface {
 // outcome, and the rules change only through Put.
 type ScriptBook struct {
 	Store ScriptStore
+	// TTL, when set, rereads a merchant's rules older than it: another instance on the same
+	// database may have changed them (PostgreSQL). Zero keeps them until Put.
+	TTL time.Duration
 
-	mu    sync.RWMutex
-	cache map[string][]ScriptRule
+	mu     sync.RWMutex
+	cache  map[string][]ScriptRule
+	loaded map[string]time.Time
 }
 
 // Rules are a merchant's rules, in order.
 func (b *ScriptBook) Rules(merchantID string) ([]ScriptRule, error) {
 	b.mu.RLock()
 	rs, ok := b.cache[merchantID]
+	fresh := b.TTL <= 0 || time.Since(b.loaded[merchantID]) < b.TTL
 	b.mu.RUnlock()
-	if ok {
+	if ok && fresh {
 		return rs, nil
 	}
 	rs, err := b.Store.SandboxRules(merchantID)
@@ -223,10 +228,7 @@ func (b *ScriptBook) Rules(merchantID string) ([]ScriptRule, error) {
 		return nil, err
 	}
 	b.mu.Lock()
-	if b.cache == nil {
-		b.cache = map[string][]ScriptRule{}
-	}
-	b.cache[merchantID] = rs
+	b.keep(merchantID, rs)
 	b.mu.Unlock()
 	return rs, nil
 }
@@ -244,9 +246,14 @@ func (b *ScriptBook) Put(merchantID string, rs []ScriptRule) ([]ScriptRule, erro
 	if err := b.Store.PutSandboxRules(merchantID, rs); err != nil {
 		return nil, err
 	}
-	if b.cache == nil {
-		b.cache = map[string][]ScriptRule{}
-	}
-	b.cache[merchantID] = rs
+	b.keep(merchantID, rs)
 	return rs, nil
+}
+
+// keep caches rs as merchantID's rules; b.mu is held.
+func (b *ScriptBook) keep(merchantID string, rs []ScriptRule) {
+	if b.cache == nil {
+		b.cache, b.loaded = map[string][]ScriptRule{}, map[string]time.Time{}
+	}
+	b.cache[merchantID], b.loaded[merchantID] = rs, time.Now()
 }

@@ -1,0 +1,96 @@
+package main
+
+// The end-to-end tests run on either engine: bbolt by default, PostgreSQL when
+// PAYOUTS_TEST_ENGINE=postgres (and PAYOUTS_TEST_DATABASE_URL names a server; .ci/run runs
+// the package both ways). On PostgreSQL each test server's data directory is paired with a
+// database of its own and the shared keys the server then requires.
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"payouts/rules"
+	"payouts/store/bolt"
+	"payouts/store/postgres"
+	"payouts/store/postgres/pgtest"
+)
+
+// testEngine is the engine the end-to-end tests run on.
+func testEngine() string {
+	if os.Getenv("PAYOUTS_TEST_ENGINE") == "postgres" {
+		return "postgres"
+	}
+	return "bolt"
+}
+
+// onPostgresTests reports whether the end-to-end tests run on PostgreSQL.
+func onPostgresTests() bool { return testEngine() == "postgres" }
+
+// boltOnly skips a test that is about the bbolt file itself (its lock, its offline copy,
+// its crash safety) when the tests run on PostgreSQL.
+func boltOnly(t testing.TB, why string) {
+	t.Helper()
+	if onPostgresTests() {
+		t.Skip("bbolt only: " + why)
+	}
+}
+
+var (
+	pgMu   sync.Mutex
+	pgDirs = map[string]string{} // data directory → its database URL
+)
+
+// databaseFor is the database paired with a test server's data directory, created with its
+// key files on the directory's first server.
+func databaseFor(t testing.TB, dir string) string {
+	t.Helper()
+	pgMu.Lock()
+	defer pgMu.Unlock()
+	if u, ok := pgDirs[dir]; ok {
+		return u
+	}
+	u := pgtest.Database(t)
+	keys := filepath.Join(dir, "shared-keys")
+	if _, err := os.Stat(keys); os.IsNotExist(err) {
+		if err := keysCommand([]string{"--out", keys}, func(string) string { return "" }, io.Discard, io.Discard); err != nil {
+			t.Fatalf("keys: %v", err)
+		}
+	}
+	pgDirs[dir] = u
+	return u
+}
+
+// engineArgs are the flags that put a test server on the tests' engine.
+func engineArgs(t testing.TB, dir string, given []string) []string {
+	t.Helper()
+	if !onPostgresTests() {
+		return nil
+	}
+	keys := filepath.Join(databaseDirKeys(t, dir))
+	args := []string{"--database", databaseFor(t, dir),
+		"--master-key-file", filepath.Join(keys, "master.key"),
+		"--notification-key-file", filepath.Join(keys, notificationKeyFile)}
+	if !slices.ContainsFunc(given, func(a string) bool { return strings.HasPrefix(strings.TrimLeft(a, "-"), "card-key") }) {
+		args = append(args, "--card-key-file", filepath.Join(keys, cardKeyFile))
+	}
+	return args
+}
+
+func databaseDirKeys(t testing.TB, dir string) string {
+	databaseFor(t, dir)
+	return filepath.Join(dir, "shared-keys")
+}
+
+// openTestStore opens the store of a stopped test server.
+func openTestStore(t testing.TB, dir string) (rules.Storage, error) {
+	if onPostgresTests() {
+		return postgres.Open(context.Background(), databaseFor(t, dir), postgres.Options{})
+	}
+	return bolt.Open(filepath.Join(dir, "payouts.db"), bolt.Options{NoSync: true})
+}
