@@ -308,9 +308,12 @@ func (s *DB) WithStatus(merchantID string, status rules.Status, limit int) ([]in
 }
 
 // Due lists up to limit payouts whose next lifecycle step is due at or before now, oldest
-// first, with the status each had when it was queued.
+// first, with the status each had when it was queued, and claims them (claims.go): another
+// Due leaves them out until UpdatePayouts writes them or their lease ends.
 func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
 	var due []rules.DueEntry
+	s.stepClaims.mu.Lock()
+	defer s.stepClaims.mu.Unlock()
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bDue).Cursor()
 		end := uint64(now.UnixNano())
@@ -318,11 +321,23 @@ func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
 			if binary.BigEndian.Uint64(k[:8]) > end {
 				break
 			}
-			due = append(due, rules.DueEntry{ID: int64(binary.BigEndian.Uint64(k[8:])), Status: rules.Status(v)})
+			id := int64(binary.BigEndian.Uint64(k[8:]))
+			if s.stepClaims.heldLocked(id, now) {
+				continue
+			}
+			due = append(due, rules.DueEntry{ID: id, Status: rules.Status(v)})
 		}
 		return nil
 	})
-	return due, err
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(due))
+	for i, d := range due {
+		ids[i] = d.ID
+	}
+	s.stepClaims.takeLocked(ids, now)
+	return due, nil
 }
 
 // NextDue is the time of the earliest queued step, zero when the queue is empty.
@@ -383,8 +398,10 @@ func dropDue(tx *bbolt.Tx, id int64) error {
 // queue entry, the balances and the events it enqueues are written together. A step that
 // returns ErrNoChange leaves its payout untouched; any other error aborts the transaction.
 // The transaction is shared with concurrent writes (group commit); step runs once, and if
-// another write of the group fails, UpdatePayouts fails with nothing stored.
+// another write of the group fails, UpdatePayouts fails with nothing stored. Once it
+// returns, the claims Due gave on ids are released, whatever the outcome.
 func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
+	defer s.stepClaims.release(ids...)
 	return s.writer.write(func(tx *bbolt.Tx) error {
 		l := newLedger(tx)
 		pb := payoutBucketsOf(tx)
