@@ -169,10 +169,38 @@ const (
 var DumpKinds = []string{DumpMerchant, DumpBalance, DumpPayout, DumpEvent, DumpDelivered, DumpMail, DumpCard,
 	DumpSession, DumpCardSession, DumpClock, DumpScripts, DumpDirectory, DumpIntegrationUser}
 
-// DumpedBalance is a merchant's balance with its ledger totals.
+// DumpedBalance is a merchant's balance with its ledger totals. Balance's JSON leaves the
+// totals out (they are not on the wire), so a dumped balance carries them beside it:
+// {"merchantId", "balance", "funded", "processed", "reversed"}.
 type DumpedBalance struct {
 	MerchantID string  `json:"merchantId"`
 	Balance    Balance `json:"balance"`
+}
+
+// dumpedBalanceJSON is DumpedBalance as JSON.
+type dumpedBalanceJSON struct {
+	MerchantID string  `json:"merchantId"`
+	Balance    Balance `json:"balance"`
+	Funded     int64   `json:"funded"`
+	Processed  int64   `json:"processed"`
+	Reversed   int64   `json:"reversed"`
+}
+
+// MarshalJSON writes the balance with its ledger totals.
+func (d DumpedBalance) MarshalJSON() ([]byte, error) {
+	return json.Marshal(dumpedBalanceJSON{MerchantID: d.MerchantID, Balance: d.Balance,
+		Funded: d.Balance.Funded, Processed: d.Balance.Processed, Reversed: d.Balance.Reversed})
+}
+
+// UnmarshalJSON reads the balance with its ledger totals.
+func (d *DumpedBalance) UnmarshalJSON(b []byte) error {
+	var w dumpedBalanceJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	d.MerchantID, d.Balance = w.MerchantID, w.Balance
+	d.Balance.Funded, d.Balance.Processed, d.Balance.Reversed = w.Funded, w.Processed, w.Reversed
+	return nil
 }
 
 // DumpedPayout is a payout with when it is due next (zero: not queued).
