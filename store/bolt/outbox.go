@@ -246,13 +246,61 @@ func (s *DB) PutSandboxMail(eventID string, raw []byte, at time.Time) error {
 				return err
 			}
 		}
-		b := tx.Bucket(bMailbox)
-		seq, err := b.NextSequence()
-		if err != nil {
-			return err
-		}
-		return b.Put(be64(seq), raw)
+		return putMail(tx, eventID, raw, at)
 	})
+}
+
+// putMail appends a mail to the sandbox mailbox.
+func putMail(tx *bbolt.Tx, eventID string, raw []byte, at time.Time) error {
+	b := tx.Bucket(bMailbox)
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	return b.Put(be64(seq), encodeMail(eventID, raw, at))
+}
+
+// A mailbox record is a mail with its event id and time:
+//
+//	mailVersion, be64(at unix nanos), uvarint length and event id, the mail (JSON)
+//
+// A record written before they were kept is the mail alone, which starts with '{'.
+const mailVersion = 1
+
+func encodeMail(eventID string, raw []byte, at time.Time) []byte {
+	b := make([]byte, 0, 1+8+binary.MaxVarintLen64+len(eventID)+len(raw))
+	b = append(b, mailVersion)
+	b = binary.BigEndian.AppendUint64(b, uint64(nanos(at)))
+	b = appendString(b, eventID)
+	return append(b, raw...)
+}
+
+// decodeMail reads a mailbox record (a copy: nothing points into the mmap). For a record
+// of the mail alone, the event id and time are read from the mail's own "eventId" and
+// "sentAt" (web/notify.Mail), when it has them.
+func decodeMail(v []byte) (eventID string, raw []byte, at time.Time) {
+	if id, body, ok := splitMail(v); ok {
+		return id, bytes.Clone(body), fromNanos(int64(binary.BigEndian.Uint64(v[1:9])))
+	}
+	var own struct {
+		EventID string    `json:"eventId"`
+		SentAt  time.Time `json:"sentAt"`
+	}
+	if json.Unmarshal(v, &own) == nil {
+		eventID, at = own.EventID, own.SentAt
+	}
+	return eventID, bytes.Clone(v), at
+}
+
+// splitMail reads a record with its event id and time: the event id and the mail; ok is
+// false for a record of the mail alone.
+func splitMail(v []byte) (eventID string, body []byte, ok bool) {
+	if len(v) <= 9 || v[0] != mailVersion {
+		return "", nil, false
+	}
+	r := &stateReader{b: v[9:]}
+	eventID = r.string()
+	return eventID, r.b, r.err == nil
 }
 
 // SandboxMails lists the sandbox mailbox, newest first, up to limit.
@@ -261,6 +309,9 @@ func (s *DB) SandboxMails(limit int) ([][]byte, error) {
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bMailbox).Cursor()
 		for k, v := c.Last(); k != nil && len(out) < limit; k, v = c.Prev() {
+			if _, body, ok := splitMail(v); ok {
+				v = body
+			}
 			out = append(out, bytes.Clone(v))
 		}
 		return nil

@@ -195,7 +195,3 @@ func putJSON(b *bbolt.Bucket, k []byte, v any) error {
 }
 
 var _ rules.Storage = (*DB)(nil)
-
-// Dump and Restore: TEMPORARY, replaced in this same issue before it lands.
-func (s *DB) Dump(fn func(rules.DumpRecord) error) error { return rules.ErrNotSupported }
-func (s *DB) Restore(recs []rules.DumpRecord) error      { return rules.ErrNotSupported }
