@@ -42,6 +42,12 @@ func TestAdmitAuthorizesAndRoutesInTheCreate(t *testing.T) {
 	if err != nil || len(due) != 1 || due[0].ID != p.ID || due[0].Status != rules.StatusWaitingRouting {
 		t.Fatalf("queue %+v (%v), want payout %d due now as WAITING_ROUTING", due, err, p.ID)
 	}
+	// Due claimed the entry (rules.Storage): hand it back unchanged for the worker to take.
+	if err := w.db.UpdatePayouts([]int64{p.ID}, func(*rules.Payout, rules.Ledger) (time.Time, error) {
+		return time.Time{}, rules.ErrNoChange
+	}); err != nil {
+		t.Fatal(err)
+	}
 	w.run()
 	if got := w.get(p.ID); got.Status != rules.StatusPendingBank {
 		t.Fatalf("after a round: %s, want PENDING_BANK", got.Status)

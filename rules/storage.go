@@ -169,38 +169,37 @@ const (
 var DumpKinds = []string{DumpMerchant, DumpBalance, DumpPayout, DumpEvent, DumpDelivered, DumpMail, DumpCard,
 	DumpSession, DumpCardSession, DumpClock, DumpScripts, DumpDirectory, DumpIntegrationUser}
 
-// DumpedBalance is a merchant's balance with its ledger totals (which Balance's own JSON,
-// the wire's, leaves out).
+// DumpedBalance is a merchant's balance with its ledger totals. Balance's JSON leaves the
+// totals out (they are not on the wire), so a dumped balance carries them beside it:
+// {"merchantId", "balance", "funded", "processed", "reversed"}.
 type DumpedBalance struct {
-	MerchantID string
-	Balance    Balance
+	MerchantID string  `json:"merchantId"`
+	Balance    Balance `json:"balance"`
 }
 
+// dumpedBalanceJSON is DumpedBalance as JSON.
 type dumpedBalanceJSON struct {
-	MerchantID string `json:"merchantId"`
-	Country    string `json:"country"`
-	Currency   string `json:"currency"`
-	Available  int64  `json:"available"`
-	Balance    int64  `json:"balance"`
-	Funded     int64  `json:"funded"`
-	Processed  int64  `json:"processed"`
-	Reversed   int64  `json:"reversed"`
+	MerchantID string  `json:"merchantId"`
+	Balance    Balance `json:"balance"`
+	Funded     int64   `json:"funded"`
+	Processed  int64   `json:"processed"`
+	Reversed   int64   `json:"reversed"`
 }
 
-// MarshalJSON writes the balance with its totals.
+// MarshalJSON writes the balance with its ledger totals.
 func (d DumpedBalance) MarshalJSON() ([]byte, error) {
-	b := d.Balance
-	return json.Marshal(dumpedBalanceJSON{d.MerchantID, b.Country, b.Currency, b.Available, b.Balance, b.Funded, b.Processed, b.Reversed})
+	return json.Marshal(dumpedBalanceJSON{MerchantID: d.MerchantID, Balance: d.Balance,
+		Funded: d.Balance.Funded, Processed: d.Balance.Processed, Reversed: d.Balance.Reversed})
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote.
-func (d *DumpedBalance) UnmarshalJSON(raw []byte) error {
-	var j dumpedBalanceJSON
-	if err := json.Unmarshal(raw, &j); err != nil {
+// UnmarshalJSON reads the balance with its ledger totals.
+func (d *DumpedBalance) UnmarshalJSON(b []byte) error {
+	var w dumpedBalanceJSON
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*d = DumpedBalance{MerchantID: j.MerchantID, Balance: Balance{Country: j.Country, Currency: j.Currency,
-		Available: j.Available, Balance: j.Balance, Funded: j.Funded, Processed: j.Processed, Reversed: j.Reversed}}
+	d.MerchantID, d.Balance = w.MerchantID, w.Balance
+	d.Balance.Funded, d.Balance.Processed, d.Balance.Reversed = w.Funded, w.Processed, w.Reversed
 	return nil
 }
 

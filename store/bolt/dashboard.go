@@ -118,12 +118,15 @@ func eventOfID(id string) rules.Event {
 func (s *DB) ResendEvent(id string, now time.Time) (rules.Event, bool, error) {
 	var ev rules.Event
 	found := false
+	var oldSeq uint64 // the pending entry replaced, whose claim goes with it
 	err := s.bdb.Update(func(tx *bbolt.Tx) error {
+		oldSeq = 0
 		if tx.Bucket(bOutboxSent).Get([]byte(id)) != nil {
 			return nil // delivered: a new attempt would be a second delivery
 		}
 		seq, raw := findEvent(tx.Bucket(bOutbox), id)
 		if raw != nil {
+			oldSeq = seq
 			if err := unmarshal(raw, &ev); err != nil {
 				return err
 			}
@@ -151,6 +154,9 @@ func (s *DB) ResendEvent(id string, now time.Time) (rules.Event, bool, error) {
 		ev.NextAt = now
 		return enqueue(tx, ev)
 	})
+	if err == nil && oldSeq != 0 {
+		s.eventClaims.release(oldSeq)
+	}
 	return ev, found, err
 }
 

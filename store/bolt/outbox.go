@@ -53,12 +53,34 @@ func (s *DB) DueEvents(lane rules.Lane, now time.Time, limit int) ([]rules.Outbo
 
 // DueEventsSkipping is DueEvents leaving out the events skip refuses (rules.OutboxSkipper),
 // asked in order with each event's merchant. The merchant is kept in the due-time index,
-// so an event skipped is not even decoded.
+// so an event skipped is not even decoded. The events listed are claimed (claims.go): no
+// other call lists them until EventDelivered, RescheduleEvent or DeadEvent settles them or
+// their lease ends; claimed events are left out before skip is asked.
 func (s *DB) DueEventsSkipping(lane rules.Lane, now time.Time, limit int, skip func(seq uint64, merchantID string) bool) ([]rules.OutboxEntry, time.Time, error) {
-	var due []rules.OutboxEntry
-	var next time.Time
-	var stale []uint64
-	err := s.bdb.View(func(tx *bbolt.Tx) error {
+	due, next, stale, err := s.claimDueEvents(lane, now, limit, skip)
+	if err != nil || len(stale) == 0 {
+		return due, next, err
+	}
+	err = s.bdb.Update(func(tx *bbolt.Tx) error {
+		for _, seq := range stale {
+			if err := forgetDue(tx, seq); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bOutbox).Delete(be64(seq)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return due, next, err
+}
+
+// claimDueEvents lists and claims the due events of a lane, and the seqs of the copies of
+// events already delivered, for the caller to drop.
+func (s *DB) claimDueEvents(lane rules.Lane, now time.Time, limit int, skip func(seq uint64, merchantID string) bool) (due []rules.OutboxEntry, next time.Time, stale []uint64, err error) {
+	s.eventClaims.mu.Lock()
+	defer s.eventClaims.mu.Unlock()
+	err = s.bdb.View(func(tx *bbolt.Tx) error {
 		sent := tx.Bucket(bOutboxSent)
 		events := tx.Bucket(bOutbox)
 		c := tx.Bucket(bOutboxDue).Cursor()
@@ -72,6 +94,9 @@ func (s *DB) DueEventsSkipping(lane rules.Lane, now time.Time, limit int, skip f
 				break
 			}
 			seq := binary.BigEndian.Uint64(k[8:])
+			if s.eventClaims.heldLocked(seq, now) {
+				continue
+			}
 			var ev rules.Event
 			decoded := false
 			if skip != nil && len(v) == 0 {
@@ -100,21 +125,15 @@ func (s *DB) DueEventsSkipping(lane rules.Lane, now time.Time, limit int, skip f
 		}
 		return nil
 	})
-	if err != nil || len(stale) == 0 {
-		return due, next, err
+	if err != nil {
+		return nil, time.Time{}, nil, err
 	}
-	err = s.bdb.Update(func(tx *bbolt.Tx) error {
-		for _, seq := range stale {
-			if err := forgetDue(tx, seq); err != nil {
-				return err
-			}
-			if err := tx.Bucket(bOutbox).Delete(be64(seq)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return due, next, err
+	seqs := make([]uint64, len(due))
+	for i, e := range due {
+		seqs[i] = e.Seq
+	}
+	s.eventClaims.takeLocked(seqs, now)
+	return due, next, stale, nil
 }
 
 // putDue writes an event's entry in the due-time index of its lane, with its merchant.
@@ -122,8 +141,10 @@ func putDue(tx *bbolt.Tx, ev rules.Event, seq uint64) error {
 	return tx.Bucket(bOutboxDue).Put(dueKey(ev, seq), []byte(ev.MerchantID))
 }
 
-// EventDelivered removes a delivered event and records its id, in one transaction.
+// EventDelivered removes a delivered event and records its id, in one transaction, and
+// releases its claim.
 func (s *DB) EventDelivered(seq uint64, id string, at time.Time) error {
+	defer s.eventClaims.release(seq)
 	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		if err := forgetDue(tx, seq); err != nil {
 			return err
@@ -135,9 +156,10 @@ func (s *DB) EventDelivered(seq uint64, id string, at time.Time) error {
 	})
 }
 
-// RescheduleEvent writes an event back in its place with its new schedule. An event no
-// longer in the outbox stays gone.
+// RescheduleEvent writes an event back in its place with its new schedule, and releases its
+// claim. An event no longer in the outbox stays gone.
 func (s *DB) RescheduleEvent(seq uint64, ev rules.Event) error {
+	defer s.eventClaims.release(seq)
 	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bOutbox)
 		if b.Get(be64(seq)) == nil {
@@ -153,8 +175,9 @@ func (s *DB) RescheduleEvent(seq uint64, ev rules.Event) error {
 	})
 }
 
-// DeadEvent moves an event from the outbox to the dead letters.
+// DeadEvent moves an event from the outbox to the dead letters, and releases its claim.
 func (s *DB) DeadEvent(seq uint64, ev rules.Event) error {
+	defer s.eventClaims.release(seq)
 	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		if err := forgetDue(tx, seq); err != nil {
 			return err
@@ -223,13 +246,61 @@ func (s *DB) PutSandboxMail(eventID string, raw []byte, at time.Time) error {
 				return err
 			}
 		}
-		b := tx.Bucket(bMailbox)
-		seq, err := b.NextSequence()
-		if err != nil {
-			return err
-		}
-		return b.Put(be64(seq), raw)
+		return putMail(tx, eventID, raw, at)
 	})
+}
+
+// putMail appends a mail to the sandbox mailbox.
+func putMail(tx *bbolt.Tx, eventID string, raw []byte, at time.Time) error {
+	b := tx.Bucket(bMailbox)
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	return b.Put(be64(seq), encodeMail(eventID, raw, at))
+}
+
+// A mailbox record is a mail with its event id and time:
+//
+//	mailVersion, be64(at unix nanos), uvarint length and event id, the mail (JSON)
+//
+// A record written before they were kept is the mail alone, which starts with '{'.
+const mailVersion = 1
+
+func encodeMail(eventID string, raw []byte, at time.Time) []byte {
+	b := make([]byte, 0, 1+8+binary.MaxVarintLen64+len(eventID)+len(raw))
+	b = append(b, mailVersion)
+	b = binary.BigEndian.AppendUint64(b, uint64(nanos(at)))
+	b = appendString(b, eventID)
+	return append(b, raw...)
+}
+
+// decodeMail reads a mailbox record (a copy: nothing points into the mmap). For a record
+// of the mail alone, the event id and time are read from the mail's own "eventId" and
+// "sentAt" (web/notify.Mail), when it has them.
+func decodeMail(v []byte) (eventID string, raw []byte, at time.Time) {
+	if id, body, ok := splitMail(v); ok {
+		return id, bytes.Clone(body), fromNanos(int64(binary.BigEndian.Uint64(v[1:9])))
+	}
+	var own struct {
+		EventID string    `json:"eventId"`
+		SentAt  time.Time `json:"sentAt"`
+	}
+	if json.Unmarshal(v, &own) == nil {
+		eventID, at = own.EventID, own.SentAt
+	}
+	return eventID, bytes.Clone(v), at
+}
+
+// splitMail reads a record with its event id and time: the event id and the mail; ok is
+// false for a record of the mail alone.
+func splitMail(v []byte) (eventID string, body []byte, ok bool) {
+	if len(v) <= 9 || v[0] != mailVersion {
+		return "", nil, false
+	}
+	r := &stateReader{b: v[9:]}
+	eventID = r.string()
+	return eventID, r.b, r.err == nil
 }
 
 // SandboxMails lists the sandbox mailbox, newest first, up to limit.
@@ -238,6 +309,9 @@ func (s *DB) SandboxMails(limit int) ([][]byte, error) {
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bMailbox).Cursor()
 		for k, v := c.Last(); k != nil && len(out) < limit; k, v = c.Prev() {
+			if _, body, ok := splitMail(v); ok {
+				v = body
+			}
 			out = append(out, bytes.Clone(v))
 		}
 		return nil

@@ -67,39 +67,75 @@ func insertPayout(tx *bbolt.Tx, p *rules.Payout, due time.Time, events []rules.E
 	}
 	l := newLedger(tx)
 	if admit != nil {
-		reservedBefore := p.Reserved
+		given := clonePayout(p)
 		next, err := admit(p, l)
 		switch {
 		case errors.Is(err, rules.ErrNoChange):
+			*p = *given // admit leaves the payout as it was given
 		case err != nil:
 			return err
 		default:
 			due = next
-			if err := l.reserved(p, p.Reserved-reservedBefore); err != nil {
+			if err := l.reserved(p, p.Reserved-given.Reserved); err != nil {
 				return err
 			}
 		}
 	}
-	if err := pb.insert(p, due); err != nil {
-		return err
-	}
-	if err := tx.Bucket(bOrders).Put(key(p.MerchantID, p.OrderID), be64(seq)); err != nil {
-		return err
-	}
-	if err := putIndexes(tx, p); err != nil {
-		return err
-	}
-	if err := moveDue(tx, p.ID, time.Time{}, due, p.Status); err != nil {
+	if err := putPayout(tx, p, due); err != nil {
 		return err
 	}
 	return l.check() // the ledger invariant (ledger.go)
 }
 
+// putPayout writes a payout under its id with everything that finds it: its order, its
+// list indexes and its queue entry at due (zero: not queued).
+func putPayout(tx *bbolt.Tx, p *rules.Payout, due time.Time) error {
+	if err := payoutBucketsOf(tx).insert(p, due); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bOrders).Put(key(p.MerchantID, p.OrderID), be64(uint64(p.ID))); err != nil {
+		return err
+	}
+	if err := putIndexes(tx, p); err != nil {
+		return err
+	}
+	return moveDue(tx, p.ID, time.Time{}, due, p.Status)
+}
+
+// putPayoutWithID writes a payout built elsewhere under the id it has, queued at due, and
+// moves the numbering past it. An id or orderId in use is an error.
+func putPayoutWithID(tx *bbolt.Tx, p *rules.Payout, due time.Time) error {
+	pb := payoutBucketsOf(tx)
+	if p.ID <= 0 {
+		return fmt.Errorf("store: payout %d: an id must be positive", p.ID)
+	}
+	if pb.core.Get(be64(uint64(p.ID))) != nil {
+		return fmt.Errorf("store: payout id %d already used", p.ID)
+	}
+	if tx.Bucket(bOrders).Get(key(p.MerchantID, p.OrderID)) != nil {
+		return fmt.Errorf("store: merchant %s: orderId %s already used", p.MerchantID, p.OrderID)
+	}
+	if uint64(p.ID) > pb.core.Sequence() {
+		if err := pb.core.SetSequence(uint64(p.ID)); err != nil {
+			return err
+		}
+	}
+	return putPayout(tx, p, due)
+}
+
 // ImportPayouts stores payouts in one transaction without queueing them (bulk loads, such
-// as the benchmark's million stored payouts). An orderId already used is an error.
+// as the benchmark's million stored payouts): a payout with an id keeps it, one without
+// takes the next number. An id or orderId already used fails the whole import.
 func (s *DB) ImportPayouts(ps []*rules.Payout) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error {
+		appendOnly(tx)
 		for _, p := range ps {
+			if p.ID != 0 {
+				if err := putPayoutWithID(tx, p, time.Time{}); err != nil {
+					return fmt.Errorf("import: %w", err)
+				}
+				continue
+			}
 			if tx.Bucket(bOrders).Get(key(p.MerchantID, p.OrderID)) != nil {
 				return fmt.Errorf("import: orderId %s already used", p.OrderID)
 			}
@@ -308,9 +344,12 @@ func (s *DB) WithStatus(merchantID string, status rules.Status, limit int) ([]in
 }
 
 // Due lists up to limit payouts whose next lifecycle step is due at or before now, oldest
-// first, with the status each had when it was queued.
+// first, with the status each had when it was queued, and claims them (claims.go): another
+// Due leaves them out until UpdatePayouts writes them or their lease ends.
 func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
 	var due []rules.DueEntry
+	s.stepClaims.mu.Lock()
+	defer s.stepClaims.mu.Unlock()
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bDue).Cursor()
 		end := uint64(now.UnixNano())
@@ -318,11 +357,23 @@ func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
 			if binary.BigEndian.Uint64(k[:8]) > end {
 				break
 			}
-			due = append(due, rules.DueEntry{ID: int64(binary.BigEndian.Uint64(k[8:])), Status: rules.Status(v)})
+			id := int64(binary.BigEndian.Uint64(k[8:]))
+			if s.stepClaims.heldLocked(id, now) {
+				continue
+			}
+			due = append(due, rules.DueEntry{ID: id, Status: rules.Status(v)})
 		}
 		return nil
 	})
-	return due, err
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(due))
+	for i, d := range due {
+		ids[i] = d.ID
+	}
+	s.stepClaims.takeLocked(ids, now)
+	return due, nil
 }
 
 // NextDue is the time of the earliest queued step, zero when the queue is empty.
@@ -383,8 +434,10 @@ func dropDue(tx *bbolt.Tx, id int64) error {
 // queue entry, the balances and the events it enqueues are written together. A step that
 // returns ErrNoChange leaves its payout untouched; any other error aborts the transaction.
 // The transaction is shared with concurrent writes (group commit); step runs once, and if
-// another write of the group fails, UpdatePayouts fails with nothing stored.
+// another write of the group fails, UpdatePayouts fails with nothing stored. Once it
+// returns, the claims Due gave on ids are released, whatever the outcome.
 func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
+	defer s.stepClaims.release(ids...)
 	return s.writer.write(func(tx *bbolt.Tx) error {
 		l := newLedger(tx)
 		pb := payoutBucketsOf(tx)

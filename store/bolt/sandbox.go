@@ -116,22 +116,23 @@ func (s *DB) IntegrationUserOf(merchantID string) (*rules.IntegrationUser, error
 // PutIntegrationUser makes u its merchant's only user, replacing the one it had; a name
 // another merchant uses is ErrExists.
 func (s *DB) PutIntegrationUser(u *rules.IntegrationUser) error {
-	return s.bdb.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bMisc)
-		var other rules.IntegrationUser
-		if err := getJSON(b, integrationUserKey(u.User), &other); err == nil && other.MerchantID != u.MerchantID {
-			return rules.ErrExists
-		}
-		if old := b.Get(integrationUserOfKey(u.MerchantID)); old != nil {
-			if err := b.Delete(integrationUserKey(string(old))); err != nil {
-				return err
-			}
-		}
-		if err := b.Put(integrationUserOfKey(u.MerchantID), []byte(u.User)); err != nil {
+	return s.bdb.Update(func(tx *bbolt.Tx) error { return putIntegrationUser(tx.Bucket(bMisc), u) })
+}
+
+func putIntegrationUser(b *bbolt.Bucket, u *rules.IntegrationUser) error {
+	var other rules.IntegrationUser
+	if err := getJSON(b, integrationUserKey(u.User), &other); err == nil && other.MerchantID != u.MerchantID {
+		return rules.ErrExists
+	}
+	if old := b.Get(integrationUserOfKey(u.MerchantID)); old != nil {
+		if err := b.Delete(integrationUserKey(string(old))); err != nil {
 			return err
 		}
-		return putJSON(b, integrationUserKey(u.User), u)
-	})
+	}
+	if err := b.Put(integrationUserOfKey(u.MerchantID), []byte(u.User)); err != nil {
+		return err
+	}
+	return putJSON(b, integrationUserKey(u.User), u)
 }
 
 // SeenLookupRequest records a lookup's request_id for a merchant and reports whether it was

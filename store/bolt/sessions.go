@@ -50,10 +50,16 @@ func (s *SessionStore) Find(token string) ([]byte, bool, error) {
 
 // Commit writes a session with its expiry, replacing any earlier data of the token.
 func (s *SessionStore) Commit(token string, b []byte, expiry time.Time) error {
-	v := make([]byte, 8, 8+len(b))
-	binary.BigEndian.PutUint64(v, uint64(expiry.UnixNano()))
-	v = append(v, b...)
+	v := expiringValue(expiry, b)
 	return s.db.bdb.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bSessions).Put([]byte(token), v) })
+}
+
+// expiringValue is a session's or a card-session binding's record: be64(expiry unix
+// nanos) ‖ data.
+func expiringValue(expiry time.Time, data []byte) []byte {
+	v := make([]byte, 8, 8+len(data))
+	binary.BigEndian.PutUint64(v, uint64(expiry.UnixNano()))
+	return append(v, data...)
 }
 
 // Delete removes a session; an unknown token is not an error.
@@ -130,9 +136,7 @@ func cardSessionKey(payoutID int64) []byte {
 
 // BindCardSession makes sid the current form session of a card payout until expiry.
 func (s *SessionStore) BindCardSession(payoutID int64, sid string, expiry time.Time) error {
-	v := make([]byte, 8, 8+len(sid))
-	binary.BigEndian.PutUint64(v, uint64(expiry.UnixNano()))
-	v = append(v, sid...)
+	v := expiringValue(expiry, []byte(sid))
 	return s.db.bdb.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bMisc).Put(cardSessionKey(payoutID), v) })
 }
 

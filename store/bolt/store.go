@@ -51,6 +51,11 @@ type DB struct {
 	path    string
 	writer  *committer
 	decoded decodedCache
+
+	// stepClaims and eventClaims are the claims of the lifecycle queue (by payout id) and of
+	// the outbox (by seq): claims.go.
+	stepClaims  claimTable[int64]
+	eventClaims claimTable[uint64]
 }
 
 // Options tune Open.
@@ -190,7 +195,3 @@ func putJSON(b *bbolt.Bucket, k []byte, v any) error {
 }
 
 var _ rules.Storage = (*DB)(nil)
-
-// Dump and Restore: TEMPORARY, replaced in this same issue before it lands.
-func (s *DB) Dump(fn func(rules.DumpRecord) error) error { return rules.ErrNotSupported }
-func (s *DB) Restore(recs []rules.DumpRecord) error   { return rules.ErrNotSupported }

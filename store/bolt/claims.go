@@ -1,0 +1,67 @@
+package bolt
+
+import (
+	"sync"
+	"time"
+
+	"payouts/rules"
+)
+
+// Claims (rules.Storage): an entry of a work queue that Due or DueEventsSkipping hands out
+// goes to that caller only, until the claim is written (UpdatePayouts; EventDelivered,
+// RescheduleEvent, DeadEvent) or its lease (rules.ClaimLease) ends. bbolt is one process,
+// so the claims live in memory: a restart forgets them, as a crash's claims are taken over
+// once their lease ends in the other engines.
+//
+// A lease is counted on the clock of the caller that took the claim (the now given to Due
+// or DueEvents): the service's clock, which the sandbox moves and tests inject.
+
+// claimSweep is the size at which taking a claim first forgets the expired ones, so that
+// claims never written (a worker that stopped between Due and UpdatePayouts) do not pile up.
+const claimSweep = 4096
+
+// claimTable is the in-memory lease table of one work queue, by entry (a payout id, an
+// outbox seq). The queue's reader holds mu while it scans, so that two concurrent readers
+// never hand out the same entry.
+type claimTable[K comparable] struct {
+	mu sync.Mutex
+	at map[K]time.Time // when each entry was claimed, by its claimer's clock
+}
+
+// heldLocked reports whether k is claimed at now; mu is held.
+func (c *claimTable[K]) heldLocked(k K, now time.Time) bool {
+	at, ok := c.at[k]
+	return ok && now.Before(at.Add(rules.ClaimLease))
+}
+
+// takeLocked claims keys at now; mu is held.
+func (c *claimTable[K]) takeLocked(keys []K, now time.Time) {
+	if len(keys) == 0 {
+		return
+	}
+	if c.at == nil {
+		c.at = make(map[K]time.Time, len(keys))
+	}
+	if len(c.at) >= claimSweep {
+		for k := range c.at {
+			if !c.heldLocked(k, now) {
+				delete(c.at, k)
+			}
+		}
+	}
+	for _, k := range keys {
+		c.at[k] = now
+	}
+}
+
+// release ends the claims of keys (claimed or not).
+func (c *claimTable[K]) release(keys ...K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.at) == 0 {
+		return
+	}
+	for _, k := range keys {
+		delete(c.at, k)
+	}
+}

@@ -1,0 +1,250 @@
+package storetest
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"payouts/rules"
+)
+
+// testCards: rules.CardStore.
+func testCards(t *testing.T, e Engine) {
+	visa := rules.CardRef{Token: "card_a", Brand: "VISA", BIN: "411111", Last4: "1111"}
+
+	t.Run("a card on file is the beneficiary's, for the merchant only", func(t *testing.T) {
+		s := e.open(t)
+		if _, ok, err := s.SavedCard(m1, 1, "45678912"); ok || err != nil {
+			t.Fatalf("empty vault: %v %v", ok, err)
+		}
+		sealed := []byte("sealed-bytes")
+		if err := s.PutCard(m1, 1, "45678912", 100, visa, sealed, true); err != nil {
+			t.Fatal(err)
+		}
+		sealed[0] = 'X' // the store keeps its own copy
+		got, ok, err := s.SavedCard(m1, 1, "45678912")
+		if err != nil || !ok || got != visa {
+			t.Fatalf("SavedCard: %+v %v %v", got, ok, err)
+		}
+		for _, other := range []struct {
+			m    string
+			typ  int
+			num  string
+			name string
+		}{{m2, 1, "45678912", "another merchant"}, {m1, 2, "45678912", "another document type"}, {m1, 1, "45678913", "another number"}} {
+			if _, ok, _ := s.SavedCard(other.m, other.typ, other.num); ok {
+				t.Errorf("%s sees the card", other.name)
+			}
+		}
+		ref, raw, err := s.PayoutCard(100)
+		if err != nil || ref != visa || !bytes.Equal(raw, []byte("sealed-bytes")) {
+			t.Fatalf("PayoutCard: %+v %q %v", ref, raw, err)
+		}
+		// A new card on file replaces the old one; the earlier payout keeps its own.
+		mc := rules.CardRef{Token: "card_b", Brand: "MASTERCARD", BIN: "555555", Last4: "4444"}
+		if err := s.PutCard(m1, 1, "45678912", 101, mc, []byte("sealed-b"), true); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := s.SavedCard(m1, 1, "45678912"); got != mc {
+			t.Errorf("card on file %+v, want the newer one", got)
+		}
+		if ref, _, _ := s.PayoutCard(100); ref != visa {
+			t.Errorf("the earlier payout's card became %+v", ref)
+		}
+	})
+
+	t.Run("UseSavedCard makes the card on file a payout's card", func(t *testing.T) {
+		s := e.open(t)
+		if err := s.PutCard(m1, 1, "45678912", 100, visa, []byte("sealed"), true); err != nil {
+			t.Fatal(err)
+		}
+		used, err := s.UseSavedCard(m1, 1, "45678912", 101)
+		if err != nil || used != visa {
+			t.Fatalf("UseSavedCard: %+v %v", used, err)
+		}
+		ref, raw, err := s.PayoutCard(101)
+		if err != nil || ref != visa || string(raw) != "sealed" {
+			t.Errorf("PayoutCard(101): %+v %q %v", ref, raw, err)
+		}
+		if _, err := s.UseSavedCard(m1, 1, "00000000", 102); !isNotFound(err) {
+			t.Errorf("UseSavedCard without a card on file: %v, want ErrNotFound", err)
+		}
+		if _, _, err := s.PayoutCard(102); !isNotFound(err) {
+			t.Errorf("PayoutCard(102): %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("a card not on file is the payout's only", func(t *testing.T) {
+		s := e.open(t)
+		if err := s.PutCard(m1, 1, "11111111", 200, visa, []byte("s"), false); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, _ := s.SavedCard(m1, 1, "11111111"); ok {
+			t.Errorf("a one-time card is on file")
+		}
+		if ref, _, err := s.PayoutCard(200); err != nil || ref != visa {
+			t.Errorf("PayoutCard: %+v %v", ref, err)
+		}
+	})
+
+	t.Run("DropPayoutCard forgets the payout's card and keeps the card on file", func(t *testing.T) {
+		s := e.open(t)
+		if err := s.PutCard(m1, 1, "45678912", 100, visa, []byte("s"), true); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DropPayoutCard(100); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.PayoutCard(100); !isNotFound(err) {
+			t.Errorf("PayoutCard after the drop: %v, want ErrNotFound", err)
+		}
+		if _, ok, _ := s.SavedCard(m1, 1, "45678912"); !ok {
+			t.Errorf("the card on file went with the payout's")
+		}
+		if err := s.DropPayoutCard(100); err != nil {
+			t.Errorf("dropping again: %v", err)
+		}
+	})
+
+	t.Run("DropFinishedPayoutCards drops the cards of finished and missing payouts", func(t *testing.T) {
+		s := e.open(t)
+		addMerchants(t, s, m1)
+		live := create(t, s, newPayout(m1, "CARD-live", 100, T0), time.Time{})
+		done := create(t, s, newPayout(m1, "CARD-done", 100, T0), time.Time{})
+		held := create(t, s, newPayout(m1, "CARD-held", 100, T0), time.Time{})
+		for _, p := range []*rules.Payout{live, done, held} {
+			if err := s.PutCard(m1, 1, "45678912", p.ID, rules.CardRef{Token: "t-" + p.OrderID}, []byte("s"), false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.PutCard(m1, 1, "45678912", done.ID+1000, rules.CardRef{Token: "orphan"}, []byte("s"), false); err != nil {
+			t.Fatal(err)
+		}
+		update(t, s, []int64{done.ID}, moveTo(rules.StatusProcessed, T0, time.Time{}))
+		update(t, s, []int64{held.ID}, moveTo(rules.StatusPendingBalance, T0, time.Time{}))
+		n, err := s.DropFinishedPayoutCards()
+		if err != nil || n != 2 {
+			t.Fatalf("DropFinishedPayoutCards = %d, %v; want the finished payout's and the orphan's", n, err)
+		}
+		for _, p := range []*rules.Payout{live, held} {
+			if _, _, err := s.PayoutCard(p.ID); err != nil {
+				t.Errorf("the card of %s (not finished) was dropped: %v", p.OrderID, err)
+			}
+		}
+		for _, id := range []int64{done.ID, done.ID + 1000} {
+			if _, _, err := s.PayoutCard(id); !errors.Is(err, rules.ErrNotFound) {
+				t.Errorf("the card of payout %d is kept: %v", id, err)
+			}
+		}
+		if n, err := s.DropFinishedPayoutCards(); err != nil || n != 0 {
+			t.Errorf("a second sweep dropped %d, %v", n, err)
+		}
+	})
+}
+
+// testSessions: the session store (Sessions(now)), with an injected clock.
+func testSessions(t *testing.T, e Engine) {
+	t.Run("Find, Commit, Delete and All, expiring by the injected clock", func(t *testing.T) {
+		clk := &clock{t: T0}
+		s := e.open(t).Sessions(clk.Now)
+		if _, found, err := s.Find("nope"); found || err != nil {
+			t.Fatalf("unknown token: %v %v", found, err)
+		}
+		if err := s.Commit("a", []byte("data-a"), at(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Commit("b", []byte("data-b"), at(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		b, found, err := s.Find("a")
+		if err != nil || !found || string(b) != "data-a" {
+			t.Fatalf("Find(a): %q %v %v", b, found, err)
+		}
+		b[0] = 'X' // the bytes are the caller's
+		if again, _, _ := s.Find("a"); string(again) != "data-a" {
+			t.Errorf("stored data changed through a returned slice: %q", again)
+		}
+		if err := s.Commit("b", []byte("data-b2"), at(2*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := s.Find("b"); string(got) != "data-b2" {
+			t.Errorf("Commit did not replace: %q", got)
+		}
+		all, err := s.All()
+		if err != nil || len(all) != 2 || string(all["a"]) != "data-a" || string(all["b"]) != "data-b2" {
+			t.Errorf("All: %q %v", all, err)
+		}
+		clk.Add(time.Minute) // a expires exactly now
+		if _, found, _ := s.Find("a"); found {
+			t.Errorf("a session is found at its expiry")
+		}
+		if all, _ := s.All(); len(all) != 1 || all["b"] == nil {
+			t.Errorf("All after the expiry: %q", all)
+		}
+		if err := s.Delete("b"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Delete("b"); err != nil {
+			t.Errorf("deleting an unknown token: %v", err)
+		}
+		if _, found, _ := s.Find("b"); found {
+			t.Errorf("a deleted session is found")
+		}
+	})
+
+	t.Run("each store reads the same sessions by its own clock", func(t *testing.T) {
+		st := e.open(t)
+		early, late := &clock{t: T0}, &clock{t: at(time.Hour)}
+		if err := st.Sessions(early.Now).Commit("tok", []byte("d"), at(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if _, found, _ := st.Sessions(early.Now).Find("tok"); !found {
+			t.Errorf("not found before its expiry")
+		}
+		if _, found, _ := st.Sessions(late.Now).Find("tok"); found {
+			t.Errorf("found after its expiry by a later clock")
+		}
+	})
+
+	t.Run("Cleanup deletes expired sessions and card-session bindings and says how many", func(t *testing.T) {
+		clk := &clock{t: T0}
+		s := e.open(t).Sessions(clk.Now)
+		s.Commit("short", []byte("1"), at(time.Minute))
+		s.Commit("long", []byte("2"), at(time.Hour))
+		if err := s.BindCardSession(41, "sid-short", at(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		s.BindCardSession(42, "sid-long", at(time.Hour))
+		if sid, err := s.CardSession(41); err != nil || sid != "sid-short" {
+			t.Fatalf("CardSession(41) = %q, %v", sid, err)
+		}
+		s.BindCardSession(41, "sid-new", at(time.Minute))
+		if sid, _ := s.CardSession(41); sid != "sid-new" {
+			t.Errorf("rebinding: %q", sid)
+		}
+		if sid, err := s.CardSession(43); err != nil || sid != "" {
+			t.Errorf("CardSession of an unbound payout = %q, %v; want empty", sid, err)
+		}
+		if n, err := s.Cleanup(); n != 0 || err != nil {
+			t.Fatalf("Cleanup before any expiry: %d %v", n, err)
+		}
+		clk.Add(2 * time.Minute)
+		if n, err := s.Cleanup(); n != 2 || err != nil {
+			t.Fatalf("Cleanup = %d, %v; want the short session and its binding", n, err)
+		}
+		if sid, _ := s.CardSession(41); sid != "" {
+			t.Errorf("expired binding kept: %q", sid)
+		}
+		if sid, _ := s.CardSession(42); sid != "sid-long" {
+			t.Errorf("live binding lost: %q", sid)
+		}
+		if _, found, _ := s.Find("long"); !found {
+			t.Errorf("live session lost")
+		}
+		clk.Add(-time.Hour) // cleaned records are gone, not hidden
+		if _, found, _ := s.Find("short"); found {
+			t.Errorf("a cleaned session came back")
+		}
+	})
+}
