@@ -17,6 +17,7 @@ var (
 	_ rules.OutboxStore   = (*DB)(nil)
 	_ rules.OutboxSkipper = (*DB)(nil)
 	_ rules.OutboxAdmin   = (*DB)(nil)
+	_ rules.CardStore     = (*DB)(nil)
 )
 
 var restT0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
