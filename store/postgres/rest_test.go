@@ -14,10 +14,15 @@ import (
 
 // What *DB offers besides the payouts and merchants, checked at compile time.
 var (
-	_ rules.OutboxStore   = (*DB)(nil)
-	_ rules.OutboxSkipper = (*DB)(nil)
-	_ rules.OutboxAdmin   = (*DB)(nil)
-	_ rules.CardStore     = (*DB)(nil)
+	_ rules.OutboxStore      = (*DB)(nil)
+	_ rules.OutboxSkipper    = (*DB)(nil)
+	_ rules.OutboxAdmin      = (*DB)(nil)
+	_ rules.CardStore        = (*DB)(nil)
+	_ rules.ClockStore       = (*DB)(nil)
+	_ rules.ScriptStore      = (*DB)(nil)
+	_ rules.DirectoryStore   = (*DB)(nil)
+	_ rules.IntegrationUsers = (*DB)(nil)
+	_ rules.LookupRequests   = (*DB)(nil)
 )
 
 var restT0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
