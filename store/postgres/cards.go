@@ -53,6 +53,9 @@ const upsertPayoutCardSQL = `INSERT INTO payout_cards (payout_id, token, brand, 
 func (s *DB) PutCard(merchantID string, docType int, docNumber string, payoutID int64, ref rules.CardRef, sealed []byte, onFile bool) error {
 	ctx := context.Background()
 	now := time.Now().UTC()
+	if sealed == nil {
+		sealed = []byte{} // NULL is no card
+	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if onFile {
 			_, err := tx.Exec(ctx, upsertCardSQL, merchantID, docType, docNumber,

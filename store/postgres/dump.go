@@ -416,6 +416,9 @@ func restoreCard(raw json.RawMessage) (string, []any, error) {
 		return "", nil, err
 	}
 	now := time.Now().UTC() // a dump does not carry when a card was saved
+	if d.Sealed == nil {
+		d.Sealed = []byte{}
+	}
 	if d.PayoutID != 0 {
 		return upsertPayoutCardSQL, []any{d.PayoutID, d.Ref.Token, d.Ref.Brand, d.Ref.BIN, d.Ref.Last4, d.Sealed, d.OnFile, now}, nil
 	}
@@ -451,9 +454,6 @@ func restoreScripts(raw json.RawMessage) (string, []any, error) {
 	var d rules.DumpedScripts
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return "", nil, err
-	}
-	if d.Rules == nil {
-		d.Rules = []rules.ScriptRule{}
 	}
 	doc, err := json.Marshal(d.Rules)
 	return upsertSandboxRulesSQL, []any{d.MerchantID, doc}, err

@@ -53,12 +53,16 @@ func restFill(t *testing.T, db *DB) {
 	}
 	db.PutCard("7", 1, "45678912", queued, rules.CardRef{Token: "t1", Brand: "VISA", BIN: "411111", Last4: "1111"}, []byte("s1"), true)
 	db.PutCard("7", 1, "11111111", done, rules.CardRef{Token: "t2", Brand: "VISA", BIN: "424242", Last4: "4242"}, []byte("s2"), false)
+	if err := db.PutCard("acme", 2, "X1", 999, rules.CardRef{Token: "t3"}, nil, false); err != nil {
+		t.Fatal(err)
+	}
 	sessions := db.Sessions(func() time.Time { return restT0 })
 	sessions.Commit("tok-b", []byte("data-b"), restT0.Add(time.Hour))
 	sessions.Commit("tok-a", []byte{}, restT0.Add(time.Minute))
 	sessions.BindCardSession(queued, "tok-b", restT0.Add(time.Hour))
 	db.PutSandboxClockOffset(36 * time.Hour)
 	db.PutSandboxRules("7", []rules.ScriptRule{{Outcome: rules.ScriptOutcome{Stage: rules.StageSuccess}}})
+	db.PutSandboxRules("acme", nil)
 	db.PutDirectoryEntry("PER", "987654321", rules.DirectoryEntry{HolderName: "Ana", Entities: []rules.WalletEntity{{EntityBrand: "Yape", Status: "AVAILABLE"}}})
 	db.PutDirectoryEntry("COL", "@ana", rules.DirectoryEntry{Absent: true})
 	db.PutIntegrationUser(&rules.IntegrationUser{User: "u7", MerchantID: "7", PasswordHash: "ph", CreatedAt: restT0})
@@ -92,8 +96,8 @@ func TestDumpRestoreDumpGivesTheSameRecords(t *testing.T) {
 		count[r.Kind]++
 	}
 	want := map[string]int{rules.DumpMerchant: 2, rules.DumpBalance: 2, rules.DumpPayout: 2, rules.DumpEvent: 4,
-		rules.DumpDelivered: 2, rules.DumpMail: 3, rules.DumpCard: 3, rules.DumpSession: 2, rules.DumpCardSession: 1,
-		rules.DumpClock: 1, rules.DumpScripts: 1, rules.DumpDirectory: 2, rules.DumpIntegrationUser: 1}
+		rules.DumpDelivered: 2, rules.DumpMail: 3, rules.DumpCard: 4, rules.DumpSession: 2, rules.DumpCardSession: 1,
+		rules.DumpClock: 1, rules.DumpScripts: 2, rules.DumpDirectory: 2, rules.DumpIntegrationUser: 1}
 	for _, k := range rules.DumpKinds {
 		if count[k] != want[k] {
 			t.Errorf("%d %s records, want %d", count[k], k, want[k])
