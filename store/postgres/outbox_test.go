@@ -159,7 +159,7 @@ func TestOutboxTwoInstancesNeverClaimTheSameEvent(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, db := range []*DB{a, b} {
 		wg.Go(func() {
-			for {
+			for range n { // bounded: an outbox that hands events out twice never empties
 				due, _, err := db.DueEventsSkipping(rules.LaneNotify, restT0, 7, func(uint64, string) bool { return false })
 				if err != nil {
 					t.Error(err)
