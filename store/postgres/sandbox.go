@@ -1,0 +1,227 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"payouts/rules"
+)
+
+// The sandbox's records (issue 15), as store/bolt's sandbox.go keeps them: the test clock's
+// offset in meta, the per-merchant scripted outcomes, the simulated directory's entries,
+// the integration users and the lookups' request ids in tables of their own.
+
+// metaClockOffset is the meta key of the sandbox clock's offset (decimal nanoseconds).
+const metaClockOffset = "sandbox-clock-offset"
+
+// SandboxClockOffset is the stored offset of the sandbox clock, zero when none.
+func (s *DB) SandboxClockOffset() (time.Duration, error) {
+	var v []byte
+	err := s.pool.QueryRow(context.Background(), `SELECT value FROM meta WHERE key = $1`, metaClockOffset).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sandbox clock offset: %w", err)
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("sandbox clock offset %q: %w", v, err)
+	}
+	return time.Duration(n), nil
+}
+
+// upsertClockOffsetSQL writes the sandbox clock's offset ($1, decimal nanoseconds).
+const upsertClockOffsetSQL = `INSERT INTO meta (key, value) VALUES ('` + metaClockOffset + `', $1)
+	ON CONFLICT (key) DO UPDATE SET value = excluded.value`
+
+// PutSandboxClockOffset stores the offset of the sandbox clock.
+func (s *DB) PutSandboxClockOffset(off time.Duration) error {
+	_, err := s.pool.Exec(context.Background(), upsertClockOffsetSQL, []byte(strconv.FormatInt(int64(off), 10)))
+	if err != nil {
+		return fmt.Errorf("put sandbox clock offset: %w", err)
+	}
+	return nil
+}
+
+// SandboxRules are a merchant's scripted outcomes, in order; none when never set.
+func (s *DB) SandboxRules(merchantID string) ([]rules.ScriptRule, error) {
+	var doc []byte
+	err := s.pool.QueryRow(context.Background(), `SELECT rules FROM sandbox_rules WHERE merchant_id = $1`,
+		merchantID).Scan(&doc)
+	rs := []rules.ScriptRule{}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return rs, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(doc, &rs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sandbox rules of merchant %s: %w", merchantID, err)
+	}
+	return rs, nil
+}
+
+// upsertSandboxRulesSQL writes a merchant's ($1) scripted outcomes ($2, JSON).
+const upsertSandboxRulesSQL = `INSERT INTO sandbox_rules (merchant_id, rules) VALUES ($1, $2)
+	ON CONFLICT (merchant_id) DO UPDATE SET rules = excluded.rules`
+
+// PutSandboxRules replaces a merchant's scripted outcomes.
+func (s *DB) PutSandboxRules(merchantID string, rs []rules.ScriptRule) error {
+	doc, err := json.Marshal(rs)
+	if err == nil {
+		_, err = s.pool.Exec(context.Background(), upsertSandboxRulesSQL, merchantID, doc)
+	}
+	if err != nil {
+		return fmt.Errorf("put sandbox rules of merchant %s: %w", merchantID, err)
+	}
+	return nil
+}
+
+// DirectoryEntry is an admin's entry of the simulated directory (rules.ErrNotFound when
+// none).
+func (s *DB) DirectoryEntry(country, id string) (*rules.DirectoryEntry, error) {
+	var doc []byte
+	err := s.pool.QueryRow(context.Background(), `SELECT entry FROM directory WHERE country = $1 AND id = $2`,
+		country, id).Scan(&doc)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = rules.ErrNotFound
+	}
+	e := new(rules.DirectoryEntry)
+	if err == nil {
+		err = json.Unmarshal(doc, e)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("directory entry %s %s: %w", country, id, err)
+	}
+	return e, nil
+}
+
+// upsertDirectorySQL writes an entry ($3, JSON) of the simulated directory.
+const upsertDirectorySQL = `INSERT INTO directory (country, id, entry) VALUES ($1, $2, $3)
+	ON CONFLICT (country, id) DO UPDATE SET entry = excluded.entry`
+
+// PutDirectoryEntry writes an entry of the simulated directory.
+func (s *DB) PutDirectoryEntry(country, id string, e rules.DirectoryEntry) error {
+	doc, err := json.Marshal(e)
+	if err == nil {
+		_, err = s.pool.Exec(context.Background(), upsertDirectorySQL, country, id, doc)
+	}
+	if err != nil {
+		return fmt.Errorf("put directory entry %s %s: %w", country, id, err)
+	}
+	return nil
+}
+
+// DeleteDirectoryEntry removes an entry of the simulated directory (none is no error).
+func (s *DB) DeleteDirectoryEntry(country, id string) error {
+	_, err := s.pool.Exec(context.Background(), `DELETE FROM directory WHERE country = $1 AND id = $2`, country, id)
+	if err != nil {
+		return fmt.Errorf("delete directory entry %s %s: %w", country, id, err)
+	}
+	return nil
+}
+
+// IntegrationUser reads a user by name (rules.ErrNotFound when none).
+func (s *DB) IntegrationUser(user string) (*rules.IntegrationUser, error) {
+	u, err := s.integrationUserWhere(`user_name = $1`, user)
+	if err != nil {
+		return nil, fmt.Errorf("integration user %s: %w", user, err)
+	}
+	return u, nil
+}
+
+// IntegrationUserOf reads a merchant's user (rules.ErrNotFound when none).
+func (s *DB) IntegrationUserOf(merchantID string) (*rules.IntegrationUser, error) {
+	u, err := s.integrationUserWhere(`merchant_id = $1`, merchantID)
+	if err != nil {
+		return nil, fmt.Errorf("integration user of merchant %s: %w", merchantID, err)
+	}
+	return u, nil
+}
+
+func (s *DB) integrationUserWhere(cond string, arg string) (*rules.IntegrationUser, error) {
+	var doc []byte
+	err := s.pool.QueryRow(context.Background(), `SELECT doc FROM integration_users WHERE `+cond, arg).Scan(&doc)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, rules.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	u := new(rules.IntegrationUser)
+	if err := json.Unmarshal(doc, u); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// PutIntegrationUser makes u its merchant's only user, replacing the one it had; a name
+// another merchant uses is rules.ErrExists.
+func (s *DB) PutIntegrationUser(u *rules.IntegrationUser) error {
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var other string
+		err := tx.QueryRow(ctx, `SELECT merchant_id FROM integration_users WHERE user_name = $1 FOR UPDATE`,
+			u.User).Scan(&other)
+		if err == nil && other != u.MerchantID {
+			return rules.ErrExists
+		}
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM integration_users WHERE merchant_id = $1`, u.MerchantID); err != nil {
+			return err
+		}
+		doc, err := json.Marshal(u)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, insertIntegrationUserSQL, u.User, u.MerchantID, doc)
+		return err
+	})
+	if violatesUnique(err) {
+		err = rules.ErrExists // another merchant took the name meanwhile
+	}
+	if err != nil {
+		return fmt.Errorf("put integration user %s: %w", u.User, err)
+	}
+	return nil
+}
+
+// insertIntegrationUserSQL writes a user ($1 name, $2 merchant, $3 JSON).
+const insertIntegrationUserSQL = `INSERT INTO integration_users (user_name, merchant_id, doc) VALUES ($1, $2, $3)`
+
+// violatesUnique reports whether err is PostgreSQL's unique_violation.
+func violatesUnique(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// SeenLookupRequest records a lookup's request_id for a merchant and reports whether it was
+// already there (the original's VAL001). Ids older than a day are forgotten by
+// PruneLookupRequests.
+func (s *DB) SeenLookupRequest(merchantID, requestID string, at time.Time) (bool, error) {
+	tag, err := s.pool.Exec(context.Background(), `INSERT INTO lookup_requests (merchant_id, request_id, at)
+		VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, merchantID, requestID, at.UTC())
+	if err != nil {
+		return false, fmt.Errorf("lookup request %s: %w", requestID, err)
+	}
+	return tag.RowsAffected() == 0, nil
+}
+
+// PruneLookupRequests forgets the request ids recorded before cutoff.
+func (s *DB) PruneLookupRequests(cutoff time.Time) (int, error) {
+	tag, err := s.pool.Exec(context.Background(), `DELETE FROM lookup_requests WHERE at < $1`, cutoff.UTC())
+	if err != nil {
+		return 0, fmt.Errorf("prune lookup requests: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
