@@ -64,7 +64,7 @@ func (s *DB) DueEventsSkipping(lane rules.Lane, now time.Time, limit int, skip f
 		if err := look.collect(ctx, tx, s.instance, lane, now, limit, skip); err != nil {
 			return err
 		}
-		if err := look.write(ctx, tx, s.instance, s.lease); err != nil {
+		if err := look.write(ctx, tx, s.instance, now, s.lease); err != nil {
 			return err
 		}
 		if len(look.due) < limit {
@@ -137,7 +137,7 @@ func dueCandidates(ctx context.Context, tx pgx.Tx, lane rules.Lane, now, afterAt
 			EXISTS (SELECT 1 FROM delivered d WHERE d.event_id = o.event_id)
 		FROM outbox o
 		WHERE lane = $1 AND NOT dead AND next_at <= $2
-			AND (lease_until IS NULL OR lease_until < clock_timestamp())
+			AND (lease_until IS NULL OR lease_until < $2)
 			AND (next_at, seq) > ($3, $4)
 		ORDER BY next_at, seq
 		LIMIT $5
@@ -153,9 +153,11 @@ func dueCandidates(ctx context.Context, tx pgx.Tx, lane rules.Lane, now, afterAt
 	})
 }
 
-// write drops the stale copies and claims the due events for instance until lease from now
-// (the database's clock, which every instance shares).
-func (l *dueLook) write(ctx context.Context, tx pgx.Tx, instance string, lease time.Duration) error {
+// write drops the stale copies and claims the due events for instance until lease after now.
+// Leases run on the service's clock, the now of the look (rules.Storage): the instances'
+// clocks are the same real time, and in the sandbox the same offset, shared through the
+// database.
+func (l *dueLook) write(ctx context.Context, tx pgx.Tx, instance string, now time.Time, lease time.Duration) error {
 	if len(l.stale) > 0 {
 		if _, err := tx.Exec(ctx, `DELETE FROM outbox WHERE seq = ANY($1)`, l.stale); err != nil {
 			return fmt.Errorf("drop delivered copies: %w", err)
@@ -163,8 +165,8 @@ func (l *dueLook) write(ctx context.Context, tx pgx.Tx, instance string, lease t
 	}
 	if len(l.claim) > 0 {
 		_, err := tx.Exec(ctx, `UPDATE outbox
-			SET lease_owner = $1, lease_until = clock_timestamp() + $2::float8 * interval '1 second'
-			WHERE seq = ANY($3)`, instance, lease.Seconds(), l.claim)
+			SET lease_owner = $1, lease_until = $2
+			WHERE seq = ANY($3)`, instance, now.Add(lease).UTC(), l.claim)
 		if err != nil {
 			return fmt.Errorf("claim events: %w", err)
 		}
@@ -201,16 +203,15 @@ func eventOfDoc(doc []byte) (rules.Event, error) {
 // settledClaim is what a write learnt of the event's claim before it released it.
 type settledClaim struct {
 	found bool // the event is still pending
-	mine  bool // no other instance holds a running lease on it
+	mine  bool // no other instance took it over
 	owner *string
 }
 
 // lockClaim locks a pending event for the write that settles its claim.
 func lockClaim(ctx context.Context, tx pgx.Tx, seq uint64, instance string) (settledClaim, error) {
 	var c settledClaim
-	var running bool
-	err := tx.QueryRow(ctx, `SELECT lease_owner, COALESCE(lease_until >= clock_timestamp(), false)
-		FROM outbox WHERE seq = $1 AND NOT dead FOR UPDATE`, int64(seq)).Scan(&c.owner, &running)
+	err := tx.QueryRow(ctx, `SELECT lease_owner
+		FROM outbox WHERE seq = $1 AND NOT dead FOR UPDATE`, int64(seq)).Scan(&c.owner)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, nil
 	}
@@ -218,7 +219,9 @@ func lockClaim(ctx context.Context, tx pgx.Tx, seq uint64, instance string) (set
 		return c, fmt.Errorf("lock event %d: %w", seq, err)
 	}
 	c.found = true
-	c.mine = c.owner == nil || *c.owner == instance || !running
+	// Another instance's claim means it took the event over after this one's lease ended:
+	// the event is its now.
+	c.mine = c.owner == nil || *c.owner == instance
 	return c, nil
 }
 

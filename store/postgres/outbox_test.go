@@ -203,8 +203,9 @@ func TestOutboxExpiredClaimIsTakenOver(t *testing.T) {
 	if due, _, _ := b.DueEvents(rules.LaneNotify, restT0, 10); len(due) != 0 {
 		t.Fatalf("b got an event a holds: %+v", due)
 	}
-	time.Sleep(lease + 100*time.Millisecond)
-	taken, _, err := b.DueEvents(rules.LaneNotify, restT0, 10)
+	// Leases run on the service's clock (the now given): b looks after a's lease ended.
+	later := restT0.Add(lease + 100*time.Millisecond)
+	taken, _, err := b.DueEvents(rules.LaneNotify, later, 10)
 	if err != nil || len(taken) != 1 || taken[0].Seq != due[0].Seq {
 		t.Fatalf("b after a's lease: %+v %v; want a's event", taken, err)
 	}
@@ -217,7 +218,7 @@ func TestOutboxExpiredClaimIsTakenOver(t *testing.T) {
 	if err := a.RescheduleEvent(due[0].Seq, late); err != nil {
 		t.Fatal(err)
 	}
-	if again, _, _ := a.DueEvents(rules.LaneNotify, restT0, 10); len(again) != 0 {
+	if again, _, _ := a.DueEvents(rules.LaneNotify, later, 10); len(again) != 0 {
 		t.Errorf("a's late write freed b's claim: %+v", again)
 	}
 	if err := b.EventDelivered(taken[0].Seq, "x", restT0); err != nil {
