@@ -53,8 +53,10 @@ type DB struct {
 	// expired claims of another instance it took.
 	claimedSteps, claimedEvents, takenOver atomic.Int64
 
-	// writer commits the payout writes in groups (group.go).
+	// writer commits the payout writes in groups (group.go); steps are the lifecycle
+	// claims this instance holds (payouts.go).
 	writer *groupWriter
+	steps  claimSet
 }
 
 // Open connects to url, applies the pending migrations, and returns the store.

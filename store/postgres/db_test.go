@@ -2,10 +2,20 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
+	"payouts/rules"
 	"payouts/store/postgres/pgtest"
+)
+
+// What this engine implements so far; the whole of rules.Storage with outbox.go, cards.go,
+// sessions.go, sandbox.go and dump.go.
+var (
+	_ rules.Store          = (*DB)(nil)
+	_ rules.LifecycleStore = (*DB)(nil)
+	_ rules.MerchantStore  = (*DB)(nil)
 )
 
 // openDB opens a handle (an instance) on the database at url, closed when t ends.
@@ -35,4 +45,14 @@ func count(t testing.TB, db *DB, query string, args ...any) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// sameJSON fails t when got and want differ as JSON.
+func sameJSON(t testing.TB, got, want any) {
+	t.Helper()
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	if string(g) != string(w) {
+		t.Errorf("got  %s\nwant %s", g, w)
+	}
 }

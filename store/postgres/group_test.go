@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"payouts/rules"
 )
 
 // put is a write that stores key in meta.
@@ -129,6 +132,10 @@ func TestGroupCommitGivesUp(t *testing.T) {
 func TestGroupCommitAfterClose(t *testing.T) {
 	db := newDB(t)
 	db.Close()
+	err := db.UpdatePayouts([]int64{1}, func(*rules.Payout, rules.Ledger) (time.Time, error) { return time.Time{}, nil })
+	if !errors.Is(err, errClosed) {
+		t.Fatalf("err %v, want errClosed", err)
+	}
 	if err := db.writer.write(put("late"), true); !errors.Is(err, errClosed) {
 		t.Fatalf("err %v, want errClosed", err)
 	}
