@@ -157,6 +157,8 @@ func (w *groupWriter) run(group []*groupOp) ([]*groupOp, error) {
 		return group, fmt.Errorf("store: begin: %w", err)
 	}
 	defer tx.Rollback(ctx) // after a commit, a no-op
+	held := &heldBalances{}
+	ctx = withHeldBalances(ctx, held)
 	savepoints := len(group) > 1
 	ok := make([]*groupOp, 0, len(group))
 	for i, op := range group {
@@ -168,9 +170,11 @@ func (w *groupWriter) run(group []*groupOp) ([]*groupOp, error) {
 		op.ran = true
 		err := safely(ctx, op.fn, tx)
 		if err == nil {
+			held.keep()
 			ok = append(ok, op)
 			continue
 		}
+		held.drop()
 		if retryable(err) {
 			return append(ok, group[i:]...), err
 		}

@@ -140,3 +140,65 @@ func TestGroupCommitAfterClose(t *testing.T) {
 		t.Fatalf("err %v, want errClosed", err)
 	}
 }
+
+// The writes of a group read the balances their transaction holds as the writes before them
+// left them, without those that failed: a failed write's reservation is rolled back with it,
+// even when it was the first to read the balance.
+func TestGroupBalancesAfterAFailedWrite(t *testing.T) {
+	db := newDB(t)
+	if _, err := db.Fund("m1", "PER", "PEN", 1000); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	failing := func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
+		if _, err := reserve(p, l); err != nil {
+			return time.Time{}, err
+		}
+		return time.Time{}, boom
+	}
+	createOp := func(order string, admit rules.Step) *groupOp {
+		return &groupOp{fn: func(ctx context.Context, tx pgx.Tx) error {
+			_, _, err := createPayout(ctx, tx, newPayout(order, 100), time.Time{}, nil, admit)
+			return err
+		}, rerun: true}
+	}
+	ops := newOps(createOp("A", failing), createOp("B", reserve), createOp("C", failing), createOp("D", reserve))
+	db.writer.commit(ops)
+	errs := answers(ops)
+	if !errors.Is(errs[0], boom) || errs[1] != nil || !errors.Is(errs[2], boom) || errs[3] != nil {
+		t.Fatalf("answers %v", errs)
+	}
+	if bs, _ := db.Balances("m1"); bs[0].Available != 800 {
+		t.Errorf("balance %+v, want 200 of 1000 reserved by B and D", bs[0])
+	}
+	if n := count(t, db, `SELECT count(*) FROM payouts`); n != 2 {
+		t.Errorf("%d payouts stored, want 2", n)
+	}
+	if err := db.CheckAllLedgers(); err != nil {
+		t.Error(err)
+	}
+
+	// A write that fails after writing its balance.
+	fund := func(amount int64, fail error) *groupOp {
+		return &groupOp{fn: func(ctx context.Context, tx pgx.Tx) error {
+			l := newLedger(ctx, tx)
+			b, _ := l.Balance("m1", "PER", "PEN")
+			b, _ = rules.ApplyFunding(b, amount)
+			if err := l.PutBalance("m1", b); err != nil {
+				return err
+			}
+			if err := l.finish(); err != nil {
+				return err
+			}
+			return fail
+		}}
+	}
+	ops = newOps(fund(100, nil), fund(10, boom), fund(1, nil))
+	db.writer.commit(ops)
+	if errs := answers(ops); errs[0] != nil || !errors.Is(errs[1], boom) || errs[2] != nil {
+		t.Fatalf("answers %v", errs)
+	}
+	if bs, _ := db.Balances("m1"); bs[0].Balance != 1101 {
+		t.Errorf("balance %+v, want 1101", bs[0])
+	}
+}

@@ -21,6 +21,7 @@ type ledger struct {
 	ctx     context.Context
 	tx      pgx.Tx
 	touched map[balanceKey]*balanceChange
+	held    *heldBalances // the group's, if the ledger's transaction is a group's (group.go)
 }
 
 // balanceKey names one balance.
@@ -36,7 +37,7 @@ type balanceChange struct {
 }
 
 func newLedger(ctx context.Context, tx pgx.Tx) *ledger {
-	return &ledger{ctx: ctx, tx: tx, touched: map[balanceKey]*balanceChange{}}
+	return &ledger{ctx: ctx, tx: tx, touched: map[balanceKey]*balanceChange{}, held: heldBalancesOf(ctx)}
 }
 
 // Balance reads a balance, locking it until the transaction ends; one never written is zero.
@@ -88,6 +89,11 @@ func (l *ledger) at(k balanceKey) (*balanceChange, error) {
 	if c := l.touched[k]; c != nil {
 		return c, nil
 	}
+	if h, ok := l.held.get(k); ok {
+		c := &balanceChange{before: h.b, now: h.b, stored: h.stored}
+		l.touched[k] = c
+		return c, nil
+	}
 	b, stored, err := lockBalance(l.ctx, l.tx, k)
 	if err != nil {
 		return nil, fmt.Errorf("store: balance %s %s/%s: %w", k.merchantID, k.country, k.currency, err)
@@ -126,6 +132,9 @@ func (l *ledger) queueWrites(b *pgx.Batch) {
 		}
 		c.stored, c.dirty = true, false
 	}
+	for k, c := range l.touched {
+		l.held.put(k, heldBalance{b: c.now, stored: c.stored})
+	}
 }
 
 // finish checks the ledger invariant and writes the balances changed.
@@ -143,6 +152,69 @@ func (l *ledger) finish() error {
 	}
 	return nil
 }
+
+// heldBalances are the balances a group's transaction holds locked, as the writes of the
+// group that succeeded left them: a later write of the group reads them here rather than
+// from the database (where it would find the same, its transaction holding the lock). A
+// write that fails is rolled back to its savepoint, with its balances and the locks it took:
+// what it read is kept only once it succeeded (keep), else forgotten (drop).
+type heldBalances struct {
+	held, pending map[balanceKey]heldBalance
+}
+
+// heldBalance is a balance as a group's transaction holds it; stored says whether it has a
+// row (else the advisory lock that stands for the row is held).
+type heldBalance struct {
+	b      rules.Balance
+	stored bool
+}
+
+type heldBalancesKey struct{}
+
+// withHeldBalances gives the writes of one run of a group their balances.
+func withHeldBalances(ctx context.Context, h *heldBalances) context.Context {
+	return context.WithValue(ctx, heldBalancesKey{}, h)
+}
+
+// heldBalancesOf is the balances of ctx's group; nil outside a group (a nil *heldBalances
+// holds nothing).
+func heldBalancesOf(ctx context.Context) *heldBalances {
+	h, _ := ctx.Value(heldBalancesKey{}).(*heldBalances)
+	return h
+}
+
+func (h *heldBalances) get(k balanceKey) (heldBalance, bool) {
+	if h == nil {
+		return heldBalance{}, false
+	}
+	v, ok := h.held[k]
+	return v, ok
+}
+
+// put notes a balance as the write running now leaves it.
+func (h *heldBalances) put(k balanceKey, v heldBalance) {
+	if h == nil {
+		return
+	}
+	if h.pending == nil {
+		h.pending = map[balanceKey]heldBalance{}
+	}
+	h.pending[k] = v
+}
+
+// keep keeps what the write that just succeeded left.
+func (h *heldBalances) keep() {
+	if h.held == nil {
+		h.held = map[balanceKey]heldBalance{}
+	}
+	for k, v := range h.pending {
+		h.held[k] = v
+	}
+	clear(h.pending)
+}
+
+// drop forgets what the write that just failed left.
+func (h *heldBalances) drop() { clear(h.pending) }
 
 // balanceLocks is the first key of the advisory locks that stand for balance rows not
 // written yet (the second is a hash of the balance's key).
