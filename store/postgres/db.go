@@ -52,6 +52,11 @@ type DB struct {
 	// claimed counts the claims this instance holds now (gauges), and takenOver the
 	// expired claims of another instance it took.
 	claimedSteps, claimedEvents, takenOver atomic.Int64
+
+	// writer commits the payout writes in groups (group.go); steps are the lifecycle
+	// claims this instance holds (payouts.go).
+	writer *groupWriter
+	steps  claimSet
 }
 
 // Open connects to url, applies the pending migrations, and returns the store.
@@ -76,7 +81,7 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("migrate database: %w", err)
 	}
-	s := &DB{pool: pool, instance: opt.Instance, lease: opt.Lease}
+	s := &DB{pool: pool, instance: opt.Instance, lease: opt.Lease, writer: newGroupWriter(pool)}
 	if s.instance == "" {
 		host, _ := os.Hostname()
 		var b [4]byte
@@ -117,8 +122,9 @@ func migrateSQL(ctx context.Context, db *sql.DB) error {
 // Instance is the name of this instance's claims.
 func (s *DB) Instance() string { return s.instance }
 
-// Close closes the pool.
+// Close stops the writer after the group it is committing, then closes the pool.
 func (s *DB) Close() error {
+	s.writer.close()
 	s.pool.Close()
 	return nil
 }

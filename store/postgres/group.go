@@ -1,0 +1,221 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Group commit, as store/bolt/group.go: one goroutine per DB owns the payout writes (creates
+// and lifecycle steps). It takes every write waiting when it becomes free and runs them in
+// one PostgreSQL transaction, one commit (one WAL flush) for all. Every create of a merchant
+// locks that merchant's balance row until its transaction commits, so one transaction per
+// create would serialize a merchant's creates on the commit's flush; one per group amortizes
+// it. Each write runs inside a SAVEPOINT of its own: a write that fails is rolled back alone
+// and gets its error, the others commit. A deadlock or a serialization failure aborts the
+// whole transaction: the group runs again (a write that cannot run twice and had already run
+// is told errGroupAborted instead).
+
+// maxGroup bounds one group. Each write of a group is a subtransaction with an xid of its
+// own, and PostgreSQL keeps only 64 of them per transaction in shared memory: beyond that
+// every other session's snapshots overflow to pg_subtrans, which slows the whole server.
+const maxGroup = 64
+
+// maxGroupAttempts bounds the runs of a group that deadlocks or fails to serialize.
+const maxGroupAttempts = 5
+
+// groupTimeout bounds one run of a group (a lost connection, a lock never released).
+const groupTimeout = time.Minute
+
+// callTimeout bounds the database work of one call that takes no context, so that a lost
+// connection or a lock held forever fails the call rather than hanging it.
+const callTimeout = 30 * time.Second
+
+func callContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), callTimeout)
+}
+
+// errGroupAborted is returned to a write that cannot run again after its group was rolled
+// back whole (a deadlock, a serialization failure): nothing of it was stored, and the caller
+// may simply retry.
+var errGroupAborted = errors.New("store: the write was rolled back with its group; nothing was stored")
+
+// errClosed is returned to writes after Close.
+var errClosed = errors.New("store: the database is closed")
+
+// groupOp is one write of a group. fn runs inside the group's transaction; when rerun is set,
+// fn resets its own state on entry, so that it may run again after its group was rolled back.
+type groupOp struct {
+	fn    func(ctx context.Context, tx pgx.Tx) error
+	rerun bool
+	ran   bool
+	done  chan error
+}
+
+// groupWriter is the goroutine that commits the writes in groups.
+type groupWriter struct {
+	pool     *pgxpool.Pool
+	ops      chan *groupOp
+	quit     chan struct{}
+	gone     chan struct{}
+	quitOnce sync.Once
+	// alone runs every write in a transaction of its own, in its caller's goroutine (the
+	// benchmark's baseline).
+	alone bool
+}
+
+func newGroupWriter(pool *pgxpool.Pool) *groupWriter {
+	w := &groupWriter{pool: pool, ops: make(chan *groupOp), quit: make(chan struct{}), gone: make(chan struct{})}
+	go w.loop()
+	return w
+}
+
+// write runs fn in the next group and returns once the group committed (or fn failed).
+func (w *groupWriter) write(fn func(ctx context.Context, tx pgx.Tx) error, rerun bool) error {
+	op := &groupOp{fn: fn, rerun: rerun, done: make(chan error, 1)}
+	if w.alone {
+		select {
+		case <-w.quit:
+			return errClosed
+		default:
+		}
+		w.commit([]*groupOp{op})
+		return <-op.done
+	}
+	select {
+	case w.ops <- op:
+	case <-w.quit:
+		return errClosed
+	}
+	return <-op.done
+}
+
+func (w *groupWriter) loop() {
+	defer close(w.gone)
+	for {
+		var op *groupOp
+		select {
+		case op = <-w.ops:
+		case <-w.quit:
+			return
+		}
+		group := []*groupOp{op}
+	gather: // every write already waiting (ops is unbuffered: a waiting writer is a ready sender)
+		for len(group) < maxGroup {
+			select {
+			case op := <-w.ops:
+				group = append(group, op)
+			default:
+				break gather
+			}
+		}
+		w.commit(group)
+	}
+}
+
+// commit runs a group until every write of it has its answer.
+func (w *groupWriter) commit(group []*groupOp) {
+	for attempt := 1; len(group) > 0; attempt++ {
+		pending, err := w.run(group)
+		if err == nil {
+			return
+		}
+		if !retryable(err) || attempt == maxGroupAttempts {
+			for _, op := range pending {
+				op.done <- err
+			}
+			return
+		}
+		group = group[:0:0]
+		for _, op := range pending {
+			if op.ran && !op.rerun {
+				op.done <- fmt.Errorf("%w (%v)", errGroupAborted, err)
+				continue
+			}
+			group = append(group, op)
+		}
+		time.Sleep(time.Duration(1+rand.IntN(10*attempt)) * time.Millisecond) // let the other side finish
+	}
+}
+
+// run runs a group once, in one transaction, each write in a savepoint of its own (a group
+// of one needs none). A write that fails alone is answered at once and rolled back to its
+// savepoint. It returns nil once every write is answered; otherwise the transaction was
+// rolled back, and it returns the writes still waiting for their answer with the error.
+func (w *groupWriter) run(group []*groupOp) ([]*groupOp, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	defer cancel()
+	tx, err := w.pool.Begin(ctx)
+	if err != nil {
+		return group, fmt.Errorf("store: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) // after a commit, a no-op
+	held := &heldBalances{}
+	ctx = withHeldBalances(ctx, held)
+	savepoints := len(group) > 1
+	ok := make([]*groupOp, 0, len(group))
+	for i, op := range group {
+		if savepoints {
+			if _, err := tx.Exec(ctx, "SAVEPOINT op"); err != nil {
+				return append(ok, group[i:]...), fmt.Errorf("store: savepoint: %w", err)
+			}
+		}
+		op.ran = true
+		err := safely(ctx, op.fn, tx)
+		if err == nil {
+			held.keep()
+			ok = append(ok, op)
+			continue
+		}
+		held.drop()
+		if retryable(err) {
+			return append(ok, group[i:]...), err
+		}
+		if savepoints {
+			if _, rerr := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT op"); rerr != nil {
+				op.done <- err
+				return append(ok, group[i+1:]...), fmt.Errorf("store: rollback to savepoint: %w", rerr)
+			}
+		}
+		op.done <- err
+	}
+	if len(ok) == 0 {
+		return nil, nil
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return ok, fmt.Errorf("store: commit: %w", err)
+	}
+	for _, op := range ok {
+		op.done <- nil
+	}
+	return nil, nil
+}
+
+// retryable reports a deadlock or a serialization failure: the transaction may simply run
+// again.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}
+
+func safely(ctx context.Context, fn func(context.Context, pgx.Tx) error, tx pgx.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("store: panic in a write: %v", p)
+		}
+	}()
+	return fn(ctx, tx)
+}
+
+// close stops the writer after the group it is committing, if any; it may be called again.
+func (w *groupWriter) close() {
+	w.quitOnce.Do(func() { close(w.quit) })
+	<-w.gone
+}
