@@ -589,3 +589,6 @@ func clonePayout(p *Payout) *Payout {
 	}
 	return &c
 }
+
+// Clone is a copy of p that shares nothing a step changes (history, errors, card).
+func (p *Payout) Clone() *Payout { return clonePayout(p) }

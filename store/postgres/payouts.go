@@ -113,15 +113,16 @@ func admitPayout(p *rules.Payout, due time.Time, events []rules.Event, admit rul
 	if admit == nil {
 		return due, nil
 	}
-	reservedBefore := p.Reserved
+	given := p.Clone()
 	next, err := admit(p, l)
 	switch {
 	case errors.Is(err, rules.ErrNoChange):
+		*p = *given // admit leaves the payout as it was given
 		return due, nil
 	case err != nil:
 		return due, err
 	}
-	return next, l.reserved(p, p.Reserved-reservedBefore)
+	return next, l.reserved(p, p.Reserved-given.Reserved)
 }
 
 // insertPayout writes a new payout, with the balances its ledger changed, in one round trip;
@@ -378,7 +379,8 @@ func (s *DB) WithStatus(merchantID string, status rules.Status, limit int) ([]in
 // Due claims up to limit payouts whose next lifecycle step is due at or before now, oldest
 // first, with the status each had when it was queued. A claimed payout is this instance's
 // until UpdatePayouts writes it or its lease ends: no other caller, here or on another
-// instance, gets it meanwhile; once the lease ended, any caller may take it over.
+// instance, gets it meanwhile; once the lease ended, any caller may take it over. Leases run
+// on the service's clock (now), as in the outbox.
 func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -387,13 +389,13 @@ func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `WITH c AS (
 			SELECT id, lease_owner FROM payouts
-			WHERE due_at <= $1 AND (lease_until IS NULL OR lease_until < clock_timestamp())
+			WHERE due_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
 			ORDER BY due_at, id LIMIT $2
 			FOR UPDATE SKIP LOCKED)
-		UPDATE payouts p SET lease_owner = $3, lease_until = clock_timestamp() + $4 * interval '1 microsecond'
+		UPDATE payouts p SET lease_owner = $3, lease_until = $4
 		FROM c WHERE p.id = c.id
 		RETURNING p.id, p.due_at, coalesce(p.due_status, ''), c.lease_owner`,
-		customPlan, now, limit, s.instance, s.lease.Microseconds())
+		customPlan, now.UTC(), limit, s.instance, now.Add(s.lease).UTC())
 	if err != nil {
 		return nil, fmt.Errorf("store: claim due payouts: %w", err)
 	}
