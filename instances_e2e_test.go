@@ -14,10 +14,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"payouts/store/postgres"
 	"payouts/store/postgres/pgtest"
@@ -26,6 +30,7 @@ import (
 // receiver is a merchant's notification endpoint: it records every delivery's event id
 // (Idempotency-Key) by payout.
 type receiver struct {
+	delay    atomic.Int64 // nanoseconds each answer waits: deliveries in flight at a kill
 	mu       sync.Mutex
 	byEvent  map[string]int
 	byPayout map[int64]map[string]bool
@@ -48,6 +53,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	id, _ := strconv.ParseInt(body.Payout.ID, 10, 64)
 	ev := req.Header.Get("Idempotency-Key")
+	time.Sleep(time.Duration(r.delay.Load()))
 	r.mu.Lock()
 	r.byEvent[ev]++
 	if r.byPayout[id] == nil {
@@ -154,18 +160,20 @@ func TestTwoInstancesOnOnePostgreSQL(t *testing.T) {
 			clients[i%2].waitStage(t, id, "SUCCESS", 60*time.Second)
 		}
 		waitNotified(t, rcv, 201, 30*time.Second) // and the first subtest's payout
-		time.Sleep(time.Second)                  // a duplicate would come now
+		time.Sleep(time.Second)                   // a duplicate would come now
 		if n, most := rcv.notified(); n != 201 || most != 1 {
 			t.Fatalf("%d payouts notified (want 201), an event delivered up to %d times (want 1)", n, most)
 		}
 	})
 
 	t.Run("an instance killed mid-run: the other finishes every payout", func(t *testing.T) {
+		// Slow answers keep deliveries in flight, so that the killed instance dies holding
+		// claims that the survivor must take over once their lease ends.
+		rcv.delay.Store(int64(300 * time.Millisecond))
+		defer rcv.delay.Store(0)
 		const n = 200
 		ids := make([]int64, n)
 		var wg sync.WaitGroup
-		var killOnce sync.Once
-		acked := make(chan struct{}, n)
 		for i := range n {
 			wg.Add(1)
 			go func() {
@@ -177,7 +185,6 @@ func TestTwoInstancesOnOnePostgreSQL(t *testing.T) {
 					raw, _ := io.ReadAll(resp.Body)
 					resp.Body.Close()
 					ids[i] = decodePayout(t, raw).Payout.ID
-					acked <- struct{}{}
 					return
 				}
 				if resp != nil {
@@ -193,14 +200,16 @@ func TestTwoInstancesOnOnePostgreSQL(t *testing.T) {
 				ids[i] = decodePayout(t, raw).Payout.ID
 			}()
 		}
+		killed := make(chan struct{})
 		go func() {
-			for range n / 2 {
-				<-acked
-			}
-			killOnce.Do(func() { inst[0].cmd.Process.Kill() }) // SIGKILL: no drain, claims left behind
+			// Once the instance is delivering (slowly), SIGKILL it: no drain, its claims
+			// on the events in flight left behind for the survivor.
+			defer close(killed)
+			waitClaims(t, dbURL, "test-0", 20*time.Second)
+			inst[0].cmd.Process.Kill()
 		}()
 		wg.Wait()
-		killOnce.Do(func() { inst[0].cmd.Process.Kill() })
+		<-killed
 		inst[0].cmd.Wait()
 		for _, id := range ids {
 			if id == 0 {
@@ -216,12 +225,17 @@ func TestTwoInstancesOnOnePostgreSQL(t *testing.T) {
 			}
 		}
 		rcv.mu.Unlock()
+		if n := takenOver(t, b); n == 0 {
+			t.Error("the survivor took over no claim: the instance was not killed mid-run")
+		} else {
+			t.Logf("the survivor took over %d claims of the killed instance", n)
+		}
 	})
 
 	t.Run("balances add up", func(t *testing.T) {
 		var bal []struct {
-			Country, Currency           string
-			AvailableBalance, Balance   int64
+			Country, Currency         string
+			AvailableBalance, Balance int64
 		}
 		code, _, raw := onB.do(t, "GET", "balance", nil, "")
 		if code != 200 {
@@ -290,10 +304,44 @@ func waitNotified(t *testing.T, r *receiver, want int, within time.Duration) {
 	t.Fatalf("%d payouts notified within %v, want %d", n, within, want)
 }
 
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
+// takenOver reads payouts_claims_taken_over_total of an instance's /metrics.
+func takenOver(t *testing.T, s *testServer) int {
+	t.Helper()
+	resp, err := s.getMetrics()
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
-	return b
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "payouts_claims_taken_over_total "); ok {
+			n, _ := strconv.ParseFloat(v, 64)
+			return int(n)
+		}
+	}
+	t.Fatalf("no payouts_claims_taken_over_total in /metrics:\n%s", raw)
+	return 0
+}
+
+// waitClaims waits until the instance holds a claim on an outbox event.
+func waitClaims(t *testing.T, url, instance string, within time.Duration) {
+	c, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer c.Close(context.Background())
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		var n int
+		if err := c.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE lease_owner = $1`, instance).Scan(&n); err != nil {
+			t.Error(err)
+			return
+		}
+		if n > 0 {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Errorf("instance %s claimed no event within %v", instance, within)
 }
