@@ -12,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -403,10 +402,7 @@ func TestCardPayoutEndToEndEncryptedAtRest(t *testing.T) {
 	token := strings.TrimPrefix(a.Iframe, s.URL+"/card?s=")
 	s.Stop(t)
 	logs := s.Stdout.String() + s.Stderr.String()
-	raw, err := os.ReadFile(filepath.Join(dir, "payouts.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := storedBytes(t, dir)
 	pan := "4111111111111111"
 	if how, found := holdsSecret(raw, pan); found {
 		t.Errorf("the database file holds the card number (%s)", how)
@@ -643,21 +639,6 @@ func holdsSecret(raw []byte, secret string) (string, bool) {
 }
 
 // cardBuckets counts the records of the card buckets in a stopped server's database.
-func cardBuckets(t *testing.T, dir string) (onFile, perPayout int) {
-	t.Helper()
-	db, err := bolt.Open(filepath.Join(dir, "payouts.db"), 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	db.View(func(tx *bolt.Tx) error {
-		onFile = tx.Bucket([]byte("cards")).Stats().KeyN
-		perPayout = tx.Bucket([]byte("cards_payout")).Stats().KeyN
-		return nil
-	})
-	return
-}
-
 func TestCardOnFile(t *testing.T) {
 	t.Run("on: the next payout offers the saved card", func(t *testing.T) {
 		dir := t.TempDir()
@@ -697,7 +678,7 @@ func TestCardOnFile(t *testing.T) {
 			t.Errorf("another beneficiary is offered the saved card")
 		}
 		s.Stop(t)
-		if onFile, perPayout := cardBuckets(t, dir); onFile != 1 || perPayout != 0 {
+		if onFile, perPayout := storedCards(t, dir); onFile != 1 || perPayout != 0 {
 			t.Errorf("card buckets: %d on file, %d per payout; want 1 and 0", onFile, perPayout)
 		}
 	})
@@ -713,7 +694,7 @@ func TestCardOnFile(t *testing.T) {
 			t.Errorf("a card is offered with card on file off")
 		}
 		s.Stop(t)
-		if onFile, perPayout := cardBuckets(t, dir); onFile != 0 || perPayout != 0 {
+		if onFile, perPayout := storedCards(t, dir); onFile != 0 || perPayout != 0 {
 			t.Errorf("card buckets: %d on file, %d per payout; want none", onFile, perPayout)
 		}
 	})

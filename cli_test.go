@@ -25,6 +25,7 @@ func runCLI(t *testing.T, getenv func(string) string, args ...string) (string, e
 }
 
 func TestCLIMerchantCreateBackupVersion(t *testing.T) {
+	boltOnly(t, "the offline merchant create and the backup are of the data directory's file (PostgreSQL: pg_dump)")
 	dir := t.TempDir()
 	out, err := runCLI(t, nil, "merchant", "create", "--data", dir, "--name", "Tienda", "--card-payouts", "--allowed-origins", "https://tienda.pe")
 	if err != nil {

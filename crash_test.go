@@ -69,6 +69,7 @@ func startProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, string) 
 // payout that was answered 201 is there, no orderId has two payouts, and every payout has
 // exactly one outcome email: none lost, none twice (contract section 7).
 func TestCrashLosesNoAcknowledgedPayout(t *testing.T) {
+	boltOnly(t, "the bbolt file's crash safety; TestTwoInstancesOnOnePostgreSQL kills an instance on PostgreSQL")
 	if testing.Short() {
 		t.Skip("builds and kills the binary")
 	}

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"testing"
 
 	"payouts/rules"
+	"payouts/store"
 	"payouts/store/bolt"
 	"payouts/store/postgres"
 	"payouts/store/postgres/pgtest"
@@ -93,4 +95,70 @@ func openTestStore(t testing.TB, dir string) (rules.Storage, error) {
 		return postgres.Open(context.Background(), databaseFor(t, dir), postgres.Options{})
 	}
 	return bolt.Open(filepath.Join(dir, "payouts.db"), bolt.Options{NoSync: true})
+}
+
+// openTestData opens a test server's store with the sealer of its secrets, while the
+// server is stopped (or before its first start).
+func openTestData(t testing.TB, dir string) (rules.Storage, *store.Sealer, error) {
+	t.Helper()
+	if !onPostgresTests() {
+		return openData(dir, false)
+	}
+	key, err := store.ReadSecretFile(filepath.Join(databaseDirKeys(t, dir), "master.key"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return openStorage(context.Background(), serveConfig{Database: databaseFor(t, dir), MasterKey: key})
+}
+
+// storedBytes is everything a stopped test server stored, as bytes to search: the bbolt
+// file, or the PostgreSQL database's dump.
+func storedBytes(t testing.TB, dir string) []byte {
+	t.Helper()
+	if !onPostgresTests() {
+		raw, err := os.ReadFile(filepath.Join(dir, "payouts.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	db, err := openTestStore(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var out []byte
+	if err := db.Dump(func(r rules.DumpRecord) error { out = append(append(out, r.Value...), '\n'); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// storedCards counts a stopped test server's cards on file and cards kept for one payout.
+func storedCards(t testing.TB, dir string) (onFile, perPayout int) {
+	t.Helper()
+	db, err := openTestStore(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Dump(func(r rules.DumpRecord) error {
+		if r.Kind != rules.DumpCard {
+			return nil
+		}
+		var c rules.DumpedCard
+		if err := json.Unmarshal(r.Value, &c); err != nil {
+			return err
+		}
+		if c.DocNumber != "" {
+			onFile++
+		} else {
+			perPayout++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return onFile, perPayout
 }

@@ -463,8 +463,13 @@ func TestNotificationSignedRetriedUntil2xxDeliveredOncePerEvent(t *testing.T) {
 		t.Errorf("delivered metric %v, want 2", got)
 	}
 
-	// The key pair lives in the data dir (0600) and survives a restart.
-	st, err := os.Stat(filepath.Join(dir, notificationKeyFile))
+	// The key pair lives in the data dir (0600; on PostgreSQL in the shared key files) and
+	// survives a restart.
+	keyFile := filepath.Join(dir, notificationKeyFile)
+	if onPostgresTests() {
+		keyFile = filepath.Join(databaseDirKeys(t, dir), notificationKeyFile)
+	}
+	st, err := os.Stat(keyFile)
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("key file: %v %v", st, err)
 	}

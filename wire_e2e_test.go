@@ -131,7 +131,7 @@ func TestResentSignedRequestsAreAnswered(t *testing.T) {
 func TestPublishedSigningVectorsThroughTheServer(t *testing.T) {
 	const secret = "P5yjICOFoE0kmJVMALeBRmoxuWXz0BJKuoSaIXEHTgE="
 	dir := t.TempDir()
-	db, sealer, err := openData(dir, false)
+	db, sealer, err := openTestData(t, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

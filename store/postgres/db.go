@@ -18,8 +18,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -154,4 +156,16 @@ func (s *DB) Gauges() []rules.Gauge {
 		{Name: "payouts_claimed_events", Help: "Outbox events this instance has claimed and not yet settled.", Value: float64(s.claimedEvents.Load())},
 		{Name: "payouts_claims_taken_over_total", Help: "Expired claims of another instance this instance took over.", Value: float64(s.takenOver.Load())},
 	}
+}
+
+// storable reports whether PostgreSQL's text can hold every s: valid UTF-8 without NUL. A
+// lookup by a key that is not storable finds nothing (nothing can be stored under it), where
+// the query would otherwise fail; the API refuses such values in what it writes.
+func storable(ss ...string) bool {
+	for _, s := range ss {
+		if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -85,6 +85,9 @@ func insertMerchant(ctx context.Context, tx pgx.Tx, m *rules.Merchant, prepare f
 
 // Merchant reads one merchant; rules.ErrNotFound when none.
 func (s *DB) Merchant(id string) (*rules.Merchant, error) {
+	if !storable(id) {
+		return nil, rules.ErrNotFound
+	}
 	ctx, cancel := callContext()
 	defer cancel()
 	var doc []byte
@@ -100,6 +103,9 @@ func (s *DB) Merchant(id string) (*rules.Merchant, error) {
 
 // UpdateMerchant changes a merchant inside one transaction, holding its row's lock.
 func (s *DB) UpdateMerchant(id string, fn func(*rules.Merchant) error) (*rules.Merchant, error) {
+	if !storable(id) {
+		return nil, rules.ErrNotFound
+	}
 	ctx, cancel := callContext()
 	defer cancel()
 	var m *rules.Merchant

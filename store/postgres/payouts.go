@@ -293,6 +293,9 @@ func (s *DB) Payout(merchantID string, id int64) (*rules.Payout, error) {
 
 // PayoutByOrder reads a merchant's payout by its orderId.
 func (s *DB) PayoutByOrder(merchantID, orderID string) (*rules.Payout, error) {
+	if !storable(merchantID, orderID) {
+		return nil, rules.ErrNotFound
+	}
 	return s.payoutWhere(`merchant_id = $1 AND order_id = $2`, merchantID, orderID)
 }
 
@@ -633,6 +636,9 @@ const maxScan = 5000
 // such as country, pages through a long history in bounded requests).
 func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, error) {
 	var page rules.Page
+	if !storable(merchantID, f.OrderID, f.Country, string(f.Stage), string(f.Status)) {
+		return rules.Page{Items: []*rules.Payout{}}, nil
+	}
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}

@@ -88,6 +88,9 @@ func (s *DB) PutSandboxRules(merchantID string, rs []rules.ScriptRule) error {
 // DirectoryEntry is an admin's entry of the simulated directory (rules.ErrNotFound when
 // none).
 func (s *DB) DirectoryEntry(country, id string) (*rules.DirectoryEntry, error) {
+	if !storable(country, id) {
+		return nil, rules.ErrNotFound
+	}
 	var doc []byte
 	err := s.pool.QueryRow(context.Background(), `SELECT entry FROM directory WHERE country = $1 AND id = $2`,
 		country, id).Scan(&doc)
@@ -131,6 +134,9 @@ func (s *DB) DeleteDirectoryEntry(country, id string) error {
 
 // IntegrationUser reads a user by name (rules.ErrNotFound when none).
 func (s *DB) IntegrationUser(user string) (*rules.IntegrationUser, error) {
+	if !storable(user) {
+		return nil, rules.ErrNotFound
+	}
 	u, err := s.integrationUserWhere(`user_name = $1`, user)
 	if err != nil {
 		return nil, fmt.Errorf("integration user %s: %w", user, err)

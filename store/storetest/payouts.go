@@ -211,6 +211,20 @@ func testReadPayouts(t *testing.T, e Engine) {
 	other := create(t, s, newPayout(m2, "R-A", 4000, at(3*time.Second)), time.Time{})
 	update(t, s, []int64{a.ID, c.ID}, moveTo(rules.StatusAuthorized, at(time.Minute), time.Time{}))
 
+	t.Run("a key no request can store (NUL, invalid UTF-8) finds nothing", func(t *testing.T) {
+		for _, bad := range []string{"R-A\x00", "R-\xff"} {
+			if _, err := s.PayoutByOrder(m1, bad); !errors.Is(err, rules.ErrNotFound) {
+				t.Errorf("PayoutByOrder(%q): %v, want ErrNotFound", bad, err)
+			}
+			if page, err := s.ListPayouts(m1, rules.ListFilter{OrderID: bad}); err != nil || len(page.Items) != 0 {
+				t.Errorf("ListPayouts(orderId %q): %v %v, want nothing", bad, page.Items, err)
+			}
+			if _, err := s.Merchant(m1 + bad); !errors.Is(err, rules.ErrNotFound) {
+				t.Errorf("Merchant(%q): %v, want ErrNotFound", m1+bad, err)
+			}
+		}
+	})
+
 	t.Run("Payout is the merchant's own, ErrNotFound otherwise", func(t *testing.T) {
 		if got := payoutOf(t, s, m1, b.ID); got.Amount != 2000 || got.OrderID != "R-B" {
 			t.Errorf("Payout %d: %+v", b.ID, got)
