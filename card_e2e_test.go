@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
-	bolt "go.etcd.io/bbolt"
 
 	"payouts/store"
 )
@@ -422,22 +421,23 @@ func TestCardPayoutEndToEndEncryptedAtRest(t *testing.T) {
 
 	// The card on file is sealed: it opens with card.key bound to its token, and holds
 	// the number but no CVV.
-	db, err := bolt.Open(filepath.Join(dir, "payouts.db"), 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var rec struct {
 		Token, BIN, Last4 string
 		Sealed            []byte
 	}
-	db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("cards")).ForEach(func(k, v []byte) error { return json.Unmarshal(v, &rec) })
-	})
+	for _, c := range storedCardRecords(t, dir) {
+		if c.DocNumber != "" {
+			rec.Token, rec.BIN, rec.Last4, rec.Sealed = c.Ref.Token, c.Ref.BIN, c.Ref.Last4, c.Sealed
+		}
+	}
 	if rec.BIN != "411111" || rec.Last4 != "1111" || rec.Token == "" {
 		t.Fatalf("card on file: %+v", rec)
 	}
-	key, err := store.LoadOrCreateKey(filepath.Join(dir, "card.key"))
+	keyFile := filepath.Join(dir, "card.key")
+	if onPostgresTests() {
+		keyFile = filepath.Join(databaseDirKeys(t, dir), cardKeyFile)
+	}
+	key, err := store.LoadOrCreateKey(keyFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,11 +137,25 @@ func storedBytes(t testing.TB, dir string) []byte {
 // storedCards counts a stopped test server's cards on file and cards kept for one payout.
 func storedCards(t testing.TB, dir string) (onFile, perPayout int) {
 	t.Helper()
+	for _, c := range storedCardRecords(t, dir) {
+		if c.DocNumber != "" {
+			onFile++
+		} else {
+			perPayout++
+		}
+	}
+	return onFile, perPayout
+}
+
+// storedCardRecords are a stopped test server's cards as stored (sealed).
+func storedCardRecords(t testing.TB, dir string) []rules.DumpedCard {
+	t.Helper()
 	db, err := openTestStore(t, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	var out []rules.DumpedCard
 	err = db.Dump(func(r rules.DumpRecord) error {
 		if r.Kind != rules.DumpCard {
 			return nil
@@ -150,15 +164,11 @@ func storedCards(t testing.TB, dir string) (onFile, perPayout int) {
 		if err := json.Unmarshal(r.Value, &c); err != nil {
 			return err
 		}
-		if c.DocNumber != "" {
-			onFile++
-		} else {
-			perPayout++
-		}
+		out = append(out, c)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return onFile, perPayout
+	return out
 }
