@@ -7,10 +7,11 @@
 #   PAYOUTS_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres .ci/bench-postgres.sh
 #
 # Run from the project root. Each configuration gets a new database on that server (dropped
-# afterwards). As in ratio.sh: fsync on, logging to a file, the lifecycle worker on with
+# afterwards). MERCHANTS=2 splits the load between two merchants (each half of the clients
+# signs for one), in both configurations. As in ratio.sh: fsync on, logging to a file, the lifecycle worker on with
 # short rails, so every payout is authorized, routed and settled during the run.
 set -u
-DURATION=${DURATION:-15s} BENCH=${BENCH:-../shared/bench}
+DURATION=${DURATION:-15s} BENCH=${BENCH:-../shared/bench} MERCHANTS=${MERCHANTS:-1}
 base_url=${PAYOUTS_BENCH_DATABASE_URL:?set PAYOUTS_BENCH_DATABASE_URL to a PostgreSQL server URL}
 work=$(mktemp -d); pids=(); dbs=()
 cleanup() {
@@ -50,24 +51,35 @@ start() {
     for _ in $(seq 100); do curl -fs "http://127.0.0.1:$p/readyz" >/dev/null && break; sleep 0.1; done
   done
   local adm=(-H "Authorization: Bearer $tok" -H 'Content-Type: application/json')
-  local creds; creds=$(curl -fs -X POST "${adm[@]}" -d '{"name":"Bench","settings":{}}' "http://127.0.0.1:${ports[0]}/admin/v1/merchants") || { echo "no merchant"; exit 1; }
-  read -r mid key sec < <(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["merchantId"], d["apiKey"], d["apiSecret"])' <<<"$creds")
-  curl -fs -X POST "${adm[@]}" -d '{"country":"PER","currency":"PEN","amount":900000000000000}' \
-    "http://127.0.0.1:${ports[0]}/admin/v1/merchants/$mid/balance" >/dev/null || { echo "funding failed"; exit 1; }
+  mids=(); keys=(); secs=()
+  for m in $(seq "$MERCHANTS"); do
+    local creds; creds=$(curl -fs -X POST "${adm[@]}" -d '{"name":"Bench","settings":{}}' "http://127.0.0.1:${ports[0]}/admin/v1/merchants") || { echo "no merchant"; exit 1; }
+    read -r mid key sec < <(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["merchantId"], d["apiKey"], d["apiSecret"])' <<<"$creds")
+    curl -fs -X POST "${adm[@]}" -d '{"country":"PER","currency":"PEN","amount":900000000000000}' \
+      "http://127.0.0.1:${ports[0]}/admin/v1/merchants/$mid/balance" >/dev/null || { echo "funding failed"; exit 1; }
+    mids+=("$mid"); keys+=("$key"); secs+=("$sec")
+  done
+}
+# load PORT_A PORT_B: 32 clients on each port at once (merchant 1 on A; on B merchant 2 when
+# there are two); sets a and b to the load generator's lines.
+load() {
+  local m2=$(( MERCHANTS - 1 ))
+  "$work/lg" -base "http://127.0.0.1:$1" -merchant "${mids[0]}" -key "${keys[0]}" -secret "${secs[0]}" -c 32 -d "$DURATION" >"$work/a" & local la=$!
+  "$work/lg" -base "http://127.0.0.1:$2" -merchant "${mids[$m2]}" -key "${keys[$m2]}" -secret "${secs[$m2]}" -c 32 -d "$DURATION" >"$work/b" & local lb=$!
+  wait "$la" "$lb"; a=$(cat "$work/a"); b=$(cat "$work/b")
 }
 stop() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; pids=(); }
 rate() { sed -E 's/.*created_per_s=([0-9]+).*/\1/' <<<"$1"; }
 p99() { sed -E 's/.*p99_ms=([0-9.]+).*/\1/' <<<"$1"; }
 
 start "$(newdb)" 1
-one=$("$work/lg" -base "http://127.0.0.1:${ports[0]}" -merchant "$mid" -key "$key" -secret "$sec" -c 64 -d "$DURATION") || { echo "one instance: $one"; exit 1; }
-echo "postgres, one instance:  $one"
+load "${ports[0]}" "${ports[0]}"; one_a=$a; one_b=$b
+echo "postgres, one instance:  $one_a"
+echo "                         $one_b"
 stop
 
 start "$(newdb)" 2
-"$work/lg" -base "http://127.0.0.1:${ports[0]}" -merchant "$mid" -key "$key" -secret "$sec" -c 32 -d "$DURATION" >"$work/two-a" & la=$!
-"$work/lg" -base "http://127.0.0.1:${ports[1]}" -merchant "$mid" -key "$key" -secret "$sec" -c 32 -d "$DURATION" >"$work/two-b" & lb=$!
-wait "$la" "$lb"; a=$(cat "$work/two-a"); b=$(cat "$work/two-b")
+load "${ports[0]}" "${ports[1]}"
 echo "postgres, two instances: $a"
 echo "                         $b"
 stop
@@ -77,9 +89,10 @@ bp=$(free)
 for _ in $(seq 100); do curl -fs "http://127.0.0.1:$bp/hello" >/dev/null && break; sleep 0.1; done
 bare=$("$work/lg" -base "http://127.0.0.1:$bp" -merchant M1 -c 64 -d "$DURATION")
 echo "bare chi+bbolt:          $bare"
-python3 - "$(rate "$one")" "$(p99 "$one")" "$(rate "$a")" "$(rate "$b")" "$(p99 "$a")" "$(p99 "$b")" "$(rate "$bare")" <<'PY'
+python3 - "$(rate "$one_a")" "$(rate "$one_b")" "$(p99 "$one_a")" "$(p99 "$one_b")" "$(rate "$a")" "$(rate "$b")" "$(p99 "$a")" "$(p99 "$b")" "$(rate "$bare")" "$MERCHANTS" <<'PY'
 import sys
-one, one99, a, b, a99, b99, bare = map(float, sys.argv[1:])
-print(f"postgres: one instance {one:.0f}/s (p99 {one99:.1f} ms), two instances {a+b:.0f}/s (p99 {max(a99,b99):.1f} ms): "
-      f"two/one {((a+b)/one if one else 0):.2f}; bare chi+bbolt {bare:.0f}/s")
+oa, ob, oa99, ob99, a, b, a99, b99, bare, merchants = map(float, sys.argv[1:])
+one = oa + ob
+print(f"postgres, {merchants:.0f} merchant(s): one instance {one:.0f}/s (p99 {max(oa99,ob99):.1f} ms), two instances {a+b:.0f}/s "
+      f"(p99 {max(a99,b99):.1f} ms): two/one {((a+b)/one if one else 0):.2f}; bare chi+bbolt {bare:.0f}/s")
 PY

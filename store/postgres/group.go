@@ -1,10 +1,12 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -54,6 +56,7 @@ var errClosed = errors.New("store: the database is closed")
 // fn resets its own state on entry, so that it may run again after its group was rolled back.
 type groupOp struct {
 	fn    func(ctx context.Context, tx pgx.Tx) error
+	keys  []balanceKey // the balances fn will touch, locked up front in key order
 	rerun bool
 	ran   bool
 	done  chan error
@@ -78,8 +81,8 @@ func newGroupWriter(pool *pgxpool.Pool) *groupWriter {
 }
 
 // write runs fn in the next group and returns once the group committed (or fn failed).
-func (w *groupWriter) write(fn func(ctx context.Context, tx pgx.Tx) error, rerun bool) error {
-	op := &groupOp{fn: fn, rerun: rerun, done: make(chan error, 1)}
+func (w *groupWriter) write(fn func(ctx context.Context, tx pgx.Tx) error, rerun bool, keys ...balanceKey) error {
+	op := &groupOp{fn: fn, keys: keys, rerun: rerun, done: make(chan error, 1)}
 	if w.alone {
 		select {
 		case <-w.quit:
@@ -159,6 +162,9 @@ func (w *groupWriter) run(group []*groupOp) ([]*groupOp, error) {
 	defer tx.Rollback(ctx) // after a commit, a no-op
 	held := &heldBalances{}
 	ctx = withHeldBalances(ctx, held)
+	if err := lockInOrder(ctx, tx, group, held); err != nil {
+		return group, err
+	}
 	savepoints := len(group) > 1
 	ok := make([]*groupOp, 0, len(group))
 	for i, op := range group {
@@ -218,4 +224,34 @@ func safely(ctx context.Context, fn func(context.Context, pgx.Tx) error, tx pgx.
 func (w *groupWriter) close() {
 	w.quitOnce.Do(func() { close(w.quit) })
 	<-w.gone
+}
+
+// lockInOrder locks, before any write of the group runs, every balance the group's writes
+// said they touch, in one order (merchant, country, currency): the writes of one group come
+// in any order, and two instances' groups (or lifecycle rounds) taking the same balances in
+// different orders would deadlock, each waiting for PostgreSQL's deadlock_timeout (1 s) to
+// end it. What the locks read is the group's held balances.
+func lockInOrder(ctx context.Context, tx pgx.Tx, group []*groupOp, held *heldBalances) error {
+	seen := map[balanceKey]bool{}
+	var keys []balanceKey
+	for _, op := range group {
+		for _, k := range op.keys {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.SortFunc(keys, func(a, b balanceKey) int {
+		return cmp.Or(cmp.Compare(a.merchantID, b.merchantID), cmp.Compare(a.country, b.country), cmp.Compare(a.currency, b.currency))
+	})
+	for _, k := range keys {
+		b, stored, err := lockBalance(ctx, tx, k)
+		if err != nil {
+			return fmt.Errorf("store: lock balance %s %s/%s: %w", k.merchantID, k.country, k.currency, err)
+		}
+		held.put(k, heldBalance{b: b, stored: stored})
+	}
+	held.keep()
+	return nil
 }

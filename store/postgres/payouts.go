@@ -43,6 +43,10 @@ const maxOrderRaces = 3
 // between a replay and a conflict. The payout returned for a create is a copy of p as stored;
 // p itself is left as it was given.
 func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) (*rules.Payout, bool, error) {
+	var keys []balanceKey
+	if admit != nil { // only admit draws on the balance
+		keys = []balanceKey{{p.MerchantID, p.Country, p.Currency}}
+	}
 	for range maxOrderRaces {
 		var existing, stored *rules.Payout
 		err := s.writer.write(func(ctx context.Context, tx pgx.Tx) error {
@@ -50,7 +54,7 @@ func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, 
 			var err error
 			existing, stored, err = createPayout(ctx, tx, p, due, events, admit)
 			return err
-		}, true)
+		}, true, keys...)
 		switch {
 		case errors.Is(err, errOrderTaken):
 			continue
@@ -461,9 +465,17 @@ func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	err := s.writer.write(func(ctx context.Context, tx pgx.Tx) error {
-		return updatePayouts(ctx, tx, ids, step, s.instance)
-	}, false)
+	select {
+	case <-s.writer.quit:
+		return errClosed
+	default:
+	}
+	keys, err := s.balanceKeysOf(ids)
+	if err == nil {
+		err = s.writer.write(func(ctx context.Context, tx pgx.Tx) error {
+			return updatePayouts(ctx, tx, ids, step, s.instance)
+		}, false, keys...)
+	}
 	if err != nil {
 		s.releaseClaims(ids) // so that the next round retries them at once, as store/bolt would
 	}
@@ -753,4 +765,20 @@ func matches(p *rules.Payout, f rules.ListFilter) bool {
 		(f.Country == "" || p.Country == f.Country) &&
 		(f.From.IsZero() || !p.CreatedAt.Before(f.From)) &&
 		(f.To.IsZero() || p.CreatedAt.Before(f.To))
+}
+
+// balanceKeysOf lists the balances the payouts ids draw on (a payout's merchant, country and
+// currency never change), for the group to lock them in order before the steps run.
+func (s *DB) balanceKeysOf(ids []int64) ([]balanceKey, error) {
+	ctx, cancel := callContext()
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT merchant_id, country, currency FROM payouts WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("store: balances of payouts: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (balanceKey, error) {
+		var k balanceKey
+		err := r.Scan(&k.merchantID, &k.country, &k.currency)
+		return k, err
+	})
 }
