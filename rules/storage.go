@@ -16,7 +16,8 @@ import (
 // Work queues are claimed, not just read: Due and DueEventsSkipping hand each entry they
 // return to one caller only, in this process or in another instance on the same database,
 // until the claim is written (UpdatePayouts, EventDelivered, RescheduleEvent, DeadEvent) or
-// its lease (ClaimLease) ends, when another caller may take it over.
+// its lease (ClaimLease) ends, when another caller may take it over. Leases run on the
+// service's clock: the now the claiming call was given.
 type Storage interface {
 	Store
 	LifecycleStore
