@@ -345,3 +345,25 @@ func waitClaims(t *testing.T, url, instance string, within time.Duration) {
 	}
 	t.Errorf("instance %s claimed no event within %v", instance, within)
 }
+
+// On PostgreSQL an instance refuses to start without the secrets every instance shares,
+// and names what is missing (before it touches the database).
+func TestPostgreSQLRefusesToStartWithoutSharedKeys(t *testing.T) {
+	keys := t.TempDir()
+	if err := keysCommand([]string{"--out", keys}, func(string) string { return "" }, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	all := []string{"--master-key-file", filepath.Join(keys, "master.key"), "--card-key-file", filepath.Join(keys, cardKeyFile),
+		"--notification-key-file", filepath.Join(keys, notificationKeyFile), "--admin-token-file", filepath.Join(keys, "admin-token")}
+	for i, flag := range []string{"--master-key", "--card-key", "--notification-key-file", "--admin-token"} {
+		args := append([]string{"serve", "--database", "postgres://nobody@127.0.0.1:1/none", "--data", t.TempDir()}, all[:2*i]...)
+		args = append(args, all[2*i+2:]...)
+		_, err := runCLI(t, nil, args...)
+		if err == nil || !strings.Contains(err.Error(), "must share its keys") || !strings.Contains(err.Error(), flag) {
+			t.Errorf("without %s: %v, want a refusal naming it", flag, err)
+		}
+	}
+	if _, err := runCLI(t, nil, "keys", "--out", keys); err == nil || !strings.Contains(err.Error(), "never overwritten") {
+		t.Errorf("keys over existing keys: %v, want a refusal", err)
+	}
+}
