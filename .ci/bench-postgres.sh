@@ -30,11 +30,12 @@ go build -o "$work/payouts" . || exit 1
 "$work/payouts" keys --out "$work/keys" >/dev/null || exit 1
 tok=$(cat "$work/keys/admin-token")
 free() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# newdb makes a new database and sets db_url to it (not in a subshell: cleanup drops it).
 newdb() {
   local name="payouts_bench_$RANDOM$RANDOM"
   psql "$base_url" -qc "CREATE DATABASE $name" >/dev/null || exit 1
   dbs+=("$name")
-  python3 -c 'import sys,urllib.parse as u; p=u.urlparse(sys.argv[1]); print(u.urlunparse(p._replace(path="/"+sys.argv[2])))' "$base_url" "$name"
+  db_url=$(python3 -c 'import sys,urllib.parse as u; p=u.urlparse(sys.argv[1]); print(u.urlunparse(p._replace(path="/"+sys.argv[2])))' "$base_url" "$name")
 }
 # start DB N: N instances on database DB; sets ports=(...)
 start() {
@@ -72,13 +73,13 @@ stop() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null
 rate() { sed -E 's/.*created_per_s=([0-9]+).*/\1/' <<<"$1"; }
 p99() { sed -E 's/.*p99_ms=([0-9.]+).*/\1/' <<<"$1"; }
 
-start "$(newdb)" 1
+newdb; start "$db_url" 1
 load "${ports[0]}" "${ports[0]}"; one_a=$a; one_b=$b
 echo "postgres, one instance:  $one_a"
 echo "                         $one_b"
 stop
 
-start "$(newdb)" 2
+newdb; start "$db_url" 2
 load "${ports[0]}" "${ports[1]}"
 echo "postgres, two instances: $a"
 echo "                         $b"
