@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -140,6 +142,33 @@ type OutboxRecord struct {
 	Event
 	State       OutboxState
 	DeliveredAt time.Time
+}
+
+// HeldRecord is an event still held, pending, retrying or (dead) in the dead letters.
+func HeldRecord(ev Event, dead bool) OutboxRecord {
+	state := OutboxPending
+	switch {
+	case dead:
+		state = OutboxDead
+	case ev.Attempts > 0:
+		state = OutboxRetrying
+	}
+	return OutboxRecord{Event: ev, State: state}
+}
+
+// DeliveredRecord is a delivered event as its id and delivery time tell it: the kind, and
+// the payout of an outcome event (OutcomeEvents' ids; a cash code's id is random).
+func DeliveredRecord(id string, at time.Time) OutboxRecord {
+	ev := Event{ID: id}
+	kind, rest, _ := strings.Cut(id, ":")
+	ev.Kind = kind
+	if kind != EventCashOTP {
+		num, _, _ := strings.Cut(rest, ":")
+		if n, err := strconv.ParseInt(num, 10, 64); err == nil && n > 0 {
+			ev.PayoutID = n
+		}
+	}
+	return OutboxRecord{Event: ev, State: OutboxDelivered, DeliveredAt: at}
 }
 
 // DumpRecord is one record of a store in the engine-neutral form that `payouts migrate`

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"slices"
-	"strings"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -15,17 +14,6 @@ import (
 // What the dashboard reads of the outbox and does to it. It goes through the outbox's own
 // buckets and its enqueue, never through the payout records (their encoding is the payouts
 // file's business).
-
-// stateOf is the state of an event still held (pending or dead).
-func stateOf(ev rules.Event, dead bool) rules.OutboxState {
-	switch {
-	case dead:
-		return rules.OutboxDead
-	case ev.Attempts > 0:
-		return rules.OutboxRetrying
-	}
-	return rules.OutboxPending
-}
 
 // OutboxRecords lists the events held in the outbox and in the dead letters, newest first,
 // up to limit, those keep(rec) accepts.
@@ -42,7 +30,7 @@ func (s *DB) OutboxRecords(limit int, keep func(rules.OutboxRecord) bool) ([]rul
 				if err := unmarshal(v, &ev); err != nil {
 					return err
 				}
-				rec := rules.OutboxRecord{Event: ev, State: stateOf(ev, b.dead)}
+				rec := rules.HeldRecord(ev, b.dead)
 				if keep == nil || keep(rec) {
 					out = append(out, rec)
 				}
@@ -75,7 +63,7 @@ func (s *DB) DeliveredRecords(limit int, keep func(rules.OutboxRecord) bool) ([]
 			if err != nil {
 				continue
 			}
-			rec := rules.OutboxRecord{Event: eventOfID(string(k)), State: rules.OutboxDelivered, DeliveredAt: at}
+			rec := rules.DeliveredRecord(string(k), at)
 			if keep == nil || keep(rec) {
 				out = append(out, rec)
 			}
@@ -87,26 +75,6 @@ func (s *DB) DeliveredRecords(limit int, keep func(rules.OutboxRecord) bool) ([]
 		out = out[:limit]
 	}
 	return out, err
-}
-
-// eventOfID is what an event id says of its event (rules.OutcomeEvents, rules.CashOTPEvent).
-func eventOfID(id string) rules.Event {
-	ev := rules.Event{ID: id}
-	kind, rest, _ := strings.Cut(id, ":")
-	ev.Kind = kind
-	if kind == rules.EventCashOTP {
-		return ev // its id is random: the payout is not in it
-	}
-	num, _, _ := strings.Cut(rest, ":")
-	var n int64
-	for _, c := range num {
-		if c < '0' || c > '9' || n > 1<<55 {
-			return ev
-		}
-		n = n*10 + int64(c-'0')
-	}
-	ev.PayoutID = n
-	return ev
 }
 
 // ResendEvent makes a new attempt of an event: a pending or retrying event becomes due at

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,17 +28,6 @@ const (
 // KeepDeliveredIDs, then pruned).
 const maxDeliveredScan = 100_000
 
-// outboxStateOf is the state of an event still held (pending or dead).
-func outboxStateOf(ev rules.Event, dead bool) rules.OutboxState {
-	switch {
-	case dead:
-		return rules.OutboxDead
-	case ev.Attempts > 0:
-		return rules.OutboxRetrying
-	}
-	return rules.OutboxPending
-}
-
 // OutboxRecords lists the events held in the outbox and in the dead letters, newest first,
 // up to limit, those keep(rec) accepts.
 func (s *DB) OutboxRecords(limit int, keep func(rules.OutboxRecord) bool) ([]rules.OutboxRecord, error) {
@@ -59,7 +47,7 @@ func (s *DB) OutboxRecords(limit int, keep func(rules.OutboxRecord) bool) ([]rul
 		if err != nil {
 			return nil, fmt.Errorf("outbox records: %w", err)
 		}
-		rec := rules.OutboxRecord{Event: ev, State: outboxStateOf(ev, dead)}
+		rec := rules.HeldRecord(ev, dead)
 		if keep == nil || keep(rec) {
 			out = append(out, rec)
 		}
@@ -88,7 +76,7 @@ func (s *DB) DeliveredRecords(limit int, keep func(rules.OutboxRecord) bool) ([]
 		if err := rows.Scan(&id, &at); err != nil {
 			return nil, fmt.Errorf("delivered records: %w", err)
 		}
-		rec := rules.OutboxRecord{Event: eventOfID(id), State: rules.OutboxDelivered, DeliveredAt: at.UTC()}
+		rec := rules.DeliveredRecord(id, at.UTC())
 		if keep == nil || keep(rec) {
 			out = append(out, rec)
 		}
@@ -98,26 +86,6 @@ func (s *DB) DeliveredRecords(limit int, keep func(rules.OutboxRecord) bool) ([]
 	}
 	slices.SortStableFunc(out, func(a, b rules.OutboxRecord) int { return b.DeliveredAt.Compare(a.DeliveredAt) })
 	return out[:min(len(out), max(limit, 0))], nil
-}
-
-// eventOfID is what an event id says of its event (rules.OutcomeEvents, rules.CashOTPEvent).
-func eventOfID(id string) rules.Event {
-	ev := rules.Event{ID: id}
-	kind, rest, _ := strings.Cut(id, ":")
-	ev.Kind = kind
-	if kind == rules.EventCashOTP {
-		return ev // its id is random: the payout is not in it
-	}
-	num, _, _ := strings.Cut(rest, ":")
-	var n int64
-	for _, c := range num {
-		if c < '0' || c > '9' || n > 1<<55 {
-			return ev
-		}
-		n = n*10 + int64(c-'0')
-	}
-	ev.PayoutID = n
-	return ev
 }
 
 // ResendEvent makes a new attempt of an event: a pending or retrying event becomes due at
