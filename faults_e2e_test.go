@@ -9,11 +9,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"payouts/rules"
 )
 
 // timedCall sends one request and reports its status, its body and how long it took; a
@@ -148,4 +153,101 @@ func TestClockChangesUnderWriteTrafficNeverWedge(t *testing.T) {
 	if took := time.Since(stopped); took > 20*time.Second {
 		t.Errorf("the server took %v to stop", took)
 	}
+}
+
+// Item 9: funding takes only the currencies of the country; no error shows a Go type or
+// field name; a body over the limit states the limit once, the same in detail and message.
+func TestFundingCurrencyGoInternalsAndBodyLimitStatedOnce(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, nil)
+	for _, pair := range [][2]string{{"COL", "PEN"}, {"PER", "COP"}, {"COL", "USD"}} {
+		code, _, raw := s.rawAdmin(t, "POST", "/admin/v1/merchants/"+c.MerchantID+"/balance",
+			map[string]any{"country": pair[0], "currency": pair[1], "amount": 1000})
+		p := decodeProblem(t, raw)
+		if code != 400 || p.Code != rules.CodeFundCurrency || len(p.Errors) != 1 || p.Errors[0].Location != "body.currency" {
+			t.Errorf("funding %s in %s: %d %s, want 400 %s at body.currency", pair[0], pair[1], code, raw, rules.CodeFundCurrency)
+		}
+	}
+	var balances []rules.Balance
+	if code, _, raw := c.do(t, "GET", "balance", nil, ""); code != 200 || json.Unmarshal(raw, &balances) != nil {
+		t.Fatalf("GET balance: %d %s", code, raw)
+	}
+	for _, b := range balances {
+		if (b.Country == "COL") != (b.Currency == "COP") {
+			t.Errorf("a balance of another country's currency was stored: %+v", b)
+		}
+	}
+
+	goInternals := regexp.MustCompile(`Go struct|Go value|of type|int64|unmarshal|\bstruct\b|json:`)
+	for _, tc := range []struct{ name, method, path, body string }{
+		{"amount 1e20", "POST", "/admin/v1/merchants/" + c.MerchantID + "/balance", `{"country":"COL","currency":"COP","amount":1e20}`},
+		{"amount a string", "POST", "/admin/v1/merchants/" + c.MerchantID + "/balance", `{"country":"COL","currency":"COP","amount":"10"}`},
+		{"amount a fraction", "POST", "/admin/v1/merchants/" + c.MerchantID + "/balance", `{"country":"COL","currency":"COP","amount":1.5}`},
+		{"settings not an object", "POST", "/admin/v1/merchants", `{"name":"x","settings":[1]}`},
+	} {
+		req, _ := http.NewRequest(tc.method, s.URL+tc.path, strings.NewReader(tc.body))
+		req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+		req.Header.Set("Content-Type", "application/json")
+		code, raw, _, err := timedCall(http.DefaultClient, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code != 400 || goInternals.Match(raw) {
+			t.Errorf("%s: %d %s, want 400 without Go types or field names", tc.name, code, raw)
+		}
+	}
+
+	big := bytes.Repeat([]byte("a"), 10<<20)
+	for _, path := range []string{"/ms-authentication-service/authentication/api-integration/token", "/admin/v1/merchants"} {
+		req, _ := http.NewRequest("POST", s.URL+path, bytes.NewReader(big))
+		req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+		req.Header.Set("Content-Type", "application/json")
+		code, raw, _, err := timedCall(http.DefaultClient, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := decodeProblem(t, raw)
+		if code != 413 || p.Code != rules.CodeBodyTooLarge || len(p.Errors) != 1 || p.Detail != p.Errors[0].Message ||
+			!strings.Contains(p.Detail, "64 KiB") || strings.Contains(string(raw), "limit=") {
+			t.Errorf("POST %s with 10 MB: %d %s, want 413 stating 64 KiB once", path, code, raw)
+		}
+	}
+}
+
+// Item 8: identifiers refuse Unicode format characters and controls (1909 at the field).
+func TestIdentifiersRefuseInvisibleAndDirectionCharacters(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, nil)
+	for _, r := range []string{"\u202e", "\u200b", "\ufeff", "\u2066"} {
+		order := "INV" + r + "1"
+		code, _, raw := c.do(t, "POST", "payouts", perBankRequest(order), "")
+		p := decodeProblem(t, raw)
+		if code != 400 || p.Code != rules.CodeControlCharacter || len(p.Errors) != 1 || p.Errors[0].Location != "body.orderId" {
+			t.Errorf("orderId with %U: %d %s, want 400 %s at body.orderId", []rune(r)[0], code, raw, rules.CodeControlCharacter)
+		}
+		if code, _, raw := c.do(t, "GET", "payouts", nil, "orderId="+url.QueryEscape(order)); code != 200 || !strings.Contains(string(raw), `"items":[]`) {
+			t.Errorf("orderId with %U was stored: %s", []rune(r)[0], raw)
+		}
+		code, _, raw = s.rawAdmin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "Inv", "merchantId": "m" + r + "1"})
+		p = decodeProblem(t, raw)
+		if code != 400 || p.Code != rules.CodeControlCharacter || len(p.Errors) != 1 || p.Errors[0].Location != "body.merchantId" {
+			t.Errorf("merchantId with %U: %d %s, want 400 %s at body.merchantId", []rune(r)[0], code, raw, rules.CodeControlCharacter)
+		}
+	}
+	for field, value := range map[string]string{"accountSuffix": "12\x00", "bankCode": "00\u200b2"} {
+		code, _, raw := s.rawAdmin(t, "PUT", "/admin/v1/merchants/"+c.MerchantID+"/sandbox/rules",
+			map[string]any{"rules": []any{map[string]any{"match": map[string]any{field: value}, "outcome": map[string]any{"stage": "SUCCESS"}}}})
+		p := decodeProblem(t, raw)
+		found := false
+		for _, e := range p.Errors {
+			found = found || e.Code == rules.CodeControlCharacter && strings.HasSuffix(e.Location, "rules[0].match."+field)
+		}
+		if code != 400 || !found {
+			t.Errorf("a scripted rule's %s %q: %d %s, want 400 with %s at rules[0].match.%s", field, value, code, raw, rules.CodeControlCharacter, field)
+		}
+	}
+	// A name is text, not an identifier: a joiner in it stays allowed.
+	ok := perBankRequest("INV-OK")
+	ok["beneficiary"].(map[string]any)["name"] = "Ana\u200dMaría"
+	c.create(t, ok)
 }

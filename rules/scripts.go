@@ -55,6 +55,12 @@ func CheckScriptRules(rs []ScriptRule) error {
 	for i := range rs {
 		at := func(f string) string { return fmt.Sprintf("rules[%d].%s", i, f) }
 		m, o := &rs[i].Match, &rs[i].Outcome
+		for _, f := range []struct{ name, value string }{{"match.accountSuffix", m.AccountSuffix}, {"match.bankCode", m.BankCode},
+			{"match.country", m.Country}, {"outcome.code", o.Code}} {
+			if r, bad := badIdentifierRune(f.value); bad {
+				ps.add(CodeControlCharacter, at(f.name), identifierMessage(r), f.value)
+			}
+		}
 		if s := m.AccountSuffix; s != "" && (len(s) > 34 || strings.ContainsAny(s, " \t\r\n")) {
 			ps.add(CodeScriptRule, at("match.accountSuffix"), "1 to 34 characters without spaces", s)
 		}
