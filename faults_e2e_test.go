@@ -251,3 +251,88 @@ func TestIdentifiersRefuseInvisibleAndDirectionCharacters(t *testing.T) {
 	ok["beneficiary"].(map[string]any)["name"] = "Ana\u200dMaría"
 	c.create(t, ok)
 }
+
+// Item 4: a dashboard session ends when the server restarts with another admin token: the
+// old cookie neither reads nor funds.
+func TestDashboardSessionEndsWithItsAdminToken(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	c := s.newMerchant(t, nil)
+	client := dashboardSignIn(t, s)
+	if resp, err := client.Get(s.URL + "/dashboard/merchants"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("signed in: %v %v", resp, err)
+	}
+	s.Stop(t)
+
+	newToken := "another-admin-token-9876543210"
+	s2 := startServer(t, dir, "--admin-token", newToken)
+	s2.AdminToken = newToken
+	old := func(u string) string { return strings.Replace(u, s.URL, s2.URL, 1) }
+	// The cookie jar keys cookies by host: carry the old session to the new port.
+	u1, _ := url.Parse(s.URL)
+	u2, _ := url.Parse(s2.URL)
+	client.Jar.SetCookies(u2, client.Jar.Cookies(u1))
+	resp, err := client.Get(old(s.URL + "/dashboard/merchants"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/dashboard/login" {
+		t.Errorf("the old token's session after a new --admin-token: %d to %q, want 303 to the sign-in", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, err = client.PostForm(s2.URL+"/dashboard/merchants/"+c.MerchantID+"/fund", url.Values{"pair": {"COL COP"}, "amount": {"1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	c2 := c.with(func(m *merchantClient) { m.Base = s2.URL })
+	var balances []rules.Balance
+	if code, _, raw := c2.do(t, "GET", "balance", nil, ""); code != 200 || json.Unmarshal(raw, &balances) != nil {
+		t.Fatalf("GET balance: %d %s", code, raw)
+	}
+	for _, b := range balances {
+		if b.Currency == "COP" && b.Available != 100_000_000_000 {
+			t.Errorf("the old session funded the balance: %+v", b)
+		}
+	}
+	// Ended, not just refused: signing in with the new token works, and the old cookie is gone.
+	dashboardSignIn(t, s2)
+}
+
+// Item 6: one failure counter for the dashboard's sign-in and the admin API; past it wrong
+// tokens are refused on both, and the right token is never.
+func TestSignInFailuresSharedWithTheAdminAPIAndNeverTheRightToken(t *testing.T) {
+	s := startServer(t, "")
+	client := dashClient(nil)
+	// 15 wrong admin tokens on the API, then 10 on the dashboard: together over the 20 a
+	// minute of either alone.
+	for i := range 15 {
+		req := s.adminRequest("GET", "/admin/v1/merchants", nil)
+		req.Header.Set("Authorization", "Bearer wrong-"+strconv.Itoa(i))
+		if code, _, _, err := timedCall(http.DefaultClient, req); err != nil || code != 401 {
+			t.Fatalf("wrong admin token %d: %d %v, want 401", i, code, err)
+		}
+	}
+	last := 0
+	for i := range 10 {
+		resp, err := client.PostForm(s.URL+"/dashboard/login", url.Values{"token": {"wrong-dash-" + strconv.Itoa(i)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		last = resp.StatusCode
+	}
+	if last != http.StatusTooManyRequests {
+		t.Errorf("the 25th wrong token across the API and the dashboard: %d, want 429", last)
+	}
+	req := s.adminRequest("GET", "/admin/v1/merchants", nil)
+	req.Header.Set("Authorization", "Bearer wrong-again")
+	if code, _, _, _ := timedCall(http.DefaultClient, req); code != http.StatusTooManyRequests {
+		t.Errorf("a wrong admin token after the dashboard's failures: %d, want 429", code)
+	}
+	// The right token, on either door, while the address is limited.
+	dashboardSignIn(t, s)
+	if code, _, _, _ := timedCall(http.DefaultClient, s.adminRequest("GET", "/admin/v1/sandbox/clock", nil)); code != 200 {
+		t.Errorf("the right admin token while limited: %d, want 200", code)
+	}
+}

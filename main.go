@@ -638,6 +638,7 @@ func newApp(ctx context.Context, cfg serveConfig, db rules.Storage, sealer *stor
 		Auth:                     api.NewAuthenticator(w.keys, w.realNow, cfg.RateLimit),
 		Seal:                     sealFor(sealer),
 		AdminToken:               token,
+		AdminFailures:            api.NewFailureLimiter(api.AuthFailuresPerMinute), // the dashboard's sign-in counts here too
 		TrustedProxies:           cfg.TrustedProxies,
 		AllowHTTPNotificationURL: cfg.AllowPrivateNotifURL,
 		Sandbox:                  cfg.Sandbox,
