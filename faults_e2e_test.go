@@ -5,11 +5,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,6 +22,7 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/store/postgres/pgtest"
 )
 
 // timedCall sends one request and reports its status, its body and how long it took; a
@@ -334,5 +338,163 @@ func TestSignInFailuresSharedWithTheAdminAPIAndNeverTheRightToken(t *testing.T) 
 	dashboardSignIn(t, s)
 	if code, _, _, _ := timedCall(http.DefaultClient, s.adminRequest("GET", "/admin/v1/sandbox/clock", nil)); code != 200 {
 		t.Errorf("the right admin token while limited: %d, want 200", code)
+	}
+}
+
+// refusedStart runs the server with args, which must refuse to start: it returns the error.
+func refusedStart(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var stdout, stderr syncBuffer
+	all := append([]string{"serve", "--addr", "127.0.0.1:0", "--admin-token", "test-admin-token-0123456789", "--no-demo",
+		"--log-format", "json"}, args...)
+	err := run(ctx, all, func(string) string { return "" }, &stdout, &stderr)
+	if err == nil || strings.Contains(stdout.String(), "listening on") {
+		t.Fatalf("serve %v started (%v):\n%s", args, err, stdout.String())
+	}
+	return err.Error()
+}
+
+// serverWithMerchant starts a server on dir with one merchant and stops it.
+func serverWithMerchant(t *testing.T, dir string) *merchantClient {
+	t.Helper()
+	s := startServer(t, dir)
+	c := s.newMerchant(t, nil)
+	c.create(t, perBankRequest("KEPT-1"))
+	s.Stop(t)
+	return c
+}
+
+// Item 2: a data directory that was initialised refuses to start when its database is
+// empty or missing, naming the file and what to do; nothing new is written in its place.
+func TestLostDatabaseIsRefusedNotReplaced(t *testing.T) {
+	boltOnly(t, "the data directory's file")
+	dir := t.TempDir()
+	serverWithMerchant(t, dir)
+	dbPath := filepath.Join(dir, "payouts.db")
+	saved, err := os.ReadFile(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		break_ func()
+		says   string
+	}{
+		{"empty", func() { os.WriteFile(dbPath, nil, 0o600) }, "is empty"},
+		{"missing", func() { os.Remove(dbPath) }, "is missing"},
+	} {
+		tc.break_()
+		msg := refusedStart(t, "--data", dir)
+		for _, want := range []string{dbPath, tc.says, "initialised", "payouts backup"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s database: %q does not say %q", tc.name, msg, want)
+			}
+		}
+		if st, err := os.Stat(dbPath); err == nil && st.Size() > 0 {
+			t.Errorf("%s database: a new one was written (%d bytes)", tc.name, st.Size())
+		}
+	}
+	// A zero-length file next to the keys of a directory from before the marker: refused too.
+	os.Remove(filepath.Join(dir, initialisedMarker))
+	os.WriteFile(dbPath, nil, 0o600)
+	if msg := refusedStart(t, "--data", dir); !strings.Contains(msg, "master.key is there") {
+		t.Errorf("empty database next to master.key: %q", msg)
+	}
+	// Restored, it starts with its merchant.
+	os.WriteFile(dbPath, saved, 0o600)
+	s := startServer(t, dir)
+	if ms, err := (&http.Client{}).Do(s.adminRequest("GET", "/admin/v1/merchants/1", nil)); err != nil || ms.StatusCode != 200 {
+		t.Errorf("restored database: merchant 1: %v %v", ms, err)
+	}
+}
+
+// Item 3: a missing or different master (or card) key is refused, not generated anew: after
+// `payouts migrate --to DIR` too, until the keys are copied.
+func TestMissingOrForeignKeyIsRefused(t *testing.T) {
+	boltOnly(t, "the data directory's key files")
+	dir := t.TempDir()
+	c := serverWithMerchant(t, dir)
+	master := filepath.Join(dir, "master.key")
+	saved, _ := os.ReadFile(master)
+
+	os.Remove(master)
+	msg := refusedStart(t, "--data", dir)
+	for _, want := range []string{master, "is missing", "fingerprint", "--master-key-file"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("missing master.key: %q does not say %q", msg, want)
+		}
+	}
+	if _, err := os.Stat(master); err == nil {
+		t.Errorf("a new master.key was generated")
+	}
+	os.WriteFile(master, []byte(strings.Repeat("ab", 32)+"\n"), 0o600)
+	if msg := refusedStart(t, "--data", dir); !strings.Contains(msg, "is not the one that sealed") || !strings.Contains(msg, master) {
+		t.Errorf("another master.key: %q", msg)
+	}
+	os.WriteFile(master, saved, 0o600)
+
+	card := filepath.Join(dir, cardKeyFile)
+	savedCard, _ := os.ReadFile(card)
+	os.Remove(card)
+	if msg := refusedStart(t, "--data", dir); !strings.Contains(msg, card) || !strings.Contains(msg, "is missing") {
+		t.Errorf("missing card.key: %q", msg)
+	}
+	os.WriteFile(card, savedCard, 0o600)
+
+	// migrate --to a new directory, started before the keys are copied: refused.
+	moved := t.TempDir()
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"migrate", "--from", dir, "--to", moved}, func(string) string { return "" }, &out, &out); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, out.String())
+	}
+	if msg := refusedStart(t, "--data", moved); !strings.Contains(msg, filepath.Join(moved, "master.key")) || !strings.Contains(msg, "is missing") {
+		t.Errorf("migrated directory without its keys: %q", msg)
+	}
+	for _, f := range []string{"master.key", cardKeyFile, notificationKeyFile} {
+		b, _ := os.ReadFile(filepath.Join(dir, f))
+		os.WriteFile(filepath.Join(moved, f), b, 0o600)
+	}
+	s := startServer(t, moved)
+	c2 := c.with(func(m *merchantClient) { m.Base = s.URL })
+	if code, _, raw := c2.do(t, "GET", "payouts", nil, "orderId=KEPT-1"); code != 200 || !strings.Contains(string(raw), "KEPT-1") {
+		t.Errorf("the merchant on the migrated directory with its keys: %d %s", code, raw)
+	}
+}
+
+// Item 3 on PostgreSQL: an instance whose shared master or card key is not the one that
+// sealed the database's secrets refuses to start.
+func TestForeignSharedKeyIsRefusedOnPostgres(t *testing.T) {
+	db := pgtest.Database(t)
+	keys1, keys2 := t.TempDir(), t.TempDir()
+	for _, k := range []string{keys1, keys2} {
+		if err := keysCommand([]string{"--out", k + "/k"}, func(string) string { return "" }, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := func(master, card string) []string {
+		return []string{"--database", db, "--data", t.TempDir(), "--master-key-file", master + "/k/master.key",
+			"--card-key-file", card + "/k/" + cardKeyFile, "--notification-key-file", keys1 + "/k/" + notificationKeyFile}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--admin-token", "test-admin-token-0123456789",
+			"--no-demo", "--log-format", "json"}, args(keys1, keys1)...), func(string) string { return "" }, &stdout, &stderr)
+	}()
+	for i := 0; i < 200 && !strings.Contains(stdout.String(), "listening on"); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("first instance: %v\n%s", err, stderr.String())
+	}
+	if msg := refusedStart(t, args(keys2, keys1)...); !strings.Contains(msg, "master key") || !strings.Contains(msg, "is not the one that sealed") {
+		t.Errorf("another master key: %q", msg)
+	}
+	if msg := refusedStart(t, args(keys1, keys2)...); !strings.Contains(msg, "card key") || !strings.Contains(msg, "is not the one that sealed") {
+		t.Errorf("another card key: %q", msg)
 	}
 }

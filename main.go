@@ -320,6 +320,11 @@ func openStorage(ctx context.Context, cfg serveConfig) (rules.Storage, *store.Se
 		if err != nil {
 			return nil, nil, err
 		}
+		k := sealedKey{name: "master", source: "--master-key", flag: "--master-key-file", opensSecret: firstMerchantOpens(db, sealer)}
+		if err := checkSealedKey(db, k, key, storeWhere(cfg)); err != nil {
+			db.Close()
+			return nil, nil, err
+		}
 		return db, sealer, nil
 	}
 	dir := cfg.Data
@@ -327,30 +332,71 @@ func openStorage(ctx context.Context, cfg serveConfig) (rules.Storage, *store.Se
 		return nil, nil, err
 	}
 	os.Chmod(dir, 0o700)
-	var key []byte
-	var err error
-	if cfg.MasterKey != "" {
-		key, err = store.ParseKey(cfg.MasterKey)
-	} else {
-		key, err = store.LoadOrCreateKey(filepath.Join(dir, "master.key"))
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("master key: %w", err)
-	}
-	sealer, err := store.NewSealer(key)
-	if err != nil {
+	if err := checkDataDir(dir); err != nil {
 		return nil, nil, err
 	}
 	db, err := bolt.Open(filepath.Join(dir, "payouts.db"), bolt.Options{NoSync: cfg.NoSync})
 	if err != nil {
 		return nil, nil, err
 	}
-	// Versions before signatures became reusable saved a replay guard here; it means nothing now.
-	if _, err := db.TakeMeta("replay-guard"); err != nil {
+	sealer, err := openMasterKey(cfg, db)
+	if err == nil {
+		// Versions before signatures became reusable saved a replay guard here; it means nothing now.
+		_, err = db.TakeMeta("replay-guard")
+	}
+	if err == nil {
+		err = markInitialised(dir)
+	}
+	if err != nil {
 		db.Close()
 		return nil, nil, err
 	}
 	return db, sealer, nil
+}
+
+// openMasterKey reads the master key of a data directory (or --master-key), generating it
+// only for a store that holds nothing it sealed, and checks it against the store.
+func openMasterKey(cfg serveConfig, db rules.Storage) (*store.Sealer, error) {
+	path := filepath.Join(cfg.Data, "master.key")
+	k := sealedKey{name: "master", source: path, flag: "--master-key-file"}
+	var key []byte
+	var err error
+	if cfg.MasterKey != "" {
+		k.source = "--master-key"
+		key, err = store.ParseKey(cfg.MasterKey)
+	} else {
+		if _, statErr := os.Stat(path); errors.Is(statErr, os.ErrNotExist) {
+			ms, err := db.Merchants()
+			if err != nil {
+				return nil, err
+			}
+			if err := missingKeyError(db, k, storeWhere(cfg), len(ms) > 0); err != nil {
+				return nil, err
+			}
+		}
+		key, err = store.LoadOrCreateKey(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("master key: %w", err)
+	}
+	sealer, err := store.NewSealer(key)
+	if err != nil {
+		return nil, err
+	}
+	k.opensSecret = firstMerchantOpens(db, sealer)
+	if err := checkSealedKey(db, k, key, storeWhere(cfg)); err != nil {
+		return nil, err
+	}
+	return sealer, nil
+}
+
+// storeWhere names the store of cfg in messages: its file, or its database without the
+// password.
+func storeWhere(cfg serveConfig) string {
+	if cfg.onPostgres() {
+		return "the PostgreSQL database " + redactURL(cfg.Database)
+	}
+	return filepath.Join(cfg.Data, "payouts.db")
 }
 
 // redactURL is a database URL without its password, for logs.
