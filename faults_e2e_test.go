@@ -6,6 +6,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,7 +22,10 @@ import (
 	"testing"
 	"time"
 
+	bbolt "go.etcd.io/bbolt"
+
 	"payouts/rules"
+	"payouts/store/bolt"
 	"payouts/store/postgres/pgtest"
 )
 
@@ -496,5 +500,108 @@ func TestForeignSharedKeyIsRefusedOnPostgres(t *testing.T) {
 	}
 	if msg := refusedStart(t, args(keys1, keys2)...); !strings.Contains(msg, "card key") || !strings.Contains(msg, "is not the one that sealed") {
 		t.Errorf("another card key: %q", msg)
+	}
+}
+
+// boltPages reads the page size (meta page 0) and each page's header of a bbolt file.
+func boltPages(t *testing.T, raw []byte) (pageSize int, branches []int) {
+	t.Helper()
+	pageSize = int(binary.NativeEndian.Uint32(raw[16+8:]))
+	for id := 2; (id+1)*pageSize <= len(raw); id++ {
+		p := raw[id*pageSize:]
+		if binary.NativeEndian.Uint64(p) == uint64(id) && binary.NativeEndian.Uint16(p[8:]) == 0x01 {
+			branches = append(branches, id)
+		}
+	}
+	return pageSize, branches
+}
+
+// Item 5: a damaged file is a clear error naming it at start, never a panic; `payouts check`
+// runs bbolt's full check and the ledger check, and fails on any finding.
+func TestDamagedDatabaseIsAClearErrorAndCheckFindsIt(t *testing.T) {
+	boltOnly(t, "the bbolt file's pages")
+	dir := t.TempDir()
+	var out syncBuffer
+	if err := run(context.Background(), []string{"seed", "--data", dir, "--payouts", "3000"}, func(string) string { return "" }, &out, &out); err != nil {
+		t.Fatalf("seed: %v\n%s", err, out.String())
+	}
+	dbPath := filepath.Join(dir, "payouts.db")
+	good, err := os.ReadFile(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func() (string, error) {
+		var out syncBuffer
+		err := run(context.Background(), []string{"check", "--data", dir}, func(string) string { return "" }, &out, &out)
+		return out.String(), err
+	}
+	if text, err := check(); err != nil || !strings.Contains(text, "structure sound") || !strings.Contains(text, "ledger sound") {
+		t.Fatalf("check of a sound database: %v\n%s", err, text)
+	}
+	pageSize, branches := boltPages(t, good)
+	if len(branches) == 0 {
+		t.Fatal("the seeded file has no branch page to damage")
+	}
+	for _, tc := range []struct {
+		name   string
+		damage func([]byte) []byte
+	}{
+		{"truncated", func(b []byte) []byte { return b[:len(b)/2] }},
+		{"zeroed pages", func(b []byte) []byte {
+			clear(b[2*pageSize : len(b)-pageSize])
+			return b
+		}},
+		{"a damaged branch page", func(b []byte) []byte {
+			p := b[branches[len(branches)/2]*pageSize:]
+			for i := range int(binary.NativeEndian.Uint16(p[10:])) {
+				binary.NativeEndian.PutUint64(p[16+i*16+8:], 0x7fff_ffff_ffff)
+			}
+			return b
+		}},
+	} {
+		os.WriteFile(dbPath, tc.damage(bytes.Clone(good)), 0o600)
+		msg := refusedStart(t, "--data", dir)
+		if !strings.Contains(msg, dbPath) || !strings.Contains(msg, "damaged") || !strings.Contains(msg, "payouts check") {
+			t.Errorf("%s: start said %q, want the file named as damaged", tc.name, msg)
+		}
+		text, err := check()
+		if err == nil || !strings.Contains(text, "structure:") {
+			t.Errorf("%s: check: %v\n%s, want a finding and an error", tc.name, err, text)
+		}
+	}
+	// A sound file whose ledger is wrong (a balance changed behind the ledger's back):
+	// check finds it.
+	os.WriteFile(dbPath, good, 0o600)
+	st, err := bolt.Open(dbPath, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Fund("1", "PER", "PEN", 1000)
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := bbolt.Open(dbPath, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = raw.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte("balances"))
+		k, v := b.Cursor().First()
+		var bal map[string]any
+		if err := json.Unmarshal(v, &bal); err != nil {
+			return err
+		}
+		bal["availableBalance"] = bal["availableBalance"].(float64) + 1
+		bal["balance"] = bal["balance"].(float64) + 1
+		v, _ = json.Marshal(bal)
+		return b.Put(bytes.Clone(k), v)
+	})
+	raw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, err := check(); err == nil || !strings.Contains(text, "ledger:") {
+		t.Errorf("check of a wrong ledger: %v\n%s, want a ledger finding", err, text)
 	}
 }

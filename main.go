@@ -90,6 +90,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrateCommand(ctx, args, getenv, stdout, stderr)
 	case "keys":
 		return keysCommand(args, getenv, stdout, stderr)
+	case "check":
+		return checkCommand(ctx, args, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "payouts", versionString())
 		return nil
@@ -115,6 +117,7 @@ usage:
   payouts seed --data DIR --payouts N       benchmarks: store N settled payouts straight into DIR (README, Performance)
   payouts migrate --from SRC --to DST       copy a store into an empty one: a data directory or a postgres:// URL, either way
   payouts keys --out DIR                    write the keys several instances on PostgreSQL share (README, Scaling out)
+  payouts check --data DIR                  full consistency check of a stopped server's database and its ledger (exit 1 on a finding)
   payouts version                           print the version
   payouts help [command]                    this text, or the flags of a command
 
@@ -124,7 +127,7 @@ Every flag may be set as PAYOUTS_<FLAG> (upper case, - as _); flags win.`
 func help(ctx context.Context, cmd string, getenv func(string) string, stdout io.Writer) error {
 	args := []string{"-h"}
 	switch cmd {
-	case "serve", "backup", "sign", "migrate", "keys", "seed":
+	case "serve", "backup", "sign", "migrate", "keys", "seed", "check":
 		args = append([]string{cmd}, args...)
 	case "merchant":
 		args = []string{"merchant", "create", "-h"}

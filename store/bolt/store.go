@@ -62,6 +62,17 @@ type DB struct {
 type Options struct {
 	// NoSync turns fsync off: only for tests that do not test durability.
 	NoSync bool
+	// ReadOnly opens the file to read (payouts check): nothing is created or migrated, and
+	// every write fails.
+	ReadOnly bool
+}
+
+// openError says why bbolt could not open path: another process holds it, or what bbolt said.
+func openError(path string, err error) error {
+	if errors.Is(err, berrors.ErrTimeout) {
+		return fmt.Errorf("database %s is in use by another process (is a payouts server already running on this data directory?)", path)
+	}
+	return fmt.Errorf("open database %s: %w", path, err)
 }
 
 // Open opens (or creates) the database file. A file held by another process fails after a
@@ -75,16 +86,23 @@ func Open(path string, opt Options) (*DB, error) {
 	// mapped at 1 GiB from the start, every page the server ever read stayed (RSS followed the
 	// file: 358 MiB after ratio.sh); growing, each remap starts afresh (149 MiB), at no cost
 	// measured in throughput.
+	if err := QuickCheck(path); errors.Is(err, errInUse) {
+		return nil, openError(path, berrors.ErrTimeout)
+	} else if err != nil {
+		return nil, fmt.Errorf("database %s is damaged: %v. Restore it from a backup with the server stopped "+
+			"(`payouts backup --out FILE` writes one); `payouts check --data %s` runs the full check", path, err, filepath.Dir(path))
+	}
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
 		Timeout:      time.Second,
 		NoSync:       opt.NoSync,
 		FreelistType: bbolt.FreelistMapType,
+		ReadOnly:     opt.ReadOnly,
 	})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("database %s is in use by another process (is a payouts server already running on this data directory?)", path)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
+		return nil, openError(path, err)
+	}
+	if opt.ReadOnly {
+		return &DB{bdb: db, path: path, writer: newCommitter(db)}, nil
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, b := range allBuckets {
