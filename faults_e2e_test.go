@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -603,5 +604,117 @@ func TestDamagedDatabaseIsAClearErrorAndCheckFindsIt(t *testing.T) {
 	}
 	if text, err := check(); err == nil || !strings.Contains(text, "ledger:") {
 		t.Errorf("check of a wrong ledger: %v\n%s, want a ledger finding", err, text)
+	}
+}
+
+// readyz reads /readyz.
+func readyz(t *testing.T, s *testServer) (int, string) {
+	t.Helper()
+	resp, err := http.Get(s.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
+}
+
+// stalledGauge reads payouts_writer_stalled from /metrics.
+func stalledGauge(t *testing.T, s *testServer) string {
+	t.Helper()
+	resp, err := s.getMetrics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`(?m)^payouts_writer_stalled (\S+)$`).FindStringSubmatch(string(raw))
+	if m == nil {
+		t.Fatalf("no payouts_writer_stalled in /metrics")
+	}
+	return m[1]
+}
+
+// Item 7: a writer whose commits fail for lack of space, or that has not committed for 5 s
+// with writes waiting, makes /readyz answer 503 with the reason and payouts_writer_stalled 1;
+// a SIGTERM then exits within its drain timeout, logging what it abandoned.
+func TestWriterWatchdogAndBoundedDrain(t *testing.T) {
+	boltOnly(t, "the bbolt group writer")
+	dir := t.TempDir()
+	var fault atomic.Pointer[func() error]
+	writeFaults.Store(dir, func() error {
+		if f := fault.Load(); f != nil {
+			return (*f)()
+		}
+		return nil
+	})
+	t.Cleanup(func() { writeFaults.Delete(dir) })
+	s := startServer(t, dir, "--drain-timeout", "2s")
+	c := s.newMerchant(t, nil)
+	c.create(t, perBankRequest("WD-1"))
+	if code, body := readyz(t, s); code != 200 || stalledGauge(t, s) != "0" {
+		t.Fatalf("healthy: /readyz %d %q", code, body)
+	}
+
+	full := func() error { return fmt.Errorf("write %s: %w", filepath.Join(dir, "payouts.db"), syscall.ENOSPC) }
+	fault.Store(&full)
+	if code, _, raw := c.do(t, "POST", "payouts", perBankRequest("WD-2"), ""); code != 500 {
+		t.Errorf("a create on a full disk: %d %s, want 500", code, raw)
+	}
+	if code, body := readyz(t, s); code != 503 || !strings.Contains(body, "lack of space") {
+		t.Errorf("after a commit failed for lack of space: /readyz %d %q, want 503 saying so", code, body)
+	}
+	if g := stalledGauge(t, s); g != "1" {
+		t.Errorf("payouts_writer_stalled %s on a full disk, want 1", g)
+	}
+	fault.Store(nil)
+	c.create(t, perBankRequest("WD-3"))
+	if code, body := readyz(t, s); code != 200 || stalledGauge(t, s) != "0" {
+		t.Errorf("after space came back and a commit passed: /readyz %d %q", code, body)
+	}
+
+	// A disk that stops answering: the writer waits inside its commit.
+	release := make(chan struct{})
+	stall := func() error { <-release; return nil }
+	fault.Store(&stall)
+	t.Cleanup(func() {
+		fault.Store(nil)
+		close(release)
+		time.Sleep(500 * time.Millisecond) // the abandoned writer commits and the file closes
+	})
+	go func() {
+		req := c.request("POST", "payouts", mustJSON(perBankRequest("WD-4")), "")
+		timedCall(&http.Client{Timeout: 30 * time.Second}, req)
+	}()
+	var code int
+	var body string
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(200 * time.Millisecond) {
+		if code, body = readyz(t, s); code == 503 {
+			break
+		}
+	}
+	if code != 503 || !strings.Contains(body, "has not committed for") {
+		t.Errorf("a stalled writer: /readyz %d %q, want 503 saying so", code, body)
+	}
+	if g := stalledGauge(t, s); g != "1" {
+		t.Errorf("payouts_writer_stalled %s with a stalled writer, want 1", g)
+	}
+
+	stopped := time.Now()
+	s.cancel()
+	s.cancel = nil
+	select {
+	case err := <-s.done:
+		if err == nil || !strings.Contains(err.Error(), "abandoned") {
+			t.Errorf("the drain ended with %v, want an error saying what it abandoned", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("SIGTERM with a stalled writer: the server had not exited after 10 s (drain timeout 2 s)")
+	}
+	if took := time.Since(stopped); took > 4*time.Second {
+		t.Errorf("the server took %v to exit with a drain timeout of 2 s", took)
+	}
+	if !strings.Contains(s.Stderr.String(), "abandoned") || !strings.Contains(s.Stderr.String(), "has not committed") {
+		t.Errorf("the log does not say what was abandoned:\n%s", s.Stderr.String())
 	}
 }

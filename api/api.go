@@ -110,6 +110,12 @@ func New(d Deps) (http.Handler, huma.API) {
 			http.Error(w, "database not ready", http.StatusServiceUnavailable)
 			return
 		}
+		if h, ok := d.Store.(rules.WriterHealth); ok {
+			if why := h.WriterStalled(); why != "" {
+				http.Error(w, "not ready: "+why, http.StatusServiceUnavailable)
+				return
+			}
+		}
 		w.Write([]byte("ready\n"))
 	})
 

@@ -321,6 +321,13 @@ type Gauge struct {
 	Value      float64
 }
 
+// WriterHealth is an engine whose writes go through one writer that can stall (store/bolt's
+// group writer): /readyz answers 503 with the reason while it does (issue 21).
+type WriterHealth interface {
+	// WriterStalled says why writes cannot be relied on now, or "" when they can.
+	WriterStalled() string
+}
+
 // GaugeSource is an engine that reports gauges (store/postgres).
 type GaugeSource interface {
 	Gauges() []Gauge

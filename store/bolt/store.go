@@ -65,6 +65,9 @@ type Options struct {
 	// ReadOnly opens the file to read (payouts check): nothing is created or migrated, and
 	// every write fails.
 	ReadOnly bool
+	// Fault, for tests only, runs in each group commit's transaction before it commits: its
+	// error fails the commit (a full disk), its wait stalls the writer.
+	Fault func() error
 }
 
 // openError says why bbolt could not open path: another process holds it, or what bbolt said.
@@ -102,7 +105,7 @@ func Open(path string, opt Options) (*DB, error) {
 		return nil, openError(path, err)
 	}
 	if opt.ReadOnly {
-		return &DB{bdb: db, path: path, writer: newCommitter(db)}, nil
+		return &DB{bdb: db, path: path, writer: newCommitter(db, nil)}, nil
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, b := range allBuckets {
@@ -119,7 +122,22 @@ func Open(path string, opt Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	return &DB{bdb: db, path: path, writer: newCommitter(db)}, nil
+	return &DB{bdb: db, path: path, writer: newCommitter(db, opt.Fault)}, nil
+}
+
+// WriterStalled says why the group writer cannot be relied on, or "" (rules.WriterHealth).
+func (s *DB) WriterStalled() string { return s.writer.stalled(time.Now()) }
+
+// Gauges are the writer's state for /metrics (rules.GaugeSource).
+func (s *DB) Gauges() []rules.Gauge {
+	stalled := 0.0
+	if s.WriterStalled() != "" {
+		stalled = 1
+	}
+	return []rules.Gauge{
+		{Name: "payouts_writer_stalled", Help: "1 while the database writer has not committed for 5 s with writes waiting, or its last commit failed for lack of space (/readyz says why).", Value: stalled},
+		{Name: "payouts_writer_waiting", Help: "Payout writes handed to the database writer and not yet answered.", Value: float64(s.writer.waiting.Load())},
+	}
 }
 
 // Close stops the writer and closes the file.
