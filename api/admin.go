@@ -251,6 +251,8 @@ func registerAdmin(a huma.API, d Deps) {
 	huma.Register(a, huma.Operation{
 		OperationID: "admin-fund-balance", Method: http.MethodPost, Path: "/admin/v1/merchants/{id}/balance",
 		Summary: "Fund a merchant's balance", Tags: []string{"Admin"}, Security: adminSecurity,
+		Description: "Adds amount (negative: withdraws) to the balance of a country in one of its currencies: COL in COP; " +
+			"PER in PEN or USD (another pair is 400, " + rules.CodeFundCurrency + "). Held PENDING_BALANCE payouts are released.",
 	}, func(ctx context.Context, in *fundIn) (*fundOut, error) {
 		if _, err := d.Store.Merchant(in.ID); err != nil {
 			return nil, notFound(err, in.ID)
