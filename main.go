@@ -90,6 +90,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrateCommand(ctx, args, getenv, stdout, stderr)
 	case "keys":
 		return keysCommand(args, getenv, stdout, stderr)
+	case "check":
+		return checkCommand(ctx, args, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "payouts", versionString())
 		return nil
@@ -115,6 +117,7 @@ usage:
   payouts seed --data DIR --payouts N       benchmarks: store N settled payouts straight into DIR (README, Performance)
   payouts migrate --from SRC --to DST       copy a store into an empty one: a data directory or a postgres:// URL, either way
   payouts keys --out DIR                    write the keys several instances on PostgreSQL share (README, Scaling out)
+  payouts check --data DIR                  full consistency check of a stopped server's database and its ledger (exit 1 on a finding)
   payouts version                           print the version
   payouts help [command]                    this text, or the flags of a command
 
@@ -124,7 +127,7 @@ Every flag may be set as PAYOUTS_<FLAG> (upper case, - as _); flags win.`
 func help(ctx context.Context, cmd string, getenv func(string) string, stdout io.Writer) error {
 	args := []string{"-h"}
 	switch cmd {
-	case "serve", "backup", "sign", "migrate", "keys", "seed":
+	case "serve", "backup", "sign", "migrate", "keys", "seed", "check":
 		args = append([]string{cmd}, args...)
 	case "merchant":
 		args = []string{"merchant", "create", "-h"}
@@ -196,7 +199,10 @@ type serveConfig struct {
 	NotificationKeyFile string
 	Instance            string
 	DBMaxConns          int
-	ClaimLease          time.Duration
+	// DrainTimeout bounds a shutdown: requests, workers and the store get this long, then
+	// what is still running is abandoned, and logged (issue 21).
+	DrainTimeout time.Duration
+	ClaimLease   time.Duration
 }
 
 // onPostgres reports whether the service runs on PostgreSQL rather than its bbolt file.
@@ -240,6 +246,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	fs.StringVar(&c.NotificationKeyFile, "notification-key-file", "", "PEM file of the RSA key that signs merchant notifications (default: notification-key.pem in the data dir, created on first start; required on PostgreSQL)")
 	fs.StringVar(&c.Instance, "instance", "", "this instance's name in the claims it takes on PostgreSQL (default: host, process id and a random suffix)")
 	fs.IntVar(&c.DBMaxConns, "db-max-conns", 16, "PostgreSQL connections of this instance's pool")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 20*time.Second, "on SIGTERM: how long requests, workers and database writes get to finish before the process exits anyway, logging what it abandoned")
 	fs.DurationVar(&c.ClaimLease, "claim-lease", rules.ClaimLease, "on PostgreSQL: how long a claimed step or event stays this instance's; a crashed instance's claims are taken over after it")
 	if err := envFlags(fs, args, getenv); err != nil {
 		return c, err
@@ -320,6 +327,11 @@ func openStorage(ctx context.Context, cfg serveConfig) (rules.Storage, *store.Se
 		if err != nil {
 			return nil, nil, err
 		}
+		k := sealedKey{name: "master", source: "--master-key", flag: "--master-key-file", opensSecret: firstMerchantOpens(db, sealer)}
+		if err := checkSealedKey(db, k, key, storeWhere(cfg)); err != nil {
+			db.Close()
+			return nil, nil, err
+		}
 		return db, sealer, nil
 	}
 	dir := cfg.Data
@@ -327,31 +339,78 @@ func openStorage(ctx context.Context, cfg serveConfig) (rules.Storage, *store.Se
 		return nil, nil, err
 	}
 	os.Chmod(dir, 0o700)
-	var key []byte
-	var err error
-	if cfg.MasterKey != "" {
-		key, err = store.ParseKey(cfg.MasterKey)
-	} else {
-		key, err = store.LoadOrCreateKey(filepath.Join(dir, "master.key"))
+	if err := checkDataDir(dir); err != nil {
+		return nil, nil, err
 	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("master key: %w", err)
-	}
-	sealer, err := store.NewSealer(key)
+	fault, _ := writeFaults.Load(dir)
+	faultFn, _ := fault.(func() error)
+	db, err := bolt.Open(filepath.Join(dir, "payouts.db"), bolt.Options{NoSync: cfg.NoSync, Fault: faultFn})
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := bolt.Open(filepath.Join(dir, "payouts.db"), bolt.Options{NoSync: cfg.NoSync})
-	if err != nil {
-		return nil, nil, err
+	sealer, err := openMasterKey(cfg, db)
+	if err == nil {
+		// Versions before signatures became reusable saved a replay guard here; it means nothing now.
+		_, err = db.TakeMeta("replay-guard")
 	}
-	// Versions before signatures became reusable saved a replay guard here; it means nothing now.
-	if _, err := db.TakeMeta("replay-guard"); err != nil {
+	if err == nil {
+		err = markInitialised(dir)
+	}
+	if err != nil {
 		db.Close()
 		return nil, nil, err
 	}
 	return db, sealer, nil
 }
+
+// openMasterKey reads the master key of a data directory (or --master-key), generating it
+// only for a store that holds nothing it sealed, and checks it against the store.
+func openMasterKey(cfg serveConfig, db rules.Storage) (*store.Sealer, error) {
+	path := filepath.Join(cfg.Data, "master.key")
+	k := sealedKey{name: "master", source: path, flag: "--master-key-file"}
+	var key []byte
+	var err error
+	if cfg.MasterKey != "" {
+		k.source = "--master-key"
+		key, err = store.ParseKey(cfg.MasterKey)
+	} else {
+		if _, statErr := os.Stat(path); errors.Is(statErr, os.ErrNotExist) {
+			ms, err := db.Merchants()
+			if err != nil {
+				return nil, err
+			}
+			if err := missingKeyError(db, k, storeWhere(cfg), len(ms) > 0); err != nil {
+				return nil, err
+			}
+		}
+		key, err = store.LoadOrCreateKey(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("master key: %w", err)
+	}
+	sealer, err := store.NewSealer(key)
+	if err != nil {
+		return nil, err
+	}
+	k.opensSecret = firstMerchantOpens(db, sealer)
+	if err := checkSealedKey(db, k, key, storeWhere(cfg)); err != nil {
+		return nil, err
+	}
+	return sealer, nil
+}
+
+// storeWhere names the store of cfg in messages: its file, or its database without the
+// password.
+func storeWhere(cfg serveConfig) string {
+	if cfg.onPostgres() {
+		return "the PostgreSQL database " + redactURL(cfg.Database)
+	}
+	return filepath.Join(cfg.Data, "payouts.db")
+}
+
+// writeFaults are the tests' faults of the database writer (a full disk, a stalled disk), by
+// data directory: bolt.Options.Fault.
+var writeFaults sync.Map // data dir → func() error
 
 // redactURL is a database URL without its password, for logs.
 func redactURL(raw string) string {
@@ -458,7 +517,12 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	draining := false // the drain closes the store itself, within its timeout
+	defer func() {
+		if !draining {
+			db.Close()
+		}
+	}()
 	token, err := adminToken(cfg, stdout)
 	if err != nil {
 		return err
@@ -531,16 +595,54 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down: draining requests")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	logger.Info("shutting down: draining requests", "drain_timeout", cfg.DrainTimeout.String())
+	draining = true
+	return drain(cfg.DrainTimeout, logger, srv, app, db)
+}
+
+// drain stops the server within timeout (issue 21): requests, then the workers, then the
+// store each get what is left of it; whatever has not finished by then is abandoned and
+// logged, and the process exits anyway. A stalled disk must not keep a SIGTERM waiting for
+// ever: what was not committed was never acknowledged.
+func drain(timeout time.Duration, logger *slog.Logger, srv *http.Server, a *app, db rules.Storage) error {
+	deadline := time.Now().Add(timeout)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	err = srv.Shutdown(shutdownCtx)
-	app.stop()
-	if err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	var abandoned []string
+	if err := srv.Shutdown(ctx); err != nil {
+		srv.Close()
+		abandoned = append(abandoned, "requests still running (their connections closed)")
 	}
-	logger.Info("stopped cleanly")
-	return nil
+	if !finishBy(deadline, a.stop) {
+		abandoned = append(abandoned, "the workers (lifecycle, deliveries) in the middle of a step")
+	}
+	if !finishBy(deadline, func() { db.Close() }) {
+		abandoned = append(abandoned, "the database, not closed")
+	}
+	if len(abandoned) == 0 {
+		logger.Info("stopped cleanly")
+		return nil
+	}
+	why := ""
+	if h, ok := db.(rules.WriterHealth); ok {
+		why = h.WriterStalled()
+	}
+	logger.Error("shutdown: drain timeout reached; abandoned what had not finished (nothing of it was acknowledged)",
+		"abandoned", abandoned, "writer", why, "drain_timeout", timeout.String())
+	return fmt.Errorf("shutdown: after %s abandoned %s", timeout, strings.Join(abandoned, "; "))
+}
+
+// finishBy runs fn and reports whether it returned before deadline; if not, it is left
+// running.
+func finishBy(deadline time.Time, fn func()) bool {
+	done := make(chan struct{})
+	go func() { fn(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(time.Until(deadline)):
+		return false
+	}
 }
 
 // app is the running service: its handler and the workers behind it.
@@ -638,6 +740,7 @@ func newApp(ctx context.Context, cfg serveConfig, db rules.Storage, sealer *stor
 		Auth:                     api.NewAuthenticator(w.keys, w.realNow, cfg.RateLimit),
 		Seal:                     sealFor(sealer),
 		AdminToken:               token,
+		AdminFailures:            api.NewFailureLimiter(api.AuthFailuresPerMinute), // the dashboard's sign-in counts here too
 		TrustedProxies:           cfg.TrustedProxies,
 		AllowHTTPNotificationURL: cfg.AllowPrivateNotifURL,
 		Sandbox:                  cfg.Sandbox,

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -103,10 +105,25 @@ func (w *wiring) wireCards() error {
 }
 
 // cardKey is --card-key (64 hex characters), else the card.key file of the data directory,
-// created on first start.
+// created on first start, but never for a store whose cards a lost one sealed; either way
+// the key the store recorded (issue 21).
 func (w *wiring) cardKey() ([]byte, error) {
+	k := sealedKey{name: "card", source: "--card-key", flag: "--card-key-file"}
+	var key []byte
+	var err error
 	if w.cfg.CardKey != "" {
-		return store.ParseKey(w.cfg.CardKey)
+		key, err = store.ParseKey(w.cfg.CardKey)
+	} else {
+		k.source = filepath.Join(w.cfg.Data, cardKeyFile)
+		if _, statErr := os.Stat(k.source); errors.Is(statErr, os.ErrNotExist) {
+			if err := missingKeyError(w.db, k, storeWhere(w.cfg), false); err != nil {
+				return nil, err
+			}
+		}
+		key, err = store.LoadOrCreateKey(k.source)
 	}
-	return store.LoadOrCreateKey(filepath.Join(w.cfg.Data, cardKeyFile))
+	if err != nil {
+		return nil, err
+	}
+	return key, checkSealedKey(w.db, k, key, storeWhere(w.cfg))
 }

@@ -22,7 +22,7 @@ func (w *wiring) wireDashboard() {
 		Sessions:                 w.db.Sessions(w.now),
 		AdminToken:               w.deps.AdminToken,
 		Secure:                   strings.HasPrefix(w.cfg.PublicURL, "https://"),
-		Limiter:                  api.NewSignInLimiter(),
+		Limiter:                  api.NewSignInLimiter(w.deps.AdminFailures),
 		Sandbox:                  w.cfg.Sandbox,
 		AllowHTTPNotificationURL: w.cfg.AllowPrivateNotifURL,
 		Settle: func(ctx context.Context, merchantID string, id int64, status rules.Status) (*rules.Payout, error) {

@@ -65,6 +65,17 @@ func migrateCommand(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		return err
 	}
+	// The copy's secrets are sealed with the source's keys: it records their fingerprints,
+	// so that a server started on it before the keys are copied refuses instead of making new ones.
+	for _, name := range []string{"master", "card"} {
+		fp, err := src.KeyFingerprint(name)
+		if err == nil && fp != "" {
+			_, err = dst.RecordKeyFingerprint(name, fp)
+		}
+		if err != nil {
+			return fmt.Errorf("migrate: key fingerprints: %w", err)
+		}
+	}
 	fmt.Fprintf(stdout, "migrate: copied %s to %s and checked it:\n", describeStore(*from), describeStore(*to))
 	for _, k := range rules.DumpKinds {
 		if counts[k] > 0 {

@@ -69,6 +69,9 @@ func CreateMerchant(st Store, seal func([]byte, string) []byte, id, name string,
 // ImportMerchant makes a merchant with credentials it already has (a merchant moving from
 // the original API keeps its key and secret; the tests use the published signing vectors).
 func ImportMerchant(st Store, seal func([]byte, string) []byte, id, name string, settings rules.Settings, c Credentials, now time.Time) (*rules.Merchant, Credentials, error) {
+	if err := rules.CheckIdentifier("merchantId", id); err != nil {
+		return nil, Credentials{}, err
+	}
 	if id != "" && !merchantIDPattern.MatchString(id) {
 		return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeWrongType, Field: "merchantId", Value: id,
 			Message: "must be 1 to 40 letters, digits, - or _"}
@@ -248,11 +251,13 @@ func registerAdmin(a huma.API, d Deps) {
 	huma.Register(a, huma.Operation{
 		OperationID: "admin-fund-balance", Method: http.MethodPost, Path: "/admin/v1/merchants/{id}/balance",
 		Summary: "Fund a merchant's balance", Tags: []string{"Admin"}, Security: adminSecurity,
+		Description: "Adds amount (negative: withdraws) to the balance of a country in one of its currencies: COL in COP; " +
+			"PER in PEN or USD (another pair is 400, " + rules.CodeFundCurrency + "). Held PENDING_BALANCE payouts are released.",
 	}, func(ctx context.Context, in *fundIn) (*fundOut, error) {
 		if _, err := d.Store.Merchant(in.ID); err != nil {
 			return nil, notFound(err, in.ID)
 		}
-		if err := rules.CheckFunding(in.Body.Amount); err != nil {
+		if err := rules.CheckFundingOf(in.Body.Country, in.Body.Currency, in.Body.Amount); err != nil {
 			return nil, err
 		}
 		b, err := d.Fund(ctx, in.ID, in.Body.Country, in.Body.Currency, in.Body.Amount)

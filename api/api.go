@@ -86,6 +86,14 @@ func New(d Deps) (http.Handler, huma.API) {
 		"admin":  {Type: "http", Scheme: "bearer"},
 	}
 	a := humachi.New(r, cfg)
+	// One body limit for every operation, the one a 413 states (huma's default is 1 MiB):
+	// huma hands each operation here before it serves it, and its handler reads the limit
+	// from the operation given.
+	a.OpenAPI().OnAddOperation = append(a.OpenAPI().OnAddOperation, func(_ *huma.OpenAPI, op *huma.Operation) {
+		if op.MaxBodyBytes > MaxBody || op.MaxBodyBytes == 0 {
+			op.MaxBodyBytes = MaxBody
+		}
+	})
 
 	// Unknown paths and methods answer in the same problem+json as everything else.
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -101,6 +109,12 @@ func New(d Deps) (http.Handler, huma.API) {
 		if err := d.Store.Ping(); err != nil {
 			http.Error(w, "database not ready", http.StatusServiceUnavailable)
 			return
+		}
+		if h, ok := d.Store.(rules.WriterHealth); ok {
+			if why := h.WriterStalled(); why != "" {
+				http.Error(w, "not ready: "+why, http.StatusServiceUnavailable)
+				return
+			}
 		}
 		w.Write([]byte("ready\n"))
 	})

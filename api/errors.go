@@ -3,7 +3,9 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -133,7 +135,8 @@ func newProblemCtx(ctx context.Context, status int, msg string, errs ...error) h
 		}
 		return internalProblem()
 	case http.StatusRequestEntityTooLarge:
-		p.add(&rules.Error{Code: rules.CodeBodyTooLarge, Message: "the body is over 64 KiB"})
+		p.Detail = bodyLimitMessage(msg)
+		p.add(&rules.Error{Code: rules.CodeBodyTooLarge, Message: p.Detail})
 		return p
 	}
 	code := rules.CodeWrongType
@@ -147,10 +150,19 @@ func newProblemCtx(ctx context.Context, status int, msg string, errs ...error) h
 			det := d.ErrorDetail()
 			e.Message, e.Value = det.Message, det.Value
 			e.Field = det.Location
+			if field, m, ok := plainDecodeError(det.Message); ok {
+				// The decoder's words name Go types and struct fields: say it in the
+				// API's, at the field, without echoing the whole body back.
+				e.Field, e.Message, e.Value = "body."+field, m, nil
+			} else if det.Location == "body" {
+				e.Value = nil
+			}
 			if strings.HasPrefix(det.Location, "query.") || strings.HasPrefix(det.Location, "path.") {
 				e.Code = rules.CodeQueryParam
+			} else if e.Field == "body" {
+				e.Field = ""
 			} else {
-				e.Field = strings.TrimPrefix(det.Location, "body.")
+				e.Field = strings.TrimPrefix(e.Field, "body.")
 			}
 		}
 		p.add(e)
@@ -216,4 +228,57 @@ const (
 func merchantFrom(ctx context.Context) *rules.Merchant {
 	m, _ := ctx.Value(ctxMerchant).(*rules.Merchant)
 	return m
+}
+
+// bodyLimitMessage states the body limit huma enforced ("request body is too large
+// limit=65536 bytes") in the API's words, once: the same text goes in detail and message.
+func bodyLimitMessage(msg string) string {
+	limit := MaxBody
+	if m := hugeBody.FindStringSubmatch(msg); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			limit = n
+		}
+	}
+	return fmt.Sprintf("the body is over %d KiB", limit>>10)
+}
+
+var hugeBody = regexp.MustCompile(`limit=(\d+)`)
+
+// decodeError matches encoding/json's type errors: "json: cannot unmarshal number 1e20 into
+// Go struct field .amount of type int64".
+var decodeError = regexp.MustCompile(`cannot unmarshal (\w+)(?: (\S+))? into Go (?:struct field (\S*)|value) of type (\S+)`)
+
+// plainDecodeError rewrites a decoder's type error as the field it is about (its JSON path)
+// and what that field must be, in words a client reads: no Go type, no struct name.
+func plainDecodeError(msg string) (field, message string, ok bool) {
+	m := decodeError.FindStringSubmatch(msg)
+	if m == nil {
+		return "", "", false
+	}
+	jsonType, value, path, goType := m[1], m[2], m[3], m[4]
+	if _, after, found := strings.Cut(path, "."); found {
+		path = after // "fundIn.amount" or ".amount": the part after the struct's name
+	}
+	var want string
+	switch {
+	case strings.Contains(goType, "int"):
+		want = "must be a whole number"
+		if jsonType == "number" && value != "" {
+			want = "must be a whole number between -9223372036854775808 and 9223372036854775807 (got " + value + ")"
+		}
+	case strings.HasPrefix(goType, "float"):
+		want = "must be a number"
+	case goType == "string" || strings.HasSuffix(goType, ".Stage") || strings.HasSuffix(goType, ".Status"):
+		want = "must be a string"
+	case goType == "bool":
+		want = "must be true or false"
+	case strings.HasPrefix(goType, "[]"):
+		want = "must be an array"
+	default:
+		want = "must be an object"
+	}
+	if path == "" {
+		return "", "the body " + want, true
+	}
+	return path, want, true
 }

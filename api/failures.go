@@ -3,12 +3,13 @@ package api
 import "net/http"
 
 // SignInLimiter is a FailureLimiter keyed by the request's client address (the forwarded
-// one only through --trusted-proxies), with the allowance of the signed API (about 20
-// failures a minute): the dashboard's sign-in uses it.
+// one only through --trusted-proxies): the dashboard's sign-in counts its failures in the
+// admin API's limiter (Deps.AdminFailures), so that a guesser gets one allowance for the
+// admin token, not one on each door.
 type SignInLimiter struct{ f *FailureLimiter }
 
-// NewSignInLimiter makes a limiter of failed sign-ins.
-func NewSignInLimiter() SignInLimiter { return SignInLimiter{NewFailureLimiter(20)} }
+// NewSignInLimiter counts failed sign-ins in f, the admin API's failures.
+func NewSignInLimiter(f *FailureLimiter) SignInLimiter { return SignInLimiter{f} }
 
 // Blocked reports whether the request's address used up its allowance of failures.
 func (l SignInLimiter) Blocked(r *http.Request) bool { return !l.f.Allow(clientAddr(r)) }

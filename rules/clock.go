@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,6 +23,12 @@ const MaxClockOffset = 10 * 365 * 24 * time.Hour
 // that Advance only grows and Reset sets back to zero. Every part of the service that falls
 // due (the rails, card sessions, cash claims, the outbox's retries) reads it; signatures and
 // tokens keep real time, since a client signs with its own clock.
+//
+// Now never waits: the group writer reads the clock inside its transaction, so a reader
+// that waited for a change in progress (which writes the store) would wait for the writer
+// that waits for it (issue 21: one advance under create traffic wedged every write). The
+// offset is an atomic; changes are serialised by their own mutex, which nothing on the
+// write path ever takes.
 type SandboxClock struct {
 	Real  func() time.Time
 	Store ClockStore
@@ -29,8 +36,10 @@ type SandboxClock struct {
 	// until a due time. May be nil.
 	Moved func()
 
-	mu     sync.RWMutex
-	offset time.Duration
+	// changing is held by Advance, Reset and Sync only, across their store calls: two
+	// advances at once must add up. Now, Offset and the writer never take it.
+	changing sync.Mutex
+	offset   atomic.Int64
 }
 
 // NewSandboxClock makes the clock over real, starting at the offset st keeps.
@@ -39,22 +48,19 @@ func NewSandboxClock(real func() time.Time, st ClockStore) (*SandboxClock, error
 	if err != nil {
 		return nil, err
 	}
-	return &SandboxClock{Real: real, Store: st, offset: max(off, 0)}, nil
+	c := &SandboxClock{Real: real, Store: st}
+	c.offset.Store(int64(max(off, 0)))
+	return c, nil
 }
 
-// Now is real time plus the offset.
+// Now is real time plus the offset; it never waits.
 func (c *SandboxClock) Now() time.Time {
-	c.mu.RLock()
-	off := c.offset
-	c.mu.RUnlock()
-	return c.Real().Add(off)
+	return c.Real().Add(c.Offset())
 }
 
 // Offset is how far the clock runs ahead of real time.
 func (c *SandboxClock) Offset() time.Duration {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.offset
+	return time.Duration(c.offset.Load())
 }
 
 // ParseAdvance reads an advance: a Go duration ("90m", "48h") or whole days ("8d"). It must be
@@ -86,23 +92,24 @@ func (c *SandboxClock) Advance(d time.Duration) error {
 	if d <= 0 {
 		return &Error{Kind: KindInvalid, Code: CodeClockAdvance, Field: "advance", Value: d.String(), Message: "must be positive: the clock never goes back"}
 	}
-	c.mu.Lock()
+	c.changing.Lock()
 	// Another instance on the same database may have moved the clock: advance from the
 	// offset kept, not from this instance's copy.
+	cur := c.Offset()
 	if stored, err := c.Store.SandboxClockOffset(); err == nil && stored >= 0 {
-		c.offset = stored
+		cur = stored
 	}
-	off := c.offset + d
-	if off > MaxClockOffset || off < c.offset {
-		c.mu.Unlock()
+	off := cur + d
+	if off > MaxClockOffset || off < cur {
+		c.changing.Unlock()
 		return &Error{Kind: KindInvalid, Code: CodeClockAdvance, Field: "advance", Value: d.String(),
 			Message: "would put the clock more than 10 years ahead of real time"}
 	}
 	err := c.Store.PutSandboxClockOffset(off)
 	if err == nil {
-		c.offset = off
+		c.offset.Store(int64(off))
 	}
-	c.mu.Unlock()
+	c.changing.Unlock()
 	if err == nil && c.Moved != nil {
 		c.Moved()
 	}
@@ -111,17 +118,19 @@ func (c *SandboxClock) Advance(d time.Duration) error {
 
 // Sync takes the offset kept in the store: several instances on one database each keep a
 // copy of the clock, and one's Advance or Reset reaches the others through Sync (main runs it
-// every second on PostgreSQL). It tells Moved when the offset changed.
+// every second on PostgreSQL). It tells Moved when the offset changed. While this instance
+// changes the clock, Sync leaves it be: the change is newer than what Sync would read.
 func (c *SandboxClock) Sync() error {
+	if !c.changing.TryLock() {
+		return nil
+	}
 	off, err := c.Store.SandboxClockOffset()
 	if err != nil {
+		c.changing.Unlock()
 		return err
 	}
-	off = max(off, 0)
-	c.mu.Lock()
-	changed := off != c.offset
-	c.offset = off
-	c.mu.Unlock()
+	changed := c.offset.Swap(int64(max(off, 0))) != int64(max(off, 0))
+	c.changing.Unlock()
 	if changed && c.Moved != nil {
 		c.Moved()
 	}
@@ -130,12 +139,12 @@ func (c *SandboxClock) Sync() error {
 
 // Reset returns the clock to real time.
 func (c *SandboxClock) Reset() error {
-	c.mu.Lock()
+	c.changing.Lock()
 	err := c.Store.PutSandboxClockOffset(0)
 	if err == nil {
-		c.offset = 0
+		c.offset.Store(0)
 	}
-	c.mu.Unlock()
+	c.changing.Unlock()
 	if err == nil && c.Moved != nil {
 		c.Moved()
 	}

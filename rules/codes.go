@@ -210,6 +210,9 @@ const (
 	CodeDirectoryEntry       = "2994" // 400: a simulated directory entry is invalid
 	CodeBreBKeyUnknown       = "2995" // 404: the directory knows no such Bre-B key
 	CodeDirectoryUnavailable = "4027" // (wire) the directory has no entry for the key
+
+	// Issue 21, faults an operator meets (2954–2959).
+	CodeFundCurrency = "2954" // 400: a balance in a currency its country does not hold
 )
 
 // CodeInfo describes one code for the README and the OpenAPI description. Original says the
@@ -246,10 +249,11 @@ var Catalogue = []CodeInfo{
 	{CodeTooLong, 400, true, "a field is longer than the generic contract allows (orderId 20, description 50)"},
 	{CodeAdminField, 400, false, "a field the admin API needs is missing (a merchant's name)"},
 	{CodeUnsupportedMediaType, 415, false, "the body of a JSON endpoint must be sent as Content-Type: application/json"},
-	{CodeControlCharacter, 400, false, "a field holds a control character or is not valid UTF-8"},
+	{CodeControlCharacter, 400, false, "a field holds a control character or is not valid UTF-8; an identifier (orderId, merchant id, a scripted rule's field) holds an invisible or direction-changing character (Unicode Cf)"},
 	{CodeNotificationURL, 400, false, "notificationUrl must be an https URL (http only with --allow-private-notification-urls)"},
 	{CodeAllowedOrigin, 400, false, "an allowedOrigins entry must be an origin (scheme://host[:port]); * is refused"},
 	{CodeReservedMerchantID, 400, false, "the merchant id is reserved by the API's paths"},
+	{CodeFundCurrency, 400, false, "a balance's currency must be its country's: COL holds COP; PER holds PEN and USD"},
 	{CodeFundAmount, 400, false, "a funding amount must be non-zero and at most 10^15 minor units either way"},
 	{CodeBalanceLimit, 409, false, "the funding would take the balance above 10^15 minor units"},
 	{CodeWithdrawalTooLarge, 409, false, "the withdrawal is larger than the available balance"},

@@ -3,6 +3,8 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // MaxBalance bounds every balance and every funding, in minor units (10^15: ten trillion
@@ -16,6 +18,25 @@ func CheckFunding(amount int64) error {
 			Message: "must be non-zero and at most 10^15 minor units either way"}
 	}
 	return nil
+}
+
+// FundingCurrencies are the balances a merchant can hold: the currencies each country pays
+// out in (spec 8).
+var FundingCurrencies = map[string][]string{"COL": {"COP"}, "PER": {"PEN", "USD"}}
+
+// CheckFundingOf is the one check of a funding, whoever asks (the admin API, the dashboard,
+// the CLI through the lifecycle's Fund): a currency of the country, and an amount
+// CheckFunding takes.
+func CheckFundingOf(country, currency string, amount int64) error {
+	cs, ok := FundingCurrencies[country]
+	if !ok {
+		return &Error{Kind: KindInvalid, Code: CodeFundCurrency, Field: "country", Value: country, Message: "must be COL or PER"}
+	}
+	if !slices.Contains(cs, currency) {
+		return &Error{Kind: KindInvalid, Code: CodeFundCurrency, Field: "currency", Value: currency,
+			Message: fmt.Sprintf("a %s balance is in %s", country, strings.Join(cs, " or "))}
+	}
+	return CheckFunding(amount)
 }
 
 // ApplyFunding adds a funding (negative: a withdrawal) to a balance, or says why it cannot:

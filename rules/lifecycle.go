@@ -324,6 +324,9 @@ func (lc *Lifecycle) finish(p *Payout, m *Merchant, l Ledger, now time.Time, sta
 // fit stops the release, so a large old payout is not overtaken by later small ones.
 func (lc *Lifecycle) Fund(ctx context.Context, merchantID, country, currency string, amount int64) (Balance, error) {
 	lc.init()
+	if err := CheckFundingOf(country, currency, amount); err != nil {
+		return Balance{}, err
+	}
 	if _, err := lc.Store.Fund(merchantID, country, currency, amount); err != nil {
 		return Balance{}, err
 	}

@@ -33,6 +33,12 @@ func limited(path string) bool {
 func checkLimits(ps *problems, body []byte, obj map[string]any) {
 	before := len(ps.list)
 	walkStrings("", obj, func(path, s string) {
+		if identifierFields[path] {
+			if r, bad := badIdentifierRune(s); bad {
+				ps.add(CodeControlCharacter, path, identifierMessage(r), nil)
+				return
+			}
+		}
 		if r, bad := badRune(s); bad {
 			if r == utf8.RuneError {
 				ps.add(CodeControlCharacter, path, "must be valid UTF-8 text (no U+FFFD replacement character)", nil)

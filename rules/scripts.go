@@ -55,6 +55,12 @@ func CheckScriptRules(rs []ScriptRule) error {
 	for i := range rs {
 		at := func(f string) string { return fmt.Sprintf("rules[%d].%s", i, f) }
 		m, o := &rs[i].Match, &rs[i].Outcome
+		for _, f := range []struct{ name, value string }{{"match.accountSuffix", m.AccountSuffix}, {"match.bankCode", m.BankCode},
+			{"match.country", m.Country}, {"outcome.code", o.Code}} {
+			if r, bad := badIdentifierRune(f.value); bad {
+				ps.add(CodeControlCharacter, at(f.name), identifierMessage(r), f.value)
+			}
+		}
 		if s := m.AccountSuffix; s != "" && (len(s) > 34 || strings.ContainsAny(s, " \t\r\n")) {
 			ps.add(CodeScriptRule, at("match.accountSuffix"), "1 to 34 characters without spaces", s)
 		}
@@ -209,9 +215,14 @@ type ScriptBook struct {
 	// database may have changed them (PostgreSQL). Zero keeps them until Put.
 	TTL time.Duration
 
-	mu     sync.RWMutex
-	cache  map[string][]ScriptRule
-	loaded map[string]time.Time
+	// mu guards the cache for the time of a map access, never across the store (the rail
+	// reads rules while the group writer waits on it: issue 21). putting serialises Puts,
+	// so that the cache keeps the last one written; only Put takes it.
+	mu      sync.RWMutex
+	putting sync.Mutex
+	cache   map[string][]ScriptRule
+	loaded  map[string]time.Time
+	gen     uint64 // counts Puts begun and ended: a read older than one is not cached
 }
 
 // Rules are a merchant's rules, in order.
@@ -219,6 +230,7 @@ func (b *ScriptBook) Rules(merchantID string) ([]ScriptRule, error) {
 	b.mu.RLock()
 	rs, ok := b.cache[merchantID]
 	fresh := b.TTL <= 0 || time.Since(b.loaded[merchantID]) < b.TTL
+	gen := b.gen
 	b.mu.RUnlock()
 	if ok && fresh {
 		return rs, nil
@@ -228,7 +240,9 @@ func (b *ScriptBook) Rules(merchantID string) ([]ScriptRule, error) {
 		return nil, err
 	}
 	b.mu.Lock()
-	b.keep(merchantID, rs)
+	if b.gen == gen { // no Put began or ended while the store was read
+		b.keep(merchantID, rs)
+	}
 	b.mu.Unlock()
 	return rs, nil
 }
@@ -241,9 +255,17 @@ func (b *ScriptBook) Put(merchantID string, rs []ScriptRule) ([]ScriptRule, erro
 	if err := CheckScriptRules(rs); err != nil {
 		return nil, err
 	}
+	b.putting.Lock()
+	defer b.putting.Unlock()
+	b.mu.Lock()
+	b.gen++
+	b.mu.Unlock()
+	err := b.Store.PutSandboxRules(merchantID, rs)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err := b.Store.PutSandboxRules(merchantID, rs); err != nil {
+	b.gen++
+	if err != nil {
+		delete(b.cache, merchantID) // the store may or may not hold rs: read it again
 		return nil, err
 	}
 	b.keep(merchantID, rs)

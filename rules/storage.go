@@ -33,6 +33,7 @@ type Storage interface {
 	OutboxAdmin
 	IntegrationUsers
 	LookupRequests
+	KeyFingerprints
 
 	// Sessions is the store of the card-form and dashboard sessions (scs.Store and
 	// scs.IterableStore); now is its clock.
@@ -51,6 +52,18 @@ type Storage interface {
 	Backup(w io.Writer) (int64, error)
 	Ping() error
 	Close() error
+}
+
+// KeyFingerprints are the fingerprints of the keys that sealed a store's secrets ("master":
+// the merchants' API secrets; "card": the stored cards), so that a store is never opened
+// with another key, nor with a key lost and generated anew (issue 21): half its secrets
+// would be sealed with each. A fingerprint is a hash, never the key.
+type KeyFingerprints interface {
+	// KeyFingerprint is the fingerprint recorded for the key named; "" when none is.
+	KeyFingerprint(name string) (string, error)
+	// RecordKeyFingerprint records fp for name when none is recorded yet, and returns the
+	// fingerprint recorded: fp, or the one recorded before, which it never replaces.
+	RecordKeyFingerprint(name, fp string) (string, error)
 }
 
 // ClaimLease is how long a claimed lifecycle step or outbox event stays its claimer's: a
@@ -306,6 +319,13 @@ type DumpedDirectoryEntry struct {
 type Gauge struct {
 	Name, Help string
 	Value      float64
+}
+
+// WriterHealth is an engine whose writes go through one writer that can stall (store/bolt's
+// group writer): /readyz answers 503 with the reason while it does (issue 21).
+type WriterHealth interface {
+	// WriterStalled says why writes cannot be relied on now, or "" when they can.
+	WriterStalled() string
 }
 
 // GaugeSource is an engine that reports gauges (store/postgres).

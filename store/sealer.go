@@ -4,6 +4,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -78,4 +79,12 @@ func (s *Sealer) Open(sealed, additional []byte) ([]byte, error) {
 		return nil, errors.New("sealed value too short")
 	}
 	return s.aead.Open(nil, sealed[:n], sealed[n:], additional)
+}
+
+// Fingerprint names a key without revealing it: the first 16 hex characters of a SHA-256 of
+// the key under a label of its own. The store records it (rules.KeyFingerprints) to know
+// the key that sealed its secrets; messages show it to tell two keys apart.
+func Fingerprint(key []byte) string {
+	sum := sha256.Sum256(append([]byte("payouts key fingerprint\x00"), key...))
+	return hex.EncodeToString(sum[:8])
 }

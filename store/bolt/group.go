@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 )
@@ -40,17 +43,52 @@ type committer struct {
 	quit     chan struct{}
 	gone     chan struct{}
 	quitOnce sync.Once
+	// fault, when set (tests), runs in each group's transaction before it commits: its
+	// error fails the commit, its wait stalls it.
+	fault func() error
+
+	// The watchdog's view (issue 21): writes handed in and not yet answered, when the group
+	// being committed started (0 when idle), and why the last commit failed for lack of space.
+	waiting   atomic.Int64
+	busySince atomic.Int64
+	noSpace   atomic.Pointer[string]
 }
 
-func newCommitter(db *bbolt.DB) *committer {
-	c := &committer{db: db, ops: make(chan *writeOp), quit: make(chan struct{}), gone: make(chan struct{})}
+func newCommitter(db *bbolt.DB, fault func() error) *committer {
+	c := &committer{db: db, fault: fault, ops: make(chan *writeOp), quit: make(chan struct{}), gone: make(chan struct{})}
 	go c.loop()
 	return c
+}
+
+// StallAfter is how long a group may take to commit before the writer counts as stalled.
+const StallAfter = 5 * time.Second
+
+// stalled says why the writer cannot be relied on, or "": a group has been committing for
+// longer than StallAfter (a disk that stopped answering), or the last commit failed for
+// lack of space.
+func (c *committer) stalled(now time.Time) string {
+	if since := c.busySince.Load(); since != 0 {
+		if d := now.Sub(time.Unix(0, since)); d > StallAfter {
+			return fmt.Sprintf("the database writer has not committed for %s, with %d write(s) waiting", d.Round(time.Second), c.waiting.Load())
+		}
+	}
+	if why := c.noSpace.Load(); why != nil {
+		return "the database's last commit failed for lack of space: " + *why
+	}
+	return ""
+}
+
+// lackOfSpace reports whether err is a write that found no room: a full disk, a quota, a
+// file size limit.
+func lackOfSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG)
 }
 
 // write runs fn in the next group and returns once the group is durable (or failed).
 func (c *committer) write(fn func(tx *bbolt.Tx) error, rerun bool) error {
 	op := &writeOp{fn: fn, rerun: rerun, done: make(chan error, 1)}
+	c.waiting.Add(1)
+	defer c.waiting.Add(-1)
 	select {
 	case c.ops <- op:
 	case <-c.quit:
@@ -78,7 +116,9 @@ func (c *committer) loop() {
 				break gather
 			}
 		}
+		c.busySince.Store(time.Now().UnixNano())
 		c.commit(group)
+		c.busySince.Store(0)
 	}
 }
 
@@ -95,8 +135,17 @@ func (c *committer) commit(group []*writeOp) {
 					return err
 				}
 			}
+			if c.fault != nil {
+				return c.fault()
+			}
 			return nil
 		})
+		if err == nil {
+			c.noSpace.Store(nil)
+		} else if failed < 0 && lackOfSpace(err) {
+			why := err.Error()
+			c.noSpace.Store(&why)
+		}
 		if err == nil || failed < 0 { // committed, or the commit itself failed: one answer for all
 			for _, op := range group {
 				op.done <- err

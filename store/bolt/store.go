@@ -62,6 +62,20 @@ type DB struct {
 type Options struct {
 	// NoSync turns fsync off: only for tests that do not test durability.
 	NoSync bool
+	// ReadOnly opens the file to read (payouts check): nothing is created or migrated, and
+	// every write fails.
+	ReadOnly bool
+	// Fault, for tests only, runs in each group commit's transaction before it commits: its
+	// error fails the commit (a full disk), its wait stalls the writer.
+	Fault func() error
+}
+
+// openError says why bbolt could not open path: another process holds it, or what bbolt said.
+func openError(path string, err error) error {
+	if errors.Is(err, berrors.ErrTimeout) {
+		return fmt.Errorf("database %s is in use by another process (is a payouts server already running on this data directory?)", path)
+	}
+	return fmt.Errorf("open database %s: %w", path, err)
 }
 
 // Open opens (or creates) the database file. A file held by another process fails after a
@@ -75,16 +89,23 @@ func Open(path string, opt Options) (*DB, error) {
 	// mapped at 1 GiB from the start, every page the server ever read stayed (RSS followed the
 	// file: 358 MiB after ratio.sh); growing, each remap starts afresh (149 MiB), at no cost
 	// measured in throughput.
+	if err := QuickCheck(path); errors.Is(err, errInUse) {
+		return nil, openError(path, berrors.ErrTimeout)
+	} else if err != nil {
+		return nil, fmt.Errorf("database %s is damaged: %v. Restore it from a backup with the server stopped "+
+			"(`payouts backup --out FILE` writes one); `payouts check --data %s` runs the full check", path, err, filepath.Dir(path))
+	}
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
 		Timeout:      time.Second,
 		NoSync:       opt.NoSync,
 		FreelistType: bbolt.FreelistMapType,
+		ReadOnly:     opt.ReadOnly,
 	})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("database %s is in use by another process (is a payouts server already running on this data directory?)", path)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
+		return nil, openError(path, err)
+	}
+	if opt.ReadOnly {
+		return &DB{bdb: db, path: path, writer: newCommitter(db, nil)}, nil
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, b := range allBuckets {
@@ -101,7 +122,22 @@ func Open(path string, opt Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	return &DB{bdb: db, path: path, writer: newCommitter(db)}, nil
+	return &DB{bdb: db, path: path, writer: newCommitter(db, opt.Fault)}, nil
+}
+
+// WriterStalled says why the group writer cannot be relied on, or "" (rules.WriterHealth).
+func (s *DB) WriterStalled() string { return s.writer.stalled(time.Now()) }
+
+// Gauges are the writer's state for /metrics (rules.GaugeSource).
+func (s *DB) Gauges() []rules.Gauge {
+	stalled := 0.0
+	if s.WriterStalled() != "" {
+		stalled = 1
+	}
+	return []rules.Gauge{
+		{Name: "payouts_writer_stalled", Help: "1 while the database writer has not committed for 5 s with writes waiting, or its last commit failed for lack of space (/readyz says why).", Value: stalled},
+		{Name: "payouts_writer_waiting", Help: "Payout writes handed to the database writer and not yet answered.", Value: float64(s.writer.waiting.Load())},
+	}
 }
 
 // Close stops the writer and closes the file.

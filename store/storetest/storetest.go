@@ -57,6 +57,7 @@ func Run(t *testing.T, e Engine) {
 		{"Backup", testBackup},
 		{"Claims", testClaims},
 		{"Concurrency", testConcurrency},
+		{"KeyFingerprints", testKeyFingerprints},
 	} {
 		t.Run(area.name, func(t *testing.T) { area.run(t, e) })
 	}

@@ -5,7 +5,9 @@ package dashboard
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -65,7 +67,8 @@ type Outbox interface {
 	Depth() int
 }
 
-// Limiter counts failed sign-ins per client address (api.FailureLimiter).
+// Limiter counts failed sign-ins per client address: the admin API's counter
+// (api.SignInLimiter), so that the two together allow what either allows alone.
 type Limiter interface {
 	Blocked(r *http.Request) bool
 	Fail(r *http.Request) bool
@@ -106,13 +109,26 @@ const (
 	kFlash    = "dashboard.flash"
 	kError    = "dashboard.error"
 	kCreds    = "dashboard.creds"
+	// kPrincipal is who the session was signed in as: "admin-token:" and a fingerprint of
+	// the token. A session whose principal is not the server's current one is over: a new
+	// --admin-token ends every session the old one opened. When the dashboard has users,
+	// a user's sign-in stores "user:<id>:<credential version>" here and the same check ends
+	// the sessions of a removed user or a changed password.
+	kPrincipal = "dashboard.principal"
 )
+
+// adminPrincipal is the principal of a sign-in with token: a fingerprint, never the token.
+func adminPrincipal(token string) string {
+	sum := sha256.Sum256([]byte("payouts dashboard session\x00" + token))
+	return "admin-token:" + hex.EncodeToString(sum[:16])
+}
 
 // Dashboard serves the pages.
 type Dashboard struct {
-	cfg Config
-	sm  *scs.SessionManager
-	cop *http.CrossOriginProtection
+	cfg       Config
+	principal string
+	sm        *scs.SessionManager
+	cop       *http.CrossOriginProtection
 }
 
 // New makes the dashboard.
@@ -138,7 +154,7 @@ func New(cfg Config) *Dashboard {
 		cfg.Log.Error("dashboard session", "path", r.URL.Path, "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 	}
-	return &Dashboard{cfg: cfg, sm: sm, cop: http.NewCrossOriginProtection()}
+	return &Dashboard{cfg: cfg, principal: adminPrincipal(cfg.AdminToken), sm: sm, cop: http.NewCrossOriginProtection()}
 }
 
 // Routes adds /dashboard and /docs. Every /dashboard form post from another site is refused
@@ -171,10 +187,25 @@ func (d *Dashboard) Routes(r chi.Router) {
 	})
 }
 
-// signedIn sends a signed-out request to the sign-in page; it does nothing else.
+// isSignedIn reports whether the request's session was signed in by the server's current
+// principal.
+func (d *Dashboard) isSignedIn(r *http.Request) bool {
+	return d.cfg.AdminToken != "" && d.sm.GetBool(r.Context(), kSignedIn) && d.sm.GetString(r.Context(), kPrincipal) == d.principal
+}
+
+// signedIn sends a signed-out request to the sign-in page; it does nothing else. A session
+// signed in by another principal (the admin token before a restart with a new one) is
+// ended, not just refused.
 func (d *Dashboard) signedIn(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !d.sm.GetBool(r.Context(), kSignedIn) {
+		if !d.isSignedIn(r) {
+			if d.sm.GetBool(r.Context(), kSignedIn) {
+				d.cfg.Log.Info("dashboard session ended: signed in by another admin token", "addr", r.RemoteAddr)
+				if err := d.sm.Destroy(r.Context()); err != nil {
+					d.internal(w, r, err)
+					return
+				}
+			}
 			w.Header().Set("Cache-Control", "no-store")
 			http.Redirect(w, r, "/dashboard/login", http.StatusSeeOther)
 			return
@@ -198,7 +229,7 @@ func (d *Dashboard) frame(r *http.Request, titleKey, active string) templates.Fr
 	lang := d.lang(r)
 	w := templates.DashWords(lang)
 	return templates.Frame{Lang: lang, W: w, Title: w.S(titleKey), Active: active, Path: r.URL.RequestURI(),
-		CSS: static.Path("dashboard.css"), SignedIn: d.sm.GetBool(r.Context(), kSignedIn),
+		CSS: static.Path("dashboard.css"), SignedIn: d.isSignedIn(r),
 		Flash: d.sm.PopString(r.Context(), kFlash), Error: d.sm.PopString(r.Context(), kError)}
 }
 
@@ -251,7 +282,7 @@ func (d *Dashboard) internal(w http.ResponseWriter, r *http.Request, err error) 
 }
 
 func (d *Dashboard) loginPage(w http.ResponseWriter, r *http.Request) {
-	if d.sm.GetBool(r.Context(), kSignedIn) {
+	if d.isSignedIn(r) {
 		http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
 		return
 	}
@@ -268,7 +299,9 @@ func (d *Dashboard) showLogin(w http.ResponseWriter, r *http.Request, code int, 
 }
 
 // login takes the admin token: a new session token (no fixation), 303 to the overview.
-// Failures count against the address like the API's failed authentications.
+// Failures count against the address in the admin API's counter; past its allowance a wrong
+// token is answered 429, while the right one always signs in (issue 21: anyone behind the
+// operator's address could otherwise lock the operator out).
 func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 	if err := r.ParseForm(); err != nil {
@@ -280,15 +313,10 @@ func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 		q.Set("lang", l)
 		r.URL.RawQuery = q.Encode()
 	}
-	if d.cfg.Limiter != nil && d.cfg.Limiter.Blocked(r) {
-		w.Header().Set("Retry-After", "60")
-		d.showLogin(w, r, http.StatusTooManyRequests, "login.limited")
-		return
-	}
 	token := r.PostForm.Get("token")
 	if d.cfg.AdminToken == "" || subtle.ConstantTimeCompare([]byte(token), []byte(d.cfg.AdminToken)) != 1 {
 		d.cfg.Log.Warn("dashboard sign-in failed", "addr", r.RemoteAddr)
-		if d.cfg.Limiter != nil && d.cfg.Limiter.Fail(r) {
+		if d.cfg.Limiter != nil && (d.cfg.Limiter.Blocked(r) || d.cfg.Limiter.Fail(r)) {
 			w.Header().Set("Retry-After", "60")
 			d.showLogin(w, r, http.StatusTooManyRequests, "login.limited")
 			return
@@ -301,6 +329,7 @@ func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.sm.Put(r.Context(), kSignedIn, true)
+	d.sm.Put(r.Context(), kPrincipal, d.principal)
 	d.sm.Put(r.Context(), kLang, d.lang(r))
 	d.cfg.Log.Info("dashboard sign-in", "addr", r.RemoteAddr)
 	http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
@@ -326,7 +355,7 @@ func (d *Dashboard) setLang(w http.ResponseWriter, r *http.Request) {
 	if r.PostForm.Get("lang") == "en" {
 		lang = "en"
 	}
-	if !d.sm.GetBool(r.Context(), kSignedIn) {
+	if !d.isSignedIn(r) {
 		http.Redirect(w, r, "/dashboard/login?lang="+lang, http.StatusSeeOther)
 		return
 	}
