@@ -33,6 +33,7 @@ type Storage interface {
 	OutboxAdmin
 	IntegrationUsers
 	LookupRequests
+	EventLog
 
 	// Sessions is the store of the card-form and dashboard sessions (scs.Store and
 	// scs.IterableStore); now is its clock.
