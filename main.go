@@ -491,6 +491,9 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	for _, f := range app.onShutdown {
+		srv.RegisterOnShutdown(f)
+	}
 	if cfg.PprofAddr != "" {
 		stopPprof, err := servePprof(cfg.PprofAddr, logger)
 		if err != nil {
@@ -551,6 +554,8 @@ type app struct {
 	service *rules.Service
 	fund    func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error)
 	stops   []func()
+	// onShutdown end the long-lived requests when the server shuts down (http.Server.RegisterOnShutdown).
+	onShutdown []func()
 }
 
 func (a *app) stop() {
@@ -585,6 +590,9 @@ type wiring struct {
 	kicks     []func()
 	scripts   *rules.ScriptBook
 	directory *rules.SimulatedDirectory
+	// onShutdown run when the server starts shutting down, before it waits for the open
+	// requests: long-lived ones (the event streams) end there.
+	onShutdown []func()
 }
 
 // serverClock is the service's real clock; the tests of the published signing vectors (signed
@@ -665,7 +673,7 @@ func newApp(ctx context.Context, cfg serveConfig, db rules.Storage, sealer *stor
 			add(r, a)
 		}
 	}
-	a := &app{service: w.svc, fund: w.lc.Fund, auth: w.deps.Auth, metrics: w.metrics.Handler()}
+	a := &app{service: w.svc, fund: w.lc.Fund, auth: w.deps.Auth, metrics: w.metrics.Handler(), onShutdown: w.onShutdown}
 	a.handler, _ = api.New(*w.deps)
 
 	workCtx, cancel := context.WithCancel(context.Background())
