@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -228,5 +229,94 @@ func TestEventsKeptListedReadAndResentWithTheSameID(t *testing.T) {
 		if code != 404 || !strings.Contains(string(raw), "2996") {
 			t.Errorf("%s %s: %d %s", method, try.path, code, raw)
 		}
+	}
+}
+
+func TestDeliveryChaosFailFirstAndDuplicatesSeenAtTheReceiver(t *testing.T) {
+	hook := &hookReceiver{tries: map[string]int{}, accepted: map[string][][]byte{}}
+	recv := httptest.NewServer(hook)
+	defer recv.Close()
+	s := startServer(t, "", "--allow-private-notification-urls")
+	pub, err := notify.ParsePublicKeyPEM(fetchPublicKey(t, s.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.newMerchant(t, map[string]any{"notificationUrl": recv.URL + "/hook"})
+	hook.mu.Lock()
+	hook.verify = func(body []byte, sig string) error { return notify.Verify(pub, c.MerchantID, body, sig) }
+	hook.mu.Unlock()
+
+	path := "/admin/v1/merchants/" + c.MerchantID + "/sandbox/delivery"
+	var view struct {
+		Enabled   bool    `json:"enabled"`
+		Duplicate float64 `json:"duplicate"`
+		Reorder   bool    `json:"reorder"`
+		Delay     string  `json:"delay"`
+		FailFirst int     `json:"failFirst"`
+	}
+	if code := s.admin(t, "GET", path, nil, &view); code != 200 || view.Enabled {
+		t.Fatalf("off by default: %d %+v", code, view)
+	}
+	// Out of bounds: every problem at once, each with its field.
+	code, _, raw := s.rawAdmin(t, "PUT", path, map[string]any{"duplicate": 1.5, "delay": "90s", "failFirst": 6})
+	p := decodeProblem(t, raw)
+	fields := map[string]bool{}
+	for _, e := range p.Errors {
+		if e.Code == "2997" {
+			fields[e.Location] = true
+		}
+	}
+	if code != 400 || !fields["body.duplicate"] || !fields["body.delay"] || !fields["body.failFirst"] {
+		t.Errorf("out of bounds: %d %s", code, raw)
+	}
+	if code, _, raw := s.rawAdmin(t, "PUT", "/admin/v1/merchants/nobody/sandbox/delivery", map[string]any{"failFirst": 1}); code != 404 {
+		t.Errorf("unknown merchant: %d %s", code, raw)
+	}
+	if code := s.admin(t, "PUT", path, map[string]any{"duplicate": 1, "failFirst": 2}, &view); code != 200 || !view.Enabled || view.FailFirst != 2 || view.Duplicate != 1 {
+		t.Fatalf("put: %d %+v", code, view)
+	}
+	if code := s.admin(t, "GET", path, nil, &view); code != 200 || !view.Enabled || view.FailFirst != 2 {
+		t.Fatalf("get: %d %+v", code, view)
+	}
+
+	po := c.create(t, perBankRequest("CHAOS-1"))
+	c.waitStage(t, po.Payout.ID, "SUCCESS", 10*time.Second)
+	id := fmt.Sprintf("merchant.notification:%d:PROCESSED", po.Payout.ID)
+	// Two sends counted as failed (retried after about 2 s and 4 s), the real one, and its duplicate.
+	waitFor(t, "four deliveries of one event", 30*time.Second, func() bool {
+		acc, _, _, _ := hook.snapshot()
+		return len(acc[id]) >= 4
+	})
+	time.Sleep(500 * time.Millisecond)
+	acc, _, badSigs, _ := hook.snapshot()
+	if len(acc[id]) != 4 || badSigs != 0 {
+		t.Errorf("the receiver got %s %d times (%d bad signatures), want 4 verified", id, len(acc[id]), badSigs)
+	}
+	for _, b := range acc[id][1:] {
+		if string(b) != string(acc[id][0]) {
+			t.Errorf("a delivery of the same event changed its body")
+		}
+	}
+	var causes []string
+	e := c.event(t, id)
+	for _, a := range e.Attempts {
+		causes = append(causes, fmt.Sprintf("%s/%d/%v", a.Cause, a.Status, a.Error != ""))
+	}
+	want := "chaos-fail-first/200/true,chaos-fail-first/200/true,/200/false,chaos-duplicate/200/false"
+	if strings.Join(causes, ",") != want {
+		t.Errorf("attempts %v, want %s", causes, want)
+	}
+
+	// DELETE ends it: the next event is delivered once.
+	if code := s.admin(t, "DELETE", path, nil, &view); code != 200 || view.Enabled {
+		t.Fatalf("delete: %d %+v", code, view)
+	}
+	po2 := c.create(t, perBankRequest("CHAOS-2"))
+	c.waitStage(t, po2.Payout.ID, "SUCCESS", 10*time.Second)
+	id2 := fmt.Sprintf("merchant.notification:%d:PROCESSED", po2.Payout.ID)
+	waitFor(t, "the calm delivery", 10*time.Second, func() bool { acc, _, _, _ := hook.snapshot(); return len(acc[id2]) > 0 })
+	time.Sleep(time.Second)
+	if acc, _, _, _ := hook.snapshot(); len(acc[id2]) != 1 {
+		t.Errorf("after DELETE: %d deliveries, want 1", len(acc[id2]))
 	}
 }
