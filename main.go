@@ -95,6 +95,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	case "sign":
 		return sign(args, getenv, stdout, stderr)
+	case "listen":
+		return listen(ctx, args, getenv, stdout, stderr)
 	case "help":
 		if len(args) == 0 {
 			fmt.Fprintln(stdout, usage)
@@ -111,6 +113,7 @@ usage:
   payouts [serve] [flags]                   run the server (default 127.0.0.1:8080; --addr to change)
   payouts merchant create --name N [flags]  create a merchant offline; prints its credentials as JSON
   payouts sign --secret S [flags] PATH      print a signed URL (or curl command) for a merchant request
+  payouts listen --forward-to URL [flags]   forward a merchant's notifications from a sandbox server to a local URL
   payouts backup --out FILE                 consistent copy of the database (from a running server or offline)
   payouts seed --data DIR --payouts N       benchmarks: store N settled payouts straight into DIR (README, Performance)
   payouts migrate --from SRC --to DST       copy a store into an empty one: a data directory or a postgres:// URL, either way
@@ -124,7 +127,7 @@ Every flag may be set as PAYOUTS_<FLAG> (upper case, - as _); flags win.`
 func help(ctx context.Context, cmd string, getenv func(string) string, stdout io.Writer) error {
 	args := []string{"-h"}
 	switch cmd {
-	case "serve", "backup", "sign", "migrate", "keys", "seed":
+	case "serve", "backup", "sign", "migrate", "keys", "seed", "listen":
 		args = append([]string{cmd}, args...)
 	case "merchant":
 		args = []string{"merchant", "create", "-h"}

@@ -443,7 +443,9 @@ func registerStream(r chi.Router, a huma.API, ev Events) {
 			}
 			return rc.Flush() == nil
 		}
-		if !write(": payouts event stream of merchant " + m.ID + "\nretry: 1000\n\n") {
+		// The opening names the cursor the stream starts after, so that a client that has
+		// forwarded nothing yet resumes from there, not from a later tail.
+		if !write(fmt.Sprintf(": payouts event stream of merchant %s\nretry: 1000\nid: %d\n\n", m.ID, after)) {
 			return
 		}
 		heartbeat := time.NewTicker(streamHeartbeat)
