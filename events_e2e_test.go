@@ -3,10 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"payouts/web/notify"
 )
@@ -318,5 +321,73 @@ func TestDeliveryChaosFailFirstAndDuplicatesSeenAtTheReceiver(t *testing.T) {
 	time.Sleep(time.Second)
 	if acc, _, _, _ := hook.snapshot(); len(acc[id2]) != 1 {
 		t.Errorf("after DELETE: %d deliveries, want 1", len(acc[id2]))
+	}
+}
+
+// dashPage reads a dashboard page as a signed-in operator.
+func dashPage(t *testing.T, c *http.Client, url string) *goquery.Document {
+	t.Helper()
+	resp, err := c.Get(url + "?lang=en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d", url, resp.StatusCode)
+	}
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func TestDashboardShowsInboxAttemptsAndChaos(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, map[string]any{"notificationUrl": "sandbox:inbox"})
+	po := c.create(t, perBankRequest("DASH-EV"))
+	c.waitStage(t, po.Payout.ID, "SUCCESS", 10*time.Second)
+	id := fmt.Sprintf("merchant.notification:%d:PROCESSED", po.Payout.ID)
+	waitFor(t, "the notification in the inbox", 10*time.Second, func() bool { return len(c.inbox(t).Items) == 1 })
+	if code := s.admin(t, "PUT", "/admin/v1/merchants/"+c.MerchantID+"/sandbox/delivery", map[string]any{"reorder": true, "failFirst": 3}, nil); code != 200 {
+		t.Fatal(code)
+	}
+	dash := dashboardSignIn(t, s)
+	base := s.URL + "/dashboard/merchants/" + c.MerchantID
+
+	m := dashPage(t, dash, base)
+	chaos := m.Find("section.webhooks dl.chaos").Text()
+	if !strings.Contains(chaos, "Fail on purpose the first") || !strings.Contains(chaos, "3") || !strings.Contains(chaos, "yes") {
+		t.Errorf("merchant page's chaos: %q", chaos)
+	}
+	if href, _ := m.Find(`section.webhooks a[href$="/inbox"]`).Attr("href"); href == "" {
+		t.Error("the merchant page has no link to the inbox")
+	}
+
+	in := dashPage(t, dash, base+"/inbox")
+	body := in.Find("pre.inbox-body").First().Text()
+	if !strings.Contains(body, "{\n  \"payout\": {\n    \"id\": ") {
+		t.Errorf("inbox body not pretty-printed: %q", body)
+	}
+	if in.Find(".badge.sig-valid").Length() != 1 || !strings.Contains(in.Find("summary code").Text(), id) {
+		t.Errorf("inbox item: %q", in.Find("li.inbox-item summary").Text())
+	}
+
+	// The Deliveries page counts the attempts of a delivered notification and links to them.
+	var link string
+	dashPage(t, dash, s.URL+"/dashboard/deliveries").Find(`tr.delivery[data-event="` + id + `"] td.num a`).Each(func(_ int, a *goquery.Selection) {
+		if a.Text() == "1" {
+			link, _ = a.Attr("href")
+		}
+	})
+	if link == "" {
+		t.Fatalf("the Deliveries page shows no attempts for %s", id)
+	}
+	ev := dashPage(t, dash, s.URL+link)
+	if rows := ev.Find("table.attempts tr.attempt"); rows.Length() != 1 || strings.TrimSpace(rows.Find("td").First().Text()) != "200" {
+		t.Errorf("event page attempts: %q", ev.Find("table.attempts").Text())
+	}
+	if !strings.Contains(ev.Find("pre.event-body").Text(), "\n  \"output\": {") {
+		t.Errorf("event page body: %q", ev.Find("pre.event-body").Text())
 	}
 }
