@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -109,6 +110,10 @@ func (l *listener) follow(ctx context.Context) (connected bool, err error) {
 	}
 	resp, err := (&http.Client{}).Do(req) // no timeout: the stream lasts; idleness is watched below
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the signed URL says nothing the reader needs
+		}
 		return false, err
 	}
 	defer resp.Body.Close()
