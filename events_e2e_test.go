@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -175,6 +176,11 @@ func TestEventsKeptListedReadAndResentWithTheSameID(t *testing.T) {
 	c.getJSON(t, "events", "type=payout.REJECTED_BANK", &byType)
 	if len(byType.Items) != 0 {
 		t.Errorf("type filter: %+v", byType.Items)
+	}
+	var fromZero eventsAnswer
+	c.getJSON(t, "events", "after=0", &fromZero)
+	if len(fromZero.Items) != 3 {
+		t.Errorf("after=0: %d events, want all 3", len(fromZero.Items))
 	}
 	if code, _, raw := c.do(t, "GET", "events", nil, "after=x"); code != 400 || !strings.Contains(string(raw), "query.after") {
 		t.Errorf("bad cursor: %d %s", code, raw)
@@ -389,5 +395,39 @@ func TestDashboardShowsInboxAttemptsAndChaos(t *testing.T) {
 	}
 	if !strings.Contains(ev.Find("pre.event-body").Text(), "\n  \"output\": {") {
 		t.Errorf("event page body: %q", ev.Find("pre.event-body").Text())
+	}
+}
+
+// TestEventOperationsAreMarkedExtensionsWithExamples reads the served OpenAPI document.
+func TestEventOperationsAreMarkedExtensionsWithExamples(t *testing.T) {
+	s := startServer(t, "")
+	resp, err := http.Get(s.URL + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	full, _ := io.ReadAll(resp.Body)
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(full, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []struct{ path, method string }{
+		{"/api/v1/{merchantId}/events", "get"}, {"/api/v1/{merchantId}/events/{eventId}", "get"},
+		{"/api/v1/{merchantId}/events/{eventId}/resend", "post"}, {"/api/v1/{merchantId}/sandbox/inbox", "get"},
+		{"/api/v1/{merchantId}/events/stream", "get"}, {"/admin/v1/merchants/{id}/sandbox/delivery", "put"},
+		{"/admin/v1/merchants/{id}/sandbox/delivery", "get"}, {"/admin/v1/merchants/{id}/sandbox/delivery", "delete"},
+	} {
+		raw := doc.Paths[op.path][op.method]
+		var o map[string]any
+		if err := json.Unmarshal(raw, &o); err != nil || o["x-payouts-extension"] != true {
+			t.Errorf("%s %s: not marked x-payouts-extension (%v)", op.method, op.path, err)
+		}
+	}
+	for _, example := range []string{`"merchant.notification:1042:PROCESSED"`, `"payout.PROCESSED"`, `"2s"`, `id: 17\nevent: merchant.notification`} {
+		if !strings.Contains(string(full), strings.ReplaceAll(example, "\n", `\n`)) {
+			t.Errorf("the OpenAPI document has no example %s", example)
+		}
 	}
 }

@@ -122,8 +122,8 @@ func RegisterEvents(r chi.Router, a huma.API, ev Events) {
 	}, func(ctx context.Context, in *listIn) (*listOut, error) {
 		q := rules.EventQuery{Limit: in.Limit, Type: in.Type, PayoutID: in.PayoutID}
 		if in.After != "" {
-			n, ok := parseID(in.After)
-			if !ok {
+			n, err := strconv.ParseInt(in.After, 10, 64)
+			if err != nil || n < 0 {
 				return nil, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeQueryParam, Field: "query.after",
 					Message: "not a cursor of this API", Value: in.After}
 			}

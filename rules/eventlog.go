@@ -125,10 +125,10 @@ const (
 
 // DeliveryChaosInput is the admin's body; each field optional.
 type DeliveryChaosInput struct {
-	Duplicate *float64 `json:"duplicate,omitempty"`
-	Reorder   *bool    `json:"reorder,omitempty"`
-	Delay     *string  `json:"delay,omitempty"`
-	FailFirst *int     `json:"failFirst,omitempty"`
+	Duplicate *float64 `json:"duplicate,omitempty" example:"0.2" doc:"The share of deliveries sent twice, 0–1"`
+	Reorder   *bool    `json:"reorder,omitempty" example:"true" doc:"Deliveries wait a random 0–3 s, so later ones overtake"`
+	Delay     *string  `json:"delay,omitempty" example:"2s" doc:"Every delivery waits this long first (a Go duration, up to 60s)"`
+	FailFirst *int     `json:"failFirst,omitempty" example:"2" doc:"The first N attempts of each event count as failed, 0–5"`
 }
 
 // ParseDeliveryChaos checks the admin's body and says every problem at once (2997).
