@@ -200,3 +200,24 @@ func (c *DeliveryChaos) UnmarshalJSON(b []byte) error {
 	*c = DeliveryChaos{Duplicate: v.Duplicate, Reorder: v.Reorder, Delay: d, FailFirst: v.FailFirst}
 	return nil
 }
+
+// The event log's dump kinds (payouts migrate), after the others.
+const (
+	DumpLoggedEvent   = "logged-event"   // LoggedEvent, with its Seq
+	DumpInboxItem     = "inbox-item"     // DumpedInboxItem, in each merchant's order
+	DumpDeliveryChaos = "delivery-chaos" // DumpedDeliveryChaos
+)
+
+func init() { DumpKinds = append(DumpKinds, DumpLoggedEvent, DumpInboxItem, DumpDeliveryChaos) }
+
+// DumpedInboxItem is one item of a merchant's sandbox inbox.
+type DumpedInboxItem struct {
+	MerchantID string    `json:"merchantId"`
+	Item       InboxItem `json:"item"`
+}
+
+// DumpedDeliveryChaos is a merchant's delivery chaos.
+type DumpedDeliveryChaos struct {
+	MerchantID string        `json:"merchantId"`
+	Chaos      DeliveryChaos `json:"chaos"`
+}

@@ -173,4 +173,63 @@ func testEventLog(t *testing.T, e Engine) {
 			t.Errorf("delete again: %v", err)
 		}
 	})
+
+	t.Run("the event log, the inbox and the chaos survive Dump and Restore, cursors kept", func(t *testing.T) {
+		s := e.open(t)
+		a, b := ev(m1, 1, "PROCESSED", T0), ev(m2, 2, "REJECTED_BANK", T0.Add(time.Second))
+		for _, x := range []struct {
+			e rules.LoggedEvent
+			a rules.DeliveryAttempt
+		}{{a, failed}, {b, ok}, {a, ok}} {
+			if err := s.LogAttempt(x.e, x.a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, m := range []string{m2, m1, m1} {
+			it := rules.InboxItem{EventID: "e" + itoa(int64(i)), ReceivedAt: T0.Add(time.Duration(i) * time.Second),
+				Headers: map[string]string{"verification": "s"}, Body: []byte(`{"i":` + itoa(int64(i)) + `}`), SignatureValid: true}
+			if err := s.PutInboxItem(m, it); err != nil {
+				t.Fatal(err)
+			}
+		}
+		chaos := rules.DeliveryChaos{Duplicate: 0.5, Delay: time.Second, FailFirst: 1}
+		if err := s.PutDeliveryChaos(m1, chaos); err != nil {
+			t.Fatal(err)
+		}
+		recs := dumpOf(t, s)
+		n := map[string]int{}
+		for _, r := range recs {
+			n[r.Kind]++
+		}
+		if n[rules.DumpLoggedEvent] != 2 || n[rules.DumpInboxItem] != 3 || n[rules.DumpDeliveryChaos] != 1 {
+			t.Fatalf("dumped %v", n)
+		}
+		r := e.open(t)
+		if err := r.Restore(recs); err != nil {
+			t.Fatalf("Restore: %v", err)
+		}
+		if again := dumpOf(t, r); !reflect.DeepEqual(again, recs) {
+			t.Errorf("the restored store dumps differently")
+		}
+		before, _ := s.LoggedEvent(m1, a.ID)
+		after, err := r.LoggedEvent(m1, a.ID)
+		if err != nil || !reflect.DeepEqual(after, before) {
+			t.Errorf("restored event %+v %v, want %+v", after, err, before)
+		}
+		if items, _ := r.InboxItems(m1, 10); len(items) != 2 || items[0].EventID != "e2" {
+			t.Errorf("restored inbox: %+v", items)
+		}
+		if c, err := r.DeliveryChaos(m1); err != nil || c != chaos {
+			t.Errorf("restored chaos %+v %v", c, err)
+		}
+		// The log's numbering goes on after the restored events.
+		c := ev(m1, 3, "PROCESSED", T0)
+		if err := r.LogAttempt(c, ok); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := r.LoggedEvents(m1, rules.EventQuery{After: before.Seq, Limit: 10})
+		if len(got) != 1 || got[0].ID != c.ID || got[0].Seq <= before.Seq {
+			t.Errorf("after the restore, the next event: %+v", got)
+		}
+	})
 }
