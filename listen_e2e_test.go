@@ -14,7 +14,7 @@ import (
 // TestListenForwardsSignedEventsAcrossAServerRestart runs the built binary's `payouts
 // listen` against a server, forwarding to a local receiver that verifies signatures as a
 // merchant's app does; the server restarts in between, and an event logged while listen is
-// away arrives once it is back (Last-Event-ID).
+// away arrives once it is back (Last-Event-ID). The delivery chaos reaches the local app too.
 func TestListenForwardsSignedEventsAcrossAServerRestart(t *testing.T) {
 	bin, err := buildOnce()
 	if err != nil {
@@ -83,5 +83,24 @@ func TestListenForwardsSignedEventsAcrossAServerRestart(t *testing.T) {
 	}
 	if strings.Count(said, "ready:") < 2 {
 		t.Errorf("listen did not reconnect:\n%s", said)
+	}
+
+	// The delivery chaos reaches the local app through listen: a send counted as failed,
+	// the real one after the retry, and its duplicate, all with the same event id.
+	if code := s.admin(t, "PUT", "/admin/v1/merchants/"+c.MerchantID+"/sandbox/delivery", map[string]any{"failFirst": 1, "duplicate": 1}, nil); code != 200 {
+		t.Fatal(code)
+	}
+	p3 := c.create(t, perBankRequest("LISTEN-3"))
+	id3 := fmt.Sprintf("merchant.notification:%d:PROCESSED", p3.Payout.ID)
+	waitFor(t, "three deliveries of the chaotic event", 30*time.Second, func() bool { return forwarded(id3) == 3 })
+	time.Sleep(500 * time.Millisecond)
+	if acc, _, badSigs, _ := hook.snapshot(); len(acc[id3]) != 3 || badSigs != 0 {
+		t.Errorf("chaos through listen: %d deliveries, %d bad signatures; want 3 verified", len(acc[id3]), badSigs)
+	}
+	said = out.String()
+	for _, cause := range []string{"[chaos-fail-first]", "[chaos-duplicate]"} {
+		if !strings.Contains(said, id3+"  payout.PROCESSED  "+cause+"  → 200 OK") {
+			t.Errorf("listen printed no %s line for %s:\n%s", cause, id3, said)
+		}
 	}
 }

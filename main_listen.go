@@ -20,9 +20,10 @@ import (
 )
 
 // listen follows a running server's event stream (GET /api/v1/{merchantId}/events/stream,
-// Server-Sent Events) and re-delivers each event to a local URL with the headers and body of
-// the server's own delivery, so that the app's signature check runs unchanged (issue 23).
-// It reconnects by itself, resuming after the last event it forwarded (Last-Event-ID).
+// Server-Sent Events) and re-delivers each delivery the server makes to a local URL with the
+// headers and body of the server's own, so that the app's signature check runs unchanged and
+// the delivery chaos reaches it too (issue 23). It reconnects by itself, resuming after the
+// last delivery it forwarded (Last-Event-ID).
 //
 // The SSE client is the standard library's: each connection must be signed anew (the
 // signature's timestamp is good for 5 minutes), which the reconnecting clients of the SSE
@@ -40,7 +41,7 @@ func listen(ctx context.Context, args []string, getenv func(string) string, stdo
 	key := fs.String("key", "", "the merchant's API key")
 	secret := fs.String("secret", "", "the merchant's API secret")
 	forward := fs.String("forward-to", "", "the local URL each event is POSTed to")
-	after := fs.String("after", "", "start after this event cursor (0: every event kept); default: the events from now on")
+	after := fs.String("after", "", "start after this stream cursor (0: every delivery kept); default: the deliveries from now on")
 	if err := envFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -192,7 +193,11 @@ func (l *listener) deliver(ctx context.Context, id, data string) {
 	if err != nil {
 		answer = "error: " + err.Error()
 	}
-	fmt.Fprintf(l.out, "%s  %s  %s  → %s (%d ms)\n", stamp(), ev.EventID, ev.Type, answer, time.Since(start).Milliseconds())
+	cause := ""
+	if ev.Cause != "" {
+		cause = "  [" + ev.Cause + "]"
+	}
+	fmt.Fprintf(l.out, "%s  %s  %s%s  → %s (%d ms)\n", stamp(), ev.EventID, ev.Type, cause, answer, time.Since(start).Milliseconds())
 	if _, perr := strconv.ParseInt(id, 10, 64); perr == nil {
 		l.last = id
 	}

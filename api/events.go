@@ -314,12 +314,14 @@ func registerChaos(a huma.API, ev Events) {
 	})
 }
 
-// StreamedEvent is the data of one event of the stream: what `payouts listen` re-delivers.
+// StreamedEvent is the data of one event of the stream: one delivery the server made (every
+// attempt: retries, resends and the chaos's duplicates too), which `payouts listen` re-delivers.
 type StreamedEvent struct {
 	EventID    string            `json:"eventId" example:"merchant.notification:1042:PROCESSED"`
 	MerchantID string            `json:"merchantId" example:"1"`
 	Type       string            `json:"type" example:"payout.PROCESSED"`
 	PayoutID   int64             `json:"payoutId" example:"1042"`
+	Cause      string            `json:"cause,omitempty" doc:"Why this delivery was made, when not the dispatcher's own try: resend, chaos-duplicate, chaos-fail-first"`
 	Headers    map[string]string `json:"headers" doc:"The headers of the server's own delivery, the verification signature among them"`
 	Body       string            `json:"body" doc:"The exact body the server delivers"`
 }
@@ -382,10 +384,12 @@ func registerStream(r chi.Router, a huma.API, ev Events) {
 	a.OpenAPI().AddOperation(&huma.Operation{
 		OperationID: "event-stream", Method: http.MethodGet, Path: path,
 		Summary: "Follow the merchant's events as Server-Sent Events (this project's extension, sandbox only)",
-		Description: "What `payouts listen` follows. Each SSE event has id (the event's cursor), event: merchant.notification " +
-			"and data: a StreamedEvent JSON (eventId, merchantId, type, payoutId, headers, body) carrying the headers and exact body " +
+		Description: "What `payouts listen` follows: one SSE event for each delivery the server makes of the merchant's " +
+			"notifications (every attempt: retries, resends and the delivery chaos's duplicates and failures too, so a local app " +
+			"sees what the notificationUrl sees). Each SSE event has id (the stream's cursor), event: merchant.notification " +
+			"and data: a StreamedEvent JSON (eventId, merchantId, type, payoutId, cause, headers, body) carrying the headers and exact body " +
 			"of the server's own delivery, so a re-delivery verifies as that one does. Send Last-Event-ID (or ?after=) to resume " +
-			"after a cursor; without it the stream starts with the events logged from then on. A comment line comes every 15 s. " +
+			"after a cursor; without it the stream starts with the deliveries from then on. A comment line comes every 15 s. " +
 			"Signed like every merchant call; 403 (" + rules.CodeSandboxOff + ") with --sandbox=false.",
 		Tags: []string{"Events"}, Security: signedSecurity, Extensions: extension,
 		Parameters: []*huma.Param{
@@ -454,22 +458,24 @@ func registerStream(r chi.Router, a huma.API, ev Events) {
 		defer poll.Stop()
 		for {
 			for {
-				es, err := ev.Log.LoggedEvents(m.ID, rules.EventQuery{After: after, Limit: 100})
+				fs, err := ev.Log.AttemptsAfter(m.ID, after, 100)
 				if err != nil {
 					return // the client reconnects with its Last-Event-ID
 				}
-				for _, e := range es {
+				for _, f := range fs {
+					e := f.Event
 					h, err := ev.Headers(m.ID, e.ID, e.Body)
 					if err != nil {
 						return
 					}
-					data, _ := json.Marshal(StreamedEvent{EventID: e.ID, MerchantID: m.ID, Type: e.Type, PayoutID: e.PayoutID, Headers: h, Body: string(e.Body)})
-					if !write(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", e.Seq, rules.EventMerchantNotification, data)) {
+					data, _ := json.Marshal(StreamedEvent{EventID: e.ID, MerchantID: m.ID, Type: e.Type, PayoutID: e.PayoutID,
+						Cause: f.Attempt.Cause, Headers: h, Body: string(e.Body)})
+					if !write(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", f.Cursor, rules.EventMerchantNotification, data)) {
 						return
 					}
-					after = e.Seq
+					after = f.Cursor
 				}
-				if len(es) < 100 {
+				if len(fs) < 100 {
 					break
 				}
 			}
@@ -489,17 +495,17 @@ func registerStream(r chi.Router, a huma.API, ev Events) {
 	})
 }
 
-// lastCursor is the cursor of a merchant's newest logged event, 0 when none.
+// lastCursor is the feed cursor of a merchant's newest delivery attempt, 0 when none.
 func lastCursor(log rules.EventLog, merchantID string) (int64, error) {
 	var after int64
 	for {
-		es, err := log.LoggedEvents(merchantID, rules.EventQuery{After: after, Limit: 500})
+		fs, err := log.AttemptsAfter(merchantID, after, 500)
 		if err != nil {
 			return 0, err
 		}
-		if len(es) == 0 {
+		if len(fs) == 0 {
 			return after, nil
 		}
-		after = es[len(es)-1].Seq
+		after = fs[len(fs)-1].Cursor
 	}
 }

@@ -75,6 +75,14 @@ func (q EventQuery) Matches(e LoggedEvent) bool {
 	return (q.Type == "" || e.Type == q.Type) && (q.PayoutID == 0 || e.PayoutID == q.PayoutID)
 }
 
+// FedAttempt is one delivery attempt in the merchant's feed: its cursor, its event (with
+// no attempts) and the attempt.
+type FedAttempt struct {
+	Cursor  int64
+	Event   LoggedEvent
+	Attempt DeliveryAttempt
+}
+
 // InboxItem is a notification as the sandbox inbox received it.
 type InboxItem struct {
 	EventID        string            `json:"eventId"`
@@ -95,6 +103,10 @@ type EventLog interface {
 	LoggedEvent(merchantID, id string) (LoggedEvent, error)
 	// PruneEventLog forgets the events first tried, and the inbox items received, before cutoff.
 	PruneEventLog(cutoff time.Time) (int, error)
+	// AttemptsAfter lists a merchant's delivery attempts after the feed cursor after, in the
+	// order they were logged, at most limit: the event stream that `payouts listen` follows
+	// carries every delivery a receiver got, the chaos's duplicates and resends among them.
+	AttemptsAfter(merchantID string, after int64, limit int) ([]FedAttempt, error)
 
 	PutInboxItem(merchantID string, it InboxItem) error
 	// InboxItems lists a merchant's inbox, newest first.

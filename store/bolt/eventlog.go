@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -18,7 +19,10 @@ var (
 	bEventLogIDs  = []byte("event_log_ids")      // merchantId 0 eventId → be64(seq)
 	bEventLogMerc = []byte("event_log_merchant") // merchantId 0 be64(seq) → nil
 	bInbox        = []byte("sandbox_inbox")      // merchantId 0 be64(seq) → InboxItem JSON
+	bEventFeed    = []byte("event_feed")         // merchantId 0 be64(cursor) → be64(event seq) be32(attempt index)
 )
+
+func eventFeed(tx *bbolt.Tx) (*bbolt.Bucket, error) { return tx.CreateBucketIfNotExists(bEventFeed) }
 
 func eventLogBuckets(tx *bbolt.Tx) (log, ids, merc, inbox *bbolt.Bucket, err error) {
 	bs := make([]*bbolt.Bucket, 4)
@@ -65,8 +69,58 @@ func (s *DB) LogAttempt(ev rules.LoggedEvent, a rules.DeliveryAttempt) error {
 		if a.Delivered() && rec.DeliveredAt.IsZero() {
 			rec.DeliveredAt = a.At
 		}
+		if err := feedAttempt(tx, rec.MerchantID, rec.Seq, len(rec.Attempts)-1); err != nil {
+			return err
+		}
 		return putJSON(log, be64(uint64(rec.Seq)), rec)
 	})
+}
+
+// feedAttempt appends attempt n of the event seq to its merchant's feed.
+func feedAttempt(tx *bbolt.Tx, merchantID string, seq int64, n int) error {
+	feed, err := eventFeed(tx)
+	if err != nil {
+		return err
+	}
+	cursor, err := feed.NextSequence()
+	if err != nil {
+		return err
+	}
+	return feed.Put(merchantSeqKey(merchantID, cursor), binary.BigEndian.AppendUint32(be64(uint64(seq)), uint32(n)))
+}
+
+// AttemptsAfter lists a merchant's delivery attempts after a feed cursor, oldest first.
+func (s *DB) AttemptsAfter(merchantID string, after int64, limit int) ([]rules.FedAttempt, error) {
+	var out []rules.FedAttempt
+	err := s.bdb.View(func(tx *bbolt.Tx) error {
+		log, feed := tx.Bucket(bEventLog), tx.Bucket(bEventFeed)
+		if log == nil || feed == nil {
+			return nil
+		}
+		prefix := append([]byte(merchantID), 0)
+		c := feed.Cursor()
+		for k, v := c.Seek(merchantSeqKey(merchantID, uint64(after)+1)); k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, v = c.Next() {
+			if len(v) != 12 {
+				return fmt.Errorf("store: event feed entry %q", v)
+			}
+			var e rules.LoggedEvent
+			if err := getJSON(log, v[:8], &e); err != nil {
+				if errors.Is(err, ErrNotFound) {
+					continue // pruned
+				}
+				return err
+			}
+			n := int(binary.BigEndian.Uint32(v[8:]))
+			if n >= len(e.Attempts) {
+				return fmt.Errorf("store: event feed names attempt %d of %s, which has %d", n, e.ID, len(e.Attempts))
+			}
+			a := e.Attempts[n]
+			e.Attempts = nil
+			out = append(out, rules.FedAttempt{Cursor: int64(binary.BigEndian.Uint64(k[len(prefix):])), Event: e, Attempt: a})
+		}
+		return nil
+	})
+	return out, err
 }
 
 // LoggedEvents lists a merchant's events after q.After, oldest first.
@@ -147,6 +201,31 @@ func (s *DB) PruneEventLog(cutoff time.Time) (int, error) {
 			}
 		}
 		n = len(old)
+		if len(old) > 0 {
+			gone := make(map[uint64]bool, len(old))
+			for _, e := range old {
+				gone[uint64(e.Seq)] = true
+			}
+			feed, err := eventFeed(tx)
+			if err != nil {
+				return err
+			}
+			var stale [][]byte
+			err = feed.ForEach(func(k, v []byte) error {
+				if len(v) >= 8 && gone[binary.BigEndian.Uint64(v[:8])] {
+					stale = append(stale, bytes.Clone(k))
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			for _, k := range stale {
+				if err := feed.Delete(k); err != nil {
+					return err
+				}
+			}
+		}
 		var dead [][]byte
 		err = inbox.ForEach(func(k, v []byte) error {
 			var it rules.InboxItem

@@ -65,7 +65,8 @@ func dumpDeliveryChaos(tx *bbolt.Tx, emit emitFunc) error {
 }
 
 // restoreLoggedEvent writes an event under its own seq, so that the cursors merchants hold
-// still point where they did; the log's numbering goes on after the highest.
+// still point where they did; the log's numbering goes on after the highest. The attempt feed
+// is not dumped: it is rebuilt from the attempts, so stream cursors start anew.
 func restoreLoggedEvent(tx *bbolt.Tx, raw json.RawMessage) error {
 	var e rules.LoggedEvent
 	if err := json.Unmarshal(raw, &e); err != nil {
@@ -92,6 +93,11 @@ func restoreLoggedEvent(tx *bbolt.Tx, raw json.RawMessage) error {
 	}
 	if err := merc.Put(merchantSeqKey(e.MerchantID, seq), nil); err != nil {
 		return err
+	}
+	for n := range e.Attempts { // the feed starts anew, in the restored events' order
+		if err := feedAttempt(tx, e.MerchantID, e.Seq, n); err != nil {
+			return err
+		}
 	}
 	return putJSON(log, be64(seq), e)
 }

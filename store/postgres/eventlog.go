@@ -17,10 +17,13 @@ import (
 
 // logAttemptSQL creates an event's row with its first attempt, or appends the attempt to the
 // row; the first delivered attempt sets delivered_at.
-const logAttemptSQL = `INSERT INTO event_log (merchant_id, event_id, payout_id, type, body, created_at, delivered_at, attempts)
+// The attempt goes to the merchant's feed in the same statement (one round trip).
+const logAttemptSQL = `WITH up AS (INSERT INTO event_log (merchant_id, event_id, payout_id, type, body, created_at, delivered_at, attempts)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 	ON CONFLICT (merchant_id, event_id) DO UPDATE SET attempts = event_log.attempts || excluded.attempts,
-		delivered_at = COALESCE(event_log.delivered_at, excluded.delivered_at)`
+		delivered_at = COALESCE(event_log.delivered_at, excluded.delivered_at)
+	RETURNING merchant_id, event_id, jsonb_array_length(attempts) - 1 AS n)
+	INSERT INTO event_feed (merchant_id, event_id, n) SELECT merchant_id, event_id, n FROM up`
 
 // LogAttempt appends an attempt to an event's record, creating it on the first.
 func (s *DB) LogAttempt(ev rules.LoggedEvent, a rules.DeliveryAttempt) error {
@@ -88,6 +91,45 @@ func (s *DB) LoggedEvents(merchantID string, q rules.EventQuery) ([]rules.Logged
 			return nil, fmt.Errorf("logged events of merchant %s: %w", merchantID, err)
 		}
 		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// AttemptsAfter lists a merchant's delivery attempts after a feed cursor, oldest first.
+func (s *DB) AttemptsAfter(merchantID string, after int64, limit int) ([]rules.FedAttempt, error) {
+	if !storable(merchantID) {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(context.Background(), `SELECT f.cursor, f.n, e.seq, e.event_id, e.merchant_id, e.payout_id,
+			e.type, e.body, e.created_at, e.delivered_at, e.attempts -> f.n
+		FROM event_feed f JOIN event_log e ON e.merchant_id = f.merchant_id AND e.event_id = f.event_id
+		WHERE f.merchant_id = $1 AND f.cursor > $2 ORDER BY f.cursor LIMIT $3`, merchantID, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("attempts of merchant %s: %w", merchantID, err)
+	}
+	defer rows.Close()
+	var out []rules.FedAttempt
+	for rows.Next() {
+		var f rules.FedAttempt
+		var n int
+		var delivered *time.Time
+		var attempt []byte
+		e := &f.Event
+		if err := rows.Scan(&f.Cursor, &n, &e.Seq, &e.ID, &e.MerchantID, &e.PayoutID, &e.Type, &e.Body, &e.CreatedAt, &delivered, &attempt); err != nil {
+			return nil, fmt.Errorf("attempts of merchant %s: %w", merchantID, err)
+		}
+		if attempt == nil {
+			return nil, fmt.Errorf("event feed names attempt %d of %s, which it does not have", n, e.ID)
+		}
+		e.CreatedAt = e.CreatedAt.UTC()
+		if delivered != nil {
+			e.DeliveredAt = delivered.UTC()
+		}
+		if err := json.Unmarshal(attempt, &f.Attempt); err != nil {
+			return nil, err
+		}
+		f.Attempt.At = f.Attempt.At.UTC()
+		out = append(out, f)
 	}
 	return out, rows.Err()
 }

@@ -67,8 +67,11 @@ func restoreLoggedEvent(raw json.RawMessage) (string, []any, error) {
 	if body == nil {
 		body = []byte{}
 	}
+	// The attempt feed is not dumped: it is rebuilt from the attempts (stream cursors start anew).
 	return `WITH ins AS (INSERT INTO event_log (seq, merchant_id, event_id, payout_id, type, body, created_at, delivered_at, attempts)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING seq)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING seq, merchant_id, event_id, jsonb_array_length(attempts) AS k),
+		feed AS (INSERT INTO event_feed (merchant_id, event_id, n)
+			SELECT merchant_id, event_id, n FROM ins, generate_series(0, k - 1) AS n ORDER BY n)
 		SELECT setval(pg_get_serial_sequence('event_log', 'seq'), GREATEST((SELECT seq FROM ins),
 			(SELECT last_value FROM event_log_seq_seq)))`,
 		[]any{e.Seq, e.MerchantID, e.ID, e.PayoutID, e.Type, body, e.CreatedAt.UTC(), delivered, attempts}, err

@@ -232,4 +232,50 @@ func testEventLog(t *testing.T, e Engine) {
 			t.Errorf("after the restore, the next event: %+v", got)
 		}
 	})
+
+	t.Run("the feed lists every attempt of a merchant in the order logged, with its event", func(t *testing.T) {
+		s := e.open(t)
+		a, b := ev(m1, 1, "PROCESSED", T0), ev(m1, 2, "PROCESSED", T0)
+		dup := rules.DeliveryAttempt{At: T0.Add(3 * time.Second), Status: 200, Cause: rules.CauseChaosDuplicate}
+		for _, x := range []struct {
+			e rules.LoggedEvent
+			a rules.DeliveryAttempt
+		}{{a, failed}, {b, ok}, {ev(m2, 3, "PROCESSED", T0), ok}, {a, ok}, {a, dup}} {
+			if err := s.LogAttempt(x.e, x.a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fs, err := s.AttemptsAfter(m1, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range fs {
+			got = append(got, f.Event.ID+"/"+f.Attempt.Cause+"/"+itoa(int64(f.Attempt.Status)))
+			if string(f.Event.Body) != string(a.Body) && f.Event.ID == a.ID || f.Event.Attempts != nil {
+				t.Errorf("feed event %+v", f.Event)
+			}
+		}
+		want := []string{a.ID + "//503", b.ID + "//200", a.ID + "//200", a.ID + "/chaos-duplicate/200"}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("feed %v, want %v", got, want)
+		}
+		rest, _ := s.AttemptsAfter(m1, fs[1].Cursor, 10)
+		if len(rest) != 2 || rest[0].Cursor != fs[2].Cursor || !reflect.DeepEqual(rest[1].Attempt, dup) {
+			t.Errorf("after the second: %+v", rest)
+		}
+		if two, _ := s.AttemptsAfter(m1, 0, 2); len(two) != 2 {
+			t.Errorf("limit 2: %d", len(two))
+		}
+		if other, _ := s.AttemptsAfter(m2, 0, 10); len(other) != 1 {
+			t.Errorf("the other merchant's feed: %+v", other)
+		}
+		// Pruned events leave the feed.
+		if _, err := s.PruneEventLog(T0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if left, _ := s.AttemptsAfter(m1, 0, 10); len(left) != 0 {
+			t.Errorf("after pruning: %+v", left)
+		}
+	})
 }

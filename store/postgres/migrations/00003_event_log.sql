@@ -20,6 +20,17 @@ CREATE TABLE event_log (
 CREATE INDEX event_log_merchant ON event_log (merchant_id, seq);
 CREATE INDEX event_log_created ON event_log (created_at);
 
+-- Every delivery attempt of a merchant, in the order logged: the feed the event stream of
+-- `payouts listen` follows (cursor is the stream's event id); n indexes event_log.attempts.
+CREATE TABLE event_feed (
+    cursor      bigserial PRIMARY KEY,
+    merchant_id text NOT NULL,
+    event_id    text NOT NULL,
+    n           integer NOT NULL,
+    FOREIGN KEY (merchant_id, event_id) REFERENCES event_log (merchant_id, event_id) ON DELETE CASCADE
+);
+CREATE INDEX event_feed_merchant ON event_feed (merchant_id, cursor);
+
 -- What the sandbox inbox received (rules.InboxItem), newest first by seq.
 CREATE TABLE sandbox_inbox (
     seq             bigserial PRIMARY KEY,
@@ -42,4 +53,5 @@ CREATE TABLE delivery_chaos (
 -- +goose Down
 DROP TABLE delivery_chaos;
 DROP TABLE sandbox_inbox;
+DROP TABLE event_feed;
 DROP TABLE event_log;
