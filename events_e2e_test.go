@@ -431,3 +431,26 @@ func TestEventOperationsAreMarkedExtensionsWithExamples(t *testing.T) {
 		}
 	}
 }
+
+func TestEventsServedOutsideTheSandboxInboxStreamAndChaosNot(t *testing.T) {
+	s := startServer(t, "", "--sandbox=false")
+	c := s.newMerchant(t, nil)
+	var list eventsAnswer
+	c.getJSON(t, "events", "", &list)
+	if len(list.Items) != 0 {
+		t.Errorf("events: %+v", list)
+	}
+	for _, path := range []string{"sandbox/inbox", "events/stream"} {
+		if code, _, raw := c.do(t, "GET", path, nil, ""); code != 403 || !strings.Contains(string(raw), "2960") {
+			t.Errorf("GET %s: %d %s", path, code, raw)
+		}
+	}
+	if code, _, raw := s.rawAdmin(t, "PUT", "/admin/v1/merchants/"+c.MerchantID+"/sandbox/delivery", map[string]any{"failFirst": 1}); code != 403 {
+		t.Errorf("chaos: %d %s", code, raw)
+	}
+	// Nothing would deliver to the inbox: refused where it is set.
+	code, _, raw := s.rawAdmin(t, "PATCH", "/admin/v1/merchants/"+c.MerchantID, map[string]any{"settings": map[string]any{"notificationUrl": "sandbox:inbox"}})
+	if p := decodeProblem(t, raw); code != 400 || len(p.Errors) != 1 || p.Errors[0].Code != "2940" || !strings.Contains(p.Errors[0].Message, "--sandbox=false") {
+		t.Errorf("sandbox:inbox without the sandbox: %d %s", code, raw)
+	}
+}

@@ -12,8 +12,16 @@ import (
 // are not origins (the card page puts them in its frame-ancestors and postMessage target; *
 // would let any site embed it). SandboxInboxURL is a notificationUrl too (the sandbox's inbox).
 // Locations are under "settings.".
-func CheckSettings(s Settings, allowHTTP bool) []*Error {
+func CheckSettings(s Settings, allowHTTP bool) []*Error { return CheckSettingsOn(s, allowHTTP, true) }
+
+// CheckSettingsOn is CheckSettings on a server whose sandbox is on or off: without the
+// sandbox, SandboxInboxURL is refused (nothing would deliver to it).
+func CheckSettingsOn(s Settings, allowHTTP, sandbox bool) []*Error {
 	var errs []*Error
+	if s.NotificationURL == SandboxInboxURL && !sandbox {
+		errs = append(errs, &Error{Kind: KindInvalid, Code: CodeNotificationURL, Field: "settings.notificationUrl",
+			Message: SandboxInboxURL + " is the sandbox's inbox, and this server runs with --sandbox=false: use an https URL"})
+	}
 	if u := s.NotificationURL; u != "" && u != SandboxInboxURL {
 		pu, err := url.Parse(u)
 		ok := err == nil && pu.Host != "" && pu.User == nil && (pu.Scheme == "https" || allowHTTP && pu.Scheme == "http")
