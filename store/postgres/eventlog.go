@@ -25,7 +25,12 @@ const logAttemptSQL = `WITH up AS (INSERT INTO event_log (merchant_id, event_id,
 	RETURNING merchant_id, event_id, jsonb_array_length(attempts) - 1 AS n)
 	INSERT INTO event_feed (merchant_id, event_id, n) SELECT merchant_id, event_id, n FROM up`
 
-// LogAttempt appends an attempt to an event's record, creating it on the first.
+// feedLocks is the first key of the advisory locks that order a merchant's feed (the second
+// is a hash of the merchant id).
+const feedLocks = 0x666565 // "fee"
+
+// LogAttempt appends an attempt to an event's record, creating it on the first, in one round
+// trip.
 func (s *DB) LogAttempt(ev rules.LoggedEvent, a rules.DeliveryAttempt) error {
 	if !storable(ev.MerchantID, ev.ID, ev.Type, a.Error, a.Cause) {
 		return fmt.Errorf("log attempt of %q: not storable text", ev.ID)
@@ -42,9 +47,13 @@ func (s *DB) LogAttempt(ev rules.LoggedEvent, a rules.DeliveryAttempt) error {
 	if body == nil {
 		body = []byte{}
 	}
-	_, err = s.pool.Exec(context.Background(), logAttemptSQL, ev.MerchantID, ev.ID, ev.PayoutID, ev.Type, body,
-		ev.CreatedAt, delivered, attempts)
-	if err != nil {
+	// The merchant's feed lock, held until the batch's implicit transaction commits, makes the
+	// feed's cursors commit in their order for each merchant: a stream reading after a cursor
+	// never skips an attempt that commits later with a lower one (on any instance).
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, feedLocks, ev.MerchantID)
+	batch.Queue(logAttemptSQL, ev.MerchantID, ev.ID, ev.PayoutID, ev.Type, body, ev.CreatedAt, delivered, attempts)
+	if err = s.pool.SendBatch(context.Background(), batch).Close(); err != nil {
 		return fmt.Errorf("log attempt of %s: %w", ev.ID, err)
 	}
 	return nil
