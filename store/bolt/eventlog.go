@@ -253,17 +253,20 @@ func (s *DB) PruneEventLog(cutoff time.Time) (int, error) {
 
 // PutInboxItem keeps a notification the sandbox inbox received.
 func (s *DB) PutInboxItem(merchantID string, it rules.InboxItem) error {
-	return s.bdb.Update(func(tx *bbolt.Tx) error {
-		_, _, _, inbox, err := eventLogBuckets(tx)
-		if err != nil {
-			return err
-		}
-		seq, err := inbox.NextSequence()
-		if err != nil {
-			return err
-		}
-		return putJSON(inbox, merchantSeqKey(merchantID, seq), it)
-	})
+	return s.bdb.Update(func(tx *bbolt.Tx) error { return putInboxItem(tx, merchantID, it) })
+}
+
+// putInboxItem appends an item to a merchant's inbox.
+func putInboxItem(tx *bbolt.Tx, merchantID string, it rules.InboxItem) error {
+	_, _, _, inbox, err := eventLogBuckets(tx)
+	if err != nil {
+		return err
+	}
+	seq, err := inbox.NextSequence()
+	if err != nil {
+		return err
+	}
+	return putJSON(inbox, merchantSeqKey(merchantID, seq), it)
 }
 
 // InboxItems lists a merchant's inbox, newest first.

@@ -107,15 +107,7 @@ func restoreInboxItem(tx *bbolt.Tx, raw json.RawMessage) error {
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return err
 	}
-	_, _, _, inbox, err := eventLogBuckets(tx)
-	if err != nil {
-		return err
-	}
-	seq, err := inbox.NextSequence()
-	if err != nil {
-		return err
-	}
-	return putJSON(inbox, merchantSeqKey(d.MerchantID, seq), d.Item)
+	return putInboxItem(tx, d.MerchantID, d.Item)
 }
 
 func restoreDeliveryChaos(tx *bbolt.Tx, raw json.RawMessage) error {

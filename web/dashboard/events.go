@@ -34,7 +34,7 @@ func (d *Dashboard) eventRoutes(r chi.Router) {
 }
 
 func eventHref(merchantID, eventID string) string {
-	return "/dashboard/merchants/" + url.PathEscape(merchantID) + "/events/" + url.PathEscape(eventID)
+	return merchantHref(merchantID) + "/events/" + url.PathEscape(eventID)
 }
 
 // pretty indents a JSON body; anything else is shown as it came.
@@ -51,7 +51,7 @@ func (d *Dashboard) webhooksPanel(m *rules.Merchant) (*templates.WebhooksPanel, 
 	if d.cfg.Events == nil {
 		return nil, nil
 	}
-	base := "/dashboard/merchants/" + url.PathEscape(m.ID)
+	base := merchantHref(m.ID)
 	p := &templates.WebhooksPanel{NotificationURL: m.Settings.NotificationURL, EventsHref: base + "/events"}
 	if !d.cfg.Sandbox {
 		return p, nil
@@ -86,19 +86,27 @@ func (d *Dashboard) withAttempts(row *templates.DeliveryRow, dl Delivery) {
 	}
 }
 
-// events is /dashboard/merchants/{id}/events: the merchant's logged events, newest first.
-func (d *Dashboard) events(w http.ResponseWriter, r *http.Request) {
-	m, ok := d.merchantOf(w, r)
-	if !ok {
-		return
-	}
+// eventsMerchant is the merchant of an event page; none (and the answer written) when it is
+// unknown or the dashboard has no event log.
+func (d *Dashboard) eventsMerchant(w http.ResponseWriter, r *http.Request) (*rules.Merchant, bool) {
 	if d.cfg.Events == nil {
 		http.NotFound(w, r)
+		return nil, false
+	}
+	return d.merchantOf(w, r)
+}
+
+func merchantHref(id string) string { return "/dashboard/merchants/" + url.PathEscape(id) }
+
+// events is /dashboard/merchants/{id}/events: the merchant's logged events, newest first.
+func (d *Dashboard) events(w http.ResponseWriter, r *http.Request) {
+	m, ok := d.eventsMerchant(w, r)
+	if !ok {
 		return
 	}
 	f := d.frame(r, "wh.events", "merchants")
 	f.Title = f.W.S("wh.events") + " · " + m.Name
-	v := templates.EventsView{Frame: f, MerchantID: m.ID, MerchantHref: "/dashboard/merchants/" + url.PathEscape(m.ID)}
+	v := templates.EventsView{Frame: f, MerchantID: m.ID, MerchantHref: merchantHref(m.ID)}
 	var all []rules.LoggedEvent
 	for after := int64(0); ; {
 		es, err := d.cfg.Events.LoggedEvents(m.ID, rules.EventQuery{After: after, Limit: 500})
@@ -126,18 +134,14 @@ func (d *Dashboard) events(w http.ResponseWriter, r *http.Request) {
 
 // event is /dashboard/merchants/{id}/events/{eventId}: the body sent and every attempt.
 func (d *Dashboard) event(w http.ResponseWriter, r *http.Request) {
-	m, ok := d.merchantOf(w, r)
+	m, ok := d.eventsMerchant(w, r)
 	if !ok {
-		return
-	}
-	if d.cfg.Events == nil {
-		http.NotFound(w, r)
 		return
 	}
 	f := d.frame(r, "ev.title", "deliveries")
 	e, err := d.cfg.Events.LoggedEvent(m.ID, chi.URLParam(r, "eventId"))
 	if errors.Is(err, rules.ErrNotFound) {
-		d.back(w, r, "/dashboard/merchants/"+url.PathEscape(m.ID)+"/events", "", f.W.S("ev.none"))
+		d.back(w, r, merchantHref(m.ID)+"/events", "", f.W.S("ev.none"))
 		return
 	}
 	if err != nil {
@@ -145,7 +149,7 @@ func (d *Dashboard) event(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.Title = f.W.S("ev.title") + " " + e.ID
-	v := templates.EventView{Frame: f, MerchantID: m.ID, MerchantHref: "/dashboard/merchants/" + url.PathEscape(m.ID),
+	v := templates.EventView{Frame: f, MerchantID: m.ID, MerchantHref: merchantHref(m.ID),
 		EventID: e.ID, Type: e.Type, Created: timeText(e.CreatedAt), Delivered: timeText(e.DeliveredAt), Body: pretty(e.Body)}
 	if e.PayoutID > 0 {
 		v.PayoutID = strconv.FormatInt(e.PayoutID, 10)
@@ -163,17 +167,13 @@ func (d *Dashboard) event(w http.ResponseWriter, r *http.Request) {
 
 // inbox is /dashboard/merchants/{id}/inbox: the sandbox inbox, bodies pretty-printed.
 func (d *Dashboard) inbox(w http.ResponseWriter, r *http.Request) {
-	m, ok := d.merchantOf(w, r)
+	m, ok := d.eventsMerchant(w, r)
 	if !ok {
-		return
-	}
-	if d.cfg.Events == nil {
-		http.NotFound(w, r)
 		return
 	}
 	f := d.frame(r, "inbox.title", "merchants")
 	f.Title = f.W.S("inbox.title") + " · " + m.Name
-	v := templates.InboxView{Frame: f, MerchantID: m.ID, MerchantHref: "/dashboard/merchants/" + url.PathEscape(m.ID),
+	v := templates.InboxView{Frame: f, MerchantID: m.ID, MerchantHref: merchantHref(m.ID),
 		NotificationURL: m.Settings.NotificationURL, SandboxOff: !d.cfg.Sandbox}
 	if v.SandboxOff {
 		d.render(w, r, http.StatusForbidden, templates.DashInbox(v))
