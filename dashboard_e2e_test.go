@@ -19,7 +19,8 @@ import (
 // dashboardGets and dashboardPosts are every /dashboard path (ids of existing records: a
 // signed-out or forged request must be refused before anything is looked up).
 var dashboardGets = []string{"/dashboard", "/dashboard/payouts", "/dashboard/payouts.csv", "/dashboard/payouts/1",
-	"/dashboard/deliveries", "/dashboard/merchants", "/dashboard/merchants/1", "/dashboard/mail"}
+	"/dashboard/deliveries", "/dashboard/merchants", "/dashboard/merchants/1", "/dashboard/mail",
+	"/dashboard/merchants/1/inbox", "/dashboard/merchants/1/events", "/dashboard/merchants/1/events/merchant.notification:1:PROCESSED"}
 
 var dashboardPosts = []string{"/dashboard/logout", "/dashboard/payouts/1/simulate", "/dashboard/deliveries/resend",
 	"/dashboard/merchants", "/dashboard/merchants/1", "/dashboard/merchants/1/fund"}

@@ -97,6 +97,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	case "sign":
 		return sign(args, getenv, stdout, stderr)
+	case "listen":
+		return listen(ctx, args, getenv, stdout, stderr)
 	case "help":
 		if len(args) == 0 {
 			fmt.Fprintln(stdout, usage)
@@ -113,6 +115,7 @@ usage:
   payouts [serve] [flags]                   run the server (default 127.0.0.1:8080; --addr to change)
   payouts merchant create --name N [flags]  create a merchant offline; prints its credentials as JSON
   payouts sign --secret S [flags] PATH      print a signed URL (or curl command) for a merchant request
+  payouts listen --forward-to URL [flags]   forward a merchant's notifications from a sandbox server to a local URL
   payouts backup --out FILE                 consistent copy of the database (from a running server or offline)
   payouts seed --data DIR --payouts N       benchmarks: store N settled payouts straight into DIR (README, Performance)
   payouts migrate --from SRC --to DST       copy a store into an empty one: a data directory or a postgres:// URL, either way
@@ -127,7 +130,7 @@ Every flag may be set as PAYOUTS_<FLAG> (upper case, - as _); flags win.`
 func help(ctx context.Context, cmd string, getenv func(string) string, stdout io.Writer) error {
 	args := []string{"-h"}
 	switch cmd {
-	case "serve", "backup", "sign", "migrate", "keys", "seed", "check":
+	case "serve", "backup", "sign", "migrate", "keys", "seed", "check", "listen":
 		args = append([]string{cmd}, args...)
 	case "merchant":
 		args = []string{"merchant", "create", "-h"}
@@ -555,6 +558,9 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	for _, f := range app.onShutdown {
+		srv.RegisterOnShutdown(f)
+	}
 	if cfg.PprofAddr != "" {
 		stopPprof, err := servePprof(cfg.PprofAddr, logger)
 		if err != nil {
@@ -653,6 +659,8 @@ type app struct {
 	service *rules.Service
 	fund    func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error)
 	stops   []func()
+	// onShutdown end the long-lived requests when the server shuts down (http.Server.RegisterOnShutdown).
+	onShutdown []func()
 }
 
 func (a *app) stop() {
@@ -687,6 +695,9 @@ type wiring struct {
 	kicks     []func()
 	scripts   *rules.ScriptBook
 	directory *rules.SimulatedDirectory
+	// onShutdown run when the server starts shutting down, before it waits for the open
+	// requests: long-lived ones (the event streams) end there.
+	onShutdown []func()
 }
 
 // serverClock is the service's real clock; the tests of the published signing vectors (signed
@@ -768,7 +779,7 @@ func newApp(ctx context.Context, cfg serveConfig, db rules.Storage, sealer *stor
 			add(r, a)
 		}
 	}
-	a := &app{service: w.svc, fund: w.lc.Fund, auth: w.deps.Auth, metrics: w.metrics.Handler()}
+	a := &app{service: w.svc, fund: w.lc.Fund, auth: w.deps.Auth, metrics: w.metrics.Handler(), onShutdown: w.onShutdown}
 	a.handler, _ = api.New(*w.deps)
 
 	workCtx, cancel := context.WithCancel(context.Background())

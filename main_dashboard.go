@@ -34,6 +34,7 @@ func (w *wiring) wireDashboard() {
 			return m, c.APIKey, c.APISecret, err
 		},
 		Forget: w.keys.Forget,
+		Events: w.db,
 		Now:    w.now,
 		Log:    w.logger,
 	})

@@ -42,6 +42,7 @@ type notifications struct {
 	publicKey   []byte
 	certificate []byte
 	sealer      *store.Sealer
+	webhook     *notify.Notifier // the notify lane's deliverer: also resends and signs the event stream
 }
 
 // notificationKeyFile holds the installation's RSA key (0600) in the data directory.
@@ -96,8 +97,9 @@ func (w *wiring) newNotifications() (*notifications, error) {
 		}
 	}
 	n.dispatcher = lane(rules.LaneMail, map[string]rules.Deliverer{rules.EventBeneficiaryMail: mailer, rules.EventCashOTP: mailer})
-	n.notifier = lane(rules.LaneNotify, map[string]rules.Deliverer{rules.EventMerchantNotification: &notify.Notifier{
-		Source: src, Body: api.NotificationJSON, Key: key, Client: notify.NewHTTPClient(w.cfg.AllowPrivateNotifURL)}})
+	n.webhook = &notify.Notifier{Source: src, Body: api.NotificationJSON, Key: key, Client: notify.NewHTTPClient(w.cfg.AllowPrivateNotifURL),
+		Log: w.db, Sandbox: w.cfg.Sandbox, Now: w.now, Logger: w.logger}
+	n.notifier = lane(rules.LaneNotify, map[string]rules.Deliverer{rules.EventMerchantNotification: n.webhook})
 	n.claims = &rules.CashClaims{Store: w.db, Settle: w.lc.Settle, Now: w.now}
 	return n, nil
 }
@@ -195,6 +197,7 @@ func (n *notifications) install(w *wiring) {
 			n.dispatcher.Kick()
 		}
 	}
+	w.wireEvents(n)
 	w.routes = append(w.routes, func(r chi.Router, a huma.API) {
 		r.Get("/api/v1/notifications/public-key", notify.PEMHandler(n.publicKey))
 		r.Get("/api/v1/notifications/certificate", notify.PEMHandler(n.certificate))

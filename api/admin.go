@@ -177,7 +177,7 @@ func registerAdmin(a huma.API, d Deps) {
 		if in.Body.Settings != nil {
 			in.Body.Settings.apply(&s)
 		}
-		if err := checkSettings(s, d.AllowHTTPNotificationURL); err != nil {
+		if err := checkSettings(s, d.AllowHTTPNotificationURL, d.Sandbox); err != nil {
 			return nil, err
 		}
 		m, c, err := CreateMerchant(d.Store, d.Seal, in.Body.MerchantID, in.Body.Name, s, time.Now())
@@ -228,7 +228,7 @@ func registerAdmin(a huma.API, d Deps) {
 			if in.Body.Settings != nil {
 				in.Body.Settings.apply(&m.Settings)
 			}
-			return checkSettings(m.Settings, d.AllowHTTPNotificationURL)
+			return checkSettings(m.Settings, d.AllowHTTPNotificationURL, d.Sandbox)
 		})
 		if err != nil {
 			return nil, notFound(err, in.ID)

@@ -33,8 +33,8 @@ func isJSON(ct string) bool {
 
 // checkSettings refuses merchant settings that would send data where it should not go
 // (rules.CheckSettings), as one problem.
-func checkSettings(s rules.Settings, allowHTTP bool) error {
-	if errs := rules.CheckSettings(s, allowHTTP); len(errs) > 0 {
+func checkSettings(s rules.Settings, allowHTTP, sandbox bool) error {
+	if errs := rules.CheckSettingsOn(s, allowHTTP, sandbox); len(errs) > 0 {
 		return &rules.Problem{Kind: rules.KindInvalid, Title: "Missing or invalid data", Detail: "invalid merchant settings", Errors: errs}
 	}
 	return nil

@@ -213,6 +213,11 @@ const (
 
 	// Issue 21, faults an operator meets (2954–2959).
 	CodeFundCurrency = "2954" // 400: a balance in a currency its country does not hold
+
+	// Issue 23, events and the sandbox's webhook tools (2996–2999).
+	CodeEventNotFound = "2996" // 404: the merchant has no logged event with that id
+	CodeDeliveryChaos = "2997" // 400: a delivery chaos setting is out of bounds
+	CodeNoDeliveryURL = "2998" // 409: resend, but the merchant has no notificationUrl
 )
 
 // CodeInfo describes one code for the README and the OpenAPI description. Original says the
@@ -250,7 +255,7 @@ var Catalogue = []CodeInfo{
 	{CodeAdminField, 400, false, "a field the admin API needs is missing (a merchant's name)"},
 	{CodeUnsupportedMediaType, 415, false, "the body of a JSON endpoint must be sent as Content-Type: application/json"},
 	{CodeControlCharacter, 400, false, "a field holds a control character or is not valid UTF-8; an identifier (orderId, merchant id, a scripted rule's field) holds an invisible or direction-changing character (Unicode Cf)"},
-	{CodeNotificationURL, 400, false, "notificationUrl must be an https URL (http only with --allow-private-notification-urls)"},
+	{CodeNotificationURL, 400, false, "notificationUrl must be an https URL, or sandbox:inbox for the sandbox's built-in inbox (http only with the development flag --allow-private-notification-urls)"},
 	{CodeAllowedOrigin, 400, false, "an allowedOrigins entry must be an origin (scheme://host[:port]); * is refused"},
 	{CodeReservedMerchantID, 400, false, "the merchant id is reserved by the API's paths"},
 	{CodeFundCurrency, 400, false, "a balance's currency must be its country's: COL holds COP; PER holds PEN and USD"},
@@ -399,6 +404,9 @@ var Catalogue = []CodeInfo{
 	{CodeScriptRule, 400, false, "a scripted sandbox rule is invalid (match or outcome)"},
 	{CodeDirectoryEntry, 400, false, "a simulated directory entry is invalid"},
 	{CodeBreBKeyUnknown, 404, false, "the directory knows no such Bre-B key"},
+	{CodeEventNotFound, 404, false, "the merchant has no logged event with that id (events are kept 30 days)"},
+	{CodeDeliveryChaos, 400, false, "a delivery chaos setting is out of bounds: duplicate 0–1, delay a duration up to 60s, failFirst 0–5"},
+	{CodeNoDeliveryURL, 409, false, "the event cannot be resent: the merchant has no notificationUrl"},
 	{CodeDirectoryUnavailable, 200, true, "payout rejected: the Bre-B directory has no entry for the key (status REJECTED_BANK)"},
 }
 

@@ -34,6 +34,7 @@ type Storage interface {
 	IntegrationUsers
 	LookupRequests
 	KeyFingerprints
+	EventLog
 
 	// Sessions is the store of the card-form and dashboard sessions (scs.Store and
 	// scs.IterableStore); now is its clock.

@@ -167,6 +167,7 @@ type DeliveryRow struct {
 	Next, Delivered, Created                 string
 	CanResend                                bool
 	Note                                     string
+	EventHref                                string // the logged event with its attempts (merchant notifications)
 }
 
 // DeliveriesView is /dashboard/deliveries.
@@ -218,6 +219,7 @@ type MerchantView struct {
 	Balances          []BalanceRow
 	Fund              FundForm
 	PayoutsHref       string
+	Webhooks          *WebhooksPanel // notifications, inbox and delivery chaos (issue 23)
 }
 
 // Creds are a new merchant's credentials, shown once.

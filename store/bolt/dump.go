@@ -374,8 +374,14 @@ func restore(tx *bbolt.Tx, r rules.DumpRecord) error {
 		}
 		return putIntegrationUser(tx.Bucket(bMisc), &u)
 	}
+	if f := moreRestores[r.Kind]; f != nil {
+		return f(tx, r.Value)
+	}
 	return fmt.Errorf("store: unknown record kind %q", r.Kind)
 }
+
+// moreRestores write the kinds whose records live in files of their own (eventlog_dump.go).
+var moreRestores = map[string]func(tx *bbolt.Tx, raw json.RawMessage) error{}
 
 // restoreMerchant writes a merchant under its id and moves the numbering of merchants past
 // a numeric id.

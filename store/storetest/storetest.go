@@ -52,6 +52,7 @@ func Run(t *testing.T, e Engine) {
 		{"Cards", testCards},
 		{"Sessions", testSessions},
 		{"Sandbox", testSandbox},
+		{"EventLog", testEventLog},
 		{"ImportPayouts", testImportPayouts},
 		{"DumpRestore", testDumpRestore},
 		{"Backup", testBackup},

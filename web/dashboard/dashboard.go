@@ -95,6 +95,8 @@ type Config struct {
 	CreateMerchant func(id, name string, s rules.Settings) (m *rules.Merchant, apiKey, apiSecret string, err error)
 	// Forget drops a changed merchant from the API's cache.
 	Forget func(id string)
+	// Events is the event log (issue 23): attempts, inbox, delivery chaos. May be nil.
+	Events EventLog
 	Now    func() time.Time
 	Log    *slog.Logger
 }
@@ -183,6 +185,7 @@ func (d *Dashboard) Routes(r chi.Router) {
 			r.Post("/dashboard/merchants/{id}", d.updateMerchant)
 			r.Post("/dashboard/merchants/{id}/fund", d.fund)
 			r.Get("/dashboard/mail", d.mail)
+			d.eventRoutes(r)
 		})
 	})
 }

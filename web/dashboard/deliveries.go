@@ -70,6 +70,8 @@ func (d *Dashboard) payoutDeliveries(p *rules.Payout, w templates.Words) ([]temp
 	rows := make([]templates.DeliveryRow, len(all))
 	for i, dl := range all {
 		rows[i] = deliveryRow(dl, w, nil)
+		dl.MerchantID = p.MerchantID
+		d.withAttempts(&rows[i], dl)
 	}
 	return rows, nil
 }
@@ -135,7 +137,9 @@ func (d *Dashboard) deliveries(w http.ResponseWriter, r *http.Request) {
 		all = all[:logLimit]
 	}
 	for _, dl := range all {
-		v.Rows = append(v.Rows, deliveryRow(dl, f.W, names))
+		row := deliveryRow(dl, f.W, names)
+		d.withAttempts(&row, dl)
+		v.Rows = append(v.Rows, row)
 	}
 	d.render(w, r, http.StatusOK, templates.DashDeliveries(v))
 }

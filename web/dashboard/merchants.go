@@ -169,6 +169,10 @@ func (d *Dashboard) showMerchant(w http.ResponseWriter, r *http.Request, f templ
 	for _, p := range fundPairs {
 		v.Fund.Pairs = append(v.Fund.Pairs, templates.Option{Value: p, Label: p, Selected: p == fund.Pair})
 	}
+	if v.Webhooks, err = d.webhooksPanel(m); err != nil {
+		d.internal(w, r, err)
+		return
+	}
 	d.render(w, r, code, templates.DashMerchant(v))
 }
 
