@@ -210,6 +210,10 @@ const (
 	CodeDirectoryEntry       = "2994" // 400: a simulated directory entry is invalid
 	CodeBreBKeyUnknown       = "2995" // 404: the directory knows no such Bre-B key
 	CodeDirectoryUnavailable = "4027" // (wire) the directory has no entry for the key
+
+	// Issue 23, items 5–6: requirements from the rules (2982–2989).
+	CodeRequirementsQuery = "2982" // 400: a requirements query names no country, account type or bank of the tables
+	CodeRequirementsNone  = "2983" // 400: no payout to the queried destination passes the rules for this merchant
 )
 
 // CodeInfo describes one code for the README and the OpenAPI description. Original says the
@@ -396,6 +400,10 @@ var Catalogue = []CodeInfo{
 	{CodeDirectoryEntry, 400, false, "a simulated directory entry is invalid"},
 	{CodeBreBKeyUnknown, 404, false, "the directory knows no such Bre-B key"},
 	{CodeDirectoryUnavailable, 200, true, "payout rejected: the Bre-B directory has no entry for the key (status REJECTED_BANK)"},
+
+	// Issue 23, requirements.
+	{CodeRequirementsQuery, 400, false, "a requirements query names a country, account type or bank code that is not in the rule tables"},
+	{CodeRequirementsNone, 400, false, "no payout to the queried destination passes the rules for this merchant (the reason says which rule)"},
 }
 
 func init() {
