@@ -85,7 +85,7 @@ func Requirements(q RequirementsQuery, m *Merchant, now time.Time) (Schema, erro
 	}
 	if len(branches) == 0 {
 		return nil, &Problem{Kind: KindInvalid, Title: "Invalid requirements query", Errors: []*Error{{Kind: KindInvalid, Code: CodeRequirementsNone,
-			Field: "query", Message: "no payout to this destination passes the rules for this merchant"}}}
+			Field: "query.country", Message: "no payout to this destination passes the rules for this merchant"}}}
 	}
 	root.at("country").rule(Schema{"enum": toAny(possible)}, CodeCountryNotSupported)
 	if len(countries) == 1 {
@@ -330,7 +330,7 @@ func colombiaSchema(n *node, q RequirementsQuery, m *Merchant, now time.Time) er
 		}
 	}
 	if built == 0 {
-		return queryNone("query", why)
+		return queryNone(q.narrowest(), why)
 	}
 	return nil
 }
@@ -599,7 +599,7 @@ func peruSchema(n *node, q RequirementsQuery, m *Merchant, ep Endpoint) error {
 		}
 	}
 	if built == 0 {
-		return queryNone("query", why)
+		return queryNone(q.narrowest(), why)
 	}
 	if phone && other && built == 1 {
 		// One of the two is impossible here: the body must take the other.
@@ -820,6 +820,18 @@ func peruAccountNumber(n *node, b Bank) {
 }
 
 // ---- helpers ----
+
+// narrowest is the query parameter a destination no body can pass is blamed on: the bank,
+// else the account type, else the country.
+func (q RequirementsQuery) narrowest() string {
+	switch {
+	case q.BankCode != "":
+		return "query.bankCode"
+	case q.AccountType != "":
+		return "query.accountType"
+	}
+	return "query.country"
+}
 
 func queryNone(field, why string) error {
 	return &Problem{Kind: KindInvalid, Title: "Invalid requirements query", Errors: []*Error{{Kind: KindInvalid, Code: CodeRequirementsNone, Field: field,
