@@ -33,6 +33,13 @@ func (w *wiring) wireDashboard() {
 			m, c, err := api.CreateMerchant(w.db, sealFor(w.sealer), id, name, s, w.now())
 			return m, c.APIKey, c.APISecret, err
 		},
+		CreatePayout: func(ctx context.Context, m *rules.Merchant, body []byte, ep rules.Endpoint) (*rules.Payout, error) {
+			res, err := w.svc.CreatePayout(ctx, m, body, ep)
+			if err != nil {
+				return nil, err
+			}
+			return res.Payout, nil
+		},
 		Forget: w.keys.Forget,
 		Now:    w.now,
 		Log:    w.logger,
