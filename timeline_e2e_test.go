@@ -256,12 +256,20 @@ func TestRequirementsEndpoint(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	var openapi struct {
-		Paths map[string]map[string]map[string]any `json:"paths"`
+		Paths      map[string]map[string]map[string]any `json:"paths"`
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]map[string]any `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
 	}
 	json.NewDecoder(resp.Body).Decode(&openapi)
 	op := openapi.Paths["/api/v1/{merchantId}/requirements"]["get"]
 	if op["x-payouts-extension"] != true || !strings.Contains(fmt.Sprint(op["responses"]), "example") {
 		t.Errorf("requirements in the OpenAPI document: %v", op)
+	}
+	if then := openapi.Components.Schemas["ScriptOutcome"].Properties["then"]; then["x-payouts-extension"] != true || then["examples"] == nil {
+		t.Errorf("outcome.then in the OpenAPI document: %v", then)
 	}
 
 	off := startServer(t, "", "--sandbox=false")

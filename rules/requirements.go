@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -238,12 +239,19 @@ func amountRange(n *node, lo, hi int64, belowCode, aboveCode string) {
 func emailRules(n *node, max int) {
 	e := n.at(fieldEmail)
 	e.rule(Schema{"maxLength": max}, CodeEmailTooLong)
-	e.rule(Schema{"not": Schema{"anyOf": []any{
-		Schema{"pattern": "^(" + ciAlternatives(keys(dummyAddresses)) + ")$"},
-		Schema{"pattern": "^(" + ciAlternatives(keys(dummyLocalParts)) + `)(\+[^@]*)?@`},
-		Schema{"pattern": `@(.*\.)?(` + ciAlternatives(keys(dummyDomains)) + ")$"},
-	}}}, CodeEmailDummy)
+	p := dummyPatterns()
+	e.rule(Schema{"not": Schema{"anyOf": []any{Schema{"pattern": p[0]}, Schema{"pattern": p[1]}, Schema{"pattern": p[2]}}}}, CodeEmailDummy)
 }
+
+// dummyPatterns are isDummyEmail's lists as patterns: the whole address, the local part
+// before an optional +tag, the domain or a domain it is under. Made once: the lists are fixed.
+var dummyPatterns = sync.OnceValue(func() [3]string {
+	return [3]string{
+		"^(" + ciAlternatives(keys(dummyAddresses)) + ")$",
+		"^(" + ciAlternatives(keys(dummyLocalParts)) + `)(\+[^@]*)?@`,
+		`@(.*\.)?(` + ciAlternatives(keys(dummyDomains)) + ")$",
+	}
+})
 
 // subMerchantRules are checkSubMerchant's for a PSP merchant, and nameWhy's.
 func subMerchantRules(n *node, psp, nameRequired bool) {
@@ -338,6 +346,19 @@ func colombiaSchema(n *node, q RequirementsQuery, m *Merchant, now time.Time) er
 // colTypeIs matches a Colombia accountType of value t: the number, its digits, or one of its
 // text forms (colAccountTypeText), compared as colombiaAccountTypeValue does.
 func colTypeIs(t int) Schema {
+	return Schema{"anyOf": []any{Schema{"const": t}, Schema{"type": "string", "pattern": colTypePatterns()[t]}}}
+}
+
+// colTypePatterns are the text forms of each Colombia account type as patterns, made once.
+var colTypePatterns = sync.OnceValue(func() map[int]string {
+	out := map[int]string{}
+	for _, t := range []int{colCurrent, colSavings, colCash, colCellphone, colKey} {
+		out[t] = colTypePattern(t)
+	}
+	return out
+})
+
+func colTypePattern(t int) string {
 	var words []string
 	for w, v := range colAccountTypeText {
 		if v == t {
@@ -356,7 +377,7 @@ func colTypeIs(t int) Schema {
 		}
 		alts = append(alts, b.String())
 	}
-	return Schema{"anyOf": []any{Schema{"const": t}, Schema{"type": "string", "pattern": `^[ ._-]*(` + strings.Join(alts, "|") + `)[ ._-]*$`}}}
+	return `^[ ._-]*(` + strings.Join(alts, "|") + `)[ ._-]*$`
 }
 
 // colombiaType adds the rules of one account type; it says why none passes, or "".

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -188,4 +189,26 @@ func TestRequirementsAgainstTheRuleTable(t *testing.T) {
 		t.Errorf("the rule table shrank? %d accepted, %d refused rows", accepted, refused)
 	}
 	t.Logf("rule table: %d accepted rows pass the schema, %d refused rows are refused by it, %d refused rows JSON Schema cannot express", accepted, refused, skipped)
+}
+
+// BenchmarkRequirements: a destination's schema is generated per request, from the tables.
+func BenchmarkRequirements(b *testing.B) {
+	m := &rules.Merchant{ID: "1", Settings: rules.AllSettings()}
+	for _, q := range []rules.RequirementsQuery{
+		{Country: "PER", AccountType: "4", BankCode: "037"},
+		{Country: "COL"},
+		{},
+	} {
+		s, err := rules.Requirements(q, m, checkNow)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _ := json.Marshal(s)
+		b.Run(strings.TrimSpace(q.Country+" "+q.AccountType+" "+q.BankCode)+"/"+strconv.Itoa(len(raw))+"B", func(b *testing.B) {
+			for b.Loop() {
+				s, _ := rules.Requirements(q, m, checkNow)
+				json.Marshal(s)
+			}
+		})
+	}
 }
