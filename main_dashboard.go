@@ -40,9 +40,10 @@ func (w *wiring) wireDashboard() {
 			}
 			return res.Payout, nil
 		},
-		Forget: w.keys.Forget,
-		Now:    w.now,
-		Log:    w.logger,
+		Scripts: w.scripts.Rules,
+		Forget:  w.keys.Forget,
+		Now:     w.now,
+		Log:     w.logger,
 	})
 	w.routes = append(w.routes, func(r chi.Router, _ huma.API) { d.Routes(r) })
 }

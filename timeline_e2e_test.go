@@ -360,6 +360,24 @@ func TestDashboardNewPayoutFormFromTheSchema(t *testing.T) {
 		t.Fatalf("the payout the form made: %d %s", code, raw)
 	}
 
+	// The merchant's page shows its scripted outcomes with their timelines.
+	list := map[string]any{"rules": []any{map[string]any{"match": map[string]any{"accountSuffix": "4321"},
+		"outcome": map[string]any{"stage": "SUCCESS", "afterSeconds": 60,
+			"then": []any{map[string]any{"status": "REVERSED", "code": rules.CodeAccountNotFound, "afterSeconds": 3 * 86400}}}}}}
+	if code, _, raw := s.rawAdmin(t, "PUT", "/admin/v1/merchants/"+c.MerchantID+"/sandbox/rules", list); code != 200 {
+		t.Fatalf("PUT rules: %d %s", code, raw)
+	}
+	resp, err = hc.Get(s.URL + "/dashboard/merchants/" + c.MerchantID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, _ := goquery.NewDocumentFromReader(resp.Body)
+	resp.Body.Close()
+	row := mp.Find("#scripts tbody tr")
+	if row.Length() != 1 || !strings.Contains(row.Text(), "accountSuffix=4321") || !strings.Contains(row.Find(".timeline").Text(), "+72h0m0s → REVERSED "+rules.CodeAccountNotFound) {
+		t.Errorf("scripted outcomes on the merchant page: %q", row.Text())
+	}
+
 	// A destination the merchant cannot use says why, with its code.
 	resp, err = hc.Get(s.URL + "/dashboard/merchants/" + c.MerchantID + "/new-payout?country=COL&accountType=3")
 	if err != nil {

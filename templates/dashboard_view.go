@@ -218,6 +218,9 @@ type MerchantView struct {
 	Balances          []BalanceRow
 	Fund              FundForm
 	PayoutsHref       string
+	// Sandbox shows the merchant's scripted outcomes (issues 15 and 23).
+	Sandbox bool
+	Scripts []ScriptRow
 }
 
 // Creds are a new merchant's credentials, shown once.

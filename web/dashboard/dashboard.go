@@ -93,6 +93,8 @@ type Config struct {
 	// CreatePayout creates a payout as the API does (the service's CreatePayout): the sandbox's
 	// "New payout" form posts through it (issue 23).
 	CreatePayout func(ctx context.Context, m *rules.Merchant, body []byte, ep rules.Endpoint) (*rules.Payout, error)
+	// Scripts reads a merchant's scripted outcomes (the rail's ScriptBook); nil without the sandbox.
+	Scripts func(merchantID string) ([]rules.ScriptRule, error)
 	// Forget drops a changed merchant from the API's cache.
 	Forget func(id string)
 	Now    func() time.Time
