@@ -397,8 +397,18 @@ func colombiaType(n *node, t int, q RequirementsQuery, m *Merchant, now time.Tim
 			Schema{"pattern": `^(\+57)?3[0-9]{9}$`}, Schema{"pattern": "^[0-9]+$"},
 			Schema{"pattern": "^@[A-Za-z0-9]+$"}, Schema{"pattern": `^[^@\s]+@[^@\s]+\.[^@\s]+$`},
 		}}, CodeBreBKey)
-		banks := bankCodes("COL", func(b Bank) bool { return b.KeyRealTime && !b.Wallet })
-		if !bankAllowed(n, q, banks) {
+		_, ok := bankRules(n, q, "COL", func(b Bank) string {
+			switch {
+			case b.Retired:
+				return CodeBankCode
+			case b.Wallet:
+				return colWallets[b.Code].typeCode
+			case !b.KeyRealTime:
+				return CodeNoChannel
+			}
+			return ""
+		})
+		if !ok {
 			return "bank " + q.BankCode + " takes no Bre-B key payouts (spec 2.4 bank table)"
 		}
 		amountRange(n, colBankMin, colKeyMax, CodeBelowMinimum, CodeAboveMaximum)
@@ -419,6 +429,7 @@ func colombiaType(n *node, t int, q RequirementsQuery, m *Merchant, now time.Tim
 		for d := today.AddDate(0, 0, 1); !d.After(latest); d = d.AddDate(0, 0, 1) {
 			days = append(days, d.Format(time.DateOnly))
 		}
+		dateFormat(n)
 		n.at(ba("expirationDate")).rule(Schema{"enum": days}, CodeCashExpiration)
 	default:
 		return colombiaAccount(n, t, q, m)
@@ -433,19 +444,32 @@ func dateFormat(n *node) {
 // colombiaAccount: accountType 1, 2 or 4 (colCheck.account, channel, cellphoneChannel, wallet).
 func colombiaAccount(n *node, t int, q RequirementsQuery, m *Merchant) string {
 	rt := m.Settings.RealTimePhoneAccount
-	usable := func(b Bank) bool {
+	// Why a bank cannot carry this account type (colCheck.account, channel, cellphoneChannel).
+	refuse := func(b Bank) string {
 		switch {
+		case b.Code == colombiaCashBank:
+			return CodeCashAccountType
 		case b.Retired:
-			return false
+			return CodeBankCode
+		case b.Wallet && t != colSavings && t != colCellphone:
+			return colWallets[b.Code].typeCode
 		case b.Wallet:
-			return t == colSavings || t == colCellphone
-		case t == colCellphone:
-			return b.RealTime && rt
+			return ""
+		case t == colCellphone && !b.RealTime:
+			return CodeNoChannel
+		case t == colCellphone && !rt:
+			return CodeNotEnabled
+		case t == colCellphone || b.Batch:
+			return ""
+		case b.RealTime && !rt:
+			return CodeNotEnabled
+		case !b.RealTime:
+			return CodeNoChannel
 		}
-		return b.Batch || b.RealTime && rt
+		return ""
 	}
-	banks := bankCodes("COL", usable)
-	if !bankAllowed(n, q, banks) {
+	banks, ok := bankRules(n, q, "COL", refuse)
+	if !ok {
 		return fmt.Sprintf("bank %s has no channel for accountType %d for this merchant (spec 2.4 bank table, spec 8)", q.BankCode, t)
 	}
 	n.require(pBA+"bankCode", CodeBankCodeRequired)
@@ -577,7 +601,8 @@ func peruSchema(n *node, q RequirementsQuery, m *Merchant, ep Endpoint) error {
 		return peruCard(n, q, m)
 	}
 	subMerchantRules(n, m.Settings.PSP, false)
-	n.at(fieldAccountType).rule(Schema{"anyOf": []any{perTypeIs(perCurrent), perTypeIs(perSavings), perTypeIs(perCellphone)}}, CodeAccountType)
+	n.at(fieldAccountType).rule(Schema{"not": perTypeIs(perCard)}, CodeCardEndpointOnly)
+	n.at(fieldAccountType).rule(Schema{"anyOf": []any{perTypeIs(perCurrent), perTypeIs(perSavings), perTypeIs(perCellphone), perTypeIs(perCard)}}, CodeAccountType)
 	phone, other := true, true
 	if q.AccountType != "" {
 		v, ok := Text(q.AccountType).Int()
@@ -704,8 +729,12 @@ func peruCard(n *node, q RequirementsQuery, m *Merchant) error {
 		Schema{"type": "integer", "minimum": perExpirationMin, "maximum": perExpirationMax},
 		Schema{"type": "string", "pattern": `^\s*0*([5-9]|[12][0-9]|30)\s*$`},
 	}}, CodeExpirationTime)
-	banks := bankCodes("PER", func(b Bank) bool { return !b.Retired })
-	if !bankAllowed(n, q, banks) {
+	if _, ok := bankRules(n, q, "PER", func(b Bank) string {
+		if b.Retired {
+			return CodeBankCode
+		}
+		return ""
+	}); !ok {
 		return queryNone("query.bankCode", "bank "+q.BankCode+" is not in the Peru list or is retired (spec 2.5)")
 	}
 	noRUC(n, q)
@@ -717,8 +746,15 @@ func peruPhone(n *node, q RequirementsQuery, currencies []string) string {
 	if !slices.Contains(currencies, "PEN") {
 		return "a payout by cellphone number (accountType 4) is in PEN only (spec 8)"
 	}
-	banks := bankCodes("PER", func(b Bank) bool { return !b.Retired && b.RealTime })
-	if !bankAllowed(n, q, banks) {
+	if _, ok := bankRules(n, q, "PER", func(b Bank) string {
+		switch {
+		case b.Retired:
+			return CodeBankCode
+		case !b.RealTime:
+			return CodeNoChannel
+		}
+		return ""
+	}); !ok {
 		return "bank " + q.BankCode + " takes no real-time payouts, and a cellphone payout goes only real-time (spec 2.5, 8)"
 	}
 	n.require(pBA+"bankCode", CodePERCellphoneBank)
@@ -746,9 +782,17 @@ func peruPhone(n *node, q RequirementsQuery, currencies []string) string {
 
 // peruTransfer: accountType 1, 2 or omitted (perCheck.transfer, accountNumber, cci002, channel).
 func peruTransfer(n *node, q RequirementsQuery) string {
-	usable := func(b Bank) bool { return !b.Retired && !perWalletsCellphoneOnly[b.Code] && (b.Batch || b.RealTime) }
-	banks := bankCodes("PER", usable)
-	if !bankAllowed(n, q, banks) {
+	refuse := func(b Bank) string {
+		switch {
+		case b.Retired:
+			return CodeBankCode
+		case perWalletsCellphoneOnly[b.Code]:
+			return CodePERWalletCellphone
+		}
+		return ""
+	}
+	banks, ok := bankRules(n, q, "PER", refuse)
+	if !ok {
 		return "bank " + q.BankCode + " takes only cellphone payouts (accountType 4), or is retired (spec 2.5)"
 	}
 	bank, num, cci := pBA+"bankCode", pBA+"accountNumber", pBA+"cci"
@@ -757,16 +801,28 @@ func peruTransfer(n *node, q RequirementsQuery) string {
 	req.require(bank, CodeBankCodeRequired)
 	req.require(num, CodeAccountNumRequired)
 	n.when(Schema{"not": has(cci, Schema{"minLength": 1})}, req)
-	// Only cci: its first 3 digits name a usable bank.
+	// None of the three: cci is what is missing (1026).
+	n.at("destination.bankAccount").rule(Schema{"anyOf": []any{
+		Schema{"required": []any{"cci"}}, Schema{"required": []any{"bankCode"}}, Schema{"required": []any{"accountNumber"}},
+	}}, CodeCCIRequired)
+	// Only cci: its first 3 digits name a bank of the list (perBankOfCCI), one that can take
+	// the payout.
 	var prefixes []string
+	refused := map[string][]string{}
 	for prefix, code := range perBankOfCCI {
-		if slices.Contains(banks, code) {
-			prefixes = append(prefixes, prefix)
+		prefixes = append(prefixes, prefix)
+		if b, _ := LookupBank("PER", code); refuse(b) != "" {
+			refused[refuse(b)] = append(refused[refuse(b)], prefix)
 		}
 	}
 	sort.Strings(prefixes)
 	onlyCCI := newNode("")
 	onlyCCI.at(cci).rule(Schema{"pattern": "^(" + strings.Join(prefixes, "|") + ")"}, CodeCCIUnknownBank)
+	for _, c := range keysOf(refused) {
+		ps := refused[c]
+		sort.Strings(ps)
+		onlyCCI.at(cci).rule(Schema{"not": Schema{"pattern": "^(" + strings.Join(ps, "|") + ")"}}, c)
+	}
 	if q.BankCode == "" {
 		n.when(Schema{"not": has(bank, Schema{"minLength": 1})}, onlyCCI)
 	}
@@ -859,29 +915,38 @@ func queryNone(field, why string) error {
 		Message: "no payout to this destination passes the rules for this merchant: " + why}}}
 }
 
-// bankCodes lists the codes of country's table that ok accepts, in code order.
-func bankCodes(country string, ok func(Bank) bool) []string {
-	var out []string
+// bankRules restricts bankCode to the country's table (CodeBankCode), and refuses the banks
+// refuse gives a code for, each group with its code; when the query names a bank, to that one.
+// It returns the banks refuse accepts, in code order, and false when the query's is not one.
+func bankRules(n *node, q RequirementsQuery, country string, refuse func(Bank) string) ([]string, bool) {
+	var all, ok []string
+	groups := map[string][]any{}
 	for _, b := range Banks(country) {
-		if ok(b) {
-			out = append(out, b.Code)
+		all = append(all, b.Code)
+		if c := refuse(b); c != "" {
+			groups[c] = append(groups[c], b.Code)
+		} else {
+			ok = append(ok, b.Code)
 		}
 	}
-	return out
-}
-
-// bankAllowed restricts bankCode to codes (or to the query's, when it is one of them); false
-// when the query names a bank not among them.
-func bankAllowed(n *node, q RequirementsQuery, codes []string) bool {
+	bank := n.at(pBA + "bankCode")
 	if q.BankCode != "" {
-		if !slices.Contains(codes, q.BankCode) {
-			return false
+		if !slices.Contains(ok, q.BankCode) {
+			return ok, false
 		}
-		n.at(pBA+"bankCode").rule(Schema{"const": q.BankCode}, CodeBankCode)
-		return true
+		bank.rule(Schema{"const": q.BankCode}, CodeBankCode)
+		return ok, true
 	}
-	n.at(pBA+"bankCode").rule(Schema{"enum": toAny(codes)}, CodeBankCode)
-	return true
+	bank.rule(Schema{"enum": toAny(all)}, CodeBankCode)
+	codes := make([]string, 0, len(groups))
+	for c := range groups {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	for _, c := range codes {
+		bank.rule(Schema{"not": Schema{"enum": groups[c]}}, c)
+	}
+	return ok, true
 }
 
 // whenBank adds then for the bank code: at once when the query names that bank, under an if
@@ -900,6 +965,15 @@ func toAny[T any](xs []T) []any {
 	for i, x := range xs {
 		out[i] = x
 	}
+	return out
+}
+
+func keysOf[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
 	return out
 }
 

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"payouts/rules"
 )
@@ -119,9 +122,11 @@ const integralNumber = "JSON Schema sees 150000.00 and 1.5e7 as the integers the
 // The schema against the rule table (rules/country_test.go, published_test.go): for each
 // row's merchant, clock and endpoint, the schema of its country, and the schema of its own
 // destination, accept every accepted row and refuse every refused row that JSON Schema can
-// express.
+// express; and what failed in the schema carries (x-code, x-required-codes, x-type-code,
+// x-additional-code) one of the codes the validator answers for the row.
 func TestRequirementsAgainstTheRuleTable(t *testing.T) {
-	var accepted, refused, skipped int
+	var accepted, refused, skipped, named int
+	var misnamed []string
 	for _, tc := range append(countryRows(), publishedRows()...) {
 		body := rowBody(t, tc)
 		now := tc.now
@@ -173,6 +178,18 @@ func TestRequirementsAgainstTheRuleTable(t *testing.T) {
 			case tc.errs != nil && verr != nil && why != "" && qi == 0 && inexpressibleRows[tc.name] != "":
 				t.Errorf("%s: listed as inexpressible (%s), but the schema refuses it: take it off the list", tc.name, why)
 			}
+			if tc.errs != nil && verr != nil {
+				got := schemaCodes(any(s), verr)
+				want := false
+				for _, e := range tc.errs {
+					want = want || slices.Contains(got, e.code)
+				}
+				if want {
+					named++
+				} else {
+					misnamed = append(misnamed, fmt.Sprintf("%s (query %d): rules %v, schema %v", tc.name, qi, tc.errs, got))
+				}
+			}
 			if qi == 0 {
 				switch {
 				case tc.errs == nil:
@@ -188,6 +205,10 @@ func TestRequirementsAgainstTheRuleTable(t *testing.T) {
 	if accepted < 150 || refused < 250 {
 		t.Errorf("the rule table shrank? %d accepted, %d refused rows", accepted, refused)
 	}
+	for _, m := range misnamed {
+		t.Error("the schema refuses, but names none of the rules' codes: " + m)
+	}
+	t.Logf("codes: %d refusals name one of the row's codes in x-code, %d do not", named, len(misnamed))
 	t.Logf("rule table: %d accepted rows pass the schema, %d refused rows are refused by it, %d refused rows JSON Schema cannot express", accepted, refused, skipped)
 }
 
@@ -211,4 +232,77 @@ func BenchmarkRequirements(b *testing.B) {
 			}
 		})
 	}
+}
+
+// schemaCodes are the codes the schema's annotations give for what failed: x-code of the
+// failing constraint (or of the rule around it), x-required-codes of a missing field,
+// x-type-code and x-additional-code.
+func schemaCodes(doc any, verr error) []string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(verr, &ve) {
+		return nil
+	}
+	var codes []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		_, frag, _ := strings.Cut(e.SchemaURL, "#")
+		var chain []map[string]any
+		cur := doc
+		if m, ok := cur.(map[string]any); ok {
+			chain = append(chain, m)
+		}
+		for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
+			if tok == "" {
+				continue
+			}
+			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+			switch x := cur.(type) {
+			case map[string]any:
+				cur = x[tok]
+			case []any:
+				i, _ := strconv.Atoi(tok)
+				if i < len(x) {
+					cur = x[i]
+				}
+			}
+			if m, ok := cur.(map[string]any); ok {
+				chain = append(chain, m)
+			}
+		}
+		if len(chain) == 0 {
+			return
+		}
+		here := chain[len(chain)-1]
+		kw := e.ErrorKind.KeywordPath()
+		switch {
+		case len(kw) > 0 && kw[0] == "required":
+			if rc, ok := here["x-required-codes"].(map[string]any); ok {
+				r, _ := e.ErrorKind.(*kind.Required)
+				for _, name := range r.Missing {
+					codes = append(codes, fmt.Sprint(rc[name]))
+				}
+				return
+			} // else a required inside a rule: the rule's code, below
+		case len(kw) > 0 && kw[0] == "additionalProperties":
+			codes = append(codes, fmt.Sprint(here["x-additional-code"]))
+			return
+		case len(kw) > 0 && kw[0] == "type" && here["x-type-code"] != nil:
+			codes = append(codes, fmt.Sprint(here["x-type-code"]))
+			return
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			if c, ok := chain[i]["x-code"]; ok {
+				codes = append(codes, fmt.Sprint(c))
+				return
+			}
+		}
+	}
+	walk(ve)
+	return codes
 }
