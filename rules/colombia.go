@@ -22,6 +22,15 @@ const (
 	colEmailMax    = 100
 )
 
+// Colombia cellphone numbers (the national numbering plan) and Bre-B keys (spec 2.4), read
+// by the validator and by the requirements schema (requirements.go).
+const (
+	colCellphoneDigits = 10
+	colCellphonePrefix = '3'
+	breBKeyMin         = 5
+	breBKeyMax         = 100
+)
+
 // Colombia account types (spec 2.4).
 const (
 	colCurrent   = 1
@@ -217,7 +226,7 @@ func (c colCheck) key() (Channel, string) {
 // or an alphanumeric code that starts with @; the original: no accents, no ñ). A phone is 10
 // digits starting with 3, optionally after +57.
 func breBKeyProblem(k string) (string, string) {
-	if n := utf8.RuneCountInString(k); n < 5 || n > 100 {
+	if n := utf8.RuneCountInString(k); n < breBKeyMin || n > breBKeyMax {
 		return CodeBreBKeyLength, "a Bre-B key has 5 to 100 characters (spec 2.4)"
 	}
 	for _, r := range k {
@@ -245,7 +254,7 @@ func breBKeyProblem(k string) (string, string) {
 // isColombiaCellphone: a Colombian mobile number is 10 digits and starts with 3 (the national
 // numbering plan); the country code is not part of accountNumber.
 func isColombiaCellphone(s string) bool {
-	return len(s) == 10 && s[0] == '3' && IsDigits(s)
+	return len(s) == colCellphoneDigits && s[0] == colCellphonePrefix && IsDigits(s)
 }
 
 // checkCellphone reports what is wrong with a Colombia cellphone number: not digits (1109),
@@ -255,9 +264,9 @@ func checkCellphone(ps *problems, num, lengthCode, prefixCode, where string) {
 	switch {
 	case !IsDigits(num):
 		ps.add(CodeAccountNotNumeric, fieldAccountNumber, "a Colombia cellphone number has only digits"+where, num)
-	case len(num) != 10:
+	case len(num) != colCellphoneDigits:
 		ps.add(lengthCode, fieldAccountNumber, "a Colombia cellphone number has 10 digits"+where, num)
-	case num[0] != '3':
+	case num[0] != colCellphonePrefix:
 		ps.add(prefixCode, fieldAccountNumber, "a Colombia cellphone number starts with 3"+where, num)
 	}
 }

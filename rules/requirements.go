@@ -390,11 +390,11 @@ func colombiaType(n *node, t int, q RequirementsQuery, m *Merchant, now time.Tim
 		}
 		n.require(ba("accountNumber"), CodeAccountNumRequired)
 		k := n.at(ba("accountNumber"))
-		k.rule(Schema{"minLength": 5, "maxLength": 100}, CodeBreBKeyLength)
+		k.rule(Schema{"minLength": breBKeyMin, "maxLength": breBKeyMax}, CodeBreBKeyLength)
 		k.rule(Schema{"pattern": "^[\x00-\x7f]*$"}, CodeBreBKeyAccents)
 		k.rule(Schema{"anyOf": []any{
 			Schema{"type": "number"},
-			Schema{"pattern": `^(\+57)?3[0-9]{9}$`}, Schema{"pattern": "^[0-9]+$"},
+			Schema{"pattern": `^(\+57)?` + colCellphonePattern()[1:]}, Schema{"pattern": "^[0-9]+$"},
 			Schema{"pattern": "^@[A-Za-z0-9]+$"}, Schema{"pattern": `^[^@\s]+@[^@\s]+\.[^@\s]+$`},
 		}}, CodeBreBKey)
 		_, ok := bankRules(n, q, "COL", func(b Bank) string {
@@ -479,8 +479,8 @@ func colombiaAccount(n *node, t int, q RequirementsQuery, m *Merchant) string {
 	add := pBA + "AdittionalAccountInfo"
 	cellphone := func(c *node, lengthCode, prefixCode string) {
 		digitsRule(c, num, CodeAccountNotNumeric)
-		c.at(num).rule(Schema{"minLength": 10, "maxLength": 10}, lengthCode)
-		c.at(num).rule(Schema{"pattern": "^3"}, prefixCode)
+		c.at(num).rule(Schema{"minLength": colCellphoneDigits, "maxLength": colCellphoneDigits}, lengthCode)
+		c.at(num).rule(Schema{"pattern": "^" + string(colCellphonePrefix)}, prefixCode)
 	}
 	for _, code := range colombiaWallets {
 		if !slices.Contains(banks, code) {
@@ -517,7 +517,7 @@ func colombiaAccount(n *node, t int, q RequirementsQuery, m *Merchant) string {
 	} else {
 		digitsRule(c, num, CodeAccountNotNumeric)
 		c.at(num).rule(Schema{"minLength": colAccountMin, "maxLength": colAccountMax}, CodeCOLAccountNumber)
-		c.at(add).rule(Schema{"pattern": "^3[0-9]{9}$"}, CodeAdditionalCellphone)
+		c.at(add).rule(Schema{"pattern": colCellphonePattern()}, CodeAdditionalCellphone)
 		for _, code := range plain {
 			r, ok := colAccountRules[code]
 			if !ok {
@@ -759,7 +759,7 @@ func peruPhone(n *node, q RequirementsQuery, currencies []string) string {
 	}
 	n.require(pBA+"bankCode", CodePERCellphoneBank)
 	n.require(pBA+"accountNumber", CodePERCellphoneAccount)
-	n.at(pBA+"accountNumber").rule(Schema{"pattern": "^9[0-9]{8}$"}, CodePERCellphone)
+	n.at(pBA+"accountNumber").rule(Schema{"pattern": perCellphonePattern()}, CodePERCellphone)
 	n.at(fieldCurrency).rule(Schema{"const": "PEN"}, CodePERCellphonePEN)
 	w := newNode("")
 	amountRange(w, 0, perWallet037PhoneMax, "", CodePERAboveLimit)
@@ -857,10 +857,10 @@ func peruAccountNumber(n *node, b Bank) {
 	}
 	switch {
 	case b.Wallet:
-		n.at(num).rule(Schema{"pattern": "^9[0-9]{8}$"}, CodePERCellphone)
+		n.at(num).rule(Schema{"pattern": perCellphonePattern()}, CodePERCellphone)
 	case b.Code == perBank001:
-		n.at(num).rule(Schema{"pattern": "^([0-9]{18}|[0-9]{20})$"}, CodePER001Account)
-		n.at(num).rule(Schema{"pattern": "^([0-9]{18}|[0-9]{8}00[0-9]{10})$"}, CodePER001Account20)
+		n.at(num).rule(Schema{"pattern": fmt.Sprintf("^([0-9]{%d}|[0-9]{%d})$", per001Digits, per001LongDigits)}, CodePER001Account)
+		n.at(num).rule(Schema{"pattern": fmt.Sprintf("^([0-9]{%d}|[0-9]{8}00[0-9]{%d})$", per001Digits, per001LongDigits-10)}, CodePER001Account20)
 	case b.Code == perBank002:
 		// The account type: sent, or said by the length (13 digits current) when omitted.
 		for _, cur := range []struct {
@@ -871,29 +871,40 @@ func peruAccountNumber(n *node, b Bank) {
 			{"USD", "1", CodePER002CurrentUSD, CodePER002SavingsUSD, CodeCCI002CurrentUSD, CodeCCI002SavingsUSD}} {
 			c := newNode("")
 			current := newNode("")
-			current.at(num).rule(Schema{"pattern": "^[0-9]{13}$"}, CodePER002Current)
-			current.at(num).rule(Schema{"pattern": "^[0-9]{10}" + cur.digit}, cur.cur)
+			current.at(num).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d}$", per002CurrentDigits)}, CodePER002Current)
+			current.at(num).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d}%s", per002CurrentDigits-3, cur.digit)}, cur.cur)
 			current.at(cci).rule(Schema{"pattern": "^[0-9]{6}00"}, CodeCCI002Current)
 			current.at(cci).rule(Schema{"pattern": "^[0-9]{15}" + cur.digit}, cur.cciCur)
 			c.when(has(fieldAccountType, perTypeIs(perCurrent)), current)
 			savings := newNode("")
-			savings.at(num).rule(Schema{"pattern": "^[0-9]{14}$"}, CodePER002Savings)
-			savings.at(num).rule(Schema{"pattern": "^[0-9]{11}" + cur.digit}, cur.sav)
+			savings.at(num).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d}$", per002SavingsDigits)}, CodePER002Savings)
+			savings.at(num).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d}%s", per002SavingsDigits-3, cur.digit)}, cur.sav)
 			savings.at(cci).rule(Schema{"pattern": "^[0-9]{6}1"}, CodeCCI002Savings)
 			savings.at(cci).rule(Schema{"pattern": "^[0-9]{15}" + cur.digit}, cur.cciSav)
 			c.when(has(fieldAccountType, perTypeIs(perSavings)), savings)
 			omitted := newNode("")
-			omitted.at(num).rule(Schema{"pattern": "^([0-9]{10}" + cur.digit + "[0-9]{2}|[0-9]{11}" + cur.digit + "[0-9]{2})$"}, CodePER002Savings)
+			// Omitted: 13 digits are a current account, anything else is read as savings.
+			omitted.at(num).rule(Schema{"pattern": fmt.Sprintf("^([0-9]{%d}%s[0-9]{2}|[0-9]{%d}%s[0-9]{2})$",
+				per002CurrentDigits-3, cur.digit, per002SavingsDigits-3, cur.digit)}, CodePER002Savings)
 			c.when(Schema{"not": has(fieldAccountType, Schema{})}, omitted)
 			n.when(has(fieldCurrency, Schema{"const": cur.currency}), c)
 		}
 	case b.Code == perBank003:
-		n.at(num).rule(Schema{"minLength": 13, "maxLength": 13}, CodePER003Account)
+		n.at(num).rule(Schema{"minLength": per003Digits, "maxLength": per003Digits}, CodePER003Account)
 	case b.Code == perBankNoRUC:
-		n.at(num).rule(Schema{"minLength": 10, "maxLength": 10}, CodePER004Account)
+		n.at(num).rule(Schema{"minLength": per004Digits, "maxLength": per004Digits}, CodePER004Account)
 	default:
 		n.at(num).rule(Schema{"minLength": perCCIDigits, "maxLength": perCCIDigits}, CodeCCILength)
 	}
+}
+
+// colCellphonePattern and perCellphonePattern are isColombiaCellphone and isPeruCellphone.
+func colCellphonePattern() string {
+	return fmt.Sprintf("^%c[0-9]{%d}$", colCellphonePrefix, colCellphoneDigits-1)
+}
+
+func perCellphonePattern() string {
+	return fmt.Sprintf("^%c[0-9]{%d}$", perCellphonePrefix, perCellphoneDigits-1)
 }
 
 // ---- helpers ----
