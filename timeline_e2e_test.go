@@ -237,6 +237,7 @@ func TestRequirementsEndpoint(t *testing.T) {
 		{"country=ARG", rules.CodeRequirementsQuery, "query.country"},
 		{"country=COL&accountType=9", rules.CodeRequirementsQuery, "query.accountType"},
 		{"endpoint=batch", rules.CodeRequirementsQuery, "query.endpoint"},
+		{"country=PER&bankCode=999", rules.CodeRequirementsQuery, "query.bankCode"},
 		{"country=COL&accountType=3", rules.CodeRequirementsNone, "query.accountType"},           // cash is off for this merchant
 		{"country=PER&accountType=4&bankCode=008", rules.CodeRequirementsNone, "query.bankCode"}, // 008 has no real-time channel
 	} {

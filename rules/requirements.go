@@ -58,6 +58,8 @@ func Requirements(q RequirementsQuery, m *Merchant, now time.Time) (Schema, erro
 	}
 	if q.BankCode != "" && !IsDigits(q.BankCode) {
 		ps.add(CodeRequirementsQuery, "query.bankCode", "a bank code has 3 or 4 digits", q.BankCode)
+	} else if q.BankCode != "" && !slices.ContainsFunc(countries, func(c string) bool { _, ok := LookupBank(c, q.BankCode); return ok }) {
+		ps.addf(CodeRequirementsQuery, "query.bankCode", q.BankCode, "not in the bank list of %s (spec 2.4, 2.5)", strings.Join(countries, " or "))
 	}
 	if p := ps.problem(KindInvalid, "Invalid requirements query", "of the query"); p != nil {
 		return nil, p
