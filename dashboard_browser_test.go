@@ -248,6 +248,7 @@ func TestDashboardBrowser(t *testing.T) {
 		{"/dashboard/merchants", "#create-h", "merchants"},
 		{"/dashboard/merchants/" + m.MerchantID, "#bal-h", "merchant"},
 		{"/dashboard/mail", ".mails", "mail"},
+		{"/dashboard/merchants/" + m.MerchantID + "/new-payout?country=PER&accountType=4&bankCode=037", "#np-form", "new-payout"},
 		{"/dashboard", ".chart", "overview-busy"},
 	} {
 		if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+p.path), chromedp.WaitVisible(chromedp.CSS(p.sel))); err != nil {

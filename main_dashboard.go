@@ -33,10 +33,18 @@ func (w *wiring) wireDashboard() {
 			m, c, err := api.CreateMerchant(w.db, sealFor(w.sealer), id, name, s, w.now())
 			return m, c.APIKey, c.APISecret, err
 		},
-		Forget: w.keys.Forget,
-		Events: w.db,
-		Now:    w.now,
-		Log:    w.logger,
+		CreatePayout: func(ctx context.Context, m *rules.Merchant, body []byte, ep rules.Endpoint) (*rules.Payout, error) {
+			res, err := w.svc.CreatePayout(ctx, m, body, ep)
+			if err != nil {
+				return nil, err
+			}
+			return res.Payout, nil
+		},
+		Scripts: w.scripts.Rules,
+		Forget:  w.keys.Forget,
+		Events:  w.db,
+		Now:     w.now,
+		Log:     w.logger,
 	})
 	w.routes = append(w.routes, func(r chi.Router, _ huma.API) { d.Routes(r) })
 }

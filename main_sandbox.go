@@ -36,6 +36,7 @@ func (w *wiring) wireSandbox() error {
 		api.RegisterSandbox(a, sb)
 		api.RegisterTokens(a, tokens, w.db.Merchant)
 		api.RegisterBreBLookup(a, dir)
+		api.RegisterRequirements(a, w.cfg.Sandbox, w.now)
 		r.Post(api.LookupPath, lookup.ServeHTTP)
 		api.DescribeLookup(a)
 	})

@@ -119,7 +119,10 @@ func RegisterSandbox(a huma.API, sb Sandbox) {
 
 func registerScripts(a huma.API, sb Sandbox) {
 	const doc = "Scripted outcomes of the simulated rail for one merchant (sandbox only): an ordered list of " +
-		"{match: {accountSuffix?, bankCode?, country?, amountMin?, amountMax?}, outcome: {stage, status?, code?, afterSeconds?}}. " +
+		"{match: {accountSuffix?, bankCode?, country?, amountMin?, amountMax?}, outcome: {stage, status?, code?, afterSeconds?, then?}}. " +
+		"outcome.then (this project's extension, issue 23) is a timeline of later steps on the sandbox clock, each afterSeconds " +
+		"after the one before, such as SUCCESS then REVERSED three days later with a code of the catalogue: each step moves the " +
+		"balance and notifies as a real one would. " +
 		"The first rule that fits a payout decides, before the magic endings and the test cards; cash payouts settle by their claim " +
 		"and are not scripted. A rejection's code must be in the error catalogue. PUT replaces the whole list; an empty list removes it."
 	type idIn struct {
@@ -167,7 +170,20 @@ func registerScripts(a huma.API, sb Sandbox) {
 		return &rulesOut{Body: ScriptRulesBody{Rules: rs}}, nil
 	})
 
+	markTimeline(a)
 	registerDirectory(a, sb)
+}
+
+// markTimeline marks outcome.then in the OpenAPI document as this project's extension, with
+// an example: the rules package, which declares it, knows nothing of huma.
+func markTimeline(a huma.API) {
+	out := a.OpenAPI().Components.Schemas.Map()["ScriptOutcome"]
+	if out == nil || out.Properties["then"] == nil {
+		return
+	}
+	then := out.Properties["then"]
+	then.Extensions = map[string]any{"x-payouts-extension": true}
+	then.Examples = []any{[]map[string]any{{"status": "REVERSED", "code": rules.CodeAccountNotFound, "afterSeconds": 3 * 24 * 3600}}}
 }
 
 // DirectoryEntryView is an entry of the simulated directory as the admin API shows it.

@@ -218,6 +218,9 @@ const (
 	CodeEventNotFound = "2996" // 404: the merchant has no logged event with that id
 	CodeDeliveryChaos = "2997" // 400: a delivery chaos setting is out of bounds
 	CodeNoDeliveryURL = "2998" // 409: resend, but the merchant has no notificationUrl
+	// Issue 23, items 5–6: requirements from the rules (2982–2989).
+	CodeRequirementsQuery = "2982" // 400: a requirements query names no country, account type or bank of the tables
+	CodeRequirementsNone  = "2983" // 400: no payout to the queried destination passes the rules for this merchant
 )
 
 // CodeInfo describes one code for the README and the OpenAPI description. Original says the
@@ -408,6 +411,10 @@ var Catalogue = []CodeInfo{
 	{CodeDeliveryChaos, 400, false, "a delivery chaos setting is out of bounds: duplicate 0–1, delay a duration up to 60s, failFirst 0–5"},
 	{CodeNoDeliveryURL, 409, false, "the event cannot be resent: the merchant has no notificationUrl"},
 	{CodeDirectoryUnavailable, 200, true, "payout rejected: the Bre-B directory has no entry for the key (status REJECTED_BANK)"},
+
+	// Issue 23, requirements.
+	{CodeRequirementsQuery, 400, false, "a requirements query names a country, account type or bank code that is not in the rule tables"},
+	{CodeRequirementsNone, 400, false, "no payout to the queried destination passes the rules for this merchant (the reason says which rule)"},
 }
 
 func init() {

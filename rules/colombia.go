@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -19,6 +20,15 @@ const (
 	colKeyMax      = 12_110_000_00
 	colCashDays    = 7 // the latest expirationDate, and the default, is today + 7 in UTC-5
 	colEmailMax    = 100
+)
+
+// Colombia cellphone numbers (the national numbering plan) and Bre-B keys (spec 2.4), read
+// by the validator and by the requirements schema (requirements.go).
+const (
+	colCellphoneDigits = 10
+	colCellphonePrefix = '3'
+	breBKeyMin         = 5
+	breBKeyMax         = 100
 )
 
 // Colombia account types (spec 2.4).
@@ -216,7 +226,7 @@ func (c colCheck) key() (Channel, string) {
 // or an alphanumeric code that starts with @; the original: no accents, no ñ). A phone is 10
 // digits starting with 3, optionally after +57.
 func breBKeyProblem(k string) (string, string) {
-	if n := utf8.RuneCountInString(k); n < 5 || n > 100 {
+	if n := utf8.RuneCountInString(k); n < breBKeyMin || n > breBKeyMax {
 		return CodeBreBKeyLength, "a Bre-B key has 5 to 100 characters (spec 2.4)"
 	}
 	for _, r := range k {
@@ -244,7 +254,7 @@ func breBKeyProblem(k string) (string, string) {
 // isColombiaCellphone: a Colombian mobile number is 10 digits and starts with 3 (the national
 // numbering plan); the country code is not part of accountNumber.
 func isColombiaCellphone(s string) bool {
-	return len(s) == 10 && s[0] == '3' && IsDigits(s)
+	return len(s) == colCellphoneDigits && s[0] == colCellphonePrefix && IsDigits(s)
 }
 
 // checkCellphone reports what is wrong with a Colombia cellphone number: not digits (1109),
@@ -254,9 +264,9 @@ func checkCellphone(ps *problems, num, lengthCode, prefixCode, where string) {
 	switch {
 	case !IsDigits(num):
 		ps.add(CodeAccountNotNumeric, fieldAccountNumber, "a Colombia cellphone number has only digits"+where, num)
-	case len(num) != 10:
+	case len(num) != colCellphoneDigits:
 		ps.add(lengthCode, fieldAccountNumber, "a Colombia cellphone number has 10 digits"+where, num)
-	case num[0] != '3':
+	case num[0] != colCellphonePrefix:
 		ps.add(prefixCode, fieldAccountNumber, "a Colombia cellphone number starts with 3"+where, num)
 	}
 }
@@ -288,9 +298,7 @@ func (c colCheck) cash(now time.Time) (Channel, string, time.Time) {
 // than 7 calendar days ahead, 7 days when absent; dates in UTC-5) and returns the end of
 // that day: midnight after it in UTC-5, as a UTC instant. The claim is open before it.
 func cashClaimUntil(ps *problems, date string, now time.Time) time.Time {
-	local := now.In(colombiaTime)
-	today := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, colombiaTime)
-	latest := today.AddDate(0, 0, colCashDays)
+	today, latest := colCashWindow(now)
 	day := latest
 	if date != "" {
 		d, err := time.ParseInLocation(time.DateOnly, date, colombiaTime)
@@ -311,21 +319,38 @@ func cashClaimUntil(ps *problems, date string, now time.Time) time.Time {
 	return day.AddDate(0, 0, 1).UTC()
 }
 
+// colCashWindow is the day of sending in Colombia (UTC-5) and the latest expirationDate a
+// cash payout sent now may have: the claim's last day is after today and at most latest.
+func colCashWindow(now time.Time) (today, latest time.Time) {
+	local := now.In(colombiaTime)
+	today = time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, colombiaTime)
+	return today, today.AddDate(0, 0, colCashDays)
+}
+
 // colAccountRule is a published length rule of one Colombia bank's account numbers (wire doc
-// section 5), for accountType 1 and 2, checked after the general 5 to 17 digits (1522).
+// section 5), for accountType 1 and 2, checked after the general 5 to 17 digits (1522). It is
+// data, so that the requirements schema (requirements.go) says the same.
 type colAccountRule struct {
-	ok   func(n int) bool
-	code string
-	rule string
+	max, min int   // bounds on the length; 0 is none
+	only     []int // the lengths allowed, when set
+	code     string
+	rule     string
+}
+
+func (r colAccountRule) ok(n int) bool {
+	if r.only != nil {
+		return slices.Contains(r.only, n)
+	}
+	return (r.min == 0 || n >= r.min) && (r.max == 0 || n <= r.max)
 }
 
 var colAccountRules = map[string]colAccountRule{
-	"001": {func(n int) bool { return n <= 9 }, CodeCOL001Account, "at most 9 digits"},
-	"007": {func(n int) bool { return n <= 11 }, CodeCOL007Account, "at most 11 digits"},
-	"013": {func(n int) bool { return n == 9 || n == 10 || n == 16 }, CodeCOL013Account, "9, 10 or 16 digits"},
-	"032": {func(n int) bool { return n <= 11 }, CodeCOL032Account, "at most 11 digits"},
-	"051": {func(n int) bool { return n >= 12 }, CodeCOL051Account, "at least 12 digits"},
-	"803": {func(n int) bool { return n == 10 }, CodeCOL803Account, "10 digits"},
+	"001": {max: 9, code: CodeCOL001Account, rule: "at most 9 digits"},
+	"007": {max: 11, code: CodeCOL007Account, rule: "at most 11 digits"},
+	"013": {only: []int{9, 10, 16}, code: CodeCOL013Account, rule: "9, 10 or 16 digits"},
+	"032": {max: 11, code: CodeCOL032Account, rule: "at most 11 digits"},
+	"051": {min: 12, code: CodeCOL051Account, rule: "at least 12 digits"},
+	"803": {only: []int{10}, code: CodeCOL803Account, rule: "10 digits"},
 }
 
 // Colombia account numbers: 5 to 17 digits (the original's 1522; the specification gives no

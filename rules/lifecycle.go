@@ -110,7 +110,8 @@ func (lc *Lifecycle) RunOnce(ctx context.Context) (int, error) {
 	var railIDs []int64
 	for _, d := range due {
 		ids = append(ids, d.ID)
-		if d.Status == StatusWaitingRouting || d.Status == StatusPendingBank {
+		// A PROCESSED payout is queued only when its rail has a later word on it (issue 23).
+		if d.Status == StatusWaitingRouting || d.Status == StatusPendingBank || d.Status == StatusProcessed {
 			railIDs = append(railIDs, d.ID)
 		}
 	}
@@ -131,7 +132,7 @@ func (lc *Lifecycle) RunOnce(ctx context.Context) (int, error) {
 		case StatusWaitingRouting:
 			sub, err := lc.Rail(p.Channel).Submit(ctx, p)
 			answers[p.ID] = railAnswer{status: p.Status, sub: sub, err: err}
-		case StatusPendingBank:
+		case StatusPendingBank, StatusProcessed:
 			out, err := lc.Rail(p.Channel).Outcome(ctx, p, now)
 			answers[p.ID] = railAnswer{status: p.Status, out: out, err: err}
 		}
@@ -225,6 +226,21 @@ func (lc *Lifecycle) step(p *Payout, m *Merchant, l Ledger, now time.Time, sub S
 		if p.Channel == ChannelCash && !p.ClaimUntil.IsZero() && !now.Before(p.ClaimUntil) {
 			return lc.finish(p, m, l, now, StatusExpired, CodeExpired, "the cash was not claimed before its expiration date")
 		}
+		if railErr != nil {
+			lc.Log.Warn("rail outcome failed; retrying", "payout", p.ID, "err", railErr)
+			return now.Add(retryAfterRailError), nil
+		}
+		if !out.Settled {
+			return out.CheckAt, nil
+		}
+		next, err := lc.finish(p, m, l, now, out.Status, out.Code, out.Note)
+		if err == nil && out.Then > 0 {
+			next = now.Add(out.Then) // the rail has a later word (issue 23)
+		}
+		return next, err
+	case StatusProcessed:
+		// The rail's later word on a paid payout (issue 23: a scripted return), or nothing
+		// more, which takes it off the queue.
 		if railErr != nil {
 			lc.Log.Warn("rail outcome failed; retrying", "payout", p.ID, "err", railErr)
 			return now.Add(retryAfterRailError), nil

@@ -27,6 +27,18 @@ const (
 	perCCIDigits         = 20
 )
 
+// Peru account numbers by bank (spec 2.5; wire doc section 5) and cellphone numbers, read by
+// the validator and by the requirements schema (requirements.go).
+const (
+	per001Digits, per001LongDigits = 18, 20 // a 20-digit 001 account has 00 at digits 9–10
+	per002CurrentDigits            = 13     // digit 11 is the currency
+	per002SavingsDigits            = 14     // digit 12 is the currency
+	per003Digits                   = 13
+	per004Digits                   = 10
+	perCellphoneDigits             = 9
+	perCellphonePrefix             = '9'
+)
+
 // Peru bank codes with rules of their own (spec 2.5).
 const (
 	perBank001          = "001"
@@ -232,7 +244,7 @@ func (p perCheck) transfer(at int, atSent bool) (int, Channel, string) {
 	// says the type (13 digits current, 14 savings).
 	if !atSent {
 		at = perSavings
-		if bankOK && b.Code == perBank002 && len(num) == 13 {
+		if bankOK && b.Code == perBank002 && len(num) == per002CurrentDigits {
 			at = perCurrent
 		}
 	}
@@ -323,9 +335,9 @@ func (p perCheck) accountNumber(b Bank, at int, num string) {
 		}
 	case b.Code == perBank001:
 		switch {
-		case len(num) != 18 && len(num) != 20:
+		case len(num) != per001Digits && len(num) != per001LongDigits:
 			ps.add(CodePER001Account, fieldAccountNumber, "a bank 001 account number has 18 or 20 digits (spec 2.5)", num)
-		case len(num) == 20 && num[8:10] != "00":
+		case len(num) == per001LongDigits && num[8:10] != "00":
 			ps.add(CodePER001Account20, fieldAccountNumber, "digits 9 and 10 of a 20-digit bank 001 account number are 00", num)
 		}
 	case b.Code == perBank002 && at == perCurrent:
@@ -334,9 +346,9 @@ func (p perCheck) accountNumber(b Bank, at int, num string) {
 			code = CodePER002CurrentUSD
 		}
 		switch {
-		case len(num) != 13:
+		case len(num) != per002CurrentDigits:
 			ps.add(CodePER002Current, fieldAccountNumber, "a bank 002 current or master account number (accountType 1) has 13 digits (spec 2.5: 13 current, 14 savings)", num)
-		case p.currencyOK && num[10] != p.currencyDigit():
+		case p.currencyOK && num[per002CurrentDigits-3] != p.currencyDigit():
 			ps.addf(code, fieldAccountNumber, num, "digit 11 of a bank 002 current account number is %c for %s", p.currencyDigit(), p.req.Currency)
 		}
 	case b.Code == perBank002:
@@ -345,17 +357,17 @@ func (p perCheck) accountNumber(b Bank, at int, num string) {
 			code = CodePER002SavingsUSD
 		}
 		switch {
-		case len(num) != 14:
+		case len(num) != per002SavingsDigits:
 			ps.add(CodePER002Savings, fieldAccountNumber, "a bank 002 savings account number (accountType 2) has 14 digits (spec 2.5: 13 current, 14 savings)", num)
-		case p.currencyOK && num[11] != p.currencyDigit():
+		case p.currencyOK && num[per002SavingsDigits-3] != p.currencyDigit():
 			ps.addf(code, fieldAccountNumber, num, "digit 12 of a bank 002 savings account number is %c for %s", p.currencyDigit(), p.req.Currency)
 		}
 	case b.Code == perBank003:
-		if len(num) != 13 {
+		if len(num) != per003Digits {
 			ps.add(CodePER003Account, fieldAccountNumber, "a bank 003 account number has 13 digits (spec 2.5)", num)
 		}
 	case b.Code == perBankNoRUC:
-		if len(num) != 10 {
+		if len(num) != per004Digits {
 			ps.add(CodePER004Account, fieldAccountNumber, "a bank 004 account number has 10 digits: 3 of agency and 7 of account (spec 2.5)", num)
 		}
 	default:
@@ -396,7 +408,7 @@ func (p perCheck) cci002(at int) {
 
 // isPeruCellphone: a Peruvian mobile number has 9 digits and starts with 9 (spec 2.5).
 func isPeruCellphone(s string) bool {
-	return len(s) == 9 && s[0] == '9' && IsDigits(s)
+	return len(s) == perCellphoneDigits && s[0] == perCellphonePrefix && IsDigits(s)
 }
 
 // channel picks the rail (spec 2.5 bank table, spec 8 Peru rule 2): real-time needs the CCI,

@@ -30,6 +30,10 @@ type Outcome struct {
 	Code    string
 	Note    string
 	CheckAt time.Time
+	// Then, on a settled outcome, says the rail has a later word on the payout this long
+	// after it (issue 23: a scripted return after the money was paid); zero: none. The
+	// lifecycle asks Outcome again then, with the payout in its settled status.
+	Then time.Duration
 }
 
 // SimulatedRail is the sandbox rail (contract section 5): real-time channels settle after
@@ -37,7 +41,7 @@ type Outcome struct {
 // the destination (sandboxEndings): an account number, CCI, key or phone ending in 9999 is
 // rejected by the bank (4001), 9998 is denied (3007), 9997 stays PENDING_BANK until
 // simulated, 9996 is an account that does not exist (4025), 9995 a bank out of service
-// (4008); the card 4000000000000002 is declined (4032). It keeps no state: everything it needs is on the
+// (4008), 9994 is paid and then returned three days later (REVERSED, 4901; issue 23); the card 4000000000000002 is declined (4032). It keeps no state: everything it needs is on the
 // payout, so a restart loses nothing.
 type SimulatedRail struct {
 	Delay      time.Duration
@@ -89,6 +93,9 @@ func (r *SimulatedRail) Outcome(ctx context.Context, p *Payout, now time.Time) (
 	if p.Channel == ChannelCash {
 		return Outcome{CheckAt: p.ClaimUntil}, nil // settled by the claim
 	}
+	if p.Status == StatusProcessed {
+		return r.afterPaid(p, now)
+	}
 	due := p.StatusChangedAt.Add(r.delay(p))
 	if now.Before(due) {
 		return Outcome{CheckAt: due}, nil
@@ -117,6 +124,39 @@ func (r *SimulatedRail) Outcome(ctx context.Context, p *Payout, now time.Time) (
 	return o, nil
 }
 
+// afterPaid is the rail's later word on a PROCESSED payout (issue 23): the next step of its
+// scripted timeline, or the return of the magic ending 9994, due that long after the payout
+// was paid. Nothing more (a zero Outcome with no CheckAt) when neither applies, for instance
+// because the merchant's rules changed since.
+func (r *SimulatedRail) afterPaid(p *Payout, now time.Time) (Outcome, error) {
+	var next Outcome
+	var after time.Duration
+	rule, err := r.script(p)
+	switch {
+	case err != nil:
+		return Outcome{}, err
+	case rule != nil:
+		st, ok := rule.later(StatusProcessed)
+		if !ok {
+			return Outcome{}, nil
+		}
+		next = Outcome{Status: st.Status, Code: st.Code, Note: "scripted sandbox timeline"}
+		after = time.Duration(st.AfterSeconds) * time.Second
+	default:
+		end := SandboxEnding(p)
+		ret, ok := sandboxReturns[end]
+		if !ok || p.Channel == ChannelCard {
+			return Outcome{}, nil
+		}
+		next, after = ret, sandboxEndings[end].Then
+	}
+	if due := p.StatusChangedAt.Add(after); now.Before(due) {
+		return Outcome{CheckAt: due}, nil
+	}
+	next.Settled = true
+	return next, nil
+}
+
 // settleByDirectory processes a payout, unless it goes to a Bre-B key the directory does
 // not know (issue 15): that one is rejected 4027.
 func (r *SimulatedRail) settleByDirectory(ctx context.Context, p *Payout) (Outcome, error) {
@@ -141,6 +181,17 @@ var sandboxEndings = map[string]Outcome{
 	"9997": {},
 	"9996": {Status: StatusRejectedBank, Code: CodeAccountNotFound, Note: "the account does not exist (sandbox account ending 9996)"},
 	"9995": {Status: StatusRejectedBank, Code: CodeBankOutOfService, Note: "the bank is out of service (sandbox account ending 9995)"},
+	// Issue 23: paid, then returned by the bank three days later (sandboxReturns).
+	"9994": {Status: StatusProcessed, Then: sandboxReturnAfter},
+}
+
+// sandboxReturnAfter is how long after it was paid a payout to an account ending 9994 is
+// returned: three days on the sandbox clock.
+const sandboxReturnAfter = 72 * time.Hour
+
+// sandboxReturns are the later words of the endings whose Outcome has a Then.
+var sandboxReturns = map[string]Outcome{
+	"9994": {Status: StatusReversed, Code: CodeReversed, Note: "the beneficiary's bank returned the money after it was paid (sandbox account ending 9994)"},
 }
 
 // SandboxEnding is the sandbox trigger a destination carries (a key of sandboxEndings), or "".

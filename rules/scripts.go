@@ -27,7 +27,22 @@ type ScriptOutcome struct {
 	Status       Status `json:"status,omitempty" doc:"Defaults: PROCESSED, REJECTED_BANK, PENDING_BANK; REJECTED takes REJECTED_BANK, DENIED, ERROR, BUSINESS_ERROR or DATA_ERROR"`
 	Code         string `json:"code,omitempty" doc:"For REJECTED: a code of the catalogue (default by status)"`
 	AfterSeconds *int64 `json:"afterSeconds,omitempty" doc:"Seconds after the payout reached PENDING_BANK (default: the channel's sandbox delay)"`
+	// Then is the outcome's timeline (issue 23): later steps on the sandbox clock, each a
+	// move the lifecycle allows from the status before it, such as SUCCESS then REVERSED
+	// three days later (a return after the money was paid, which banks do).
+	Then []ScriptStep `json:"then,omitempty" doc:"Later steps on the sandbox clock, in order, each afterSeconds after the step before it (this project's extension): after SUCCESS, REVERSED" maxItems:"5"`
 }
+
+// ScriptStep is a later step of a scripted outcome's timeline. It moves the balance and
+// notifies as the same move by a real rail would.
+type ScriptStep struct {
+	Status       Status `json:"status" doc:"The status the payout moves to: REVERSED after SUCCESS" example:"REVERSED"`
+	Code         string `json:"code,omitempty" doc:"A code of the catalogue (default: 4901 for REVERSED)" example:"4901"`
+	AfterSeconds int64  `json:"afterSeconds" doc:"Seconds after the step before it, on the sandbox clock (1 to 30 days' worth)" example:"259200"`
+}
+
+// maxScriptSteps bounds a timeline.
+const maxScriptSteps = 5
 
 // ScriptRule is one scripted outcome.
 type ScriptRule struct {
@@ -112,11 +127,58 @@ func CheckScriptRules(rs []ScriptRule) error {
 		default:
 			ps.add(CodeScriptRule, at("outcome.stage"), "SUCCESS, REJECTED or IN_PROGRESS", string(o.Stage))
 		}
+		checkTimeline(&ps, o, at)
 	}
 	if p := ps.problem(KindInvalid, "Missing or invalid data", "of the scripted rules"); p != nil {
 		return p
 	}
 	return nil
+}
+
+// checkTimeline checks an outcome's later steps (issue 23): each a move the lifecycle allows
+// from the status before it (contract section 5: only a PROCESSED payout is REVERSED), after
+// a positive delay, with a code of the catalogue (defaulted by status).
+func checkTimeline(ps *problems, o *ScriptOutcome, at func(string) string) {
+	if len(o.Then) == 0 {
+		return
+	}
+	if len(o.Then) > maxScriptSteps {
+		ps.addf(CodeScriptRule, at("outcome.then"), len(o.Then), "at most %d later steps", maxScriptSteps)
+		return
+	}
+	if o.Stage == StageInProgress {
+		ps.add(CodeScriptRule, at("outcome.then"), "a held payout waits for simulate: it has no timeline", nil)
+		return
+	}
+	prev := o.Status
+	for j := range o.Then {
+		st := &o.Then[j]
+		f := func(name string) string { return at(fmt.Sprintf("outcome.then[%d].%s", j, name)) }
+		if st.AfterSeconds < 1 || st.AfterSeconds > maxScriptDelay {
+			ps.addf(CodeScriptRule, f("afterSeconds"), st.AfterSeconds, "1 to %d seconds after the step before it", maxScriptDelay)
+		}
+		if !CanMove(prev, st.Status) {
+			ps.addf(CodeScriptRule, f("status"), string(st.Status), "a %s payout cannot move to %q (contract section 5: only a PROCESSED payout is then REVERSED)", prev, st.Status)
+		}
+		if st.Code == "" {
+			st.Code = simulatedCode(st.Status)
+		} else if !InCatalogue(st.Code) {
+			ps.add(CodeScriptRule, f("code"), "not a code of the catalogue (README, error catalogue)", st.Code)
+		}
+		prev = st.Status
+	}
+}
+
+// later is the step of the rule's timeline that follows a payout now in status from.
+func (r *ScriptRule) later(from Status) (ScriptStep, bool) {
+	prev := r.Outcome.Status
+	for _, st := range r.Outcome.Then {
+		if prev == from {
+			return st, true
+		}
+		prev = st.Status
+	}
+	return ScriptStep{}, false
 }
 
 func containsStatus(list []Status, s Status) bool {
@@ -193,10 +255,15 @@ func (r *ScriptRule) delay(def time.Duration) time.Duration {
 func (r *ScriptRule) outcome() Outcome {
 	o := r.Outcome
 	switch o.Stage {
-	case StageSuccess:
-		return Outcome{Settled: true, Status: StatusProcessed, Note: "scripted sandbox outcome"}
-	case StageRejected:
-		return Outcome{Settled: true, Status: o.Status, Code: o.Code, Note: "scripted sandbox outcome"}
+	case StageSuccess, StageRejected:
+		out := Outcome{Settled: true, Status: StatusProcessed, Note: "scripted sandbox outcome"}
+		if o.Stage == StageRejected {
+			out.Status, out.Code = o.Status, o.Code
+		}
+		if st, ok := r.later(o.Status); ok {
+			out.Then = time.Duration(st.AfterSeconds) * time.Second
+		}
+		return out
 	}
 	return Outcome{} // held until simulated
 }

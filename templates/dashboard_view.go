@@ -220,6 +220,9 @@ type MerchantView struct {
 	Fund              FundForm
 	PayoutsHref       string
 	Webhooks          *WebhooksPanel // notifications, inbox and delivery chaos (issue 23)
+	// Sandbox shows the merchant's scripted outcomes (issues 15 and 23).
+	Sandbox bool
+	Scripts []ScriptRow
 }
 
 // Creds are a new merchant's credentials, shown once.

@@ -53,6 +53,24 @@ func testQueue(t *testing.T, e Engine) {
 		}
 	})
 
+	t.Run("a paid payout stays queued for its rail's later word (issue 23: a scripted return)", func(t *testing.T) {
+		s := e.open(t)
+		addMerchants(t, s, m1)
+		p := create(t, s, newPayout(m1, "Q-paid", 1000, T0), time.Time{})
+		update(t, s, []int64{p.ID}, moveTo(rules.StatusProcessed, T0, at(72*time.Hour)))
+		if next, err := s.NextDue(); err != nil || !next.Equal(at(72*time.Hour)) {
+			t.Fatalf("NextDue %v, %v; want %v", next, err, at(72*time.Hour))
+		}
+		due, err := s.Due(at(72*time.Hour), 10)
+		if want := []rules.DueEntry{{ID: p.ID, Status: rules.StatusProcessed}}; err != nil || !slices.Equal(due, want) {
+			t.Fatalf("Due = %+v, %v; want %+v", due, err, want)
+		}
+		update(t, s, []int64{p.ID}, moveTo(rules.StatusReversed, at(72*time.Hour), time.Time{}))
+		if next, err := s.NextDue(); err != nil || !next.IsZero() {
+			t.Errorf("after the return: %v, %v; want an empty queue", next, err)
+		}
+	})
+
 	t.Run("NextDue is the earliest queued time, zero when the queue is empty", func(t *testing.T) {
 		s := e.open(t)
 		addMerchants(t, s, m1)

@@ -26,7 +26,7 @@ func testSandbox(t *testing.T, e Engine) {
 		}
 	})
 
-	t.Run("script rules are kept per merchant, in order, replaced whole", func(t *testing.T) {
+	t.Run("script rules are kept per merchant, in order, replaced whole, timelines too", func(t *testing.T) {
 		s := e.open(t)
 		if rs, err := s.SandboxRules(m1); err != nil || len(rs) != 0 {
 			t.Fatalf("no rules yet: %+v %v", rs, err)
@@ -35,7 +35,8 @@ func testSandbox(t *testing.T, e Engine) {
 		rs := []rules.ScriptRule{
 			{Match: rules.ScriptMatch{AccountSuffix: "1234", Country: "PER", AmountMin: &lo},
 				Outcome: rules.ScriptOutcome{Stage: rules.StageRejected, Status: rules.StatusDenied, Code: rules.CodeDenied, AfterSeconds: &secs}},
-			{Match: rules.ScriptMatch{}, Outcome: rules.ScriptOutcome{Stage: rules.StageSuccess, Status: rules.StatusProcessed}},
+			{Match: rules.ScriptMatch{}, Outcome: rules.ScriptOutcome{Stage: rules.StageSuccess, Status: rules.StatusProcessed,
+				Then: []rules.ScriptStep{{Status: rules.StatusReversed, Code: rules.CodeAccountNotFound, AfterSeconds: 3 * 86400}}}},
 		}
 		if err := s.PutSandboxRules(m1, rs); err != nil {
 			t.Fatal(err)

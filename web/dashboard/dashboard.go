@@ -93,6 +93,11 @@ type Config struct {
 	Fund func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error)
 	// CreateMerchant makes a merchant with fresh credentials (api.CreateMerchant).
 	CreateMerchant func(id, name string, s rules.Settings) (m *rules.Merchant, apiKey, apiSecret string, err error)
+	// CreatePayout creates a payout as the API does (the service's CreatePayout): the sandbox's
+	// "New payout" form posts through it (issue 23).
+	CreatePayout func(ctx context.Context, m *rules.Merchant, body []byte, ep rules.Endpoint) (*rules.Payout, error)
+	// Scripts reads a merchant's scripted outcomes (the rail's ScriptBook); nil without the sandbox.
+	Scripts func(merchantID string) ([]rules.ScriptRule, error)
 	// Forget drops a changed merchant from the API's cache.
 	Forget func(id string)
 	// Events is the event log (issue 23): attempts, inbox, delivery chaos. May be nil.
@@ -184,6 +189,8 @@ func (d *Dashboard) Routes(r chi.Router) {
 			r.Get("/dashboard/merchants/{id}", d.merchant)
 			r.Post("/dashboard/merchants/{id}", d.updateMerchant)
 			r.Post("/dashboard/merchants/{id}/fund", d.fund)
+			r.Get("/dashboard/merchants/{id}/new-payout", d.newPayout)
+			r.Post("/dashboard/merchants/{id}/new-payout", d.createPayout)
 			r.Get("/dashboard/mail", d.mail)
 			d.eventRoutes(r)
 		})

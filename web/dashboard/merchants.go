@@ -166,6 +166,14 @@ func (d *Dashboard) showMerchant(w http.ResponseWriter, r *http.Request, f templ
 		v.Balances = append(v.Balances, templates.BalanceRow{Country: b.Country, Currency: b.Currency,
 			Available: templates.FormatAmount(b.Currency, b.Available), Balance: templates.FormatAmount(b.Currency, b.Balance)})
 	}
+	if d.cfg.Sandbox && d.cfg.Scripts != nil {
+		rs, err := d.cfg.Scripts(m.ID)
+		if err != nil {
+			d.internal(w, r, err)
+			return
+		}
+		v.Sandbox, v.Scripts = true, scriptRows(rs, f.W)
+	}
 	for _, p := range fundPairs {
 		v.Fund.Pairs = append(v.Fund.Pairs, templates.Option{Value: p, Label: p, Selected: p == fund.Pair})
 	}

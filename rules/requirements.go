@@ -1,0 +1,1156 @@
+package rules
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Requirements (issue 23, item 6): a JSON Schema (2020-12) of a payout body that passes the
+// rules for one destination and one merchant, generated from the tables the validator runs
+// (requestShape, limitedFields, the document, bank, account and limit tables of colombia.go
+// and peru.go, the dummy email lists), never from a copy of them. Each constraint carries the
+// code the validator answers when it fails, as the annotation "x-code" (a required field's
+// in "x-required-codes"). What JSON Schema cannot say (an account number that repeats another
+// field, an amount written 150000.00, which JSON Schema's integer accepts) is left to the
+// validator; the test in requirements_test.go lists those cases with the reason.
+
+// RequirementsQuery selects a destination; an empty field is any.
+type RequirementsQuery struct {
+	Country     string
+	AccountType string
+	BankCode    string
+	Currency    string
+	Endpoint    Endpoint
+}
+
+// SchemaDialect is the JSON Schema version the requirements are written in.
+const SchemaDialect = "https://json-schema.org/draft/2020-12/schema"
+
+// Schema is a JSON Schema document as JSON values.
+type Schema = map[string]any
+
+// Requirements answers the schema of a body that passes the rules for q and m at now (a
+// Colombia cash claim's last day depends on the day). A query naming a country, account type
+// or bank that does not exist is 400 (CodeRequirementsQuery); one whose destination no body
+// can pass for this merchant (cash payouts not enabled, a bank without a channel for that
+// account type) is 400 with CodeRequirementsNone and the reason.
+func Requirements(q RequirementsQuery, m *Merchant, now time.Time) (Schema, error) {
+	q.Country, q.Currency = strings.ToUpper(strings.TrimSpace(q.Country)), strings.ToUpper(strings.TrimSpace(q.Currency))
+	q.AccountType, q.BankCode = strings.TrimSpace(q.AccountType), strings.TrimSpace(q.BankCode)
+	var ps problems
+	countries := []string{"COL", "PER"}
+	switch {
+	case q.Country == "" && q.Endpoint == EndpointCard:
+		countries = []string{"PER"}
+	case q.Country == "COL" || q.Country == "PER":
+		countries = []string{q.Country}
+	case q.Country != "":
+		ps.add(CodeRequirementsQuery, "query.country", "COL or PER", q.Country)
+	}
+	if q.Country == "COL" && q.Endpoint == EndpointCard {
+		ps.add(CodeRequirementsNone, "query.endpoint", "the card endpoint takes only Peru payouts (spec 4.2)", "card")
+	}
+	if q.BankCode != "" && !IsDigits(q.BankCode) {
+		ps.add(CodeRequirementsQuery, "query.bankCode", "a bank code has 3 or 4 digits", q.BankCode)
+	} else if q.BankCode != "" && !slices.ContainsFunc(countries, func(c string) bool { _, ok := LookupBank(c, q.BankCode); return ok }) {
+		ps.addf(CodeRequirementsQuery, "query.bankCode", q.BankCode, "not in the bank list of %s (spec 2.4, 2.5)", strings.Join(countries, " or "))
+	}
+	if p := ps.problem(KindInvalid, "Invalid requirements query", "of the query"); p != nil {
+		return nil, p
+	}
+	root := newNode("object")
+	generic(root, "", requestShape)
+	title := "A payout request"
+	var branches []*node
+	var possible []string
+	for _, c := range countries {
+		n := newNode("")
+		var err error
+		if c == "COL" {
+			err = colombiaSchema(n, q, m, now)
+		} else {
+			err = peruSchema(n, q, m, q.Endpoint)
+		}
+		if err != nil {
+			if len(countries) == 1 {
+				return nil, err
+			}
+			continue
+		}
+		branches = append(branches, n)
+		possible = append(possible, c)
+	}
+	if len(branches) == 0 {
+		return nil, &Problem{Kind: KindInvalid, Title: "Invalid requirements query", Errors: []*Error{{Kind: KindInvalid, Code: CodeRequirementsNone,
+			Field: "query.country", Message: "no payout to this destination passes the rules for this merchant"}}}
+	}
+	root.at("country").rule(Schema{"enum": toAny(possible)}, CodeCountryNotSupported)
+	if len(countries) == 1 {
+		root.merge(branches[0])
+		title += " to " + countryName(countries[0])
+	} else {
+		for i, b := range branches {
+			root.when(has("country", Schema{"const": possible[i]}), b)
+		}
+	}
+	if q.AccountType != "" {
+		title += ", accountType " + q.AccountType
+	}
+	if q.BankCode != "" {
+		title += ", bank " + q.BankCode
+	}
+	if q.Currency != "" {
+		title += ", in " + q.Currency
+	}
+	if q.Endpoint == EndpointCard {
+		title += ", on the card endpoint"
+	}
+	s := root.render()
+	s["$schema"] = SchemaDialect
+	s["title"] = title + " that passes the rules for merchant " + m.ID
+	s["description"] = "Generated from the rule tables the validator runs (this project's extension, issue 23). " +
+		"x-code is the error code the validator answers when a constraint fails; x-required-codes, when a required field is missing. " +
+		"A body that passes the schema may still be refused for what JSON Schema cannot express (a field that repeats another, an amount written with a fraction of zeros, the directory and balance)."
+	s["x-payouts-extension"] = true
+	return s, nil
+}
+
+// ---- the generic contract (shape.go, limits.go) ----
+
+// generic turns the shape table into properties, types, required fields and lengths.
+func generic(n *node, prefix string, shape map[string]field) {
+	n.closed = CodeUnknownField
+	names := make([]string, 0, len(shape))
+	for k := range shape {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		f := shape[name]
+		path := prefix + name
+		c := n.child(name)
+		typeCode := f.typeCode
+		if typeCode == "" {
+			typeCode = CodeWrongType
+		}
+		var types []any
+		switch f.typ {
+		case tObject:
+			types = []any{"object"}
+			generic(c, path+".", f.shape)
+		case tNumber:
+			types = []any{"number"}
+		case tInteger:
+			types = []any{"integer"}
+		case tStringOrNumber:
+			types = []any{"string", "number"}
+		default:
+			types = []any{"string"}
+		}
+		if !f.required {
+			types = append(types, "null") // null is absent (checkObject)
+		}
+		c.typ, c.typeCode = types, typeCode
+		if len(types) == 1 {
+			c.typ = types[0]
+		}
+		if f.required {
+			n.require(name, f.missingCode)
+			if f.typ == tString {
+				c.rule(Schema{"minLength": 1}, f.missingCode) // "" is missing (checkObject)
+			}
+		}
+		if f.typ == tString || f.typ == tStringOrNumber {
+			c.rule(Schema{"pattern": noControl}, CodeControlCharacter)
+		}
+		if f.maxLen > 0 {
+			c.rule(Schema{"maxLength": f.maxLen}, CodeTooLong)
+		}
+		if limited(path) || f.typ == tObject && slices.Contains(limitedFields, path+".*") {
+			if f.typ != tObject {
+				c.rule(Schema{"maxLength": MaxTextLength}, CodeTooLong)
+			}
+		}
+		switch f.format {
+		case fAlpha3:
+			c.rule(Schema{"pattern": `^\s*[A-Za-z]{3}\s*$`}, f.formatCode)
+		case fURL:
+			c.rule(Schema{"pattern": `^\s*[hH][tT][tT][pP][sS]?://[^/?#\s]+`}, f.formatCode)
+		case fEmail:
+			c.rule(Schema{"pattern": `^[^@\s<>(),;:"\[\]]+@[^@\s<>(),;:"\[\]]+$`}, f.formatCode)
+		}
+		if path == "amount" {
+			c.rule(Schema{"exclusiveMinimum": 0}, CodeAmountFormat)
+		}
+	}
+	// The address fields under limitedFields' "*".
+	for _, lf := range limitedFields {
+		if base, ok := strings.CutSuffix(lf, ".*"); ok && strings.HasPrefix(base, prefix) && !strings.Contains(base[len(prefix):], ".") {
+			if c := n.props[base[len(prefix):]]; c != nil {
+				for _, k := range c.order {
+					c.props[k].rule(Schema{"maxLength": MaxTextLength}, CodeTooLong)
+				}
+			}
+		}
+	}
+}
+
+// noControl refuses control characters and U+FFFD (limits.go, badRune), written with the
+// characters themselves so that any regular expression dialect reads it.
+var noControl = "^[^\x00-\x1f\x7f-\u009f\ufffd]*$"
+
+// ---- the rules both countries share (common.go) ----
+
+// Field paths inside the body, as node paths.
+const (
+	pBA = "destination.bankAccount."
+)
+
+func amountRules(n *node, decimalsCode string, multiple int) {
+	a := n.at(fieldAmount)
+	a.rule(Schema{"type": "integer"}, CodeAmountNotNumeric)
+	a.rule(Schema{"maximum": maxAmountValue()}, CodeAmountLength)
+	if multiple > 1 {
+		a.rule(Schema{"multipleOf": multiple}, decimalsCode)
+	}
+}
+
+// maxAmountValue is the largest amount of maxAmountDigits digits.
+func maxAmountValue() int64 {
+	v, _ := strconv.ParseInt(strings.Repeat("9", maxAmountDigits), 10, 64)
+	return v
+}
+
+// amountRange is checkAmountRange's bounds as a rule.
+func amountRange(n *node, lo, hi int64, belowCode, aboveCode string) {
+	if lo > 0 {
+		n.at(fieldAmount).rule(Schema{"minimum": lo}, belowCode)
+	}
+	if hi > 0 {
+		n.at(fieldAmount).rule(Schema{"maximum": hi}, aboveCode)
+	}
+}
+
+// emailRules are checkEmail's: the country's length and no dummy address.
+func emailRules(n *node, max int) {
+	e := n.at(fieldEmail)
+	e.rule(Schema{"maxLength": max}, CodeEmailTooLong)
+	p := dummyPatterns()
+	e.rule(Schema{"not": Schema{"anyOf": []any{Schema{"pattern": p[0]}, Schema{"pattern": p[1]}, Schema{"pattern": p[2]}}}}, CodeEmailDummy)
+}
+
+// dummyPatterns are isDummyEmail's lists as patterns: the whole address, the local part
+// before an optional +tag, the domain or a domain it is under. Made once: the lists are fixed.
+var dummyPatterns = sync.OnceValue(func() [3]string {
+	return [3]string{
+		"^(" + ciAlternatives(keys(dummyAddresses)) + ")$",
+		"^(" + ciAlternatives(keys(dummyLocalParts)) + `)(\+[^@]*)?@`,
+		`@(.*\.)?(` + ciAlternatives(keys(dummyDomains)) + ")$",
+	}
+})
+
+// subMerchantRules are checkSubMerchant's for a PSP merchant, and nameWhy's.
+func subMerchantRules(n *node, psp, nameRequired bool) {
+	if psp {
+		n.require(fieldSubMerchant, CodeFieldRequired)
+	}
+	sm := n.at(fieldSubMerchant)
+	for _, f := range []string{"code", "name", "url"} {
+		if psp || f == "name" && nameRequired {
+			sm.require(f, CodeFieldRequired)
+			sm.at(f).rule(Schema{"pattern": `\S`}, CodeFieldRequired)
+		}
+	}
+	if nameRequired && !psp {
+		n.require(fieldSubMerchant, CodeFieldRequired)
+	}
+}
+
+// digitsRule: a string of digits (a JSON number is digits already).
+func digitsRule(n *node, path, code string) {
+	n.at(path).rule(Schema{"pattern": "^[0-9]+$"}, code)
+}
+
+// ---- Colombia (colombia.go) ----
+
+func colombiaSchema(n *node, q RequirementsQuery, m *Merchant, now time.Time) error {
+	if q.Endpoint == EndpointCard {
+		return queryNone("query.endpoint", "the card endpoint takes only Peru payouts (spec 4.2)")
+	}
+	if q.Currency != "" && q.Currency != "COP" {
+		return queryNone("query.currency", "a Colombia payout is in COP (spec 2.4)")
+	}
+	n.at(fieldCurrency).rule(Schema{"const": "COP"}, CodeCurrencyNotAllowed)
+	amountRules(n, CodeCOPDecimals, 100)
+	emailRules(n, colEmailMax)
+	subMerchantRules(n, m.Settings.PSP, false)
+	docTypes := make([]int, 0, len(colDocTypes))
+	for t := range colDocTypes {
+		docTypes = append(docTypes, t)
+	}
+	slices.Sort(docTypes)
+	n.at(fieldDocType).rule(Schema{"enum": toAny(docTypes)}, CodeDocumentType)
+	for _, t := range docTypes {
+		d := colDocTypes[t]
+		c := newNode("")
+		digitsRule(c, fieldDocNumber, CodeDocumentNotNumeric)
+		c.at(fieldDocNumber).rule(Schema{"minLength": d.min}, d.minCode)
+		c.at(fieldDocNumber).rule(Schema{"maxLength": d.max}, d.maxCode)
+		if d.noLeadingZero {
+			c.at(fieldDocNumber).rule(Schema{"pattern": "^[1-9]"}, d.maxCode)
+		}
+		n.when(has(fieldDocType, Schema{"const": t}), c)
+	}
+	n.require("destination.bankAccount.accountType", CodeAccountTypeRequired)
+	types := []int{colCurrent, colSavings, colCash, colCellphone, colKey}
+	if q.AccountType != "" {
+		t, ok := colombiaAccountTypeValue(q.AccountType)
+		if !ok {
+			return &Problem{Kind: KindInvalid, Title: "Invalid requirements query", Errors: []*Error{{Kind: KindInvalid, Code: CodeRequirementsQuery,
+				Field: "query.accountType", Value: q.AccountType, Message: "a Colombia account type: 1 to 5 or its text form (spec 2.4)"}}}
+		}
+		types = []int{t}
+	}
+	var matchers []any
+	for _, t := range []int{colCurrent, colSavings, colCash, colCellphone, colKey} {
+		matchers = append(matchers, colTypeIs(t))
+	}
+	n.at(fieldAccountType).rule(Schema{"anyOf": matchers}, CodeAccountType)
+	var why string
+	built := 0
+	for _, t := range types {
+		c := newNode("")
+		if w := colombiaType(c, t, q, m, now); w != "" {
+			why = w
+			n.at(fieldAccountType).rule(Schema{"not": colTypeIs(t)}, CodeNotEnabled)
+			continue
+		}
+		built++
+		if len(types) == 1 {
+			n.at(fieldAccountType).rule(colTypeIs(t), CodeAccountType)
+			n.merge(c)
+		} else {
+			n.when(has(fieldAccountType, colTypeIs(t)), c)
+		}
+	}
+	if built == 0 {
+		return queryNone(q.narrowest(), why)
+	}
+	return nil
+}
+
+// colTypeIs matches a Colombia accountType of value t: the number, its digits, or one of its
+// text forms (colAccountTypeText), compared as colombiaAccountTypeValue does.
+func colTypeIs(t int) Schema {
+	return Schema{"anyOf": []any{Schema{"const": t}, Schema{"type": "string", "pattern": colTypePatterns()[t]}}}
+}
+
+// colTypePatterns are the text forms of each Colombia account type as patterns, made once.
+var colTypePatterns = sync.OnceValue(func() map[int]string {
+	out := map[int]string{}
+	for _, t := range []int{colCurrent, colSavings, colCash, colCellphone, colKey} {
+		out[t] = colTypePattern(t)
+	}
+	return out
+})
+
+func colTypePattern(t int) string {
+	var words []string
+	for w, v := range colAccountTypeText {
+		if v == t {
+			words = append(words, w)
+		}
+	}
+	sort.Strings(words)
+	alts := []string{"0*" + strconv.Itoa(t)}
+	for _, w := range words {
+		var b strings.Builder
+		for i, r := range w {
+			if i > 0 {
+				b.WriteString("[ ._-]*")
+			}
+			b.WriteString(ciRune(r))
+		}
+		alts = append(alts, b.String())
+	}
+	return `^[ ._-]*(` + strings.Join(alts, "|") + `)[ ._-]*$`
+}
+
+// colombiaType adds the rules of one account type; it says why none passes, or "".
+func colombiaType(n *node, t int, q RequirementsQuery, m *Merchant, now time.Time) string {
+	ba := func(f string) string { return pBA + f }
+	switch t {
+	case colKey:
+		if !m.Settings.RealTimeKey {
+			return "Bre-B key payouts are not enabled for this merchant (setting realTimeKey)"
+		}
+		n.require(ba("accountNumber"), CodeAccountNumRequired)
+		k := n.at(ba("accountNumber"))
+		k.rule(Schema{"minLength": breBKeyMin, "maxLength": breBKeyMax}, CodeBreBKeyLength)
+		k.rule(Schema{"pattern": "^[\x00-\x7f]*$"}, CodeBreBKeyAccents)
+		k.rule(Schema{"anyOf": []any{
+			Schema{"type": "number"},
+			Schema{"pattern": `^(\+57)?` + colCellphonePattern()[1:]}, Schema{"pattern": "^[0-9]+$"},
+			Schema{"pattern": "^@[A-Za-z0-9]+$"}, Schema{"pattern": `^[^@\s]+@[^@\s]+\.[^@\s]+$`},
+		}}, CodeBreBKey)
+		_, ok := bankRules(n, q, "COL", func(b Bank) string {
+			switch {
+			case b.Retired:
+				return CodeBankCode
+			case b.Wallet:
+				return colWallets[b.Code].typeCode
+			case !b.KeyRealTime:
+				return CodeNoChannel
+			}
+			return ""
+		})
+		if !ok {
+			return "bank " + q.BankCode + " takes no Bre-B key payouts (spec 2.4 bank table)"
+		}
+		amountRange(n, colBankMin, colKeyMax, CodeBelowMinimum, CodeAboveMaximum)
+		dateFormat(n)
+	case colCash:
+		if !m.Settings.CashPayouts {
+			return "cash payouts are not enabled for this merchant (setting cashPayouts)"
+		}
+		if q.BankCode != "" && q.BankCode != colombiaCashBank {
+			return "a cash payout uses bank code " + colombiaCashBank
+		}
+		n.require(ba("bankCode"), CodeBankCodeRequired)
+		n.at(ba("bankCode")).rule(Schema{"const": colombiaCashBank}, CodeCashBankCode)
+		n.require(fieldEmail, CodeEmailRequired)
+		amountRange(n, colCashMin, colCashMax, CodeCashBelowMin, CodeCashAboveMax)
+		today, latest := colCashWindow(now)
+		var days []any
+		for d := today.AddDate(0, 0, 1); !d.After(latest); d = d.AddDate(0, 0, 1) {
+			days = append(days, d.Format(time.DateOnly))
+		}
+		dateFormat(n)
+		n.at(ba("expirationDate")).rule(Schema{"enum": days}, CodeCashExpiration)
+	default:
+		return colombiaAccount(n, t, q, m)
+	}
+	return ""
+}
+
+func dateFormat(n *node) {
+	n.at(pBA+"expirationDate").rule(Schema{"pattern": `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$`}, CodeDateFormat)
+}
+
+// colombiaAccount: accountType 1, 2 or 4 (colCheck.account, channel, cellphoneChannel, wallet).
+func colombiaAccount(n *node, t int, q RequirementsQuery, m *Merchant) string {
+	rt := m.Settings.RealTimePhoneAccount
+	// Why a bank cannot carry this account type (colCheck.account, channel, cellphoneChannel).
+	refuse := func(b Bank) string {
+		switch {
+		case b.Code == colombiaCashBank:
+			return CodeCashAccountType
+		case b.Retired:
+			return CodeBankCode
+		case b.Wallet && t != colSavings && t != colCellphone:
+			return colWallets[b.Code].typeCode
+		case b.Wallet:
+			return ""
+		case t == colCellphone && !b.RealTime:
+			return CodeNoChannel
+		case t == colCellphone && !rt:
+			return CodeNotEnabled
+		case t == colCellphone || b.Batch:
+			return ""
+		case b.RealTime && !rt:
+			return CodeNotEnabled
+		case !b.RealTime:
+			return CodeNoChannel
+		}
+		return ""
+	}
+	banks, ok := bankRules(n, q, "COL", refuse)
+	if !ok {
+		return fmt.Sprintf("bank %s has no channel for accountType %d for this merchant (spec 2.4 bank table, spec 8)", q.BankCode, t)
+	}
+	n.require(pBA+"bankCode", CodeBankCodeRequired)
+	n.require(pBA+"accountNumber", CodeAccountNumRequired)
+	dateFormat(n)
+	num := pBA + "accountNumber"
+	add := pBA + "AdittionalAccountInfo"
+	cellphone := func(c *node, lengthCode, prefixCode string) {
+		digitsRule(c, num, CodeAccountNotNumeric)
+		c.at(num).rule(Schema{"minLength": colCellphoneDigits, "maxLength": colCellphoneDigits}, lengthCode)
+		c.at(num).rule(Schema{"pattern": "^" + string(colCellphonePrefix)}, prefixCode)
+	}
+	for _, code := range colombiaWallets {
+		if !slices.Contains(banks, code) {
+			continue
+		}
+		w := colWallets[code]
+		c := newNode("")
+		cellphone(c, w.lengthCode, w.prefixCode)
+		var docs []int
+		for d := range colWalletDocTypes {
+			docs = append(docs, d)
+		}
+		slices.Sort(docs)
+		c.at(fieldDocType).rule(Schema{"enum": toAny(docs)}, CodeCOLWalletDocType)
+		amountRange(c, colWalletMin, colWalletMax, CodeBelowMinimum, CodeAboveMaximum)
+		c.at(add).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d,%d}$", colAccountMin, colAccountMax)}, CodeAdditionalAccount)
+		n.whenBank(q, code, c)
+	}
+	var plain []string
+	for _, code := range banks {
+		if !slices.Contains(colombiaWallets, code) {
+			plain = append(plain, code)
+		}
+	}
+	if len(plain) == 0 || q.BankCode != "" && !slices.Contains(plain, q.BankCode) {
+		return ""
+	}
+	c := newNode("")
+	amountRange(c, colBankMin, 0, CodeBelowMinimum, "")
+	if t == colCellphone {
+		cellphone(c, CodeCOLCellphoneLength, CodeCOLCellphonePrefix)
+		amountRange(c, 0, colRealTimeMax, "", CodeAboveMaximum)
+		c.at(add).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d,%d}$", colAccountMin, colAccountMax)}, CodeAdditionalAccount)
+	} else {
+		digitsRule(c, num, CodeAccountNotNumeric)
+		c.at(num).rule(Schema{"minLength": colAccountMin, "maxLength": colAccountMax}, CodeCOLAccountNumber)
+		c.at(add).rule(Schema{"pattern": colCellphonePattern()}, CodeAdditionalCellphone)
+		for _, code := range plain {
+			r, ok := colAccountRules[code]
+			if !ok {
+				continue
+			}
+			rc := newNode("")
+			if r.only != nil {
+				var alts []string
+				for _, l := range r.only {
+					alts = append(alts, fmt.Sprintf("[0-9]{%d}", l))
+				}
+				rc.at(num).rule(Schema{"pattern": "^(" + strings.Join(alts, "|") + ")$"}, r.code)
+			} else {
+				lim := Schema{}
+				if r.min > 0 {
+					lim["minLength"] = r.min
+				}
+				if r.max > 0 {
+					lim["maxLength"] = r.max
+				}
+				rc.at(num).rule(lim, r.code)
+			}
+			n.whenBank(q, code, rc)
+		}
+		// A bank with real-time only takes up to the real-time maximum (spec 8).
+		var rtOnly []string
+		for _, code := range plain {
+			if b, _ := LookupBank("COL", code); !b.Batch {
+				rtOnly = append(rtOnly, code)
+			}
+		}
+		if len(rtOnly) > 0 {
+			rc := newNode("")
+			amountRange(rc, 0, colRealTimeMax, "", CodeAboveMaximum)
+			if q.BankCode != "" {
+				if slices.Contains(rtOnly, q.BankCode) {
+					n.merge(rc)
+				}
+			} else {
+				n.when(has(pBA+"bankCode", Schema{"enum": toAny(rtOnly)}), rc)
+			}
+		}
+	}
+	if q.BankCode != "" {
+		n.merge(c)
+	} else {
+		n.when(has(pBA+"bankCode", Schema{"enum": toAny(plain)}), c)
+	}
+	return ""
+}
+
+// ---- Peru (peru.go) ----
+
+func peruSchema(n *node, q RequirementsQuery, m *Merchant, ep Endpoint) error {
+	currencies := []string{"PEN", "USD"}
+	if q.Currency != "" {
+		if !slices.Contains(currencies, q.Currency) {
+			return queryNone("query.currency", "a Peru payout is in PEN or USD (spec 2.5)")
+		}
+		currencies = []string{q.Currency}
+	}
+	n.at(fieldCurrency).rule(Schema{"enum": toAny(currencies)}, CodeCurrencyNotAllowed)
+	amountRules(n, "", 1)
+	emailRules(n, perEmailMax)
+	docTypes := []int{}
+	for t := range perDocTypes {
+		docTypes = append(docTypes, t)
+	}
+	slices.Sort(docTypes)
+	n.at(fieldDocType).rule(Schema{"enum": toAny(docTypes)}, CodeDocumentType)
+	for _, t := range docTypes {
+		d := perDocTypes[t]
+		c := newNode("")
+		digitsRule(c, fieldDocNumber, CodeDocumentNotNumeric)
+		c.at(fieldDocNumber).rule(Schema{"minLength": d.min, "maxLength": d.max}, d.code)
+		n.when(has(fieldDocType, Schema{"const": t}), c)
+	}
+	cciRules(n)
+	perMax(n)
+	if ep == EndpointCard {
+		return peruCard(n, q, m)
+	}
+	subMerchantRules(n, m.Settings.PSP, false)
+	n.at(fieldAccountType).rule(Schema{"not": perTypeIs(perCard)}, CodeCardEndpointOnly)
+	n.at(fieldAccountType).rule(Schema{"anyOf": []any{perTypeIs(perCurrent), perTypeIs(perSavings), perTypeIs(perCellphone), perTypeIs(perCard)}}, CodeAccountType)
+	phone, other := true, true
+	if q.AccountType != "" {
+		v, ok := Text(q.AccountType).Int()
+		switch {
+		case !ok || !IsDigits(q.AccountType) || v != perCurrent && v != perSavings && v != perCellphone && v != perCard:
+			return &Problem{Kind: KindInvalid, Title: "Invalid requirements query", Errors: []*Error{{Kind: KindInvalid, Code: CodeRequirementsQuery,
+				Field: "query.accountType", Value: q.AccountType, Message: "a Peru account type: 1, 2 or 4 (5, card, with endpoint=card) (spec 2.5)"}}}
+		case v == perCard:
+			return queryNone("query.accountType", "a Peru card payout (accountType 5) is made on the card endpoint: add endpoint=card")
+		case v == perCellphone:
+			other = false
+			n.require(fieldAccountType, CodePERCellphoneBank)
+			n.at(fieldAccountType).rule(perTypeIs(perCellphone), CodeAccountType)
+		default:
+			phone = false
+			n.require(fieldAccountType, CodeAccountType)
+			n.at(fieldAccountType).rule(perTypeIs(v), CodeAccountType)
+		}
+	}
+	built := 0
+	var why string
+	if phone {
+		c := newNode("")
+		if w := peruPhone(c, q, currencies); w != "" {
+			why = w
+		} else if built++; !other {
+			n.merge(c)
+		} else {
+			n.when(has(fieldAccountType, perTypeIs(perCellphone)), c)
+		}
+	}
+	if other {
+		c := newNode("")
+		if w := peruTransfer(c, q); w != "" {
+			why = w
+		} else if built++; !phone {
+			n.merge(c)
+		} else {
+			n.when(Schema{"not": has(fieldAccountType, perTypeIs(perCellphone))}, c)
+		}
+	}
+	if built == 0 {
+		return queryNone(q.narrowest(), why)
+	}
+	if phone && other && built == 1 {
+		// One of the two is impossible here: the body must take the other.
+		if why := peruPhone(newNode(""), q, currencies); why != "" {
+			n.at(fieldAccountType).rule(Schema{"not": perTypeIs(perCellphone)}, CodePERCellphonePEN)
+		} else {
+			n.require(fieldAccountType, CodePERWalletCellphone)
+			n.at(fieldAccountType).rule(perTypeIs(perCellphone), CodePERWalletCellphone)
+		}
+	}
+	return nil
+}
+
+// perTypeIs matches a Peru accountType of value t (peruAccountType: digits, as a number or a string).
+func perTypeIs(t int) Schema {
+	return Schema{"anyOf": []any{Schema{"const": t}, Schema{"type": "string", "pattern": "^0*" + strconv.Itoa(t) + "$"}}}
+}
+
+func cciRules(n *node) {
+	digitsRule(n, fieldCCI, CodeCCINotNumeric)
+	n.at(fieldCCI).rule(Schema{"minLength": perCCIDigits, "maxLength": perCCIDigits}, CodeCCILength)
+}
+
+// perMax is checkMax: 30,000 PEN, 8,000 USD.
+func perMax(n *node) {
+	usd := newNode("")
+	amountRange(usd, 0, perUSDMax, "", CodePERAboveLimit)
+	pen := newNode("")
+	amountRange(pen, 0, perPENMax, "", CodePERAboveLimit)
+	n.when(has(fieldCurrency, Schema{"const": "USD"}), usd)
+	n.when(has(fieldCurrency, Schema{"const": "PEN"}), pen)
+}
+
+// noRUC: RUC is not available at bank 004 (spec 2.5).
+func noRUC(n *node, q RequirementsQuery) {
+	c := newNode("")
+	c.at(fieldDocType).rule(Schema{"not": Schema{"const": 4}}, CodeRUCAtBank004)
+	n.whenPeruBank(q, perBankNoRUC, c)
+}
+
+// whenPeruBank is whenBank, and when the query names no bank, also for a body without
+// bankCode whose cci names the bank by its first 3 digits (perBankOfCCI).
+func (n *node) whenPeruBank(q RequirementsQuery, code string, then *node) {
+	n.whenBank(q, code, then)
+	if q.BankCode != "" {
+		return
+	}
+	var prefixes []string
+	for p, c := range perBankOfCCI {
+		if c == code {
+			prefixes = append(prefixes, p)
+		}
+	}
+	if len(prefixes) == 0 {
+		return
+	}
+	sort.Strings(prefixes)
+	n.when(Schema{"allOf": []any{
+		Schema{"not": has(pBA+"bankCode", Schema{"minLength": 1})},
+		has(pBA+"cci", Schema{"pattern": "^(" + strings.Join(prefixes, "|") + ")[0-9]{17}$"}),
+	}}, then)
+}
+
+func peruCard(n *node, q RequirementsQuery, m *Merchant) error {
+	if !m.Settings.CardPayouts {
+		return queryNone("query.endpoint", "card payouts are not enabled for this merchant (setting cardPayouts)")
+	}
+	if q.AccountType != "" && q.AccountType != "5" {
+		return queryNone("query.accountType", "the card endpoint takes accountType 5 only (spec 4.2)")
+	}
+	subMerchantRules(n, m.Settings.PSP, false)
+	n.require(fieldAccountType, CodeAccountType)
+	n.at(fieldAccountType).rule(perTypeIs(perCard), CodeAccountType)
+	n.require(fieldEmail, CodeEmailRequired)
+	n.rule(Schema{"anyOf": []any{
+		Schema{"required": []any{"timeoutUrl"}, "properties": Schema{"timeoutUrl": Schema{"pattern": `\S`}}},
+		Schema{"required": []any{"TimeoutURL"}, "properties": Schema{"TimeoutURL": Schema{"pattern": `\S`}}},
+	}}, CodeTimeoutURLRequired)
+	n.at(fieldMerchantLogo).rule(Schema{"pattern": `^\s*https://[^/?#\s]+`}, CodeLogoNotHTTPS)
+	n.at(fieldExpTime).rule(Schema{"anyOf": []any{
+		Schema{"type": "integer", "minimum": perExpirationMin, "maximum": perExpirationMax},
+		Schema{"type": "string", "pattern": `^\s*0*([5-9]|[12][0-9]|30)\s*$`},
+	}}, CodeExpirationTime)
+	if _, ok := bankRules(n, q, "PER", func(b Bank) string {
+		if b.Retired {
+			return CodeBankCode
+		}
+		return ""
+	}); !ok {
+		return queryNone("query.bankCode", "bank "+q.BankCode+" is not in the Peru list or is retired (spec 2.5)")
+	}
+	noRUC(n, q)
+	return nil
+}
+
+// peruPhone: accountType 4 (perCheck.transfer, channel).
+func peruPhone(n *node, q RequirementsQuery, currencies []string) string {
+	if !slices.Contains(currencies, "PEN") {
+		return "a payout by cellphone number (accountType 4) is in PEN only (spec 8)"
+	}
+	if _, ok := bankRules(n, q, "PER", func(b Bank) string {
+		switch {
+		case b.Retired:
+			return CodeBankCode
+		case !b.RealTime:
+			return CodeNoChannel
+		}
+		return ""
+	}); !ok {
+		return "bank " + q.BankCode + " takes no real-time payouts, and a cellphone payout goes only real-time (spec 2.5, 8)"
+	}
+	n.require(pBA+"bankCode", CodePERCellphoneBank)
+	n.require(pBA+"accountNumber", CodePERCellphoneAccount)
+	n.at(pBA+"accountNumber").rule(Schema{"pattern": perCellphonePattern()}, CodePERCellphone)
+	n.at(fieldCurrency).rule(Schema{"const": "PEN"}, CodePERCellphonePEN)
+	w := newNode("")
+	amountRange(w, 0, perWallet037PhoneMax, "", CodePERAboveLimit)
+	n.whenBank(q, perWalletWithExtras, w)
+	wallet037 := newNode("")
+	wallet037.require(fieldDescription, CodeFieldRequired)
+	wallet037.at(fieldDescription).rule(Schema{"pattern": `\S`}, CodeFieldRequired)
+	subMerchantRules(wallet037, false, true)
+	n.whenBank(q, perWalletWithExtras, wallet037)
+	other := newNode("")
+	amountRange(other, 0, perCellphoneMax, "", CodePERCellphoneMax)
+	if q.BankCode == "" {
+		n.when(Schema{"not": has(pBA+"bankCode", Schema{"const": perWalletWithExtras})}, other)
+	} else if q.BankCode != perWalletWithExtras {
+		n.merge(other)
+	}
+	noRUC(n, q)
+	return ""
+}
+
+// peruTransfer: accountType 1, 2 or omitted (perCheck.transfer, accountNumber, cci002, channel).
+func peruTransfer(n *node, q RequirementsQuery) string {
+	refuse := func(b Bank) string {
+		switch {
+		case b.Retired:
+			return CodeBankCode
+		case perWalletsCellphoneOnly[b.Code]:
+			return CodePERWalletCellphone
+		}
+		return ""
+	}
+	banks, ok := bankRules(n, q, "PER", refuse)
+	if !ok {
+		return "bank " + q.BankCode + " takes only cellphone payouts (accountType 4), or is retired (spec 2.5)"
+	}
+	bank, num, cci := pBA+"bankCode", pBA+"accountNumber", pBA+"cci"
+	// Without cci, bankCode and accountNumber are required (spec 2.5).
+	req := newNode("")
+	req.require(bank, CodeBankCodeRequired)
+	req.require(num, CodeAccountNumRequired)
+	n.when(Schema{"not": has(cci, Schema{"minLength": 1})}, req)
+	// None of the three: cci is what is missing (1026).
+	n.at("destination.bankAccount").rule(Schema{"anyOf": []any{
+		Schema{"required": []any{"cci"}}, Schema{"required": []any{"bankCode"}}, Schema{"required": []any{"accountNumber"}},
+	}}, CodeCCIRequired)
+	// Only cci: its first 3 digits name a bank of the list (perBankOfCCI), one that can take
+	// the payout.
+	var prefixes []string
+	refused := map[string][]string{}
+	for prefix, code := range perBankOfCCI {
+		prefixes = append(prefixes, prefix)
+		if b, _ := LookupBank("PER", code); refuse(b) != "" {
+			refused[refuse(b)] = append(refused[refuse(b)], prefix)
+		}
+	}
+	sort.Strings(prefixes)
+	onlyCCI := newNode("")
+	onlyCCI.at(cci).rule(Schema{"pattern": "^(" + strings.Join(prefixes, "|") + ")"}, CodeCCIUnknownBank)
+	for _, c := range keysOf(refused) {
+		ps := refused[c]
+		sort.Strings(ps)
+		onlyCCI.at(cci).rule(Schema{"not": Schema{"pattern": "^(" + strings.Join(ps, "|") + ")"}}, c)
+	}
+	if q.BankCode == "" {
+		n.when(Schema{"not": has(bank, Schema{"minLength": 1})}, onlyCCI)
+	}
+	for _, code := range banks {
+		if q.BankCode != "" && code != q.BankCode {
+			continue
+		}
+		b, _ := LookupBank("PER", code)
+		c := newNode("")
+		prefixCode, ok := perCCIPrefixCode[code]
+		if !ok {
+			prefixCode = CodeCCIBankMismatch
+		}
+		c.at(cci).rule(Schema{"pattern": "^" + cciPrefix(code)}, prefixCode)
+		if !b.Batch {
+			c.require(cci, CodeRealTimeNeedsCCI)
+		}
+		n.whenBank(q, code, c)
+		an := newNode("")
+		peruAccountNumber(an, b)
+		n.whenPeruBank(q, code, an)
+	}
+	noRUC(n, q)
+	return ""
+}
+
+// peruAccountNumber is perCheck.accountNumber's format by bank, and cci002's.
+func peruAccountNumber(n *node, b Bank) {
+	num, cci := pBA+"accountNumber", pBA+"cci"
+	if !b.Wallet {
+		digitsRule(n, num, CodeAccountNotNumeric)
+	}
+	switch {
+	case b.Wallet:
+		n.at(num).rule(Schema{"pattern": perCellphonePattern()}, CodePERCellphone)
+	case b.Code == perBank001:
+		n.at(num).rule(Schema{"pattern": fmt.Sprintf("^([0-9]{%d}|[0-9]{%d})$", per001Digits, per001LongDigits)}, CodePER001Account)
+		n.at(num).rule(Schema{"pattern": fmt.Sprintf("^([0-9]{%d}|[0-9]{8}00[0-9]{%d})$", per001Digits, per001LongDigits-10)}, CodePER001Account20)
+	case b.Code == perBank002:
+		// The account type: sent, or said by the length (13 digits current) when omitted.
+		for _, cur := range []struct {
+			currency, digit string
+			cur, sav        string
+			cciCur, cciSav  string
+		}{{"PEN", "0", CodePER002CurrentPEN, CodePER002SavingsPEN, CodeCCI002CurrentPEN, CodeCCI002SavingsPEN},
+			{"USD", "1", CodePER002CurrentUSD, CodePER002SavingsUSD, CodeCCI002CurrentUSD, CodeCCI002SavingsUSD}} {
+			c := newNode("")
+			current := newNode("")
+			current.at(num).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d}$", per002CurrentDigits)}, CodePER002Current)
+			current.at(num).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d}%s", per002CurrentDigits-3, cur.digit)}, cur.cur)
+			current.at(cci).rule(Schema{"pattern": "^[0-9]{6}00"}, CodeCCI002Current)
+			current.at(cci).rule(Schema{"pattern": "^[0-9]{15}" + cur.digit}, cur.cciCur)
+			c.when(has(fieldAccountType, perTypeIs(perCurrent)), current)
+			savings := newNode("")
+			savings.at(num).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d}$", per002SavingsDigits)}, CodePER002Savings)
+			savings.at(num).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d}%s", per002SavingsDigits-3, cur.digit)}, cur.sav)
+			savings.at(cci).rule(Schema{"pattern": "^[0-9]{6}1"}, CodeCCI002Savings)
+			savings.at(cci).rule(Schema{"pattern": "^[0-9]{15}" + cur.digit}, cur.cciSav)
+			c.when(has(fieldAccountType, perTypeIs(perSavings)), savings)
+			omitted := newNode("")
+			// Omitted: 13 digits are a current account, anything else is read as savings.
+			omitted.at(num).rule(Schema{"pattern": fmt.Sprintf("^([0-9]{%d}%s[0-9]{2}|[0-9]{%d}%s[0-9]{2})$",
+				per002CurrentDigits-3, cur.digit, per002SavingsDigits-3, cur.digit)}, CodePER002Savings)
+			c.when(Schema{"not": has(fieldAccountType, Schema{})}, omitted)
+			n.when(has(fieldCurrency, Schema{"const": cur.currency}), c)
+		}
+	case b.Code == perBank003:
+		n.at(num).rule(Schema{"minLength": per003Digits, "maxLength": per003Digits}, CodePER003Account)
+	case b.Code == perBankNoRUC:
+		n.at(num).rule(Schema{"minLength": per004Digits, "maxLength": per004Digits}, CodePER004Account)
+	default:
+		n.at(num).rule(Schema{"minLength": perCCIDigits, "maxLength": perCCIDigits}, CodeCCILength)
+	}
+}
+
+// colCellphonePattern and perCellphonePattern are isColombiaCellphone and isPeruCellphone.
+func colCellphonePattern() string {
+	return fmt.Sprintf("^%c[0-9]{%d}$", colCellphonePrefix, colCellphoneDigits-1)
+}
+
+func perCellphonePattern() string {
+	return fmt.Sprintf("^%c[0-9]{%d}$", perCellphonePrefix, perCellphoneDigits-1)
+}
+
+// ---- helpers ----
+
+// narrowest is the query parameter a destination no body can pass is blamed on: the bank,
+// else the account type, else the country.
+func (q RequirementsQuery) narrowest() string {
+	switch {
+	case q.BankCode != "":
+		return "query.bankCode"
+	case q.AccountType != "":
+		return "query.accountType"
+	}
+	return "query.country"
+}
+
+func queryNone(field, why string) error {
+	return &Problem{Kind: KindInvalid, Title: "Invalid requirements query", Errors: []*Error{{Kind: KindInvalid, Code: CodeRequirementsNone, Field: field,
+		Message: "no payout to this destination passes the rules for this merchant: " + why}}}
+}
+
+// bankRules restricts bankCode to the country's table (CodeBankCode), and refuses the banks
+// refuse gives a code for, each group with its code; when the query names a bank, to that one.
+// It returns the banks refuse accepts, in code order, and false when the query's is not one.
+func bankRules(n *node, q RequirementsQuery, country string, refuse func(Bank) string) ([]string, bool) {
+	var all, ok []string
+	groups := map[string][]any{}
+	for _, b := range Banks(country) {
+		all = append(all, b.Code)
+		if c := refuse(b); c != "" {
+			groups[c] = append(groups[c], b.Code)
+		} else {
+			ok = append(ok, b.Code)
+		}
+	}
+	bank := n.at(pBA + "bankCode")
+	if q.BankCode != "" {
+		if !slices.Contains(ok, q.BankCode) {
+			return ok, false
+		}
+		bank.rule(Schema{"const": q.BankCode}, CodeBankCode)
+		return ok, true
+	}
+	bank.rule(Schema{"enum": toAny(all)}, CodeBankCode)
+	codes := make([]string, 0, len(groups))
+	for c := range groups {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	for _, c := range codes {
+		bank.rule(Schema{"not": Schema{"enum": groups[c]}}, c)
+	}
+	return ok, true
+}
+
+// whenBank adds then for the bank code: at once when the query names that bank, under an if
+// on bankCode when it names none.
+func (n *node) whenBank(q RequirementsQuery, code string, then *node) {
+	switch q.BankCode {
+	case code:
+		n.merge(then)
+	case "":
+		n.when(has(pBA+"bankCode", Schema{"const": code}), then)
+	}
+}
+
+func toAny[T any](xs []T) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}
+
+func keysOf[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ciAlternatives is words as case-insensitive alternatives of a regular expression, without
+// flags that some dialects lack.
+func ciAlternatives(words []string) string {
+	alts := make([]string, len(words))
+	for i, w := range words {
+		var b strings.Builder
+		for _, r := range w {
+			b.WriteString(ciRune(r))
+		}
+		alts[i] = b.String()
+	}
+	return strings.Join(alts, "|")
+}
+
+func ciRune(r rune) string {
+	lo, up := strings.ToLower(string(r)), strings.ToUpper(string(r))
+	if lo != up {
+		return "[" + lo + up + "]"
+	}
+	return regexp.QuoteMeta(string(r))
+}
+
+// has is a condition: the field at path is present and matches s.
+func has(path string, s Schema) Schema {
+	parts := strings.Split(path, ".")
+	cur := s
+	for i := len(parts) - 1; i >= 0; i-- {
+		cur = Schema{"properties": Schema{parts[i]: cur}, "required": []any{parts[i]}}
+	}
+	return cur
+}
+
+// node is an object location of the schema being built: its type, properties, required
+// fields with their codes, and constraints each with its code.
+type node struct {
+	typ      any
+	typeCode string
+	props    map[string]*node
+	order    []string
+	required []string
+	reqCodes map[string]string
+	rules    []Schema
+	closed   string // the code of an unknown property, when additionalProperties is false
+}
+
+func newNode(typ string) *node {
+	n := &node{props: map[string]*node{}, reqCodes: map[string]string{}}
+	if typ != "" {
+		n.typ = typ
+	}
+	return n
+}
+
+func (n *node) child(name string) *node {
+	c, ok := n.props[name]
+	if !ok {
+		c = newNode("")
+		n.props[name] = c
+		n.order = append(n.order, name)
+	}
+	return c
+}
+
+// at is the node at a dotted path below n.
+func (n *node) at(path string) *node {
+	c := n
+	for _, p := range strings.Split(path, ".") {
+		c = c.child(p)
+	}
+	return c
+}
+
+// require makes the last name of path required in its parent.
+func (n *node) require(path, code string) {
+	parent, name := n, path
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		parent, name = n.at(path[:i]), path[i+1:]
+	}
+	if !slices.Contains(parent.required, name) {
+		parent.required = append(parent.required, name)
+	}
+	parent.reqCodes[name] = code
+}
+
+func (n *node) rule(s Schema, code string) {
+	// null is absent (checkObject): an enum lets it through, the field's type decides.
+	if v, ok := s["const"]; ok && len(s) == 1 {
+		s = Schema{"enum": []any{v}}
+	}
+	if e, ok := s["enum"].([]any); ok {
+		s["enum"] = append(e, nil)
+	}
+	if code != "" {
+		s["x-code"] = code
+	}
+	n.rules = append(n.rules, s)
+}
+
+// when adds "if cond then then" at n.
+func (n *node) when(cond Schema, then *node) {
+	n.rules = append(n.rules, Schema{"if": cond, "then": then.render()})
+}
+
+// merge adds what o says to n.
+func (n *node) merge(o *node) {
+	if o.typ != nil {
+		n.typ, n.typeCode = o.typ, o.typeCode
+	}
+	for _, name := range o.order {
+		n.child(name).merge(o.props[name])
+	}
+	for _, r := range o.required {
+		if !slices.Contains(n.required, r) {
+			n.required = append(n.required, r)
+		}
+		n.reqCodes[r] = o.reqCodes[r]
+	}
+	n.rules = append(n.rules, o.rules...)
+	if o.closed != "" {
+		n.closed = o.closed
+	}
+}
+
+func (n *node) render() Schema {
+	s := Schema{}
+	if n.typ != nil {
+		s["type"] = n.typ
+		if n.typeCode != "" {
+			s["x-type-code"] = n.typeCode
+		}
+	}
+	if len(n.order) > 0 {
+		props := Schema{}
+		for _, name := range n.order {
+			props[name] = n.props[name].render()
+		}
+		s["properties"] = props
+	}
+	if n.closed != "" {
+		s["additionalProperties"] = false
+		s["x-additional-code"] = n.closed
+	}
+	if len(n.required) > 0 {
+		s["required"] = toAny(n.required)
+		codes := Schema{}
+		for _, r := range n.required {
+			codes[r] = n.reqCodes[r]
+		}
+		s["x-required-codes"] = codes
+	}
+	if len(n.rules) > 0 {
+		s["allOf"] = toAny(n.rules)
+	}
+	return s
+}
