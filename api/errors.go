@@ -46,10 +46,10 @@ type ProblemError struct {
 	Value    any    `json:"value,omitempty"`
 }
 
-func (p *Problem) Error() string                   { return p.Detail }
-func (p *Problem) GetStatus() int                  { return p.Status }
-func (p *Problem) ContentType(ct string) string    { return "application/problem+json" }
-func (p *Problem) GetHeaders() http.Header         { return p.headers }
+func (p *Problem) Error() string                { return p.Detail }
+func (p *Problem) GetStatus() int               { return p.Status }
+func (p *Problem) ContentType(ct string) string { return "application/problem+json" }
+func (p *Problem) GetHeaders() http.Header      { return p.headers }
 func (p *Problem) withHeader(k, v string) *Problem {
 	if p.headers == nil {
 		p.headers = http.Header{}
