@@ -191,8 +191,11 @@ type serveConfig struct {
 	BenchSeedFrom        string
 
 	// Database is empty for the bbolt file in Data, or a postgres:// URL (issue 13).
-	Database            string
-	MasterKey           string
+	Database  string
+	MasterKey string
+	// publicURLFromProxy: no --public-url was given, so a trusted proxy's forwarded scheme
+	// and host give the card iframe's URL (issue 25).
+	publicURLFromProxy  bool
 	NotificationKeyFile string
 	Instance            string
 	DBMaxConns          int
@@ -474,7 +477,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	}
 	base := reachableBase(ln.Addr())
 	if cfg.PublicURL == "" {
-		cfg.PublicURL = base
+		cfg.PublicURL, cfg.publicURLFromProxy = base, true
 	}
 	app, err := newApp(ctx, cfg, db, sealer, logger, token)
 	if err != nil {

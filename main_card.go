@@ -47,6 +47,7 @@ func (w *wiring) wireCards() error {
 	}
 	cards := web.NewCards(web.Config{
 		BaseURL:       w.cfg.PublicURL,
+		BaseFromProxy: w.cfg.publicURLFromProxy,
 		Payouts:       w.db,
 		Merchants:     w.keys.Merchant,
 		Lifecycle:     w.lc,
