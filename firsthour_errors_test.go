@@ -133,3 +133,37 @@ func TestAuthenticationFailuresSayWhichPart(t *testing.T) {
 		t.Errorf("a 400 carries an errorType: %d %+v", code, p)
 	}
 }
+
+// Issue 25 item 2: the rules' messages in Spanish for a client that asks for them.
+func TestRulesMessagesInSpanishByAcceptLanguage(t *testing.T) {
+	s := startServer(t, "")
+	a := s.newMerchant(t, nil)
+	req := perBankRequest("ES-1")
+	req["beneficiary"].(map[string]any)["document"] = map[string]any{"type": 1, "number": "1234"}
+	req["currency"] = "EUR"
+	raw, _ := json.Marshal(req)
+	for lang, want := range map[string]string{
+		"es-PE,es;q=0.9,en;q=0.5": "un DNI tiene exactamente 8 dígitos",
+		"en":                      "a DNI has exactly 8 digits",
+		"":                        "a DNI has exactly 8 digits",
+	} {
+		r := a.request("POST", "payouts", raw, "")
+		if lang != "" {
+			r.Header.Set("Accept-Language", lang)
+		}
+		code, h, p := sendTyped(t, r)
+		if code != 401 || p.ErrorType != "validation" || len(p.Errors) != 2 {
+			t.Fatalf("%q: %d %+v", lang, code, p)
+		}
+		found := false
+		for _, e := range p.Errors {
+			found = found || strings.Contains(e.Message, want)
+		}
+		if !found {
+			t.Errorf("Accept-Language %q: no error says %q: %+v", lang, want, p.Errors)
+		}
+		if es := h.Get("Content-Language") == "es"; es != strings.HasPrefix(lang, "es") {
+			t.Errorf("Accept-Language %q: Content-Language %q", lang, h.Get("Content-Language"))
+		}
+	}
+}

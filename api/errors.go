@@ -58,6 +58,37 @@ func (p *Problem) withHeader(k, v string) *Problem {
 	return p
 }
 
+// in is the problem in the client's language (Accept-Language): the rules' messages exist in
+// Spanish too (issue 25). A 1001 keeps its English, which names the part that failed, and a
+// 500 says nothing either way.
+func (p *Problem) in(lang string) *Problem {
+	if !rules.Spanish(lang) || p.Code == rules.CodeAuthentication || p.Status >= 500 || len(p.Errors) == 0 {
+		return p
+	}
+	es := *p
+	es.Errors = make([]ProblemError, len(p.Errors))
+	es.Message = make([]string, len(p.Errors))
+	for i, e := range p.Errors {
+		e.Message = rules.MessageIn(lang, e.Code, e.Message)
+		es.Errors[i] = e
+		es.Message[i] = e.Message
+		if field := strings.TrimPrefix(e.Location, "body."); field != "" {
+			es.Message[i] = field + ": " + e.Message
+		}
+	}
+	es.Detail = es.Message[0]
+	if n := len(es.Errors); n > 1 {
+		es.Detail = strconv.Itoa(n) + " errores; el primero: " + es.Message[0]
+	}
+	switch {
+	case p.Status == http.StatusBadRequest:
+		es.Title = "Datos faltantes o no válidos"
+	case p.ErrorType == ErrorTypeValidation:
+		es.Title = "Error de validación de datos"
+	}
+	return es.withHeader("Content-Language", "es")
+}
+
 // typed marks a 401 with its errorType, in the body and the header.
 func (p *Problem) typed(kind rules.Kind) *Problem {
 	if p.Status != http.StatusUnauthorized {
@@ -207,6 +238,9 @@ func init() {
 			ctx = hc.Context()
 		}
 		se := newProblemCtx(ctx, status, msg, errs...)
+		if p, ok := se.(*Problem); ok && hc != nil {
+			se = p.in(hc.Header("Accept-Language"))
+		}
 		// huma writes the headers of the handler's own error only; a domain error becomes
 		// a Problem here, so its headers (X-Payouts-Error-Type) are set here.
 		if p, ok := se.(*Problem); ok && hc != nil {
