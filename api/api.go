@@ -24,6 +24,7 @@ import (
 type Store interface {
 	CreateMerchant(m *rules.Merchant, prepare func(*rules.Merchant) error) error
 	Merchant(id string) (*rules.Merchant, error)
+	Merchants() ([]*rules.Merchant, error)
 	UpdateMerchant(id string, fn func(*rules.Merchant) error) (*rules.Merchant, error)
 	Balances(merchantID string) ([]rules.Balance, error)
 	Backup(w io.Writer) (int64, error)
@@ -113,6 +114,7 @@ func New(d Deps) (http.Handler, huma.API) {
 	describeNotification(a)
 	registerAdmin(a, d)
 	registerKeys(a, d)
+	registerMerchantList(a, d)
 	if d.Extra != nil {
 		d.Extra(r, a)
 	}
