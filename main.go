@@ -32,6 +32,7 @@ import (
 	"payouts/store"
 	"payouts/store/bolt"
 	"payouts/store/postgres"
+	"payouts/web"
 )
 
 func main() {
@@ -594,6 +595,8 @@ type wiring struct {
 	kicks     []func()
 	scripts   *rules.ScriptBook
 	directory *rules.SimulatedDirectory
+	// cards is the card form (wireCards), which the dashboard reopens (issue 25).
+	cards *web.Cards
 }
 
 // serverClock is the service's real clock; the tests of the published signing vectors (signed

@@ -58,6 +58,7 @@ func (w *wiring) wireCards() error {
 		Log:           w.logger,
 		SessionLength: length,
 	})
+	w.cards = cards
 	open := func(ctx context.Context, m *rules.Merchant, res rules.CreateResult, lang string) (api.CardForm, error) {
 		f, err := cards.Open(ctx, m, res, lang)
 		return api.CardForm{URL: f.URL, ExpiresAt: f.ExpiresAt, Payout: f.Payout, Page: f.Page}, err

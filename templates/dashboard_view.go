@@ -148,6 +148,7 @@ type PayoutDetailView struct {
 	CanSettle, CanReverse  bool
 	RejectStatuses         []Option
 	SimulateURL, ResendURL string
+	Actions                PayoutActions // issue 25
 }
 
 // TimelineItem is one transition of a payout.
@@ -218,6 +219,7 @@ type MerchantView struct {
 	Balances          []BalanceRow
 	Fund              FundForm
 	PayoutsHref       string
+	Keys              []KeyRow // issue 25
 }
 
 // Creds are a new merchant's credentials, shown once.

@@ -166,6 +166,7 @@ func (d *Dashboard) showMerchant(w http.ResponseWriter, r *http.Request, f templ
 		v.Balances = append(v.Balances, templates.BalanceRow{Country: b.Country, Currency: b.Currency,
 			Available: templates.FormatAmount(b.Currency, b.Available), Balance: templates.FormatAmount(b.Currency, b.Balance)})
 	}
+	v.Keys = keyRows(m, d.cfg.Now(), f.W)
 	for _, p := range fundPairs {
 		v.Fund.Pairs = append(v.Fund.Pairs, templates.Option{Value: p, Label: p, Selected: p == fund.Pair})
 	}
