@@ -103,8 +103,8 @@ type Config struct {
 	// CardForm opens a fresh link to a card payout's form (the old link dies, as when the
 	// merchant resends its orderId); "" when the form can no longer be opened.
 	CardForm func(ctx context.Context, p *rules.Payout, lang string) (string, error)
-	Now    func() time.Time
-	Log    *slog.Logger
+	Now      func() time.Time
+	Log      *slog.Logger
 }
 
 // IdleTimeout signs an operator out after this long without a request (issue 12).
