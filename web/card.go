@@ -385,7 +385,7 @@ func (c *Cards) base(st *state, lang string) templates.Page {
 	}
 	if st.p != nil {
 		p.Amount = templates.FormatAmount(st.p.Currency, st.p.Amount)
-		if logo, err := url.Parse(st.p.Request.MerchantLogo); err == nil && logo.Scheme == "https" && logo.Host != "" {
+		if logo, err := url.Parse(strings.TrimSpace(st.p.Request.MerchantLogo)); err == nil && rules.LogoURLAllowed(logo.String()) {
 			p.LogoURL = logo.String()
 		}
 	}
