@@ -84,6 +84,9 @@ func TestDashboardAtPhoneAndDesktopLightAndDark(t *testing.T) {
 				if (scheme == "dark") != (lum < 80) {
 					t.Errorf("%s %s: the background's brightness is %.0f", p.name, scheme, lum)
 				}
+				if wide := eval(`document.documentElement.scrollWidth`); wide > float64(width)+1 {
+					t.Errorf("%s %s at %d px: the page is %.0f px wide", p.name, scheme, width, wide)
+				}
 				if width == 375 {
 					// Every section of the navigation fits on the screen, whole.
 					if off := eval(`Array.from(document.querySelectorAll("nav a")).filter(a => { const r = a.getBoundingClientRect(); return r.right > window.innerWidth + 0.5 || r.left < 0 || a.scrollWidth > a.clientWidth + 1; }).length`); off > 0 {
