@@ -32,18 +32,16 @@ import (
 	"payouts/store"
 	"payouts/store/bolt"
 	"payouts/store/postgres"
+	"payouts/web"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return // -h printed the flags
-	}
-	if err != nil {
+	if code := exitCode(err); code != 0 { // -h printed the flags and exits 0
 		fmt.Fprintln(os.Stderr, "payouts:", err)
-		os.Exit(1)
+		os.Exit(code)
 	}
 }
 
@@ -66,6 +64,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stdout, "\nThe flags of serve (payouts help <command> for the others):")
 		return help(ctx, "serve", getenv, stdout)
 	}
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		args = []string{"version"}
+	}
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
@@ -78,10 +79,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return serve(ctx, cfg, stdout, stderr)
 	case "merchant":
-		if len(args) == 0 || args[0] != "create" {
-			return errors.New("usage: payouts merchant create --name NAME [settings flags]")
+		switch {
+		case len(args) > 0 && args[0] == "create":
+			return merchantCreate(args[1:], getenv, stdout, stderr)
+		case len(args) > 0 && args[0] == "keys":
+			return merchantKeys(args[1:], getenv, stdout, stderr)
 		}
-		return merchantCreate(args[1:], getenv, stdout, stderr)
+		return usageErrorf("merchant: say create or keys (payouts help merchant)")
 	case "backup":
 		return backup(ctx, args, getenv, stdout, stderr)
 	case "seed":
@@ -93,6 +97,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "check":
 		return checkCommand(ctx, args, getenv, stdout, stderr)
 	case "version":
+		if len(args) > 0 {
+			return usageErrorf("version takes no arguments")
+		}
 		fmt.Fprintln(stdout, "payouts", versionString())
 		return nil
 	case "sign":
@@ -104,9 +111,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			fmt.Fprintln(stdout, usage)
 			return nil
 		}
+		if len(args) > 1 {
+			return usageErrorf("help takes one command (payouts help lists them)")
+		}
 		return help(ctx, args[0], getenv, stdout)
 	}
-	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+	return usageErrorf("unknown command %q (payouts help lists the commands)", cmd)
 }
 
 const usage = `payouts: payouts to beneficiaries in Colombia and Peru, in one binary.
@@ -114,14 +124,15 @@ const usage = `payouts: payouts to beneficiaries in Colombia and Peru, in one bi
 usage:
   payouts [serve] [flags]                   run the server (default 127.0.0.1:8080; --addr to change)
   payouts merchant create --name N [flags]  create a merchant offline; prints its credentials as JSON
+  payouts merchant keys --id ID [--new]     list a merchant's API keys offline, or issue a new key and secret
   payouts sign --secret S [flags] PATH      print a signed URL (or curl command) for a merchant request
   payouts listen --forward-to URL [flags]   forward a merchant's notifications from a sandbox server to a local URL
   payouts backup --out FILE                 consistent copy of the database (from a running server or offline)
-  payouts seed --data DIR --payouts N       benchmarks: store N settled payouts straight into DIR (README, Performance)
+  payouts seed --data DIR [--payouts N]     benchmarks: store N settled payouts straight into DIR (README, Performance)
   payouts migrate --from SRC --to DST       copy a store into an empty one: a data directory or a postgres:// URL, either way
   payouts keys --out DIR                    write the keys several instances on PostgreSQL share (README, Scaling out)
   payouts check --data DIR                  full consistency check of a stopped server's database and its ledger (exit 1 on a finding)
-  payouts version                           print the version
+  payouts version (or --version)            print the version
   payouts help [command]                    this text, or the flags of a command
 
 Every flag may be set as PAYOUTS_<FLAG> (upper case, - as _); flags win.`
@@ -133,12 +144,20 @@ func help(ctx context.Context, cmd string, getenv func(string) string, stdout io
 	case "serve", "backup", "sign", "migrate", "keys", "seed", "check", "listen":
 		args = append([]string{cmd}, args...)
 	case "merchant":
-		args = []string{"merchant", "create", "-h"}
+		fmt.Fprintln(stdout, "payouts merchant create: create a merchant offline (server stopped); prints its credentials as JSON")
+		if err := run(ctx, []string{"merchant", "create", "-h"}, getenv, stdout, stdout); !errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		fmt.Fprintln(stdout, "\npayouts merchant keys: list a merchant's API keys offline, or with --new issue a new key and secret (the old pair works for --grace)")
+		args = []string{"merchant", "keys", "-h"}
 	case "version":
-		fmt.Fprintln(stdout, "usage: payouts version")
+		fmt.Fprintln(stdout, "usage: payouts version (or payouts --version)")
+		return nil
+	case "help":
+		fmt.Fprintln(stdout, "usage: payouts help [command]: the commands, or the flags of one")
 		return nil
 	default:
-		return fmt.Errorf("no command %q\n%s", cmd, usage)
+		return usageErrorf("no command %q (payouts help lists the commands)", cmd)
 	}
 	err := run(ctx, args, getenv, stdout, stdout)
 	if errors.Is(err, flag.ErrHelp) {
@@ -154,24 +173,6 @@ func reachableBase(addr net.Addr) string {
 		return fmt.Sprintf("http://127.0.0.1:%d", tcp.Port)
 	}
 	return "http://" + addr.String()
-}
-
-// envFlags gives every flag of fs the value of its PAYOUTS_ variable before the command
-// line is parsed, so that flags win (contract section 1).
-func envFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		name := "PAYOUTS_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v := getenv(name); v != "" && err == nil {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("%s: %w", name, e)
-			}
-		}
-	})
-	if err != nil {
-		return err
-	}
-	return fs.Parse(args)
 }
 
 type serveConfig struct {
@@ -197,8 +198,11 @@ type serveConfig struct {
 	BenchSeedFrom        string
 
 	// Database is empty for the bbolt file in Data, or a postgres:// URL (issue 13).
-	Database            string
-	MasterKey           string
+	Database  string
+	MasterKey string
+	// publicURLFromProxy: no --public-url was given, so a trusted proxy's forwarded scheme
+	// and host give the card iframe's URL (issue 25).
+	publicURLFromProxy  bool
 	NotificationKeyFile string
 	Instance            string
 	DBMaxConns          int
@@ -511,13 +515,21 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		// CPU (+15% created payouts per second in BenchmarkCreatePayouts).
 		debug.SetGCPercent(400)
 	}
+	// The address first: when it is taken, nothing is created (no data directory, no admin
+	// token, no demo merchant) and nothing is printed as shown once.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("%w (another payouts running? --addr 127.0.0.1:9090 picks another port)", err)
+	}
 	if cfg.BenchSeedFrom != "" {
 		if err := seedDataDir(cfg.Data, cfg.BenchSeedFrom); err != nil {
+			ln.Close()
 			return err
 		}
 	}
 	db, sealer, err := openStorage(ctx, cfg)
 	if err != nil {
+		ln.Close()
 		return err
 	}
 	draining := false // the drain closes the store itself, within its timeout
@@ -528,15 +540,12 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	}()
 	token, err := adminToken(cfg, stdout)
 	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
+		ln.Close()
 		return err
 	}
 	base := reachableBase(ln.Addr())
 	if cfg.PublicURL == "" {
-		cfg.PublicURL = base
+		cfg.PublicURL, cfg.publicURLFromProxy = base, true
 	}
 	app, err := newApp(ctx, cfg, db, sealer, logger, token)
 	if err != nil {
@@ -544,7 +553,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return err
 	}
 	if !cfg.NoDemo && !cfg.onPostgres() { // on PostgreSQL, instances starting together would each seed one
-		if err := seedDemo(db, sealer, app, base, stdout); err != nil {
+		if err := seedDemo(db, sealer, app, base, adminTokenSource(cfg), stdout); err != nil {
 			ln.Close()
 			app.stop()
 			return err
@@ -592,6 +601,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if cfg.onPostgres() {
 		where = "PostgreSQL " + redactURL(cfg.Database)
 	}
+	fmt.Fprintf(stdout, "dashboard %s/dashboard (sign in with the admin token), API reference %s/docs\n", base, base)
 	fmt.Fprintf(stdout, "payouts %s listening on %s (%s, sandbox %v)\n", versionString(), base, where, cfg.Sandbox)
 	logger.Info("listening", "addr", base, "version", versionString())
 
@@ -698,6 +708,8 @@ type wiring struct {
 	// onShutdown run when the server starts shutting down, before it waits for the open
 	// requests: long-lived ones (the event streams) end there.
 	onShutdown []func()
+	// cards is the card form (wireCards), which the dashboard reopens (issue 25).
+	cards *web.Cards
 }
 
 // serverClock is the service's real clock; the tests of the published signing vectors (signed
@@ -823,17 +835,23 @@ func (w *wiring) shareWithOtherInstances() {
 // seedDemo creates the demo merchant on a first start with an empty database: every product
 // on (not PSP, which only adds a requirement), balances funded, and a signed request printed
 // ready to paste.
-func seedDemo(db rules.Storage, sealer *store.Sealer, a *app, base string, stdout io.Writer) error {
+func seedDemo(db rules.Storage, sealer *store.Sealer, a *app, base, tokenSource string, stdout io.Writer) error {
 	ms, err := db.Merchants()
 	if err != nil {
 		return err
 	}
 	if len(ms) > 0 {
-		fmt.Fprintf(stdout, "%d merchant(s) in the database; credentials are shown only when a merchant is created "+
-			"(POST %s/admin/v1/merchants with the admin token in the data directory, or `payouts merchant create` with the server stopped)\n", len(ms), base)
+		id := ms[0].ID
+		for _, m := range ms {
+			if m.Name == demoName {
+				id = m.ID
+				break
+			}
+		}
+		fmt.Fprintf(stdout, restartText, len(ms), base, id, tokenSource)
 		return nil
 	}
-	m, c, err := api.CreateMerchant(db, sealFor(sealer), "", "Demo Merchant", rules.AllSettings(), time.Now())
+	m, c, err := api.CreateMerchant(db, sealFor(sealer), "", demoName, rules.AllSettings(), time.Now())
 	if err != nil {
 		return err
 	}
@@ -847,6 +865,25 @@ func seedDemo(db rules.Storage, sealer *store.Sealer, a *app, base string, stdou
 	}
 	fmt.Fprintf(stdout, demoText, m.ID, c.APIKey, c.APISecret, base)
 	return nil
+}
+
+// demoName is the demo merchant's name, by which a restart finds it.
+const demoName = "Demo Merchant"
+
+// restartText is what a start over a database with merchants says instead of credentials:
+// how to get new ones (the key rotation of the admin API, or the CLI with the server stopped).
+const restartText = `%d merchant(s) in the database; their secrets were shown once, when issued. New credentials for merchant %[3]s (the old ones keep working 24 h):
+  while it runs:           curl -sS -X POST %[2]s/admin/v1/merchants/%[3]s/keys -H "Authorization: Bearer %[4]s"
+  with the server stopped: payouts merchant keys --id %[3]s --new
+  (or the dashboard: Merchants, then the merchant's API keys)
+`
+
+// adminTokenSource is a shell expression that gives the admin token, for the printed commands.
+func adminTokenSource(cfg serveConfig) string {
+	if cfg.AdminToken != "" {
+		return "$PAYOUTS_ADMIN_TOKEN" // given with --admin-token(-file): the operator has it
+	}
+	return "$(cat " + shellQuote(filepath.Join(cfg.Data, "admin-token")) + ")"
 }
 
 const demoText = `
@@ -863,6 +900,9 @@ P=/api/v1/$MID/payouts; TS=$(date +%%s)
 HASH=$(printf '%%s' "$BODY" | openssl dgst -sha256 | sed 's/^.* //')
 SIG=$(printf '%%s' "POST:$P?timestamp=$TS:$HASH" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.* //')
 curl -sS -X POST "$BASE$P?timestamp=$TS&signature=$SIG" -H "monnet-api-key: $KEY" -H 'Content-Type: application/json' -d "$BODY"
+
+Then watch it settle on the dashboard, %[4]s/dashboard (sign in with the admin token), and read the
+API at %[4]s/docs. Lost these credentials? payouts merchant keys --id %[1]s --new (server stopped).
 
 `
 

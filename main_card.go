@@ -49,6 +49,7 @@ func (w *wiring) wireCards() error {
 	}
 	cards := web.NewCards(web.Config{
 		BaseURL:       w.cfg.PublicURL,
+		BaseFromProxy: w.cfg.publicURLFromProxy,
 		Payouts:       w.db,
 		Merchants:     w.keys.Merchant,
 		Lifecycle:     w.lc,
@@ -59,6 +60,7 @@ func (w *wiring) wireCards() error {
 		Log:           w.logger,
 		SessionLength: length,
 	})
+	w.cards = cards
 	open := func(ctx context.Context, m *rules.Merchant, res rules.CreateResult, lang string) (api.CardForm, error) {
 		f, err := cards.Open(ctx, m, res, lang)
 		return api.CardForm{URL: f.URL, ExpiresAt: f.ExpiresAt, Payout: f.Payout, Page: f.Page}, err

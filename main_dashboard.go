@@ -43,8 +43,33 @@ func (w *wiring) wireDashboard() {
 		Scripts: w.scripts.Rules,
 		Forget:  w.keys.Forget,
 		Events:  w.db,
-		Now:     w.now,
-		Log:     w.logger,
+		RotateKey: func(id string, grace time.Duration) (string, string, string, error) {
+			m, c, err := api.RotateKey(w.db, sealFor(w.sealer), id, grace, w.realNow().UTC())
+			if err != nil {
+				return "", "", "", err
+			}
+			return rules.KeyID(m.APIKeyHash), c.APIKey, c.APISecret, nil
+		},
+		RevokeKey: func(id, keyID string) error { return api.RevokeKey(w.db, id, keyID, w.realNow().UTC()) },
+		Cancel:    w.lc.Cancel,
+		CardForm: func(ctx context.Context, p *rules.Payout, lang string) (string, error) {
+			if w.cards == nil {
+				return "", nil
+			}
+			m, err := w.keys.Merchant(p.MerchantID)
+			if err != nil {
+				return "", err
+			}
+			// The session's length is the request's own (expirationTime), as its create's was.
+			route, err := rules.Check(&p.Request, m, w.now(), rules.EndpointCard)
+			if err != nil {
+				return "", err
+			}
+			f, err := w.cards.Open(ctx, m, rules.CreateResult{Payout: p, Route: route}, lang)
+			return f.URL, err
+		},
+		Now: w.now,
+		Log: w.logger,
 	})
 	w.routes = append(w.routes, func(r chi.Router, _ huma.API) { d.Routes(r) })
 }

@@ -28,7 +28,7 @@ func seedCommand(args []string, getenv func(string) string, stdout, stderr io.Wr
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", "./data", "data directory")
-	n := fs.Int("payouts", 1_000_000, "how many settled payouts to store")
+	n := fs.Int("payouts", 1000, "how many settled payouts to store (the README's benchmarks use 1000000)")
 	if err := envFlags(fs, args, getenv); err != nil {
 		return err
 	}

@@ -30,21 +30,30 @@ func sign(args []string, getenv func(string) string, stdout, stderr io.Writer) e
 	bodyFile := fs.String("body-file", "", "read the body from this file (- for standard input)")
 	curl := fs.Bool("curl", false, "print a curl command instead of the URL")
 	seconds := fs.Bool("seconds", false, "sign with an epoch-seconds timestamp (as PHP clients do) instead of milliseconds")
-	if err := envFlags(fs, args, getenv); err != nil {
+	rest, err := envFlagsArgs(fs, args, getenv)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 || *secret == "" {
-		fs.Usage()
-		return fmt.Errorf("sign: a PATH and --secret are required")
+	switch {
+	case len(rest) == 0:
+		return usageErrorf("sign: the request PATH is required, e.g. /api/v1/1/balance (payouts help sign)")
+	case len(rest) > 1:
+		return usageErrorf("sign: one PATH only, got %q (flags may come before or after it)", rest)
+	case *secret == "":
+		return usageErrorf("sign: --secret (or PAYOUTS_SECRET) is required")
+	case *curl && *key == "":
+		return usageErrorf("sign: --curl needs --key (or PAYOUTS_KEY): the command sends it as monnet-api-key")
 	}
-	target := fs.Arg(0)
+	target := rest[0]
 	if u, err := url.Parse(target); err == nil && u.IsAbs() {
-		return fmt.Errorf("sign: PATH is the path only (%s); the server is --base", u.Path)
+		return usageErrorf("sign: PATH is the path only (%s); the server is --base", u.Path)
+	}
+	if !strings.HasPrefix(target, "/") {
+		return usageErrorf("sign: PATH must start with / (/%s?), the path the server sees", target)
 	}
 	path, query, _ := strings.Cut(target, "?")
 	raw := []byte(*body)
 	if *bodyFile != "" {
-		var err error
 		if *bodyFile == "-" {
 			raw, err = io.ReadAll(os.Stdin)
 		} else {

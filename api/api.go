@@ -24,6 +24,7 @@ import (
 type Store interface {
 	CreateMerchant(m *rules.Merchant, prepare func(*rules.Merchant) error) error
 	Merchant(id string) (*rules.Merchant, error)
+	Merchants() ([]*rules.Merchant, error)
 	UpdateMerchant(id string, fn func(*rules.Merchant) error) (*rules.Merchant, error)
 	Balances(merchantID string) ([]rules.Balance, error)
 	Backup(w io.Writer) (int64, error)
@@ -77,7 +78,10 @@ func New(d Deps) (http.Handler, huma.API) {
 
 	cfg := huma.DefaultConfig("payouts", "1.0.0")
 	cfg.Info.Description = "Payouts to bank accounts, wallets, Bre-B keys, cash and VISA cards in Colombia and Peru. " +
-		"Every /api/v1/{merchantId} call is signed: header monnet-api-key, query timestamp and signature (see the README)."
+		"Every /api/v1/{merchantId} call is signed: header monnet-api-key, query timestamp and signature (see the README). " +
+		"A 401 is one of two things, told apart by the body's errorType and the header X-Payouts-Error-Type: " +
+		"validation (the request breaks a country rule or the merchant's configuration, as the specification answers it: fix the data) " +
+		"or authentication (code 1001: the API key, timestamp or signature; the message says which part)."
 	cfg.CreateHooks = nil // no "$schema" links in bodies: wire compatibility
 	cfg.OpenAPIPath = "/openapi"
 	cfg.DocsPath = "" // huma's page loads its script from a CDN: main serves /docs from embedded assets
@@ -124,6 +128,7 @@ func New(d Deps) (http.Handler, huma.API) {
 	describeNotification(a)
 	registerAdmin(a, d)
 	registerKeys(a, d)
+	registerMerchantList(a, d)
 	if d.Extra != nil {
 		d.Extra(r, a)
 	}
@@ -205,7 +210,7 @@ func registerPayouts(a huma.API, d Deps) {
 	huma.Register(a, huma.Operation{
 		OperationID: "create-payout", Method: http.MethodPost, Path: "/api/v1/{merchantId}/payouts",
 		Summary:       "Create a payout",
-		Description:   "Checks the generic contract (400) and the Colombia and Peru rules (401), then creates the payout. Idempotent on orderId: the same request again answers 200 with the same payout; another request with that orderId answers 409 (2005).",
+		Description:   "Checks the generic contract (400) and the Colombia and Peru rules (401), then creates the payout; a 401 of the rules carries errorType validation, a failed signature errorType authentication. Idempotent on orderId: the same request again answers 200 with the same payout; another request with that orderId answers 409 (2005).",
 		Tags:          []string{"Payouts"},
 		DefaultStatus: http.StatusCreated,
 		MaxBodyBytes:  MaxBody,

@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -250,37 +251,60 @@ func timestampMillis(ts int64) int64 {
 // verify checks key, timestamp and signature; it returns the merchant or why not. A
 // signature is not single-use: the original scheme signs neither the query nor a nonce, and
 // clients resend the same signed request after a time-out (contract section 2).
+//
+// The reason names the part that failed (issue 25), checked in an order that tells a guesser
+// nothing: what the request itself shows first (the header, the timestamp and its window, the
+// signature's form), then key and signature together, with one answer whether the key is
+// unknown, another merchant's, or known with a wrong signature — a known key is never
+// confirmed to a bad signature.
 func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.Merchant, string) {
 	key := presentedKey(r)
 	q := r.URL.Query()
 	tsText, sigText := q.Get("timestamp"), q.Get("signature")
-	if key == "" || tsText == "" || sigText == "" {
-		return nil, "the monnet-api-key header and the timestamp and signature query parameters are required"
-	}
-	e, err := a.Keys.get(id)
-	if err != nil {
-		return nil, "the API key is not valid for this merchant"
-	}
-	k, ok := e.key(key, a.Now())
-	if !ok {
-		return nil, "the API key is not valid for this merchant"
+	switch {
+	case key == "":
+		return nil, "the monnet-api-key header (the merchant's API key; X-Api-Key is accepted too) is missing"
+	case tsText == "":
+		return nil, "the timestamp query parameter (epoch milliseconds or seconds) is missing"
 	}
 	ts, err := strconv.ParseInt(tsText, 10, 64)
 	if err != nil || ts < 0 {
-		return nil, "timestamp must be epoch milliseconds or seconds"
+		return nil, "the timestamp query parameter must be epoch milliseconds (13 digits) or seconds (10 digits)"
 	}
-	if d := a.Now().UnixMilli() - timestampMillis(ts); d > SignatureWindow.Milliseconds() || d < -SignatureWindow.Milliseconds() {
-		return nil, "timestamp is more than 5 minutes from the server clock"
+	now := a.Now()
+	if d := now.UnixMilli() - timestampMillis(ts); d > SignatureWindow.Milliseconds() || d < -SignatureWindow.Milliseconds() {
+		return nil, fmt.Sprintf("the timestamp is %s from the server's clock, outside the window of ±5 minutes (server time %s, epoch ms %d)",
+			time.Duration(abs(d)*int64(time.Millisecond)).Round(time.Second), now.UTC().Format("2006-01-02T15:04:05.000Z"), now.UnixMilli())
+	}
+	if sigText == "" {
+		return nil, "the signature query parameter is missing"
 	}
 	sig, err := hex.DecodeString(sigText)
 	if err != nil || len(sig) != sha256.Size {
-		return nil, "signature must be 64 hex characters"
+		return nil, "the signature query parameter must be 64 hex characters (HMAC-SHA256)"
+	}
+	mismatch := fmt.Sprintf("the signature does not match, or the API key is not this merchant's: the server signs %q "+
+		"with the secret of merchant %s's key (HMAC-SHA256, hex)", r.Method+":"+r.URL.Path+"?timestamp="+strconv.FormatInt(ts, 10)+":"+bodyHash(body), id)
+	e, err := a.Keys.get(id)
+	if err != nil {
+		return nil, mismatch
+	}
+	k, ok := e.key(key, now)
+	if !ok {
+		return nil, mismatch
 	}
 	want, _ := hex.DecodeString(rules.Signature(k.secret, r.Method, r.URL.Path, ts, body))
 	if subtle.ConstantTimeCompare(sig, want) != 1 {
-		return nil, "the signature does not match the request"
+		return nil, mismatch
 	}
 	return e.merchant, ""
+}
+
+func abs(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 func (a *Authenticator) allow(merchantID string) bool {
@@ -310,4 +334,10 @@ func truncate(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+// bodyHash is the lowercase hex SHA-256 of a body, as the signed message carries it.
+func bodyHash(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
 }

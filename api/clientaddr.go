@@ -6,7 +6,10 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
+
+	"payouts/rules"
 )
 
 // ParseTrustedProxies reads --trusted-proxies: comma-separated CIDRs or single addresses.
@@ -39,7 +42,13 @@ func clientAddrMiddleware(trusted []netip.Prefix) func(http.Handler) http.Handle
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			addr := resolveClientAddr(r, trusted)
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientAddrKey{}, addr)))
+			ctx := context.WithValue(r.Context(), clientAddrKey{}, addr)
+			if a, err := netip.ParseAddr(peerAddr(r)); err == nil && isTrusted(a, trusted) {
+				if base := forwardedBase(r); base != "" {
+					ctx = rules.WithPublicBase(ctx, base)
+				}
+			}
+			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
 }
@@ -122,4 +131,41 @@ func clientAddr(r *http.Request) string {
 		return a
 	}
 	return peerAddr(r)
+}
+
+// forwardedBase is the scheme://host a client reached the service at, as the trusted proxy in
+// front of it says: Forwarded proto= and host= (RFC 7239), else X-Forwarded-Proto and
+// X-Forwarded-Host, the host defaulting to the Host header. "" when the proxy says nothing
+// of the scheme, or something that is not a plain host.
+func forwardedBase(r *http.Request) string {
+	var proto, host string
+	if fw := r.Header.Get("Forwarded"); fw != "" {
+		first, _, _ := strings.Cut(fw, ",")
+		for _, pair := range strings.Split(first, ";") {
+			k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
+			switch v = strings.Trim(v, `"`); {
+			case ok && strings.EqualFold(k, "proto"):
+				proto = v
+			case ok && strings.EqualFold(k, "host"):
+				host = v
+			}
+		}
+	}
+	if proto == "" {
+		proto, _, _ = strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+	}
+	if host == "" {
+		host, _, _ = strings.Cut(r.Header.Get("X-Forwarded-Host"), ",")
+	}
+	proto, host = strings.ToLower(strings.TrimSpace(proto)), strings.TrimSpace(host)
+	if host == "" {
+		host = r.Host
+	}
+	if proto != "https" && proto != "http" {
+		return ""
+	}
+	if u, err := url.Parse(proto + "://" + host); err != nil || u.Host != host || u.User != nil || host == "" {
+		return ""
+	}
+	return proto + "://" + host
 }

@@ -23,9 +23,22 @@ type Problem struct {
 	Code    string         `json:"code"`
 	Message []string       `json:"message"`
 	Errors  []ProblemError `json:"errors"`
+	// ErrorType tells the two kinds of 401 apart (issue 25): the specification answers a
+	// country-rule refusal 401 like a failed signature, and a client must not retry the one
+	// as if it were the other. The header X-Payouts-Error-Type carries the same word.
+	ErrorType string `json:"errorType,omitempty" enum:"validation,authentication" doc:"On a 401 only: validation (the request breaks a country rule or the merchant's configuration: fix the data, not the credentials) or authentication (code 1001: the key, timestamp or signature). Also in the header X-Payouts-Error-Type."`
 
 	headers http.Header
 }
+
+// ErrorTypeHeader carries a 401's errorType, for clients that read headers before bodies.
+const ErrorTypeHeader = "X-Payouts-Error-Type"
+
+// The errorType of a 401.
+const (
+	ErrorTypeValidation     = "validation"
+	ErrorTypeAuthentication = "authentication"
+)
 
 // ProblemError is one error of a Problem; Location is "body." + the field path.
 type ProblemError struct {
@@ -35,11 +48,60 @@ type ProblemError struct {
 	Value    any    `json:"value,omitempty"`
 }
 
-func (p *Problem) Error() string                   { return p.Detail }
-func (p *Problem) GetStatus() int                  { return p.Status }
-func (p *Problem) ContentType(ct string) string    { return "application/problem+json" }
-func (p *Problem) GetHeaders() http.Header         { return p.headers }
-func (p *Problem) withHeader(k, v string) *Problem { p.headers = http.Header{k: {v}}; return p }
+func (p *Problem) Error() string                { return p.Detail }
+func (p *Problem) GetStatus() int               { return p.Status }
+func (p *Problem) ContentType(ct string) string { return "application/problem+json" }
+func (p *Problem) GetHeaders() http.Header      { return p.headers }
+func (p *Problem) withHeader(k, v string) *Problem {
+	if p.headers == nil {
+		p.headers = http.Header{}
+	}
+	p.headers.Set(k, v)
+	return p
+}
+
+// in is the problem in the client's language (Accept-Language): the rules' messages exist in
+// Spanish too (issue 25). A 1001 keeps its English, which names the part that failed, and a
+// 500 says nothing either way.
+func (p *Problem) in(lang string) *Problem {
+	if !rules.Spanish(lang) || p.Code == rules.CodeAuthentication || p.Status >= 500 || len(p.Errors) == 0 {
+		return p
+	}
+	es := *p
+	es.Errors = make([]ProblemError, len(p.Errors))
+	es.Message = make([]string, len(p.Errors))
+	for i, e := range p.Errors {
+		e.Message = rules.MessageIn(lang, e.Code, e.Message)
+		es.Errors[i] = e
+		es.Message[i] = e.Message
+		if field := strings.TrimPrefix(e.Location, "body."); field != "" {
+			es.Message[i] = field + ": " + e.Message
+		}
+	}
+	es.Detail = es.Message[0]
+	if n := len(es.Errors); n > 1 {
+		es.Detail = strconv.Itoa(n) + " errores; el primero: " + es.Message[0]
+	}
+	switch {
+	case p.Status == http.StatusBadRequest:
+		es.Title = "Datos faltantes o no válidos"
+	case p.ErrorType == ErrorTypeValidation:
+		es.Title = "Error de validación de datos"
+	}
+	return es.withHeader("Content-Language", "es")
+}
+
+// typed marks a 401 with its errorType, in the body and the header.
+func (p *Problem) typed(kind rules.Kind) *Problem {
+	if p.Status != http.StatusUnauthorized {
+		return p
+	}
+	p.ErrorType = ErrorTypeValidation
+	if kind == rules.KindUnauthorized {
+		p.ErrorType = ErrorTypeAuthentication
+	}
+	return p.withHeader(ErrorTypeHeader, p.ErrorType)
+}
 
 var kindStatus = map[rules.Kind]int{
 	rules.KindInvalid:          http.StatusBadRequest,
@@ -77,7 +139,7 @@ func fromRules(p *rules.Problem) *Problem {
 	if out.Detail == "" && len(p.Errors) > 0 {
 		out.Detail = p.Errors[0].Message
 	}
-	return out
+	return out.typed(p.Kind)
 }
 
 func (p *Problem) add(e *rules.Error) {
@@ -187,7 +249,18 @@ func init() {
 		if hc != nil {
 			ctx = hc.Context()
 		}
-		return newProblemCtx(ctx, status, msg, errs...)
+		se := newProblemCtx(ctx, status, msg, errs...)
+		if p, ok := se.(*Problem); ok && hc != nil {
+			se = p.in(hc.Header("Accept-Language"))
+		}
+		// huma writes the headers of the handler's own error only; a domain error becomes
+		// a Problem here, so its headers (X-Payouts-Error-Type) are set here.
+		if p, ok := se.(*Problem); ok && hc != nil {
+			for k, v := range p.headers {
+				hc.SetHeader(k, v[0])
+			}
+		}
+		return se
 	}
 }
 

@@ -32,7 +32,8 @@ type NewKeyView struct {
 	Keys      []KeyView `json:"keys" doc:"All the merchant's keys after the rotation"`
 }
 
-func keyViews(m *rules.Merchant, now time.Time) []KeyView {
+// KeyViews lists a merchant's live keys at now, the current one first.
+func KeyViews(m *rules.Merchant, now time.Time) []KeyView {
 	created := m.KeyCreatedAt
 	if created.IsZero() {
 		created = m.CreatedAt
@@ -78,26 +79,13 @@ func registerKeys(a huma.API, d Deps) {
 		if in.Body != nil && in.Body.GraceSeconds != nil {
 			grace = time.Duration(*in.Body.GraceSeconds) * time.Second
 		}
-		c := NewCredentials()
 		t := now()
-		m, err := d.Store.UpdateMerchant(in.ID, func(m *rules.Merchant) error {
-			old := m.LiveOldKeys(t)
-			if grace > 0 {
-				created := m.KeyCreatedAt
-				if created.IsZero() {
-					created = m.CreatedAt
-				}
-				old = append(old, rules.OldKey{APIKeyHash: m.APIKeyHash, SealedSecret: m.SealedSecret, CreatedAt: created, ExpiresAt: t.Add(grace)})
-			}
-			m.OldKeys = old
-			m.APIKeyHash, m.SealedSecret, m.KeyCreatedAt = HashAPIKey(c.APIKey), d.Seal([]byte(c.APISecret), m.ID), t
-			return nil
-		})
+		m, c, err := RotateKey(d.Store, d.Seal, in.ID, grace, t)
 		if err != nil {
 			return nil, notFound(err, in.ID)
 		}
 		d.Keys.Forget(in.ID)
-		return &rotateOut{Body: NewKeyView{KeyID: rules.KeyID(m.APIKeyHash), APIKey: c.APIKey, APISecret: c.APISecret, Keys: keyViews(m, t)}}, nil
+		return &rotateOut{Body: NewKeyView{KeyID: rules.KeyID(m.APIKeyHash), APIKey: c.APIKey, APISecret: c.APISecret, Keys: KeyViews(m, t)}}, nil
 	})
 
 	type listIn struct {
@@ -114,7 +102,7 @@ func registerKeys(a huma.API, d Deps) {
 		if err != nil {
 			return nil, notFound(err, in.ID)
 		}
-		return &listOut{Body: keyViews(m, now())}, nil
+		return &listOut{Body: KeyViews(m, now())}, nil
 	})
 
 	type revokeIn struct {
@@ -127,28 +115,56 @@ func registerKeys(a huma.API, d Deps) {
 		Description: "The current key cannot be revoked (409): rotate first, with graceSeconds 0 to end the old one at once.",
 		Tags:        []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusNoContent,
 	}, func(ctx context.Context, in *revokeIn) (*struct{}, error) {
-		t := now()
-		_, err := d.Store.UpdateMerchant(in.ID, func(m *rules.Merchant) error {
-			if rules.KeyID(m.APIKeyHash) == in.KeyID {
-				return rules.Errorf(rules.KindConflict, rules.CodeWrongState, "%s is the merchant's current key: rotate it instead", in.KeyID)
-			}
-			live := m.LiveOldKeys(t)
-			kept := live[:0]
-			for _, k := range live {
-				if rules.KeyID(k.APIKeyHash) != in.KeyID {
-					kept = append(kept, k)
-				}
-			}
-			if len(kept) == len(live) {
-				return rules.Errorf(rules.KindNotFound, rules.CodeAPIKeyNotFound, "merchant %s has no key %s", in.ID, in.KeyID)
-			}
-			m.OldKeys = kept
-			return nil
-		})
-		if err != nil {
+		if err := RevokeKey(d.Store, in.ID, in.KeyID, now()); err != nil {
 			return nil, notFound(err, in.ID)
 		}
 		d.Keys.Forget(in.ID)
 		return nil, nil
 	})
+}
+
+// RotateKey gives merchant id a new API key and secret at now; the old pair keeps working for
+// grace (zero ends it at once). The admin API, the dashboard and `payouts merchant keys` share it.
+func RotateKey(st merchantUpdater, seal func([]byte, string) []byte, id string, grace time.Duration, now time.Time) (*rules.Merchant, Credentials, error) {
+	c := NewCredentials()
+	m, err := st.UpdateMerchant(id, func(m *rules.Merchant) error {
+		old := m.LiveOldKeys(now)
+		if grace > 0 {
+			created := m.KeyCreatedAt
+			if created.IsZero() {
+				created = m.CreatedAt
+			}
+			old = append(old, rules.OldKey{APIKeyHash: m.APIKeyHash, SealedSecret: m.SealedSecret, CreatedAt: created, ExpiresAt: now.Add(grace)})
+		}
+		m.OldKeys = old
+		m.APIKeyHash, m.SealedSecret, m.KeyCreatedAt = HashAPIKey(c.APIKey), seal([]byte(c.APISecret), m.ID), now
+		return nil
+	})
+	return m, c, err
+}
+
+// RevokeKey ends an old key of merchant id at once; the current key cannot be revoked (rotate it).
+func RevokeKey(st merchantUpdater, id, keyID string, now time.Time) error {
+	_, err := st.UpdateMerchant(id, func(m *rules.Merchant) error {
+		if rules.KeyID(m.APIKeyHash) == keyID {
+			return rules.Errorf(rules.KindConflict, rules.CodeWrongState, "%s is the merchant's current key: rotate it instead", keyID)
+		}
+		live := m.LiveOldKeys(now)
+		kept := live[:0]
+		for _, k := range live {
+			if rules.KeyID(k.APIKeyHash) != keyID {
+				kept = append(kept, k)
+			}
+		}
+		if len(kept) == len(live) {
+			return rules.Errorf(rules.KindNotFound, rules.CodeAPIKeyNotFound, "merchant %s has no key %s", id, keyID)
+		}
+		m.OldKeys = kept
+		return nil
+	})
+	return err
+}
+
+type merchantUpdater interface {
+	UpdateMerchant(id string, fn func(*rules.Merchant) error) (*rules.Merchant, error)
 }

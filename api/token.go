@@ -24,6 +24,11 @@ import (
 // TokenLifetime is how long an access token lives (wire: expires_in 300).
 const TokenLifetime = 300 * time.Second
 
+// RefreshLifetime is how long a refresh token lives (refresh_expires_in, the published
+// answer's field; 30 minutes, the usual default of the identity servers that answer so). A
+// refresh token is single-use: a refresh answers a new one and ends the old.
+const RefreshLifetime = 30 * time.Minute
+
 // IntegrationStore keeps the integration users.
 type IntegrationStore interface {
 	IntegrationUser(user string) (*rules.IntegrationUser, error)
@@ -40,6 +45,7 @@ type Tokens struct {
 	failures *FailureLimiter
 	mu       sync.Mutex
 	live     map[[32]byte]tokenEntry
+	refresh  map[[32]byte]tokenEntry
 }
 
 type tokenEntry struct {
@@ -50,38 +56,67 @@ type tokenEntry struct {
 
 // NewTokens makes the token issuer; now is real time.
 func NewTokens(st IntegrationStore, now func() time.Time) *Tokens {
-	return &Tokens{Store: st, Now: now, failures: NewFailureLimiter(20), live: map[[32]byte]tokenEntry{}}
+	return &Tokens{Store: st, Now: now, failures: NewFailureLimiter(20), live: map[[32]byte]tokenEntry{}, refresh: map[[32]byte]tokenEntry{}}
 }
 
 // dummyHash makes a wrong user cost the same bcrypt time as a wrong password.
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("no such user"), bcrypt.DefaultCost)
 
-// issue checks the user's password and returns a new token.
-func (t *Tokens) issue(user, password string) (string, bool, error) {
+// issued is a token answer: the access token and the refresh token that renews it.
+type issued struct {
+	access, refresh string
+}
+
+// issue checks the user's password and returns new tokens.
+func (t *Tokens) issue(user, password string) (issued, bool, error) {
 	u, err := t.Store.IntegrationUser(user)
 	if err != nil && !errors.Is(err, rules.ErrNotFound) {
-		return "", false, err
+		return issued{}, false, err
 	}
 	hash := dummyHash
 	if u != nil {
 		hash = []byte(u.PasswordHash)
 	}
 	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || u == nil {
-		return "", false, nil
+		return issued{}, false, nil
 	}
-	b := make([]byte, 32)
-	rand.Read(b)
-	tok := "tk_" + base64.RawURLEncoding.EncodeToString(b)
+	return t.mint(u.MerchantID, u.User), true, nil
+}
+
+// renew trades a live refresh token for new tokens; the old refresh token ends.
+func (t *Tokens) renew(refresh string) (issued, bool) {
+	k := sha256.Sum256([]byte(refresh))
+	t.mu.Lock()
+	e, ok := t.refresh[k]
+	delete(t.refresh, k)
+	t.mu.Unlock()
+	if !ok || !t.Now().Before(e.expires) {
+		return issued{}, false
+	}
+	return t.mint(e.merchantID, e.user), true
+}
+
+func (t *Tokens) mint(merchantID, user string) issued {
+	tok := issued{access: "tk_" + randomToken(), refresh: "rt_" + randomToken()}
 	now := t.Now()
 	t.mu.Lock()
-	for k, e := range t.live { // bounded by the tokens of the last 5 minutes
-		if !now.Before(e.expires) {
-			delete(t.live, k)
+	for _, m := range []map[[32]byte]tokenEntry{t.live, t.refresh} { // bounded by the tokens of their lifetime
+		for k, e := range m {
+			if !now.Before(e.expires) {
+				delete(m, k)
+			}
 		}
 	}
-	t.live[sha256.Sum256([]byte(tok))] = tokenEntry{merchantID: u.MerchantID, user: u.User, expires: now.Add(TokenLifetime)}
+	t.live[sha256.Sum256([]byte(tok.access))] = tokenEntry{merchantID: merchantID, user: user, expires: now.Add(TokenLifetime)}
+	t.refresh[sha256.Sum256([]byte(tok.refresh))] = tokenEntry{merchantID: merchantID, user: user, expires: now.Add(RefreshLifetime)}
 	t.mu.Unlock()
-	return tok, true, nil
+	return tok
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // Check returns the merchant a live token was issued to, or "".
@@ -107,9 +142,11 @@ func (t *Tokens) Check(token string) string {
 func (t *Tokens) revoke(merchantID string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for k, e := range t.live {
-		if e.merchantID == merchantID {
-			delete(t.live, k)
+	for _, m := range []map[[32]byte]tokenEntry{t.live, t.refresh} {
+		for k, e := range m {
+			if e.merchantID == merchantID {
+				delete(m, k)
+			}
 		}
 	}
 }
@@ -125,10 +162,15 @@ type IntegrationUserView struct {
 }
 
 // tokenIn is the token request; Resolve keeps the client's address for the failure limit.
+// The published field table names the user userName; the published example sends user: both
+// are taken. grant_type refresh_token trades a refresh_token for new tokens.
 type tokenIn struct {
 	Body struct {
-		User     string `json:"user" minLength:"1" maxLength:"100"`
-		Password string `json:"password" minLength:"1" maxLength:"72"`
+		User         string `json:"user,omitempty" maxLength:"100" doc:"The integration user (or userName)"`
+		UserName     string `json:"userName,omitempty" maxLength:"100" doc:"The integration user, as the published field table names it"`
+		Password     string `json:"password,omitempty" maxLength:"72"`
+		GrantType    string `json:"grant_type,omitempty" enum:"password,refresh_token" doc:"password (the default: user and password) or refresh_token"`
+		RefreshToken string `json:"refresh_token,omitempty" maxLength:"200" doc:"With grant_type refresh_token: the refresh_token of an earlier answer"`
 	}
 	addr string
 }
@@ -139,41 +181,102 @@ func (in *tokenIn) Resolve(ctx huma.Context) []error {
 	return nil
 }
 
+// credentialsProblem is the published refusal of the token endpoint, {"message": "Invalid
+// credentials"}, with this service's code and errorType beside it.
+type credentialsProblem struct {
+	Message   string `json:"message"`
+	Code      string `json:"code"`
+	Status    int    `json:"status"`
+	Title     string `json:"title"`
+	Detail    string `json:"detail"`
+	ErrorType string `json:"errorType"`
+}
+
+func (p *credentialsProblem) Error() string                { return p.Detail }
+func (p *credentialsProblem) GetStatus() int               { return p.Status }
+func (p *credentialsProblem) ContentType(ct string) string { return "application/problem+json" }
+func (p *credentialsProblem) GetHeaders() http.Header {
+	return http.Header{ErrorTypeHeader: {ErrorTypeAuthentication}, "Cache-Control": {"no-store"}}
+}
+
+func invalidCredentials(detail string) error {
+	return &credentialsProblem{Message: "Invalid credentials", Code: rules.CodeAuthentication, Status: http.StatusUnauthorized,
+		Title: "Unauthorized", Detail: detail, ErrorType: ErrorTypeAuthentication}
+}
+
 // RegisterTokens adds the token endpoint and the admin operations of integration users.
 // merchant reads a merchant (ErrNotFound when none).
 func RegisterTokens(a huma.API, t *Tokens, merchant func(id string) (*rules.Merchant, error)) {
 	type tokenOut struct {
 		CacheControl string `header:"Cache-Control"`
 		Body         struct {
-			AccessToken string `json:"access_token"`
-			ExpiresIn   int    `json:"expires_in"`
-			TokenType   string `json:"token_type"`
+			AccessToken      string `json:"access_token"`
+			ExpiresIn        int    `json:"expires_in"`
+			RefreshToken     string `json:"refresh_token"`
+			RefreshExpiresIn int    `json:"refresh_expires_in"`
+			TokenType        string `json:"token_type"`
 		}
 	}
 	huma.Register(a, huma.Operation{
 		OperationID: "integration-token", Method: http.MethodPost, Path: "/ms-authentication-service/authentication/api-integration/token",
 		Summary: "Get an access token (the original's bearer scheme)",
-		Description: "The merchant's integration user (created by the admin API) trades {\"user\",\"password\"} for a token that lives " +
-			"300 seconds. Send it as `Authorization: <token>`, without `Bearer`, with header `MID`, to the beneficiary lookup. " +
-			"Wrong credentials answer 401 (" + rules.CodeAuthentication + "); more than 20 failures a minute from one address for one user 429.",
+		Description: "The merchant's integration user (created by the admin API) trades {\"user\" (or \"userName\"),\"password\"} for a token that lives " +
+			"300 seconds and a refresh_token that lives 1800 (refresh_expires_in); {\"grant_type\":\"refresh_token\",\"refresh_token\":…} trades a refresh token, once, for new ones. " +
+			"Send the access token as `Authorization: <token>`, without `Bearer`, with header `MID`, to the beneficiary lookup. " +
+			"Wrong credentials answer 401 with the published {\"message\": \"Invalid credentials\"} and code " + rules.CodeAuthentication +
+			"; more than 20 failures a minute from one address for one user 429.",
 		Tags: []string{"Lookup"}, Errors: []int{400, 401, 429},
 	}, func(ctx context.Context, in *tokenIn) (*tokenOut, error) {
-		// Failures count per (client address, user presented), as the signed API's do.
-		key := in.addr + "\x00" + in.Body.User
-		if !t.failures.Allow(key) {
-			return nil, retryAfter(problemOf(rules.KindRateLimited, rules.CodeRateLimited, "too many failed authentications from this address"),
-				int(t.failures.RetryAfter(key).Seconds()+0.5))
+		b := in.Body
+		user := b.User
+		if user == "" {
+			user = b.UserName
 		}
-		tok, ok, err := t.issue(in.Body.User, in.Body.Password)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			t.failures.Fail(key)
-			return nil, rules.Errorf(rules.KindUnauthorized, rules.CodeAuthentication, "user or password is wrong")
+		var tok issued
+		switch b.GrantType {
+		case "", "password":
+			var missing []*rules.Error
+			if user == "" {
+				missing = append(missing, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeAdminField, Field: "user", Message: "user (or userName) is required"})
+			}
+			if b.Password == "" {
+				missing = append(missing, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeAdminField, Field: "password", Message: "password is required"})
+			}
+			if len(missing) > 0 {
+				return nil, &rules.Problem{Kind: rules.KindInvalid, Detail: "the token request lacks its credentials", Errors: missing}
+			}
+			// Failures count per (client address, user presented), as the signed API's do.
+			key := in.addr + "\x00" + user
+			if !t.failures.Allow(key) {
+				return nil, retryAfter(problemOf(rules.KindRateLimited, rules.CodeRateLimited, "too many failed authentications from this address"),
+					int(t.failures.RetryAfter(key).Seconds()+0.5))
+			}
+			var ok bool
+			var err error
+			if tok, ok, err = t.issue(user, b.Password); err != nil {
+				return nil, err
+			} else if !ok {
+				t.failures.Fail(key)
+				return nil, invalidCredentials("user or password is wrong")
+			}
+		case "refresh_token":
+			if b.RefreshToken == "" {
+				return nil, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeAdminField, Field: "refresh_token", Message: "refresh_token is required with grant_type refresh_token"}
+			}
+			key := in.addr + "\x00refresh"
+			if !t.failures.Allow(key) {
+				return nil, retryAfter(problemOf(rules.KindRateLimited, rules.CodeRateLimited, "too many failed authentications from this address"),
+					int(t.failures.RetryAfter(key).Seconds()+0.5))
+			}
+			var ok bool
+			if tok, ok = t.renew(b.RefreshToken); !ok {
+				t.failures.Fail(key)
+				return nil, invalidCredentials("the refresh token is unknown, used already or expired: ask with user and password")
+			}
 		}
 		out := &tokenOut{CacheControl: "no-store"}
-		out.Body.AccessToken, out.Body.ExpiresIn, out.Body.TokenType = tok, int(TokenLifetime/time.Second), "Bearer"
+		out.Body.AccessToken, out.Body.ExpiresIn, out.Body.TokenType = tok.access, int(TokenLifetime/time.Second), "Bearer"
+		out.Body.RefreshToken, out.Body.RefreshExpiresIn = tok.refresh, int(RefreshLifetime/time.Second)
 		return out, nil
 	})
 

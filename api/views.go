@@ -171,6 +171,9 @@ type NotificationPayout struct {
 	AccountNumber string `json:"accountNumber,omitempty" doc:"Masked: the last four characters"`
 	Name          string `json:"name,omitempty"`
 	CustomerEmail string `json:"customerEmail,omitempty"`
+	// PaymentCode is on SUCCESS only (issue 25): a Colombia cash payout's claim code, the one
+	// the beneficiary collected the cash with; otherwise the rail's reference of the transfer.
+	PaymentCode string `json:"paymentCode,omitempty" doc:"On SUCCESS: the claim code of a cash payout, else the rail's reference"`
 }
 
 // NotificationOutput is the "output" of a merchant notification: authorizationCode and
@@ -230,6 +233,7 @@ func NotificationJSON(p *rules.Payout) ([]byte, error) {
 		Errors: payoutView(p).Errors,
 	}
 	if p.Stage == rules.StageSuccess {
+		n.Payout.PaymentCode = p.RailRef // a cash payout's: its claim code (rules.CashClaims)
 		n.Output.AuthorizationCode = p.RailRef
 		n.Output.AuthorizationDate = wireTime(p.StatusChangedAt)
 	}

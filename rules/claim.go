@@ -131,7 +131,11 @@ func (c *CashClaims) Claim(ctx context.Context, merchantID string, id int64, cod
 		want, _ := hex.DecodeString(p.ClaimCodeHash)
 		if subtle.ConstantTimeCompare(given[:], want) == 1 {
 			right = true
-			return time.Time{}, ErrNoChange // settled below, by the lifecycle
+			// The cash network's reference of a collected payout is the code it was collected
+			// with (spent now): the success notification's paymentCode, as the original sends
+			// it (issue 25). Settled below, by the lifecycle.
+			p.RailRef = code
+			return claimRequeue(p, now), nil
 		}
 		p.ClaimAttempts++
 		left := ClaimMaxAttempts - p.ClaimAttempts

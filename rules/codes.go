@@ -374,7 +374,7 @@ var Catalogue = []CodeInfo{
 	{CodeCurrencyNotAllowed, 401, false, "the currency is not allowed for the country (COL: COP; PER: PEN or USD)"},
 	{CodeEmailTooLong, 401, false, "beneficiary.email is longer than the country allows (COL 100, PER 50 characters)"},
 	{CodeEmailDummy, 401, false, "beneficiary.email is a dummy or placeholder address (spec 2.2)"},
-	{CodeLogoNotHTTPS, 401, false, "merchantLogo must be an https URL (card payout)"},
+	{CodeLogoNotHTTPS, 401, false, "merchantLogo must be an https URL, or http on 127.0.0.1 or localhost (card payout)"},
 	{CodeExpirationTime, 401, false, "expirationTime must be a whole number of minutes from 5 to 30 (spec 8, Peru rule 3)"},
 	{CodeRUCAtBank004, 401, false, "RUC is not available for accounts at Peru bank 004 (spec 2.5)"},
 	{CodeCCIBankMismatch, 401, false, "the first 3 digits of cci are not those of the bankCode sent"},

@@ -115,7 +115,8 @@ type Payout struct {
 	// itself is only ever in the beneficiary's email. ClaimAttempts counts wrong codes.
 	ClaimCodeHash string `json:"claimCodeHash,omitempty"`
 	ClaimAttempts int    `json:"claimAttempts,omitempty"`
-	// RailRef is the rail's reference once the payout was submitted.
+	// RailRef is the rail's reference once the payout was submitted; a Colombia cash payout's
+	// is, once claimed, the code the beneficiary collected the cash with (spent by then).
 	RailRef string `json:"railRef,omitempty"`
 
 	// Card is the tokenized card of a card payout, once the beneficiary entered it.

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"net/url"
 	"strings"
 	"time"
 )
@@ -454,8 +453,8 @@ func (p perCheck) card() (Channel, string, int) {
 		ps.add(CodeTimeoutURLRequired, fieldTimeoutURL, "is required for a card payout (spec 2.1, 4.2)", nil)
 	}
 	if logo := strings.TrimSpace(req.MerchantLogo); logo != "" {
-		if u, err := url.Parse(logo); err != nil || u.Scheme != "https" || u.Host == "" {
-			ps.add(CodeLogoNotHTTPS, fieldMerchantLogo, "must be an https URL: the card form is served over https", req.MerchantLogo)
+		if !LogoURLAllowed(logo) {
+			ps.add(CodeLogoNotHTTPS, fieldMerchantLogo, "must be an https URL (or http on 127.0.0.1 or localhost): the card form is served over https", req.MerchantLogo)
 		}
 	}
 	minutes := perExpirationDefault

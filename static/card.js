@@ -3,6 +3,19 @@
 // the embedding page: window.parent.postMessage({topic, data}, origin).
 (function () {
   "use strict";
+  // A logo that cannot be loaded (offline, a wrong URL) gives way to the merchant's name,
+  // never a broken image (issue 25).
+  var logo = document.querySelector("img.logo");
+  if (logo) {
+    var byName = function () {
+      var name = document.createElement("span");
+      name.className = "merchant";
+      name.textContent = logo.alt;
+      if (logo.parentNode) logo.parentNode.replaceChild(name, logo);
+    };
+    if (logo.complete && logo.naturalWidth === 0) byName();
+    else logo.addEventListener("error", byName);
+  }
   var el = document.getElementById("card-config");
   if (!el) return;
   var cfg;

@@ -148,6 +148,7 @@ type PayoutDetailView struct {
 	CanSettle, CanReverse  bool
 	RejectStatuses         []Option
 	SimulateURL, ResendURL string
+	Actions                PayoutActions // issue 25
 }
 
 // TimelineItem is one transition of a payout.
@@ -223,6 +224,7 @@ type MerchantView struct {
 	// Sandbox shows the merchant's scripted outcomes (issues 15 and 23).
 	Sandbox bool
 	Scripts []ScriptRow
+	Keys    []KeyRow // issue 25
 }
 
 // Creds are a new merchant's credentials, shown once.

@@ -60,15 +60,18 @@ type Sealer interface {
 type Config struct {
 	// BaseURL is the absolute URL of this server (--public-url): links in the form and the
 	// iframe URL are built on it, so that the page also works as <iframe srcdoc>.
-	BaseURL   string
-	Payouts   Payouts
-	Merchants func(id string) (*rules.Merchant, error)
-	Lifecycle Lifecycle
-	Vault     Vault
-	Sessions  Sessions
-	Sealer    Sealer
-	Now       func() time.Time
-	Log       *slog.Logger
+	BaseURL string
+	// BaseFromProxy lets a trusted proxy's X-Forwarded-Proto and X-Forwarded-Host (or
+	// Forwarded) give the base URL instead, when no --public-url was given.
+	BaseFromProxy bool
+	Payouts       Payouts
+	Merchants     func(id string) (*rules.Merchant, error)
+	Lifecycle     Lifecycle
+	Vault         Vault
+	Sessions      Sessions
+	Sealer        Sealer
+	Now           func() time.Time
+	Log           *slog.Logger
 	// SessionLength replaces the merchant's expirationTime (5 to 30 minutes). Tests only:
 	// it lets a browser test watch a session expire in seconds.
 	SessionLength time.Duration
@@ -180,7 +183,7 @@ func (c *Cards) Open(ctx context.Context, m *rules.Merchant, res rules.CreateRes
 	if err != nil {
 		return Form{}, err
 	}
-	st := &state{s: &session{token: token, payoutID: p.ID, merchantID: m.ID}, p: p, m: m, kind: kindForm}
+	st := &state{s: &session{token: token, payoutID: p.ID, merchantID: m.ID, base: c.baseURL(ctx)}, p: p, m: m, kind: kindForm}
 	// The page for <iframe srcdoc> runs in the embedder's origin: its post is cross-origin and
 	// must carry an Origin header to pass (originAllowed).
 	v := c.formView(st, lang, now, nil, cardInput{}, true)
@@ -189,7 +192,7 @@ func (c *Cards) Open(ctx context.Context, m *rules.Merchant, res rules.CreateRes
 	if err != nil {
 		return Form{}, err
 	}
-	return Form{URL: c.selfURL(token, lang), ExpiresAt: exp, Payout: p, Page: page}, nil
+	return Form{URL: c.selfURL(st.s.base, token, lang), ExpiresAt: exp, Payout: p, Page: page}, nil
 }
 
 // snapshot answers a replay that opens no form: the payout as it stands.
@@ -237,6 +240,7 @@ type session struct {
 	sid        string
 	attempts   int
 	locked     bool
+	base       string // the absolute URL the form's links are built on (Cards.baseURL)
 }
 
 // What a form link shows.
@@ -264,7 +268,7 @@ func (c *Cards) resolve(ctx context.Context, token string) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{ctx: sctx, token: token,
+	s := &session{ctx: sctx, token: token, base: c.baseURL(ctx),
 		payoutID:   c.sm.GetInt64(sctx, kPayout),
 		merchantID: c.sm.GetString(sctx, kMerchant),
 		sid:        c.sm.GetString(sctx, kSID),
@@ -321,16 +325,28 @@ func langOf(r *http.Request) string {
 	return "es"
 }
 
-func (c *Cards) selfURL(token, lang string) string {
-	u := c.cfg.BaseURL + "/card?s=" + url.QueryEscape(token)
+// baseURL is the absolute URL a request reached this server at: --public-url when it was
+// given, else the https address a trusted proxy forwarded (rules.PublicBase), else the
+// listener's (issue 25: an iframe served over TLS is an https:// one).
+func (c *Cards) baseURL(ctx context.Context) string {
+	if c.cfg.BaseFromProxy {
+		if b := rules.PublicBase(ctx); b != "" {
+			return b
+		}
+	}
+	return c.cfg.BaseURL
+}
+
+func (c *Cards) selfURL(base, token, lang string) string {
+	u := base + "/card?s=" + url.QueryEscape(token)
 	if lang == "en" {
 		u += "&lang=en"
 	}
 	return u
 }
 
-func (c *Cards) statusURL(token string) string {
-	return c.cfg.BaseURL + "/card/status?s=" + url.QueryEscape(token)
+func (c *Cards) statusURL(base, token string) string {
+	return base + "/card/status?s=" + url.QueryEscape(token)
 }
 
 // page shows what a form link is at: the form, the progress or outcome, the expiry.
@@ -359,13 +375,17 @@ func (c *Cards) show(w http.ResponseWriter, r *http.Request, st *state, errs map
 
 func (c *Cards) base(st *state, lang string) templates.Page {
 	t := templates.TextsFor(lang)
-	p := templates.Page{Lang: lang, T: t, Static: func(name string) string { return c.cfg.BaseURL + static.Path(name) }}
+	base := c.cfg.BaseURL
+	if st.s != nil {
+		base = st.s.base
+	}
+	p := templates.Page{Lang: lang, T: t, Static: func(name string) string { return base + static.Path(name) }}
 	if st.m != nil {
 		p.MerchantName = st.m.Name
 	}
 	if st.p != nil {
 		p.Amount = templates.FormatAmount(st.p.Currency, st.p.Amount)
-		if logo, err := url.Parse(st.p.Request.MerchantLogo); err == nil && logo.Scheme == "https" && logo.Host != "" {
+		if logo, err := url.Parse(strings.TrimSpace(st.p.Request.MerchantLogo)); err == nil && rules.LogoURLAllowed(logo.String()) {
 			p.LogoURL = logo.String()
 		}
 	}
@@ -374,7 +394,7 @@ func (c *Cards) base(st *state, lang string) templates.Page {
 		if lang == "en" {
 			other = "es"
 		}
-		p.OtherLang = c.selfURL(st.s.token, other)
+		p.OtherLang = c.selfURL(st.s.base, st.s.token, other)
 	}
 	return p
 }
@@ -383,7 +403,7 @@ func (c *Cards) base(st *state, lang string) templates.Page {
 func (c *Cards) formView(st *state, lang string, now time.Time, errs map[string]string, in cardInput, useSaved bool) templates.CardForm {
 	page := c.base(st, lang)
 	left := st.p.SessionExpiresAt.Sub(now)
-	f := templates.CardForm{Page: page, Action: c.selfURL(st.s.token, lang), ExpiresAt: st.p.SessionExpiresAt,
+	f := templates.CardForm{Page: page, Action: c.selfURL(st.s.base, st.s.token, lang), ExpiresAt: st.p.SessionExpiresAt,
 		Remaining: templates.Clock(left), SecondsLeft: int(left / time.Second),
 		Holder: in.Holder, Expiry: in.Expiry}
 	if st.m.Settings.CardOnFile {
@@ -403,7 +423,7 @@ func (c *Cards) formView(st *state, lang string, now time.Time, errs map[string]
 	}
 	f.AttemptsLeft = maxAttempts - st.s.attempts
 	f.ShowAttempts = st.s.attempts > 0
-	f.Script = templates.Script{Mode: kindForm, SelfURL: c.selfURL(st.s.token, lang),
+	f.Script = templates.Script{Mode: kindForm, SelfURL: c.selfURL(st.s.base, st.s.token, lang),
 		RemainingMs: max(left.Milliseconds(), 1), Texts: page.T.JS()}
 	return f
 }
@@ -448,8 +468,8 @@ func (c *Cards) resultView(st *state, lang string) templates.Result {
 	v.State = state
 	v.Script = templates.Script{Mode: "result", Targets: postTargets(st.m), Message: msg, Texts: t.JS()}
 	if st.s != nil {
-		v.Script.SelfURL = c.selfURL(st.s.token, lang)
-		v.Script.StatusURL = c.statusURL(st.s.token)
+		v.Script.SelfURL = c.selfURL(st.s.base, st.s.token, lang)
+		v.Script.StatusURL = c.statusURL(st.s.base, st.s.token)
 	}
 	if st.p.Card != nil {
 		v.Card = templates.MaskedCard(st.p.Card.Brand, st.p.Card.Last4)
@@ -481,7 +501,7 @@ func (c *Cards) resultView(st *state, lang string) templates.Result {
 func (c *Cards) submit(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	token := r.URL.Query().Get("s")
-	redirect := func() { http.Redirect(w, r, c.selfURL(token, langOf(r)), http.StatusSeeOther) }
+	redirect := func() { http.Redirect(w, r, c.selfURL(c.baseURL(r.Context()), token, langOf(r)), http.StatusSeeOther) }
 	st, err := c.resolve(r.Context(), token)
 	if err != nil {
 		c.internal(w, r, err)

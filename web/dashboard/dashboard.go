@@ -102,8 +102,19 @@ type Config struct {
 	Forget func(id string)
 	// Events is the event log (issue 23): attempts, inbox, delivery chaos. May be nil.
 	Events EventLog
-	Now    func() time.Time
-	Log    *slog.Logger
+
+	// Issue 25: a merchant's API keys, a payout's cancel, a card payout's form.
+	// RotateKey issues a new key and secret (api.RotateKey; the old pair works for grace).
+	RotateKey func(id string, grace time.Duration) (keyID, apiKey, apiSecret string, err error)
+	// RevokeKey ends an old key at once (api.RevokeKey).
+	RevokeKey func(id, keyID string) error
+	// Cancel withdraws a payout not yet sent to the rail (the lifecycle's).
+	Cancel func(ctx context.Context, merchantID string, id int64) (*rules.Payout, error)
+	// CardForm opens a fresh link to a card payout's form (the old link dies, as when the
+	// merchant resends its orderId); "" when the form can no longer be opened.
+	CardForm func(ctx context.Context, p *rules.Payout, lang string) (string, error)
+	Now      func() time.Time
+	Log      *slog.Logger
 }
 
 // IdleTimeout signs an operator out after this long without a request (issue 12).
@@ -191,6 +202,10 @@ func (d *Dashboard) Routes(r chi.Router) {
 			r.Post("/dashboard/merchants/{id}/fund", d.fund)
 			r.Get("/dashboard/merchants/{id}/new-payout", d.newPayout)
 			r.Post("/dashboard/merchants/{id}/new-payout", d.createPayout)
+			r.Post("/dashboard/merchants/{id}/keys", d.newKey)
+			r.Post("/dashboard/merchants/{id}/keys/revoke", d.revokeKey)
+			r.Post("/dashboard/payouts/{id}/cancel", d.cancel)
+			r.Post("/dashboard/payouts/{id}/card-form", d.cardForm)
 			r.Get("/dashboard/mail", d.mail)
 			d.eventRoutes(r)
 		})

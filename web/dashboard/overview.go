@@ -154,21 +154,17 @@ func Summarize(ps []*rules.Payout, since time.Time, w templates.Words) templates
 	}
 
 	// The chart: 24 bars of the hours since `since`, stacked success, rejected, active.
-	const width, height, left, top, bottom = 720, 240, 44, 10, 24
+	const width, height, left, top, bottom = 720, 240, 56, 14, 28
 	plotH := height - top - bottom
 	peak := 1
 	for _, h := range hours {
 		peak = max(peak, h.created)
 	}
-	scale := niceCeil(peak)
+	scale, step := niceAxis(peak)
 	c := templates.Chart{Width: width, Height: height, Desc: sprintf(w.S("ov.chartDesc"), v.Created),
 		Legend: []templates.LegendItem{{Class: "bar-success", Label: w.S("ov.succeeded")},
 			{Class: "bar-rejected", Label: w.S("ov.rejected")}, {Class: "bar-active", Label: w.S("ov.pending")}}}
-	for i := 0; i <= 4; i++ {
-		val := scale * i / 4
-		if i > 0 && val == scale*(i-1)/4 {
-			continue
-		}
+	for val := 0; val <= scale; val += step {
 		y := top + plotH - plotH*val/scale
 		c.YLabels = append(c.YLabels, templates.AxisLabel{Y: y, Text: strconv.Itoa(val)})
 	}
@@ -198,22 +194,19 @@ func Summarize(ps []*rules.Payout, since time.Time, w templates.Words) templates
 	return v
 }
 
-// niceCeil rounds a chart's peak up to 1, 2 or 5 times a power of ten (at least 4, so that
-// four grid lines have whole values).
-func niceCeil(n int) int {
-	if n <= 4 {
-		return 4
-	}
-	p := 1
-	for p*10 < n {
-		p *= 10
-	}
-	for _, m := range []int{1, 2, 5, 10} {
-		if m*p >= n {
-			return m * p
+// niceAxis is the chart's top and the step between its ticks for a peak of n: the step is 1,
+// 2 or 5 times a power of ten, the top a multiple of it, at most 5 steps, so that the ticks
+// are evenly spaced whole numbers (0, 2, 4, 6, 8, 10; never 0, 2, 5, 7, 10).
+func niceAxis(n int) (top, step int) {
+	n = max(n, 1)
+	for p := 1; ; p *= 10 {
+		for _, m := range []int{1, 2, 5} {
+			step = m * p
+			if steps := (n + step - 1) / step; steps <= 5 {
+				return steps * step, step
+			}
 		}
 	}
-	return 10 * p
 }
 
 // mail is /dashboard/mail: the sandbox mailbox (the bearer-only /sandbox/mail stays for scripts).

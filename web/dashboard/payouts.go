@@ -385,12 +385,13 @@ func (d *Dashboard) payout(w http.ResponseWriter, r *http.Request) {
 		v.RejectStatuses = append(v.RejectStatuses, templates.Option{Value: string(s), Label: string(s)})
 	}
 	for _, e := range p.Errors {
-		v.Errors = append(v.Errors, templates.KV{K: e.Code, V: e.Message})
+		v.Errors = append(v.Errors, templates.KV{K: e.Code, V: rules.MessageIn(f.HTMLLang(), e.Code, e.Message)})
 	}
 	for _, t := range p.History {
 		v.Timeline = append(v.Timeline, templates.TimelineItem{At: timeText(t.At), Stage: string(t.Stage),
-			StageClass: stageClass(t.Stage), Status: string(t.Status), Code: t.Code, Note: t.Note})
+			StageClass: stageClass(t.Stage), Status: string(t.Status), Code: t.Code, Note: rules.NoteIn(f.HTMLLang(), t.Note)})
 	}
+	v.Actions = d.payoutActions(r, p)
 	v.Movements = movements(p, f.W)
 	v.Request = requestFacts(p)
 	rows, err := d.payoutDeliveries(p, f.W)

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"payouts/api"
+	"payouts/rules"
+	"payouts/store"
+)
+
+// merchantKeys is `payouts merchant keys`: a merchant's API keys, offline (the server stopped,
+// or on PostgreSQL beside it), the CLI's counterpart of /admin/v1/merchants/{id}/keys. It is
+// how the demo merchant gets credentials again after its first start printed them once.
+func merchantKeys(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("merchant keys", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	data := fs.String("data", "./data", "data directory")
+	id := fs.String("id", "", "the merchant's id (required; the demo merchant is 1)")
+	issue := fs.Bool("new", false, "issue a new API key and secret (printed once); the old pair keeps working for --grace")
+	grace := fs.Duration("grace", api.DefaultKeyGrace, "with --new: how long the old pair keeps working (0 ends it at once)")
+	revoke := fs.String("revoke", "", "end the old key with this keyId at once")
+	database := fs.String("database", "", "a postgres:// URL (default: the bbolt file in --data)")
+	masterKeyFile := fs.String("master-key-file", "", "with --database and --new: the instances' master key file")
+	if err := envFlags(fs, args, getenv); err != nil {
+		return err
+	}
+	switch {
+	case *id == "":
+		return usageErrorf("merchant keys: --id is required")
+	case *issue && *revoke != "":
+		return usageErrorf("merchant keys: --new or --revoke, not both")
+	case *grace < 0:
+		return usageErrorf("merchant keys: --grace must not be negative")
+	}
+	cfg := serveConfig{Data: *data, Database: *database}
+	if *masterKeyFile != "" {
+		k, err := store.ReadSecretFile(*masterKeyFile)
+		if err != nil {
+			return fmt.Errorf("--master-key-file: %w", err)
+		}
+		cfg.MasterKey = k
+	}
+	if cfg.Database != "" && !cfg.onPostgres() {
+		return usageErrorf("merchant keys: --database must be a postgres:// URL")
+	}
+	db, sealer, err := openStorage(context.Background(), cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	now := time.Now().UTC()
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	var m *rules.Merchant
+	switch {
+	case *issue:
+		var c api.Credentials
+		if m, c, err = api.RotateKey(db, sealFor(sealer), *id, *grace, now); err == nil {
+			return enc.Encode(api.NewKeyView{KeyID: rules.KeyID(m.APIKeyHash), APIKey: c.APIKey, APISecret: c.APISecret, Keys: api.KeyViews(m, now)})
+		}
+	case *revoke != "":
+		if err = api.RevokeKey(db, *id, *revoke, now); err == nil {
+			m, err = db.Merchant(*id)
+		}
+	default:
+		m, err = db.Merchant(*id)
+	}
+	if errors.Is(err, rules.ErrNotFound) {
+		return fmt.Errorf("merchant keys: no merchant %q", *id)
+	}
+	if err != nil {
+		return fmt.Errorf("merchant keys: %w", err)
+	}
+	return enc.Encode(api.KeyViews(m, now))
+}
