@@ -177,6 +177,12 @@ var spanishByCode = map[string]string{
 	CodeScriptRule:           "una regla sandbox programada no es válida",
 	CodeDirectoryEntry:       "una entrada del directorio simulado no es válida",
 	CodeBreBKeyUnknown:       "el directorio no conoce esa llave Bre-B",
+	CodeFundCurrency:         "la moneda de un saldo debe ser la de su país: COL tiene COP; PER tiene PEN y USD",
+	CodeEventNotFound:        "el comercio no tiene un evento registrado con ese id (los eventos se guardan 30 días)",
+	CodeDeliveryChaos:        "un ajuste del caos de entregas está fuera de rango: duplicate 0–1, delay una duración de hasta 60s, failFirst 0–5",
+	CodeNoDeliveryURL:        "el evento no se puede reenviar: el comercio no tiene notificationUrl",
+	CodeRequirementsQuery:    "la consulta de requisitos nombra un país, tipo de cuenta o código de banco que no está en las tablas de reglas",
+	CodeRequirementsNone:     "ningún pago al destino consultado pasa las reglas para este comercio (el motivo dice qué regla)",
 	CodeDirectoryUnavailable: "pago rechazado: el directorio Bre-B no tiene la llave",
 }
 
@@ -194,10 +200,12 @@ var spanishNotes = map[string]string{
 	"the card issuer declined the credit":          "el emisor de la tarjeta rechazó el abono",
 	"the Bre-B directory has no entry for the key": "el directorio Bre-B no tiene la llave",
 	"scripted sandbox outcome":                     "resultado sandbox programado",
-	"the beneficiary is not the account's owner (sandbox account ending 9999)":    "el beneficiario no es el titular de la cuenta (cuenta sandbox terminada en 9999)",
-	"the payout was denied by the anti-fraud rules (sandbox account ending 9998)": "las reglas antifraude denegaron el pago (cuenta sandbox terminada en 9998)",
-	"the account does not exist (sandbox account ending 9996)":                    "la cuenta no existe (cuenta sandbox terminada en 9996)",
-	"the bank is out of service (sandbox account ending 9995)":                    "el banco está fuera de servicio (cuenta sandbox terminada en 9995)",
+	"scripted sandbox timeline":                    "línea de tiempo sandbox programada",
+	"the beneficiary's bank returned the money after it was paid (sandbox account ending 9994)": "el banco del beneficiario devolvió el dinero después de pagado (cuenta sandbox terminada en 9994)",
+	"the beneficiary is not the account's owner (sandbox account ending 9999)":                  "el beneficiario no es el titular de la cuenta (cuenta sandbox terminada en 9999)",
+	"the payout was denied by the anti-fraud rules (sandbox account ending 9998)":               "las reglas antifraude denegaron el pago (cuenta sandbox terminada en 9998)",
+	"the account does not exist (sandbox account ending 9996)":                                  "la cuenta no existe (cuenta sandbox terminada en 9996)",
+	"the bank is out of service (sandbox account ending 9995)":                                  "el banco está fuera de servicio (cuenta sandbox terminada en 9995)",
 }
 
 // Spanish reports whether lang (an Accept-Language value, or a page's language) prefers

@@ -726,7 +726,8 @@ func peruCard(n *node, q RequirementsQuery, m *Merchant) error {
 		Schema{"required": []any{"timeoutUrl"}, "properties": Schema{"timeoutUrl": Schema{"pattern": `\S`}}},
 		Schema{"required": []any{"TimeoutURL"}, "properties": Schema{"TimeoutURL": Schema{"pattern": `\S`}}},
 	}}, CodeTimeoutURLRequired)
-	n.at(fieldMerchantLogo).rule(Schema{"pattern": `^\s*https://[^/?#\s]+`}, CodeLogoNotHTTPS)
+	// LogoURLAllowed's rule: https, or http on the loopback (a developer's own server).
+	n.at(fieldMerchantLogo).rule(Schema{"pattern": `^\s*(https://[^/?#\s]+|http://([Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]|127(\.[0-9]{1,3}){3}|\[::1\])(:[0-9]+)?([/?#]|\s*$))`}, CodeLogoNotHTTPS)
 	n.at(fieldExpTime).rule(Schema{"anyOf": []any{
 		Schema{"type": "integer", "minimum": perExpirationMin, "maximum": perExpirationMax},
 		Schema{"type": "string", "pattern": `^\s*0*([5-9]|[12][0-9]|30)\s*$`},
