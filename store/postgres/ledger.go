@@ -22,6 +22,7 @@ type ledger struct {
 	tx      pgx.Tx
 	touched map[balanceKey]*balanceChange
 	held    *heldBalances // the group's, if the ledger's transaction is a group's (group.go)
+	events  []rules.Event // enqueued, written with the balances (queueWrites)
 }
 
 // balanceKey names one balance.
@@ -63,11 +64,13 @@ func (l *ledger) PutBalance(merchantID string, b rules.Balance) error {
 	return nil
 }
 
-// Enqueue writes an event into the outbox in the ledger's transaction.
+// Enqueue writes an event into the outbox in the ledger's transaction, with the ledger's
+// other writes: the events of a whole lifecycle round go in one statement (queueWrites).
 func (l *ledger) Enqueue(ev rules.Event) error {
-	if err := enqueue(l.ctx, l.tx, ev); err != nil {
-		return fmt.Errorf("store: enqueue event %s: %w", ev.ID, err)
+	if ev.ID == "" {
+		return errors.New("store: an event needs an id")
 	}
+	l.events = append(l.events, ev)
 	return nil
 }
 
@@ -94,6 +97,9 @@ func (l *ledger) at(k balanceKey) (*balanceChange, error) {
 		l.touched[k] = c
 		return c, nil
 	}
+	if l.tx == nil {
+		return nil, errUnprepared // a set-based group's ledger reads only the balances it read ahead
+	}
 	b, stored, err := lockBalance(l.ctx, l.tx, k)
 	if err != nil {
 		return nil, fmt.Errorf("store: balance %s %s/%s: %w", k.merchantID, k.country, k.currency, err)
@@ -113,9 +119,13 @@ func (l *ledger) check() error {
 	return nil
 }
 
-// queueWrites queues the writes of the balances changed since the last ones into b, to be
-// sent with the transaction's other writes. Call check first.
-func (l *ledger) queueWrites(b *pgx.Batch) {
+// queueWrites queues the writes of the balances changed since the last ones, and of the
+// events enqueued, into b, to be sent with the transaction's other writes. Call check first.
+func (l *ledger) queueWrites(b *pgx.Batch) error {
+	if err := queueEvents(b, l.events); err != nil {
+		return err
+	}
+	l.events = nil
 	for k, c := range l.touched {
 		if !c.dirty {
 			continue
@@ -135,6 +145,7 @@ func (l *ledger) queueWrites(b *pgx.Batch) {
 	for k, c := range l.touched {
 		l.held.put(k, heldBalance{b: c.now, stored: c.stored})
 	}
+	return nil
 }
 
 // finish checks the ledger invariant and writes the balances changed.
@@ -143,7 +154,9 @@ func (l *ledger) finish() error {
 		return err
 	}
 	b := &pgx.Batch{}
-	l.queueWrites(b)
+	if err := l.queueWrites(b); err != nil {
+		return err
+	}
 	if b.Len() == 0 {
 		return nil
 	}

@@ -48,22 +48,23 @@ func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, 
 		keys = []balanceKey{{p.MerchantID, p.Country, p.Currency}}
 	}
 	for range maxOrderRaces {
-		var existing, stored *rules.Payout
-		err := s.writer.write(func(ctx context.Context, tx pgx.Tx) error {
-			// A group rolled back runs this again: start clean, from p untouched.
-			var err error
-			existing, stored, err = createPayout(ctx, tx, p, due, events, admit)
-			return err
-		}, true, keys...)
+		c := &createWrite{p: p, due: due, events: events, admit: admit}
+		err := s.writer.send(&groupOp{create: c, keys: keys, rerun: true, done: make(chan error, 1),
+			fn: func(ctx context.Context, tx pgx.Tx) error {
+				// A group rolled back runs this again: start clean, from p untouched.
+				var err error
+				c.existing, c.stored, err = createPayout(ctx, tx, p, due, events, admit)
+				return err
+			}})
 		switch {
 		case errors.Is(err, errOrderTaken):
 			continue
 		case err != nil:
 			return nil, false, err
-		case stored != nil:
-			return stored, true, nil
+		case c.stored != nil:
+			return c.stored, true, nil
 		default:
-			return existing, false, nil
+			return c.existing, false, nil
 		}
 	}
 	return nil, false, fmt.Errorf("store: create payout of order %s: %w %d times", p.OrderID, errOrderTaken, maxOrderRaces)
@@ -137,7 +138,9 @@ func insertPayout(ctx context.Context, tx pgx.Tx, p *rules.Payout, due time.Time
 		return fmt.Errorf("store: encode payout: %w", err)
 	}
 	b := &pgx.Batch{}
-	l.queueWrites(b)
+	if err := l.queueWrites(b); err != nil {
+		return err
+	}
 	inserted := false
 	b.Queue(`INSERT INTO payouts (id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
@@ -524,7 +527,9 @@ func updatePayouts(ctx context.Context, tx pgx.Tx, ids []int64, step rules.Step,
 		return err
 	}
 	b := &pgx.Batch{}
-	l.queueWrites(b)
+	if err := l.queueWrites(b); err != nil {
+		return err
+	}
 	w.queue(b, ids, instance)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("store: update payouts: write: %w", err)

@@ -1,0 +1,400 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	gojson "github.com/goccy/go-json"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"payouts/rules"
+)
+
+// The creates of a group, set-based: a constant number of round trips whatever the group's
+// size, and the merchant's balance row locked for the last statement and the commit only.
+//
+//  1. One round trip, outside any transaction and holding no lock: the orderIds looked up
+//     (with the next payout id for each one not stored) and the balances read.
+//  2. In memory: a replay is answered with its stored payout at once; each new payout is
+//     admitted on the balances as the creates before it in the group left them (a failed
+//     admit fails alone, its changes forgotten), and the ledger invariant checked.
+//  3. One round trip: BEGIN, the payouts inserted in one statement, their events in one,
+//     then each balance changed by the group's sum in one UPDATE (in key order, so that two
+//     instances' groups never deadlock), its row's CHECKs refusing an overdraft.
+//  4. The ledger invariant checked again on what the UPDATEs returned, then COMMIT.
+//
+// The balances were read without a lock: another instance (or a funding) may change them
+// before the UPDATE. A change in the group's favour leaves every reservation made valid,
+// and the sums apply on top of it; a change against it that leaves too little fails the
+// row's CHECK. Only a decision the balance refused (the payout waits for the balance or is
+// rejected NO_BALANCE) could go the other way with the money that arrived meanwhile: such a
+// create, one whose balance has no row yet, and every create of a group whose UPDATE failed
+// fall back to the write-by-write path (group.go's run), which locks the balances first.
+
+// createWrite is one create of a group: what CreatePayout asked, and its answer (existing
+// or stored) once its op is done.
+type createWrite struct {
+	p      *rules.Payout
+	due    time.Time
+	events []rules.Event
+	admit  rules.Step
+
+	existing, stored *rules.Payout
+	first            *groupOp // the create of the same order earlier in the group
+}
+
+// answerAgain answers the later creates of an order in a group after the first create of
+// it has its answer: the payout it stored or found, as for a replay; when it failed, they
+// run again (errOrderTaken) and find what is stored then.
+func answerAgain(ops []*groupOp) {
+	for _, op := range ops {
+		c, f := op.create, op.create.first
+		if f.err != nil {
+			op.answer(errOrderTaken)
+			continue
+		}
+		c.existing = cmp.Or(f.create.stored, f.create.existing)
+		op.answer(nil)
+	}
+}
+
+// errUnprepared is a set-based create whose ledger asked for a balance the group did not
+// read ahead: it runs again write by write.
+var errUnprepared = errors.New("store: a balance the group did not read ahead")
+
+// errFallBack is a create that the set-based path hands to the write-by-write path.
+var errFallBack = errors.New("store: decided write by write")
+
+// orderKey names one order of one merchant.
+type orderKey struct{ merchantID, orderID string }
+
+// createsAhead is what the first round trip read.
+type createsAhead struct {
+	found    map[orderKey]*rules.Payout // the stored payout of each order that has one
+	ids      []int64                    // the new ids, ascending, for the orders that have none
+	balances map[balanceKey]heldBalance
+}
+
+// createSetBased runs the creates of a group as above and returns those it hands to the
+// write-by-write path, and the later creates of an order already in the group, to be
+// answered once the group is written (answerAgain); every other op is answered.
+func (w *groupWriter) createSetBased(ops []*groupOp) (fallback, again []*groupOp) {
+	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	defer cancel()
+	first := make(map[orderKey]*groupOp, len(ops))
+	look := make([]*groupOp, 0, len(ops))
+	for _, op := range ops {
+		k := orderKey{op.create.p.MerchantID, op.create.p.OrderID}
+		if f := first[k]; f != nil {
+			op.create.first = f
+			again = append(again, op)
+			continue
+		}
+		first[k] = op
+		look = append(look, op)
+	}
+	ahead, err := readAhead(ctx, w.pool, look)
+	if err != nil {
+		for _, op := range look {
+			op.answer(err)
+		}
+		return nil, again
+	}
+	g := &setGroup{held: &heldBalances{held: ahead.balances}, deltas: map[balanceKey]*balanceDelta{}}
+	ids := ahead.ids
+	for _, op := range look {
+		c := op.create
+		if p := ahead.found[orderKey{c.p.MerchantID, c.p.OrderID}]; p != nil {
+			c.existing = p
+			op.answer(nil)
+			continue
+		}
+		id := ids[0]
+		ids = ids[1:]
+		switch err := g.admit(ctx, op, id); {
+		case errors.Is(err, errFallBack):
+			fallback = append(fallback, op)
+		case err != nil:
+			op.answer(err)
+		}
+	}
+	if len(g.ops) == 0 {
+		return fallback, again
+	}
+	switch err := g.write(ctx, w.pool); {
+	case errors.Is(err, errFallBack):
+		return append(fallback, g.ops...), again
+	case err != nil:
+		for _, op := range g.ops {
+			op.answer(err)
+		}
+	default:
+		for _, op := range g.ops {
+			op.answer(nil)
+		}
+	}
+	return fallback, again
+}
+
+// readAhead looks up the orders of the creates, takes an id for each one not stored, and
+// reads the balances the creates draw on: three statements, one round trip, no lock.
+func readAhead(ctx context.Context, pool pgxBatcher, ops []*groupOp) (*createsAhead, error) {
+	merchants, orders := make([]string, len(ops)), make([]string, len(ops))
+	var keys []balanceKey
+	seen := map[balanceKey]bool{}
+	for i, op := range ops {
+		merchants[i], orders[i] = op.create.p.MerchantID, op.create.p.OrderID
+		for _, k := range op.keys {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	ahead := &createsAhead{found: map[orderKey]*rules.Payout{}, balances: make(map[balanceKey]heldBalance, len(keys))}
+	b := &pgx.Batch{}
+	b.Queue(`SELECT o.merchant_id, o.order_id, p.id, p.doc, CASE WHEN p.id IS NULL THEN nextval('payouts_id_seq') END
+		FROM unnest($1::text[], $2::text[]) AS o(merchant_id, order_id)
+		LEFT JOIN payouts p ON p.merchant_id = o.merchant_id AND p.order_id = o.order_id`, merchants, orders).
+		Query(func(rows pgx.Rows) error {
+			var k orderKey
+			var id, next *int64
+			var doc []byte
+			_, err := pgx.ForEachRow(rows, []any{&k.merchantID, &k.orderID, &id, &doc, &next}, func() error {
+				if id == nil {
+					ahead.ids = append(ahead.ids, *next)
+					return nil
+				}
+				p, err := decodePayout(*id, doc)
+				ahead.found[k] = p
+				return err
+			})
+			return err
+		})
+	if len(keys) > 0 {
+		km, kc, kcur := balanceKeyColumns(keys)
+		for _, k := range keys {
+			ahead.balances[k] = heldBalance{b: rules.Balance{Country: k.country, Currency: k.currency}}
+		}
+		b.Queue(`SELECT merchant_id, country, currency, available, balance, funded, processed, reversed FROM balances
+			WHERE (merchant_id, country, currency) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`, km, kc, kcur).
+			Query(func(rows pgx.Rows) error {
+				var k balanceKey
+				var v rules.Balance
+				_, err := pgx.ForEachRow(rows, []any{&k.merchantID, &k.country, &k.currency, &v.Available, &v.Balance, &v.Funded, &v.Processed, &v.Reversed},
+					func() error {
+						v.Country, v.Currency = k.country, k.currency
+						ahead.balances[k] = heldBalance{b: v, stored: true}
+						return nil
+					})
+				return err
+			})
+	}
+	if err := pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("store: create payouts: look up orders: %w", err)
+	}
+	slices.Sort(ahead.ids) // in the order of the group, whatever order the rows came in
+	return ahead, nil
+}
+
+// pgxBatcher sends a batch: a pool, or a connection.
+type pgxBatcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// setGroup is the creates of a group decided in memory and not written yet.
+type setGroup struct {
+	held   *heldBalances // the balances as the admitted creates left them
+	deltas map[balanceKey]*balanceDelta
+	ops    []*groupOp
+	rows   payoutRows
+	events []rules.Event
+}
+
+// balanceDelta is what a group does to one balance: the sum of its creates' changes, and of
+// their reservations, for the ledger invariant.
+type balanceDelta struct {
+	available, balance, funded, processed, reversed int64
+	reserved                                        int64
+}
+
+// admit decides one new create in memory under id: nil when it is to be written with the
+// group, errFallBack when it must be decided write by write, else its own error (nothing of
+// it kept).
+func (g *setGroup) admit(ctx context.Context, op *groupOp, id int64) error {
+	c := op.create
+	q := clonePayout(c.p)
+	q.ID = id
+	l := newLedger(withHeldBalances(ctx, g.held), nil)
+	due, err := admitPayout(q, c.due, c.events, c.admit, l)
+	if err == nil {
+		err = l.check()
+	}
+	if err == nil {
+		err = refusedOrNew(l)
+	}
+	if errors.Is(err, errUnprepared) {
+		err = errFallBack
+	}
+	if err != nil {
+		g.held.drop()
+		return err
+	}
+	if err := g.rows.add(q, due); err != nil {
+		return err
+	}
+	for k, ch := range l.touched {
+		d := g.deltas[k]
+		if d == nil {
+			d = &balanceDelta{}
+			g.deltas[k] = d
+		}
+		d.available += ch.now.Available - ch.before.Available
+		d.balance += ch.now.Balance - ch.before.Balance
+		d.funded += ch.now.Funded - ch.before.Funded
+		d.processed += ch.now.Processed - ch.before.Processed
+		d.reversed += ch.now.Reversed - ch.before.Reversed
+		d.reserved += ch.reserved
+		g.held.put(k, heldBalance{b: ch.now, stored: ch.stored})
+	}
+	g.held.keep()
+	g.events = append(g.events, l.events...)
+	c.stored = q
+	g.ops = append(g.ops, op)
+	return nil
+}
+
+// refusedOrNew is errFallBack for a create whose admit read a balance and left it as it
+// was (the balance refused it: more money arriving before the write could change that), or
+// changed a balance that has no row yet (the row's INSERT needs the lock that stands for it).
+func refusedOrNew(l *ledger) error {
+	for _, c := range l.touched {
+		if c.now == c.before || !c.stored {
+			return errFallBack
+		}
+	}
+	return nil
+}
+
+// write writes the group in one transaction: BEGIN, the payouts, the events and the
+// balances in one round trip, then the ledger check and COMMIT. errFallBack when an order
+// was taken meanwhile, a balance would overdraw or the group deadlocked: nothing of it is
+// stored, and its creates are decided again write by write.
+func (g *setGroup) write(ctx context.Context, pool pgxBatcher) error {
+	b := &pgx.Batch{}
+	b.BeginTx(pgx.TxOptions{})
+	inserted := 0
+	g.rows.queue(b).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			inserted++
+		}
+		return rows.Err()
+	})
+	if err := queueEvents(b, g.events); err != nil {
+		return err
+	}
+	keys := make([]balanceKey, 0, len(g.deltas))
+	for k := range g.deltas {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareBalanceKeys)
+	after := make(map[balanceKey]rules.Balance, len(keys))
+	for _, k := range keys {
+		d := g.deltas[k]
+		b.Queue(`UPDATE balances SET available = available + $4, balance = balance + $5, funded = funded + $6,
+				processed = processed + $7, reversed = reversed + $8
+			WHERE merchant_id = $1 AND country = $2 AND currency = $3
+			RETURNING available, balance, funded, processed, reversed`,
+			k.merchantID, k.country, k.currency, d.available, d.balance, d.funded, d.processed, d.reversed).
+			QueryRow(func(row pgx.Row) error {
+				v := rules.Balance{Country: k.country, Currency: k.currency}
+				err := row.Scan(&v.Available, &v.Balance, &v.Funded, &v.Processed, &v.Reversed)
+				after[k] = v
+				return err
+			})
+	}
+	br := pool.SendBatch(ctx, b)
+	tx := br.Tx()
+	defer tx.Rollback(ctx) // after a commit, a no-op
+	if err := br.Close(); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && (pgErr.Code == "23514" || retryable(err)) { // an overdraft, a deadlock
+			return errFallBack
+		}
+		return fmt.Errorf("store: create payouts: %w", err)
+	}
+	if inserted != len(g.rows.id) {
+		return errFallBack // an order taken by another instance's create meanwhile
+	}
+	for _, k := range keys { // the ledger invariant, on the rows as the UPDATEs left them
+		d, now := g.deltas[k], after[k]
+		before := now
+		before.Available -= d.available
+		before.Balance -= d.balance
+		before.Funded -= d.funded
+		before.Processed -= d.processed
+		before.Reversed -= d.reversed
+		if err := rules.CheckBalanceChange(k.merchantID, before, now, d.reserved); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("store: create payouts: commit: %w", err)
+	}
+	return nil
+}
+
+func compareBalanceKeys(a, b balanceKey) int {
+	return cmp.Or(cmp.Compare(a.merchantID, b.merchantID), cmp.Compare(a.country, b.country), cmp.Compare(a.currency, b.currency))
+}
+
+// balanceKeyColumns are keys as three arrays, for unnest.
+func balanceKeyColumns(keys []balanceKey) (merchants, countries, currencies []string) {
+	for _, k := range keys {
+		merchants, countries, currencies = append(merchants, k.merchantID), append(countries, k.country), append(currencies, k.currency)
+	}
+	return merchants, countries, currencies
+}
+
+// payoutRows are new payouts as the columns of one INSERT.
+type payoutRows struct {
+	id, amount                                        []int64
+	merchant, order, country, currency, stage, status []string
+	doc                                               []string
+	createdAt                                         []time.Time
+	dueAt                                             []pgtype.Timestamptz
+	dueStatus                                         []pgtype.Text
+}
+
+func (r *payoutRows) add(p *rules.Payout, due time.Time) error {
+	doc, err := gojson.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("store: encode payout: %w", err)
+	}
+	r.id, r.amount = append(r.id, p.ID), append(r.amount, p.Amount)
+	r.merchant, r.order, r.country, r.currency = append(r.merchant, p.MerchantID), append(r.order, p.OrderID),
+		append(r.country, p.Country), append(r.currency, p.Currency)
+	r.stage, r.status, r.doc = append(r.stage, string(p.Stage)), append(r.status, string(p.Status)), append(r.doc, string(doc))
+	r.createdAt, r.dueAt, r.dueStatus = append(r.createdAt, p.CreatedAt), append(r.dueAt, dueAt(due)), append(r.dueStatus, dueStatus(due, p.Status))
+	return nil
+}
+
+// queue queues the INSERT of the rows into b; it returns the id of each row inserted, none
+// for an order a concurrent transaction stored first.
+func (r *payoutRows) queue(b *pgx.Batch) *pgx.QueuedQuery {
+	return b.Queue(`INSERT INTO payouts (id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc)
+		SELECT id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc::jsonb
+		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[],
+			$9::timestamptz[], $10::timestamptz[], $11::text[], $12::text[])
+			AS r(id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc)
+		ORDER BY id
+		ON CONFLICT ON CONSTRAINT payouts_order DO NOTHING
+		RETURNING id`,
+		r.id, r.merchant, r.order, r.country, r.currency, r.amount, r.stage, r.status, r.createdAt, r.dueAt, r.dueStatus, r.doc)
+}
