@@ -34,8 +34,9 @@ import (
 // and the sums apply on top of it; a change against it that leaves too little fails the
 // row's CHECK. Only a decision the balance refused (the payout waits for the balance or is
 // rejected NO_BALANCE) could go the other way with the money that arrived meanwhile: such a
-// create, one whose balance has no row yet, and every create of a group whose UPDATE failed
-// fall back to the write-by-write path (group.go's run), which locks the balances first.
+// create, and every create of a group whose balance statements failed (an overdraft, a row
+// that a concurrent write created first), fall back to the write-by-write path (group.go's
+// run), which locks the balances first.
 
 // createWrite is one create of a group: what CreatePayout asked, and its answer (existing
 // or stored) once its op is done.
@@ -63,10 +64,6 @@ func answerAgain(ops []*groupOp) {
 		op.answer(nil)
 	}
 }
-
-// errUnprepared is a set-based create whose ledger asked for a balance the group did not
-// read ahead: it runs again write by write.
-var errUnprepared = errors.New("store: a balance the group did not read ahead")
 
 // errFallBack is a create that the set-based path hands to the write-by-write path.
 var errFallBack = errors.New("store: decided write by write")
@@ -106,7 +103,7 @@ func (w *groupWriter) createSetBased(ops []*groupOp) (fallback, again []*groupOp
 		}
 		return nil, again
 	}
-	g := &setGroup{held: &heldBalances{held: ahead.balances}, deltas: map[balanceKey]*balanceDelta{}}
+	g := &setGroup{held: &heldBalances{held: ahead.balances}, deltas: balanceDeltas{}}
 	ids := ahead.ids
 	for _, op := range look {
 		c := op.create
@@ -211,17 +208,10 @@ type pgxBatcher interface {
 // setGroup is the creates of a group decided in memory and not written yet.
 type setGroup struct {
 	held   *heldBalances // the balances as the admitted creates left them
-	deltas map[balanceKey]*balanceDelta
+	deltas balanceDeltas
 	ops    []*groupOp
 	rows   payoutRows
 	events []rules.Event
-}
-
-// balanceDelta is what a group does to one balance: the sum of its creates' changes, and of
-// their reservations, for the ledger invariant.
-type balanceDelta struct {
-	available, balance, funded, processed, reversed int64
-	reserved                                        int64
 }
 
 // admit decides one new create in memory under id: nil when it is to be written with the
@@ -236,10 +226,7 @@ func (g *setGroup) admit(ctx context.Context, op *groupOp, id int64) error {
 	if err == nil {
 		err = l.check()
 	}
-	if err == nil {
-		err = refusedOrNew(l)
-	}
-	if errors.Is(err, errUnprepared) {
+	if err == nil && len(l.refused()) > 0 {
 		err = errFallBack
 	}
 	if err != nil {
@@ -249,36 +236,14 @@ func (g *setGroup) admit(ctx context.Context, op *groupOp, id int64) error {
 	if err := g.rows.add(q, due); err != nil {
 		return err
 	}
+	g.deltas.add(l)
 	for k, ch := range l.touched {
-		d := g.deltas[k]
-		if d == nil {
-			d = &balanceDelta{}
-			g.deltas[k] = d
-		}
-		d.available += ch.now.Available - ch.before.Available
-		d.balance += ch.now.Balance - ch.before.Balance
-		d.funded += ch.now.Funded - ch.before.Funded
-		d.processed += ch.now.Processed - ch.before.Processed
-		d.reversed += ch.now.Reversed - ch.before.Reversed
-		d.reserved += ch.reserved
 		g.held.put(k, heldBalance{b: ch.now, stored: ch.stored})
 	}
 	g.held.keep()
 	g.events = append(g.events, l.events...)
 	c.stored = q
 	g.ops = append(g.ops, op)
-	return nil
-}
-
-// refusedOrNew is errFallBack for a create whose admit read a balance and left it as it
-// was (the balance refused it: more money arriving before the write could change that), or
-// changed a balance that has no row yet (the row's INSERT needs the lock that stands for it).
-func refusedOrNew(l *ledger) error {
-	for _, c := range l.touched {
-		if c.now == c.before || !c.stored {
-			return errFallBack
-		}
-	}
 	return nil
 }
 
@@ -299,32 +264,14 @@ func (g *setGroup) write(ctx context.Context, pool pgxBatcher) error {
 	if err := queueEvents(b, g.events); err != nil {
 		return err
 	}
-	keys := make([]balanceKey, 0, len(g.deltas))
-	for k := range g.deltas {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, compareBalanceKeys)
-	after := make(map[balanceKey]rules.Balance, len(keys))
-	for _, k := range keys {
-		d := g.deltas[k]
-		b.Queue(`UPDATE balances SET available = available + $4, balance = balance + $5, funded = funded + $6,
-				processed = processed + $7, reversed = reversed + $8
-			WHERE merchant_id = $1 AND country = $2 AND currency = $3
-			RETURNING available, balance, funded, processed, reversed`,
-			k.merchantID, k.country, k.currency, d.available, d.balance, d.funded, d.processed, d.reversed).
-			QueryRow(func(row pgx.Row) error {
-				v := rules.Balance{Country: k.country, Currency: k.currency}
-				err := row.Scan(&v.Available, &v.Balance, &v.Funded, &v.Processed, &v.Reversed)
-				after[k] = v
-				return err
-			})
-	}
+	after := g.deltas.queue(b)
 	br := pool.SendBatch(ctx, b)
 	tx := br.Tx()
 	defer tx.Rollback(ctx) // after a commit, a no-op
 	if err := br.Close(); err != nil {
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && (pgErr.Code == "23514" || retryable(err)) { // an overdraft, a deadlock
+		if errors.As(err, &pgErr) && (pgErr.Code == "23514" || pgErr.Code == "23505" || retryable(err)) {
+			// an overdraft, a balance's row written meanwhile, a deadlock
 			return errFallBack
 		}
 		return fmt.Errorf("store: create payouts: %w", err)
@@ -332,17 +279,8 @@ func (g *setGroup) write(ctx context.Context, pool pgxBatcher) error {
 	if inserted != len(g.rows.id) {
 		return errFallBack // an order taken by another instance's create meanwhile
 	}
-	for _, k := range keys { // the ledger invariant, on the rows as the UPDATEs left them
-		d, now := g.deltas[k], after[k]
-		before := now
-		before.Available -= d.available
-		before.Balance -= d.balance
-		before.Funded -= d.funded
-		before.Processed -= d.processed
-		before.Reversed -= d.reversed
-		if err := rules.CheckBalanceChange(k.merchantID, before, now, d.reserved); err != nil {
-			return err
-		}
+	if err := g.deltas.check(after); err != nil {
+		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("store: create payouts: commit: %w", err)

@@ -97,8 +97,11 @@ func (l *ledger) at(k balanceKey) (*balanceChange, error) {
 		l.touched[k] = c
 		return c, nil
 	}
-	if l.tx == nil {
-		return nil, errUnprepared // a set-based group's ledger reads only the balances it read ahead
+	if l.tx == nil { // a set-based write's ledger: the balances it read ahead; one not read has no row
+		c := &balanceChange{before: rules.Balance{Country: k.country, Currency: k.currency}}
+		c.now = c.before
+		l.touched[k] = c
+		return c, nil
 	}
 	b, stored, err := lockBalance(l.ctx, l.tx, k)
 	if err != nil {
@@ -107,6 +110,18 @@ func (l *ledger) at(k balanceKey) (*balanceChange, error) {
 	c := &balanceChange{before: b, now: b, stored: stored}
 	l.touched[k] = c
 	return c, nil
+}
+
+// refused lists the balances the ledger read and left as they were: a decision the balance
+// refused (a payout waits for it, or is rejected NO_BALANCE), which more money could change.
+func (l *ledger) refused() []balanceKey {
+	var keys []balanceKey
+	for k, c := range l.touched {
+		if c.now == c.before {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // check is the ledger invariant for the balances the transaction touched, as they are now.
