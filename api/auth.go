@@ -214,7 +214,14 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		// A correctly signed request is always served: failures count against the client
 		// address and the API key it presented, never against anyone else (contract
 		// section 2), and only failures are refused once there are too many.
-		m, msg := a.verify(r, id, body)
+		m, msg, err := a.verify(r, id, body)
+		if rules.Unavailable(err) {
+			// The merchant's keys could not be read: not the client's failure, and not a
+			// revoked key (contract section 3). Nothing counts against the client.
+			requestLogger(r.Context()).Warn("storage unavailable", "err", err)
+			writeProblem(w, unavailableProblem())
+			return
+		}
 		if m == nil {
 			key := clientAddr(r) + "\x00" + truncate(presentedKey(r), 100)
 			if !a.Failures.Fail(key) {
@@ -247,40 +254,41 @@ func timestampMillis(ts int64) int64 {
 	return ts
 }
 
-// verify checks key, timestamp and signature; it returns the merchant or why not. A
+// verify checks key, timestamp and signature; it returns the merchant or why not, and the
+// storage's error when the merchant's keys could not be read. A
 // signature is not single-use: the original scheme signs neither the query nor a nonce, and
 // clients resend the same signed request after a time-out (contract section 2).
-func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.Merchant, string) {
+func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.Merchant, string, error) {
 	key := presentedKey(r)
 	q := r.URL.Query()
 	tsText, sigText := q.Get("timestamp"), q.Get("signature")
 	if key == "" || tsText == "" || sigText == "" {
-		return nil, "the monnet-api-key header and the timestamp and signature query parameters are required"
+		return nil, "the monnet-api-key header and the timestamp and signature query parameters are required", nil
 	}
 	e, err := a.Keys.get(id)
 	if err != nil {
-		return nil, "the API key is not valid for this merchant"
+		return nil, "the API key is not valid for this merchant", err
 	}
 	k, ok := e.key(key, a.Now())
 	if !ok {
-		return nil, "the API key is not valid for this merchant"
+		return nil, "the API key is not valid for this merchant", nil
 	}
 	ts, err := strconv.ParseInt(tsText, 10, 64)
 	if err != nil || ts < 0 {
-		return nil, "timestamp must be epoch milliseconds or seconds"
+		return nil, "timestamp must be epoch milliseconds or seconds", nil
 	}
 	if d := a.Now().UnixMilli() - timestampMillis(ts); d > SignatureWindow.Milliseconds() || d < -SignatureWindow.Milliseconds() {
-		return nil, "timestamp is more than 5 minutes from the server clock"
+		return nil, "timestamp is more than 5 minutes from the server clock", nil
 	}
 	sig, err := hex.DecodeString(sigText)
 	if err != nil || len(sig) != sha256.Size {
-		return nil, "signature must be 64 hex characters"
+		return nil, "signature must be 64 hex characters", nil
 	}
 	want, _ := hex.DecodeString(rules.Signature(k.secret, r.Method, r.URL.Path, ts, body))
 	if subtle.ConstantTimeCompare(sig, want) != 1 {
-		return nil, "the signature does not match the request"
+		return nil, "the signature does not match the request", nil
 	}
-	return e.merchant, ""
+	return e.merchant, "", nil
 }
 
 func (a *Authenticator) allow(merchantID string) bool {

@@ -153,6 +153,9 @@ const (
 	CodeUnsupportedMediaType = "1908"
 	CodeControlCharacter     = "1909"
 
+	// Issue 20: the database out of reach (an outage, a restart, a cut network).
+	CodeUnavailable = "1925"
+
 	// This service's own: field rules of both countries (1950–1969).
 	CodeCurrencyNotAllowed = "1950"
 	CodeEmailTooLong       = "1951"
@@ -396,6 +399,9 @@ var Catalogue = []CodeInfo{
 	{CodeDirectoryEntry, 400, false, "a simulated directory entry is invalid"},
 	{CodeBreBKeyUnknown, 404, false, "the directory knows no such Bre-B key"},
 	{CodeDirectoryUnavailable, 200, true, "payout rejected: the Bre-B directory has no entry for the key (status REJECTED_BANK)"},
+
+	// Issue 20, PostgreSQL at network distance.
+	{CodeUnavailable, 503, false, "service temporarily unavailable: its database cannot be reached; send the same request again after the Retry-After header"},
 }
 
 func init() {

@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"payouts/rules"
 )
 
 // Group commit, as store/bolt/group.go: one goroutine per DB owns the payout writes (creates
@@ -113,7 +115,20 @@ func (w *groupWriter) send(op *groupOp) error {
 	case <-w.quit:
 		return errClosed
 	}
-	return <-op.done
+	return unreachable(<-op.done)
+}
+
+// unreachable marks an error that says the database could not be reached (a connection
+// closed under the write, a time-out) with rules.ErrUnavailable, so that the API answers 503
+// rather than 500; the network's own errors are recognised by rules.Unavailable itself.
+func unreachable(err error) error {
+	if err == nil || rules.Unavailable(err) {
+		return err
+	}
+	if errors.Is(err, pgconn.ErrConnClosed) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return fmt.Errorf("%w: %w", rules.ErrUnavailable, err)
+	}
+	return err
 }
 
 func (w *groupWriter) loop() {
