@@ -103,6 +103,9 @@ func (w *groupWriter) createSetBased(ops []*groupOp) (fallback, again []*groupOp
 		}
 		return nil, again
 	}
+	if w.afterReadAhead != nil {
+		w.afterReadAhead()
+	}
 	g := &setGroup{held: &heldBalances{held: ahead.balances}, deltas: balanceDeltas{}}
 	ids := ahead.ids
 	for _, op := range look {

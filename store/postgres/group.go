@@ -86,6 +86,9 @@ type groupWriter struct {
 	// alone runs every write in a transaction of its own, in its caller's goroutine (the
 	// benchmark's baseline).
 	alone bool
+	// afterReadAhead, in tests, runs between a create group's read of the balances and its
+	// write: another instance's change in between.
+	afterReadAhead func()
 }
 
 func newGroupWriter(pool *pgxpool.Pool) *groupWriter {
