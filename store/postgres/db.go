@@ -62,6 +62,7 @@ type DB struct {
 	// claims this instance holds (payouts.go).
 	writer *groupWriter
 	steps  claimSet
+	read   readDocs // the payouts PayoutsByID decoded, for the round that steps them
 }
 
 // Open connects to url, applies the pending migrations, and returns the store.

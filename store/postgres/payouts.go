@@ -347,6 +347,7 @@ func (s *DB) PayoutsByID(ids []int64) ([]*rules.Payout, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.read.put(id, doc, p)
 		out = append(out, p)
 	}
 	return out, nil

@@ -80,7 +80,7 @@ func (s *DB) updatePayouts(ids []int64, step rules.Step) error {
 	}
 	l := newLedger(withHeldBalances(ctx, held), nil)
 	w := newPayoutWrites(len(ids))
-	if err := runSteps(ids, docs, step, l, w); err != nil {
+	if err := runSteps(ids, docs, &s.read, step, l, w); err != nil {
 		return err
 	}
 	if err := l.check(); err != nil { // the ledger invariant (ledger.go)
@@ -109,15 +109,15 @@ func (s *DB) updatePayouts(ids []int64, step rules.Step) error {
 	return nil
 }
 
-// runSteps runs step on each payout of ids, in their order, on the documents read, and
-// notes what the steps changed in w.
-func runSteps(ids []int64, docs map[int64][]byte, step rules.Step, l *ledger, w *payoutWrites) error {
+// runSteps runs step on each payout of ids, in their order, on the documents read (decoded
+// unless read just before, doccache.go), and notes what the steps changed in w.
+func runSteps(ids []int64, docs map[int64][]byte, read *readDocs, step rules.Step, l *ledger, w *payoutWrites) error {
 	for _, id := range ids {
 		doc, ok := docs[id]
 		if !ok {
 			continue
 		}
-		p, err := decodePayout(id, doc)
+		p, err := read.decode(id, doc)
 		if err != nil {
 			return err
 		}
