@@ -12,12 +12,13 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"payouts/rules"
 )
 
 // The creates of a group, set-based: a constant number of round trips whatever the group's
-// size, and the merchant's balance row locked for the last statement and the commit only.
+// size (two), and the merchant's balance row locked for the last statement and the commit only.
 //
 //  1. One round trip, outside any transaction and holding no lock: the orderIds looked up
 //     (with the next payout id for each one not stored) and the balances read.
@@ -26,8 +27,9 @@ import (
 //     admit fails alone, its changes forgotten), and the ledger invariant checked.
 //  3. One round trip: BEGIN, the payouts inserted in one statement, their events in one,
 //     then each balance changed by the group's sum in one UPDATE (in key order, so that two
-//     instances' groups never deadlock), its row's CHECKs refusing an overdraft.
-//  4. The ledger invariant checked again on what the UPDATEs returned, then COMMIT.
+//     instances' groups never deadlock), its row's CHECKs refusing an overdraft and the
+//     statement checking the ledger's totals on the new row, and COMMIT, all pipelined: the
+//     balance row is locked for its UPDATE and the commit, no client round trip between.
 //
 // The balances were read without a lock: another instance (or a funding) may change them
 // before the UPDATE. A change in the group's favour leaves every reservation made valid,
@@ -250,43 +252,37 @@ func (g *setGroup) admit(ctx context.Context, op *groupOp, id int64) error {
 	return nil
 }
 
-// write writes the group in one transaction: BEGIN, the payouts, the events and the
-// balances in one round trip, then the ledger check and COMMIT. errFallBack when an order
-// was taken meanwhile, a balance would overdraw or the group deadlocked: nothing of it is
-// stored, and its creates are decided again write by write.
-func (g *setGroup) write(ctx context.Context, pool pgxBatcher) error {
+// write writes the group in one transaction, in one round trip: BEGIN, the payouts, the
+// events, the balances and COMMIT, pipelined. errFallBack when an order was taken meanwhile,
+// a balance would overdraw or its row was created meanwhile, or the group deadlocked: nothing
+// of it is stored, and its creates are decided again write by write.
+func (g *setGroup) write(ctx context.Context, pool *pgxpool.Pool) error {
+	if err := g.deltas.checkChange(); err != nil { // the ledger invariant (deltas.go)
+		return err
+	}
 	b := &pgx.Batch{}
-	b.BeginTx(pgx.TxOptions{})
-	inserted := 0
-	g.rows.queue(b).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			inserted++
-		}
-		return rows.Err()
-	})
+	b.Queue("BEGIN")
+	g.rows.queue(b)
 	if err := queueEvents(b, g.events); err != nil {
 		return err
 	}
-	after := g.deltas.queue(b)
-	br := pool.SendBatch(ctx, b)
-	tx := br.Tx()
-	defer tx.Rollback(ctx) // after a commit, a no-op
-	if err := br.Close(); err != nil {
+	g.deltas.queue(b)
+	queueCommit(b)
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("store: create payouts: %w", err)
+	}
+	defer conn.Release()
+	if err := sendCommitted(ctx, conn, b); err != nil {
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && (pgErr.Code == "23514" || pgErr.Code == "23505" || retryable(err)) {
-			// an overdraft, a balance's row written meanwhile, a deadlock
+		switch {
+		case ledgerRow(err):
+			return fmt.Errorf("%w: %w", rules.ErrLedger, err)
+		case errors.As(err, &pgErr) && (pgErr.Code == "23514" || pgErr.Code == "23505" || retryable(err)):
+			// an overdraft, an order or a balance's row written meanwhile, a deadlock
 			return errFallBack
 		}
 		return fmt.Errorf("store: create payouts: %w", err)
-	}
-	if inserted != len(g.rows.id) {
-		return errFallBack // an order taken by another instance's create meanwhile
-	}
-	if err := g.deltas.check(after); err != nil {
-		return err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("store: create payouts: commit: %w", err)
 	}
 	return nil
 }
@@ -326,16 +322,14 @@ func (r *payoutRows) add(p *rules.Payout, due time.Time) error {
 	return nil
 }
 
-// queue queues the INSERT of the rows into b; it returns the id of each row inserted, none
-// for an order a concurrent transaction stored first.
-func (r *payoutRows) queue(b *pgx.Batch) *pgx.QueuedQuery {
-	return b.Queue(`INSERT INTO payouts (id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc)
+// queue queues the INSERT of the rows into b: an order a concurrent transaction stored
+// first fails it (23505 on payouts_order).
+func (r *payoutRows) queue(b *pgx.Batch) {
+	b.Queue(`INSERT INTO payouts (id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc)
 		SELECT id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc::jsonb
 		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[],
 			$9::timestamptz[], $10::timestamptz[], $11::text[], $12::text[])
 			AS r(id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc)
-		ORDER BY id
-		ON CONFLICT ON CONSTRAINT payouts_order DO NOTHING
-		RETURNING id`,
+		ORDER BY id`,
 		r.id, r.merchant, r.order, r.country, r.currency, r.amount, r.stage, r.status, r.createdAt, r.dueAt, r.dueStatus, r.doc)
 }

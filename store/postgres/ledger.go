@@ -252,7 +252,7 @@ const balanceLocks = 0x62616c // "bal"
 // written has none: an advisory lock on its key then stands for the row lock until the
 // transaction ends, so that two transactions creating it take turns (the second reads the
 // row the first wrote). No row is written for a balance only read, as in store/bolt.
-func lockBalance(ctx context.Context, tx pgx.Tx, k balanceKey) (rules.Balance, bool, error) {
+func lockBalance(ctx context.Context, tx querier, k balanceKey) (rules.Balance, bool, error) {
 	b, found, err := selectBalanceForUpdate(ctx, tx, k)
 	if err != nil || found {
 		return b, found, err
@@ -264,7 +264,7 @@ func lockBalance(ctx context.Context, tx pgx.Tx, k balanceKey) (rules.Balance, b
 	return selectBalanceForUpdate(ctx, tx, k)
 }
 
-func selectBalanceForUpdate(ctx context.Context, tx pgx.Tx, k balanceKey) (rules.Balance, bool, error) {
+func selectBalanceForUpdate(ctx context.Context, tx querier, k balanceKey) (rules.Balance, bool, error) {
 	b := rules.Balance{Country: k.country, Currency: k.currency}
 	err := tx.QueryRow(ctx, `SELECT available, balance, funded, processed, reversed FROM balances
 		WHERE merchant_id = $1 AND country = $2 AND currency = $3 FOR UPDATE`, k.merchantID, k.country, k.currency).

@@ -24,11 +24,11 @@ var errBalanceMoved = errors.New("store: a balance grew under a step it refused;
 // stored, and the claims are released so that the next round retries them at once, as
 // store/bolt would.
 //
-// A round of N steps costs three round trips: BEGIN, the payouts locked and read (in id
-// order, so that two transactions never wait on each other's) and their balances read
-// without a lock, in one; the payouts, their events and one UPDATE per balance adding the
-// steps' changes, last, in the second; COMMIT. The balance rows are locked for the last two
-// only, as a create group's (creates.go). A step the balance refused (one more money could
+// A round of N steps costs two round trips: BEGIN, the payouts locked and read (in id order,
+// so that two transactions never wait on each other's) and their balances read without a
+// lock, in one; the payouts, their events, one UPDATE per balance adding the steps' changes,
+// last, and COMMIT in the second. The balance rows are locked for their UPDATE and the
+// commit only, as a create group's (creates.go). A step the balance refused (one more money could
 // change) locks its balance before the writes and checks that it did not grow meanwhile.
 func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
 	if len(ids) == 0 {
@@ -50,8 +50,14 @@ func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
 func (s *DB) updatePayouts(ids []int64, step rules.Step) error {
 	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
 	defer cancel()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("store: update payouts: %w", err)
+	}
+	defer conn.Release()
+	defer rollback(ctx, conn) // after the commit, nothing to do
 	b := &pgx.Batch{}
-	b.BeginTx(pgx.TxOptions{})
+	b.Queue("BEGIN")
 	var docs map[int64][]byte
 	b.Queue(`SELECT id, doc FROM payouts WHERE id = ANY($1) ORDER BY id FOR UPDATE`, ids).Query(func(rows pgx.Rows) error {
 		var err error
@@ -72,10 +78,7 @@ func (s *DB) updatePayouts(ids []int64, step rules.Step) error {
 				})
 			return err
 		})
-	br := s.pool.SendBatch(ctx, b)
-	tx := br.Tx()
-	defer tx.Rollback(ctx) // after a commit, a no-op
-	if err := br.Close(); err != nil {
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("store: update payouts: lock: %w", err)
 	}
 	l := newLedger(withHeldBalances(ctx, held), nil)
@@ -83,28 +86,29 @@ func (s *DB) updatePayouts(ids []int64, step rules.Step) error {
 	if err := runSteps(ids, docs, &s.read, step, l, w); err != nil {
 		return err
 	}
-	if err := l.check(); err != nil { // the ledger invariant (ledger.go)
+	if err := l.check(); err != nil { // the ledger invariant (ledger.go), on the balances read
 		return err
 	}
-	if err := checkRefused(ctx, tx, l); err != nil {
+	if err := checkRefused(ctx, conn, l); err != nil {
 		return err
 	}
 	deltas := balanceDeltas{}
 	deltas.add(l)
+	if err := deltas.checkChange(); err != nil { // and on the changes applied (deltas.go)
+		return err
+	}
 	wb := &pgx.Batch{}
 	if err := queueEvents(wb, l.events); err != nil {
 		return err
 	}
 	w.queue(wb, ids, s.instance)
-	after := deltas.queue(wb)
-	if err := tx.SendBatch(ctx, wb).Close(); err != nil {
+	deltas.queue(wb)
+	queueCommit(wb)
+	if err := conn.SendBatch(ctx, wb).Close(); err != nil {
+		if ledgerRow(err) {
+			return fmt.Errorf("%w: %w", rules.ErrLedger, err)
+		}
 		return fmt.Errorf("store: update payouts: write: %w", err)
-	}
-	if err := deltas.check(after); err != nil {
-		return err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("store: update payouts: commit: %w", err)
 	}
 	return nil
 }
@@ -142,7 +146,7 @@ func runSteps(ids []int64, docs map[int64][]byte, read *readDocs, step rules.Ste
 // checkRefused locks the balances that refused a step (in key order) and fails the round
 // when one has more available than the steps saw: with it, they might have gone otherwise.
 // Less is fine: what was refused stays refused, and the rows' CHECKs guard what was taken.
-func checkRefused(ctx context.Context, tx pgx.Tx, l *ledger) error {
+func checkRefused(ctx context.Context, tx querier, l *ledger) error {
 	keys := l.refused()
 	if len(keys) == 0 {
 		return nil
