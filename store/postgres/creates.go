@@ -184,19 +184,8 @@ func readAhead(ctx context.Context, pool pgxBatcher, ops []*groupOp) (*createsAh
 		for _, k := range keys {
 			ahead.balances[k] = heldBalance{b: rules.Balance{Country: k.country, Currency: k.currency}}
 		}
-		b.Queue(`SELECT merchant_id, country, currency, available, balance, funded, processed, reversed FROM balances
-			WHERE (merchant_id, country, currency) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`, km, kc, kcur).
-			Query(func(rows pgx.Rows) error {
-				var k balanceKey
-				var v rules.Balance
-				_, err := pgx.ForEachRow(rows, []any{&k.merchantID, &k.country, &k.currency, &v.Available, &v.Balance, &v.Funded, &v.Processed, &v.Reversed},
-					func() error {
-						v.Country, v.Currency = k.country, k.currency
-						ahead.balances[k] = heldBalance{b: v, stored: true}
-						return nil
-					})
-				return err
-			})
+		queueReadBalances(b, ahead.balances, `(merchant_id, country, currency) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`,
+			km, kc, kcur)
 	}
 	if err := pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("store: create payouts: look up orders: %w", err)

@@ -141,3 +141,20 @@ func rollback(ctx context.Context, conn *pgxpool.Conn) {
 		conn.Exec(ctx, "ROLLBACK")
 	}
 }
+
+// queueReadBalances queues the read, without a lock, of the balances where selects, into
+// the map: a set-based write decides on them and applies its changes as deltas (queue).
+func queueReadBalances(b *pgx.Batch, into map[balanceKey]heldBalance, where string, args ...any) {
+	b.Queue(`SELECT merchant_id, country, currency, available, balance, funded, processed, reversed FROM balances
+		WHERE `+where, args...).Query(func(rows pgx.Rows) error {
+		var k balanceKey
+		var v rules.Balance
+		_, err := pgx.ForEachRow(rows, []any{&k.merchantID, &k.country, &k.currency, &v.Available, &v.Balance, &v.Funded, &v.Processed, &v.Reversed},
+			func() error {
+				v.Country, v.Currency = k.country, k.currency
+				into[k] = heldBalance{b: v, stored: true}
+				return nil
+			})
+		return err
+	})
+}

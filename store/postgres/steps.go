@@ -65,19 +65,8 @@ func (s *DB) updatePayouts(ids []int64, step rules.Step) error {
 		return err
 	})
 	held := &heldBalances{held: map[balanceKey]heldBalance{}}
-	b.Queue(`SELECT merchant_id, country, currency, available, balance, funded, processed, reversed FROM balances
-		WHERE (merchant_id, country, currency) IN (SELECT merchant_id, country, currency FROM payouts WHERE id = ANY($1))`, ids).
-		Query(func(rows pgx.Rows) error {
-			var k balanceKey
-			var v rules.Balance
-			_, err := pgx.ForEachRow(rows, []any{&k.merchantID, &k.country, &k.currency, &v.Available, &v.Balance, &v.Funded, &v.Processed, &v.Reversed},
-				func() error {
-					v.Country, v.Currency = k.country, k.currency
-					held.held[k] = heldBalance{b: v, stored: true}
-					return nil
-				})
-			return err
-		})
+	queueReadBalances(b, held.held, `(merchant_id, country, currency) IN (SELECT merchant_id, country, currency FROM payouts WHERE id = ANY($1))`,
+		ids)
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("store: update payouts: lock: %w", err)
 	}
