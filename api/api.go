@@ -218,7 +218,7 @@ func registerPayouts(a huma.API, d Deps) {
 		// The rules package checks the body, reporting every error with its code.
 		SkipValidateBody: true,
 		Security:         signedSecurity,
-		Errors:           []int{400, 401, 409, 413, 429},
+		Errors:           []int{400, 401, 409, 413, 429, 503},
 	}, func(ctx context.Context, in *CreatePayoutInput) (*CreatePayoutOutput, error) {
 		m := merchantFrom(ctx)
 		res, err := d.Service.CreatePayout(ctx, m, in.RawBody, rules.EndpointPayouts)
@@ -235,7 +235,7 @@ func registerPayouts(a huma.API, d Deps) {
 
 	huma.Register(a, huma.Operation{
 		OperationID: "get-payout", Method: http.MethodGet, Path: "/api/v1/{merchantId}/payouts/{id}",
-		Summary: "Get a payout", Tags: []string{"Payouts"}, Security: signedSecurity, Errors: []int{401, 404},
+		Summary: "Get a payout", Tags: []string{"Payouts"}, Security: signedSecurity, Errors: []int{401, 404, 503},
 	}, func(ctx context.Context, in *GetPayoutInput) (*PayoutDetailOutput, error) {
 		p, err := d.Service.Payout(ctx, merchantFrom(ctx).ID, in.ID)
 		if err != nil {
@@ -246,7 +246,7 @@ func registerPayouts(a huma.API, d Deps) {
 
 	huma.Register(a, huma.Operation{
 		OperationID: "list-payouts", Method: http.MethodGet, Path: "/api/v1/{merchantId}/payouts",
-		Summary: "List payouts, newest first", Tags: []string{"Payouts"}, Security: signedSecurity, Errors: []int{400, 401},
+		Summary: "List payouts, newest first", Tags: []string{"Payouts"}, Security: signedSecurity, Errors: []int{400, 401, 503},
 	}, func(ctx context.Context, in *ListPayoutsInput) (*ListPayoutsOutput, error) {
 		f, err := in.filter()
 		if err != nil {
@@ -270,7 +270,7 @@ func registerPayouts(a huma.API, d Deps) {
 
 	huma.Register(a, huma.Operation{
 		OperationID: "get-balance", Method: http.MethodGet, Path: "/api/v1/{merchantId}/balance",
-		Summary: "The merchant's balances", Tags: []string{"Balance"}, Security: signedSecurity, Errors: []int{401},
+		Summary: "The merchant's balances", Tags: []string{"Balance"}, Security: signedSecurity, Errors: []int{401, 503},
 	}, func(ctx context.Context, in *struct {
 		MerchantID string `path:"merchantId"`
 	}) (*BalanceOutput, error) {

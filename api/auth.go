@@ -215,7 +215,14 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		// A correctly signed request is always served: failures count against the client
 		// address and the API key it presented, never against anyone else (contract
 		// section 2), and only failures are refused once there are too many.
-		m, msg := a.verify(r, id, body)
+		m, msg, err := a.verify(r, id, body)
+		if rules.Unavailable(err) {
+			// The merchant's keys could not be read: not the client's failure, and not a
+			// revoked key (contract section 3). Nothing counts against the client.
+			requestLogger(r.Context()).Warn("storage unavailable", "err", err)
+			writeProblem(w, unavailableProblem())
+			return
+		}
 		if m == nil {
 			key := clientAddr(r) + "\x00" + truncate(presentedKey(r), 100)
 			if !a.Failures.Fail(key) {
@@ -248,7 +255,8 @@ func timestampMillis(ts int64) int64 {
 	return ts
 }
 
-// verify checks key, timestamp and signature; it returns the merchant or why not. A
+// verify checks key, timestamp and signature; it returns the merchant or why not, and the
+// storage's error when the merchant's keys could not be read. A
 // signature is not single-use: the original scheme signs neither the query nor a nonce, and
 // clients resend the same signed request after a time-out (contract section 2).
 //
@@ -257,47 +265,47 @@ func timestampMillis(ts int64) int64 {
 // signature's form), then key and signature together, with one answer whether the key is
 // unknown, another merchant's, or known with a wrong signature — a known key is never
 // confirmed to a bad signature.
-func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.Merchant, string) {
+func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.Merchant, string, error) {
 	key := presentedKey(r)
 	q := r.URL.Query()
 	tsText, sigText := q.Get("timestamp"), q.Get("signature")
 	switch {
 	case key == "":
-		return nil, "the monnet-api-key header (the merchant's API key; X-Api-Key is accepted too) is missing"
+		return nil, "the monnet-api-key header (the merchant's API key; X-Api-Key is accepted too) is missing", nil
 	case tsText == "":
-		return nil, "the timestamp query parameter (epoch milliseconds or seconds) is missing"
+		return nil, "the timestamp query parameter (epoch milliseconds or seconds) is missing", nil
 	}
 	ts, err := strconv.ParseInt(tsText, 10, 64)
 	if err != nil || ts < 0 {
-		return nil, "the timestamp query parameter must be epoch milliseconds (13 digits) or seconds (10 digits)"
+		return nil, "the timestamp query parameter must be epoch milliseconds (13 digits) or seconds (10 digits)", nil
 	}
 	now := a.Now()
 	if d := now.UnixMilli() - timestampMillis(ts); d > SignatureWindow.Milliseconds() || d < -SignatureWindow.Milliseconds() {
 		return nil, fmt.Sprintf("the timestamp is %s from the server's clock, outside the window of ±5 minutes (server time %s, epoch ms %d)",
-			time.Duration(abs(d)*int64(time.Millisecond)).Round(time.Second), now.UTC().Format("2006-01-02T15:04:05.000Z"), now.UnixMilli())
+			time.Duration(abs(d)*int64(time.Millisecond)).Round(time.Second), now.UTC().Format("2006-01-02T15:04:05.000Z"), now.UnixMilli()), nil
 	}
 	if sigText == "" {
-		return nil, "the signature query parameter is missing"
+		return nil, "the signature query parameter is missing", nil
 	}
 	sig, err := hex.DecodeString(sigText)
 	if err != nil || len(sig) != sha256.Size {
-		return nil, "the signature query parameter must be 64 hex characters (HMAC-SHA256)"
+		return nil, "the signature query parameter must be 64 hex characters (HMAC-SHA256)", nil
 	}
 	mismatch := fmt.Sprintf("the signature does not match, or the API key is not this merchant's: the server signs %q "+
 		"with the secret of merchant %s's key (HMAC-SHA256, hex)", r.Method+":"+r.URL.Path+"?timestamp="+strconv.FormatInt(ts, 10)+":"+bodyHash(body), id)
 	e, err := a.Keys.get(id)
 	if err != nil {
-		return nil, mismatch
+		return nil, mismatch, err
 	}
 	k, ok := e.key(key, now)
 	if !ok {
-		return nil, mismatch
+		return nil, mismatch, nil
 	}
 	want, _ := hex.DecodeString(rules.Signature(k.secret, r.Method, r.URL.Path, ts, body))
 	if subtle.ConstantTimeCompare(sig, want) != 1 {
-		return nil, mismatch
+		return nil, mismatch, nil
 	}
-	return e.merchant, ""
+	return e.merchant, "", nil
 }
 
 func abs(n int64) int64 {

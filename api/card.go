@@ -123,7 +123,7 @@ func RegisterCard(a huma.API, svc *rules.Service, open CardOpener) {
 			SkipValidateBody: true,
 			Security:         signedSecurity,
 			Responses:        responses,
-			Errors:           []int{400, 401, 409, 413, 429},
+			Errors:           []int{400, 401, 409, 413, 429, 503},
 		}
 	}
 	huma.Register(a, op("create-card-payout", "/api/v1/{merchantId}/payouts/card", "Create a card push payment (Peru)"), handler)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -113,6 +114,7 @@ var kindStatus = map[rules.Kind]int{
 	rules.KindRateLimited:      http.StatusTooManyRequests,
 	rules.KindForbidden:        http.StatusForbidden,
 	rules.KindUnsupportedMedia: http.StatusUnsupportedMediaType,
+	rules.KindUnavailable:      http.StatusServiceUnavailable,
 }
 
 var kindTitle = map[rules.Kind]string{
@@ -125,6 +127,7 @@ var kindTitle = map[rules.Kind]string{
 	rules.KindRateLimited:      "Too many requests",
 	rules.KindForbidden:        "Forbidden",
 	rules.KindUnsupportedMedia: "Unsupported media type",
+	rules.KindUnavailable:      "Service unavailable",
 }
 
 // fromRules turns a domain error into the wire problem.
@@ -190,6 +193,10 @@ func newProblemCtx(ctx context.Context, status int, msg string, errs ...error) h
 	switch status {
 	case http.StatusInternalServerError:
 		// Everything internal goes to the request's log, nothing to the client.
+		if slices.ContainsFunc(errs, rules.Unavailable) {
+			requestLogger(ctx).Warn("storage unavailable", "err", errors.Join(errs...))
+			return unavailableProblem()
+		}
 		for _, err := range errs {
 			if err != nil {
 				requestLogger(ctx).Error("internal error", "err", err)
@@ -282,6 +289,14 @@ func internalProblem() *Problem {
 		Detail: "internal error; the server log has the details"}
 	p.add(&rules.Error{Code: rules.CodeInternal, Message: "internal error"})
 	return p
+}
+
+// unavailableProblem is the answer while the database is out of reach: 503, code 1925, and
+// when to try again. Nothing was done; the same request may be sent again as it is.
+func unavailableProblem() *Problem {
+	return retryAfter(problemOf(rules.KindUnavailable, rules.CodeUnavailable,
+		"the service cannot reach its database for now: send the same request again after Retry-After (a create is idempotent on its orderId)"),
+		rules.UnavailableRetryAfter)
 }
 
 func problemOf(kind rules.Kind, code, msg string) *Problem {

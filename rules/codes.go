@@ -153,6 +153,9 @@ const (
 	CodeUnsupportedMediaType = "1908"
 	CodeControlCharacter     = "1909"
 
+	// Issue 20: the database out of reach (an outage, a restart, a cut network).
+	CodeUnavailable = "1925"
+
 	// This service's own: field rules of both countries (1950–1969).
 	CodeCurrencyNotAllowed = "1950"
 	CodeEmailTooLong       = "1951"
@@ -415,6 +418,8 @@ var Catalogue = []CodeInfo{
 	// Issue 23, requirements.
 	{CodeRequirementsQuery, 400, false, "a requirements query names a country, account type or bank code that is not in the rule tables"},
 	{CodeRequirementsNone, 400, false, "no payout to the queried destination passes the rules for this merchant (the reason says which rule)"},
+	// Issue 20, PostgreSQL at network distance.
+	{CodeUnavailable, 503, false, "service temporarily unavailable: its database cannot be reached; send the same request again after the Retry-After header"},
 }
 
 func init() {

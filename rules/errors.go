@@ -21,6 +21,7 @@ const (
 	KindRateLimited                  // 429
 	KindForbidden                    // 403: an action this deployment does not allow (sandbox off)
 	KindUnsupportedMedia             // 415: a JSON endpoint sent something that is not JSON
+	KindUnavailable                  // 503: the database cannot be reached for now (code 1925)
 )
 
 // Error is one problem with a request: a stable numeric code, a human message and, when a

@@ -177,6 +177,7 @@ var spanishByCode = map[string]string{
 	CodeScriptRule:           "una regla sandbox programada no es válida",
 	CodeDirectoryEntry:       "una entrada del directorio simulado no es válida",
 	CodeBreBKeyUnknown:       "el directorio no conoce esa llave Bre-B",
+	CodeUnavailable:          "servicio no disponible por el momento: no se alcanza su base de datos; envíe la misma solicitud de nuevo después del encabezado Retry-After",
 	CodeFundCurrency:         "la moneda de un saldo debe ser la de su país: COL tiene COP; PER tiene PEN y USD",
 	CodeEventNotFound:        "el comercio no tiene un evento registrado con ese id (los eventos se guardan 30 días)",
 	CodeDeliveryChaos:        "un ajuste del caos de entregas está fuera de rango: duplicate 0–1, delay una duración de hasta 60s, failFirst 0–5",

@@ -23,6 +23,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -43,6 +44,8 @@ type Options struct {
 	MaxConns int32
 	// Lease is how long a claim stays this instance's (default rules.ClaimLease).
 	Lease time.Duration
+	// Tracer, when set, is told of every query and batch sent (the tests count round trips).
+	Tracer pgx.QueryTracer
 }
 
 // DB is the service's database on PostgreSQL.
@@ -59,6 +62,7 @@ type DB struct {
 	// claims this instance holds (payouts.go).
 	writer *groupWriter
 	steps  claimSet
+	read   readDocs // the payouts PayoutsByID decoded, for the round that steps them
 }
 
 // Open connects to url, applies the pending migrations, and returns the store.
@@ -68,6 +72,9 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 		return nil, fmt.Errorf("database url: %w", err)
 	}
 	cfg.MaxConns = 16
+	if opt.Tracer != nil {
+		cfg.ConnConfig.Tracer = opt.Tracer
+	}
 	if opt.MaxConns > 0 {
 		cfg.MaxConns = opt.MaxConns
 	}

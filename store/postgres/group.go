@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,17 +12,24 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"payouts/rules"
 )
 
 // Group commit, as store/bolt/group.go: one goroutine per DB owns the payout writes (creates
 // and lifecycle steps). It takes every write waiting when it becomes free and runs them in
 // one PostgreSQL transaction, one commit (one WAL flush) for all. Every create of a merchant
-// locks that merchant's balance row until its transaction commits, so one transaction per
-// create would serialize a merchant's creates on the commit's flush; one per group amortizes
-// it. Each write runs inside a SAVEPOINT of its own: a write that fails is rolled back alone
-// and gets its error, the others commit. A deadlock or a serialization failure aborts the
-// whole transaction: the group runs again (a write that cannot run twice and had already run
-// is told errGroupAborted instead).
+// changes that merchant's balance row, locked until its transaction commits, so one
+// transaction per create would serialize a merchant's creates on the commit's flush; one per
+// group amortizes it.
+//
+// The creates of a group are written set-based (creates.go): a constant number of round
+// trips, the balance row locked for the last statement and the commit only. The other
+// writes (lifecycle rounds), and the creates the set-based path hands back, run write by
+// write (run): the balances locked up front, each write inside a SAVEPOINT of its own, so
+// that a write that fails is rolled back alone and gets its error, the others commit. A
+// deadlock or a serialization failure aborts the whole transaction: the group runs again (a
+// write that cannot run twice and had already run is told errGroupAborted instead).
 
 // maxGroup bounds one group. Each write of a group is a subtransaction with an xid of its
 // own, and PostgreSQL keeps only 64 of them per transaction in shared memory: beyond that
@@ -55,11 +61,19 @@ var errClosed = errors.New("store: the database is closed")
 // groupOp is one write of a group. fn runs inside the group's transaction; when rerun is set,
 // fn resets its own state on entry, so that it may run again after its group was rolled back.
 type groupOp struct {
-	fn    func(ctx context.Context, tx pgx.Tx) error
-	keys  []balanceKey // the balances fn will touch, locked up front in key order
-	rerun bool
-	ran   bool
-	done  chan error
+	fn     func(ctx context.Context, tx pgx.Tx) error
+	create *createWrite // a create, tried set-based first (fn is its write-by-write path)
+	keys   []balanceKey // the balances fn will touch, locked up front in key order
+	rerun  bool
+	ran    bool
+	done   chan error
+	err    error // the answer sent on done
+}
+
+// answer gives op its answer.
+func (op *groupOp) answer(err error) {
+	op.err = err
+	op.done <- err
 }
 
 // groupWriter is the goroutine that commits the writes in groups.
@@ -72,6 +86,9 @@ type groupWriter struct {
 	// alone runs every write in a transaction of its own, in its caller's goroutine (the
 	// benchmark's baseline).
 	alone bool
+	// afterReadAhead, in tests, runs between a create group's read of the balances and its
+	// write: another instance's change in between.
+	afterReadAhead func()
 }
 
 func newGroupWriter(pool *pgxpool.Pool) *groupWriter {
@@ -82,7 +99,11 @@ func newGroupWriter(pool *pgxpool.Pool) *groupWriter {
 
 // write runs fn in the next group and returns once the group committed (or fn failed).
 func (w *groupWriter) write(fn func(ctx context.Context, tx pgx.Tx) error, rerun bool, keys ...balanceKey) error {
-	op := &groupOp{fn: fn, keys: keys, rerun: rerun, done: make(chan error, 1)}
+	return w.send(&groupOp{fn: fn, keys: keys, rerun: rerun, done: make(chan error, 1)})
+}
+
+// send runs op in the next group and returns once it has its answer.
+func (w *groupWriter) send(op *groupOp) error {
 	if w.alone {
 		select {
 		case <-w.quit:
@@ -97,7 +118,20 @@ func (w *groupWriter) write(fn func(ctx context.Context, tx pgx.Tx) error, rerun
 	case <-w.quit:
 		return errClosed
 	}
-	return <-op.done
+	return unreachable(<-op.done)
+}
+
+// unreachable marks an error that says the database could not be reached (a connection
+// closed under the write, a time-out) with rules.ErrUnavailable, so that the API answers 503
+// rather than 500; the network's own errors are recognised by rules.Unavailable itself.
+func unreachable(err error) error {
+	if err == nil || rules.Unavailable(err) {
+		return err
+	}
+	if errors.Is(err, pgconn.ErrConnClosed) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return fmt.Errorf("%w: %w", rules.ErrUnavailable, err)
+	}
+	return err
 }
 
 func (w *groupWriter) loop() {
@@ -123,8 +157,22 @@ func (w *groupWriter) loop() {
 	}
 }
 
-// commit runs a group until every write of it has its answer.
-func (w *groupWriter) commit(group []*groupOp) {
+// commit runs a group until every write of it has its answer: its creates set-based, then
+// the rest write by write.
+func (w *groupWriter) commit(all []*groupOp) {
+	var creates, group []*groupOp
+	for _, op := range all {
+		if op.create != nil {
+			creates = append(creates, op)
+		} else {
+			group = append(group, op)
+		}
+	}
+	if len(creates) > 0 {
+		fallback, again := w.createSetBased(creates)
+		group = append(group, fallback...)
+		defer answerAgain(again)
+	}
 	for attempt := 1; len(group) > 0; attempt++ {
 		pending, err := w.run(group)
 		if err == nil {
@@ -132,14 +180,14 @@ func (w *groupWriter) commit(group []*groupOp) {
 		}
 		if !retryable(err) || attempt == maxGroupAttempts {
 			for _, op := range pending {
-				op.done <- err
+				op.answer(err)
 			}
 			return
 		}
 		group = group[:0:0]
 		for _, op := range pending {
 			if op.ran && !op.rerun {
-				op.done <- fmt.Errorf("%w (%v)", errGroupAborted, err)
+				op.answer(fmt.Errorf("%w (%v)", errGroupAborted, err))
 				continue
 			}
 			group = append(group, op)
@@ -186,11 +234,11 @@ func (w *groupWriter) run(group []*groupOp) ([]*groupOp, error) {
 		}
 		if savepoints {
 			if _, rerr := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT op"); rerr != nil {
-				op.done <- err
+				op.answer(err)
 				return append(ok, group[i+1:]...), fmt.Errorf("store: rollback to savepoint: %w", rerr)
 			}
 		}
-		op.done <- err
+		op.answer(err)
 	}
 	if len(ok) == 0 {
 		return nil, nil
@@ -199,7 +247,7 @@ func (w *groupWriter) run(group []*groupOp) ([]*groupOp, error) {
 		return ok, fmt.Errorf("store: commit: %w", err)
 	}
 	for _, op := range ok {
-		op.done <- nil
+		op.answer(nil)
 	}
 	return nil, nil
 }
@@ -242,9 +290,7 @@ func lockInOrder(ctx context.Context, tx pgx.Tx, group []*groupOp, held *heldBal
 			}
 		}
 	}
-	slices.SortFunc(keys, func(a, b balanceKey) int {
-		return cmp.Or(cmp.Compare(a.merchantID, b.merchantID), cmp.Compare(a.country, b.country), cmp.Compare(a.currency, b.currency))
-	})
+	slices.SortFunc(keys, compareBalanceKeys)
 	for _, k := range keys {
 		b, stored, err := lockBalance(ctx, tx, k)
 		if err != nil {

@@ -22,6 +22,7 @@ type ledger struct {
 	tx      pgx.Tx
 	touched map[balanceKey]*balanceChange
 	held    *heldBalances // the group's, if the ledger's transaction is a group's (group.go)
+	events  []rules.Event // enqueued, written with the balances (queueWrites)
 }
 
 // balanceKey names one balance.
@@ -63,11 +64,13 @@ func (l *ledger) PutBalance(merchantID string, b rules.Balance) error {
 	return nil
 }
 
-// Enqueue writes an event into the outbox in the ledger's transaction.
+// Enqueue writes an event into the outbox in the ledger's transaction, with the ledger's
+// other writes: the events of a whole lifecycle round go in one statement (queueWrites).
 func (l *ledger) Enqueue(ev rules.Event) error {
-	if err := enqueue(l.ctx, l.tx, ev); err != nil {
-		return fmt.Errorf("store: enqueue event %s: %w", ev.ID, err)
+	if ev.ID == "" {
+		return errors.New("store: an event needs an id")
 	}
+	l.events = append(l.events, ev)
 	return nil
 }
 
@@ -94,6 +97,12 @@ func (l *ledger) at(k balanceKey) (*balanceChange, error) {
 		l.touched[k] = c
 		return c, nil
 	}
+	if l.tx == nil { // a set-based write's ledger: the balances it read ahead; one not read has no row
+		c := &balanceChange{before: rules.Balance{Country: k.country, Currency: k.currency}}
+		c.now = c.before
+		l.touched[k] = c
+		return c, nil
+	}
 	b, stored, err := lockBalance(l.ctx, l.tx, k)
 	if err != nil {
 		return nil, fmt.Errorf("store: balance %s %s/%s: %w", k.merchantID, k.country, k.currency, err)
@@ -101,6 +110,18 @@ func (l *ledger) at(k balanceKey) (*balanceChange, error) {
 	c := &balanceChange{before: b, now: b, stored: stored}
 	l.touched[k] = c
 	return c, nil
+}
+
+// refused lists the balances the ledger read and left as they were: a decision the balance
+// refused (a payout waits for it, or is rejected NO_BALANCE), which more money could change.
+func (l *ledger) refused() []balanceKey {
+	var keys []balanceKey
+	for k, c := range l.touched {
+		if c.now == c.before {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // check is the ledger invariant for the balances the transaction touched, as they are now.
@@ -113,9 +134,13 @@ func (l *ledger) check() error {
 	return nil
 }
 
-// queueWrites queues the writes of the balances changed since the last ones into b, to be
-// sent with the transaction's other writes. Call check first.
-func (l *ledger) queueWrites(b *pgx.Batch) {
+// queueWrites queues the writes of the balances changed since the last ones, and of the
+// events enqueued, into b, to be sent with the transaction's other writes. Call check first.
+func (l *ledger) queueWrites(b *pgx.Batch) error {
+	if err := queueEvents(b, l.events); err != nil {
+		return err
+	}
+	l.events = nil
 	for k, c := range l.touched {
 		if !c.dirty {
 			continue
@@ -135,6 +160,7 @@ func (l *ledger) queueWrites(b *pgx.Batch) {
 	for k, c := range l.touched {
 		l.held.put(k, heldBalance{b: c.now, stored: c.stored})
 	}
+	return nil
 }
 
 // finish checks the ledger invariant and writes the balances changed.
@@ -143,7 +169,9 @@ func (l *ledger) finish() error {
 		return err
 	}
 	b := &pgx.Batch{}
-	l.queueWrites(b)
+	if err := l.queueWrites(b); err != nil {
+		return err
+	}
 	if b.Len() == 0 {
 		return nil
 	}
@@ -224,7 +252,7 @@ const balanceLocks = 0x62616c // "bal"
 // written has none: an advisory lock on its key then stands for the row lock until the
 // transaction ends, so that two transactions creating it take turns (the second reads the
 // row the first wrote). No row is written for a balance only read, as in store/bolt.
-func lockBalance(ctx context.Context, tx pgx.Tx, k balanceKey) (rules.Balance, bool, error) {
+func lockBalance(ctx context.Context, tx querier, k balanceKey) (rules.Balance, bool, error) {
 	b, found, err := selectBalanceForUpdate(ctx, tx, k)
 	if err != nil || found {
 		return b, found, err
@@ -236,7 +264,7 @@ func lockBalance(ctx context.Context, tx pgx.Tx, k balanceKey) (rules.Balance, b
 	return selectBalanceForUpdate(ctx, tx, k)
 }
 
-func selectBalanceForUpdate(ctx context.Context, tx pgx.Tx, k balanceKey) (rules.Balance, bool, error) {
+func selectBalanceForUpdate(ctx context.Context, tx querier, k balanceKey) (rules.Balance, bool, error) {
 	b := rules.Balance{Country: k.country, Currency: k.currency}
 	err := tx.QueryRow(ctx, `SELECT available, balance, funded, processed, reversed FROM balances
 		WHERE merchant_id = $1 AND country = $2 AND currency = $3 FOR UPDATE`, k.merchantID, k.country, k.currency).

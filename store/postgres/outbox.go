@@ -57,22 +57,10 @@ func (s *DB) DueEventsSkipping(lane rules.Lane, now time.Time, limit int, skip f
 	if limit <= 0 {
 		return nil, time.Time{}, nil
 	}
-	ctx := context.Background()
-	var look *dueLook
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		look = &dueLook{}
-		if err := look.collect(ctx, tx, s.instance, lane, now, limit, skip); err != nil {
-			return err
-		}
-		if err := look.write(ctx, tx, s.instance, now, s.lease); err != nil {
-			return err
-		}
-		if len(look.due) < limit {
-			return look.nextDue(ctx, tx, lane, now)
-		}
-		return nil
-	})
-	if err != nil {
+	ctx, cancel := callContext()
+	defer cancel()
+	look := &dueLook{}
+	if err := look.run(ctx, s.pool, s.instance, lane, now, limit, skip, s.lease); err != nil {
 		return nil, time.Time{}, fmt.Errorf("due events of lane %s: %w", lane, err)
 	}
 	s.claimedEvents.Add(int64(len(look.due)))
@@ -80,18 +68,44 @@ func (s *DB) DueEventsSkipping(lane rules.Lane, now time.Time, limit int, skip f
 	return look.due, look.next, nil
 }
 
-// collect goes through the lane's due, unclaimed events a page at a time, in order, until
-// limit events are due or none is left: skip first, then a delivered copy is stale, and
-// the rest is due.
-func (l *dueLook) collect(ctx context.Context, tx pgx.Tx, instance string, lane rules.Lane, now time.Time, limit int, skip func(uint64, string) bool) error {
+// run is one look in three round trips: BEGIN with the first page of candidates; the drops,
+// the claims and the next due time; COMMIT (a page more for each page that skip or stale
+// copies emptied).
+func (l *dueLook) run(ctx context.Context, pool pgxBatcher, instance string, lane rules.Lane, now time.Time, limit int,
+	skip func(uint64, string) bool, lease time.Duration) error {
 	page := max(minOutboxPage, 2*limit)
-	var afterAt time.Time
-	var afterSeq int64
+	b := &pgx.Batch{}
+	b.BeginTx(pgx.TxOptions{})
+	var cands []dueCandidate
+	queueDueCandidates(b, lane, now, time.Time{}, 0, page, &cands)
+	br := pool.SendBatch(ctx, b)
+	tx := br.Tx()
+	defer tx.Rollback(ctx) // after a commit, a no-op
+	if err := br.Close(); err != nil {
+		return err
+	}
+	if err := l.collect(ctx, tx, instance, lane, now, limit, page, cands, skip); err != nil {
+		return err
+	}
+	wb := &pgx.Batch{}
+	l.queueWrite(wb, instance, now, lease)
+	if len(l.due) < limit {
+		l.queueNextDue(wb, lane, now)
+	}
+	if err := tx.SendBatch(ctx, wb).Close(); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// collect goes through the lane's due, unclaimed events a page at a time, in order, from
+// the first page cands, until limit events are due or none is left: skip first, then a
+// delivered copy is stale, and the rest is due.
+func (l *dueLook) collect(ctx context.Context, tx pgx.Tx, instance string, lane rules.Lane, now time.Time, limit, page int,
+	cands []dueCandidate, skip func(uint64, string) bool) error {
 	for {
-		cands, err := dueCandidates(ctx, tx, lane, now, afterAt, afterSeq, page)
-		if err != nil {
-			return err
-		}
+		var afterAt time.Time
+		var afterSeq int64
 		for _, c := range cands {
 			afterAt, afterSeq = c.nextAt, c.seq
 			if skip != nil && skip(uint64(c.seq), c.merchantID) {
@@ -111,6 +125,11 @@ func (l *dueLook) collect(ctx context.Context, tx pgx.Tx, instance string, lane 
 		if len(cands) < page {
 			return nil
 		}
+		b := &pgx.Batch{}
+		queueDueCandidates(b, lane, now, afterAt, afterSeq, page, &cands)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
 	}
 }
 
@@ -128,11 +147,11 @@ func (l *dueLook) add(c dueCandidate, instance string) error {
 	return nil
 }
 
-// dueCandidates locks the next page of the lane's events due at now and free of claims,
-// after (afterAt, afterSeq) in the order next_at, seq. Rows another transaction holds are
-// passed over: they are another look's (or being settled).
-func dueCandidates(ctx context.Context, tx pgx.Tx, lane rules.Lane, now, afterAt time.Time, afterSeq int64, page int) ([]dueCandidate, error) {
-	rows, err := tx.Query(ctx, `
+// queueDueCandidates queues the lock of the next page of the lane's events due at now and
+// free of claims, after (afterAt, afterSeq) in the order next_at, seq, read into cands. Rows
+// another transaction holds are passed over: they are another look's (or being settled).
+func queueDueCandidates(b *pgx.Batch, lane rules.Lane, now, afterAt time.Time, afterSeq int64, page int, cands *[]dueCandidate) {
+	b.Queue(`
 		SELECT seq, merchant_id, next_at, lease_owner, doc,
 			EXISTS (SELECT 1 FROM delivered d WHERE d.event_id = o.event_id)
 		FROM outbox o
@@ -142,53 +161,45 @@ func dueCandidates(ctx context.Context, tx pgx.Tx, lane rules.Lane, now, afterAt
 		ORDER BY next_at, seq
 		LIMIT $5
 		FOR UPDATE OF o SKIP LOCKED`,
-		string(lane), now.UTC(), afterAt.UTC(), afterSeq, page)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (dueCandidate, error) {
-		var c dueCandidate
-		err := r.Scan(&c.seq, &c.merchantID, &c.nextAt, &c.owner, &c.doc, &c.sent)
-		return c, err
+		string(lane), now.UTC(), afterAt.UTC(), afterSeq, page).Query(func(rows pgx.Rows) error {
+		var err error
+		*cands, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (dueCandidate, error) {
+			var c dueCandidate
+			err := r.Scan(&c.seq, &c.merchantID, &c.nextAt, &c.owner, &c.doc, &c.sent)
+			return c, err
+		})
+		return err
 	})
 }
 
-// write drops the stale copies and claims the due events for instance until lease after now.
-// Leases run on the service's clock, the now of the look (rules.Storage): the instances'
-// clocks are the same real time, and in the sandbox the same offset, shared through the
-// database.
-func (l *dueLook) write(ctx context.Context, tx pgx.Tx, instance string, now time.Time, lease time.Duration) error {
+// queueWrite queues the drop of the stale copies and the claim of the due events for
+// instance until lease after now. Leases run on the service's clock, the now of the look
+// (rules.Storage): the instances' clocks are the same real time, and in the sandbox the same
+// offset, shared through the database.
+func (l *dueLook) queueWrite(b *pgx.Batch, instance string, now time.Time, lease time.Duration) {
 	if len(l.stale) > 0 {
-		if _, err := tx.Exec(ctx, `DELETE FROM outbox WHERE seq = ANY($1)`, l.stale); err != nil {
-			return fmt.Errorf("drop delivered copies: %w", err)
-		}
+		b.Queue(`DELETE FROM outbox WHERE seq = ANY($1)`, l.stale)
 	}
 	if len(l.claim) > 0 {
-		_, err := tx.Exec(ctx, `UPDATE outbox
-			SET lease_owner = $1, lease_until = $2
-			WHERE seq = ANY($3)`, instance, now.Add(lease).UTC(), l.claim)
-		if err != nil {
-			return fmt.Errorf("claim events: %w", err)
-		}
+		b.Queue(`UPDATE outbox SET lease_owner = $1, lease_until = $2 WHERE seq = ANY($3)`,
+			instance, now.Add(lease).UTC(), l.claim)
 	}
-	return nil
 }
 
-// nextDue finds the NextAt of the lane's first event not yet due at now (zero: none).
-func (l *dueLook) nextDue(ctx context.Context, tx pgx.Tx, lane rules.Lane, now time.Time) error {
-	var doc []byte
-	err := tx.QueryRow(ctx, `SELECT doc FROM outbox
+// queueNextDue queues the read of the NextAt of the lane's first event not yet due at now
+// (zero: none).
+func (l *dueLook) queueNextDue(b *pgx.Batch, lane rules.Lane, now time.Time) {
+	b.Queue(`SELECT doc FROM outbox
 		WHERE lane = $1 AND NOT dead AND next_at > $2
-		ORDER BY next_at, seq LIMIT 1`, string(lane), now.UTC()).Scan(&doc)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("next due event: %w", err)
-	}
-	ev, err := eventOfDoc(doc)
-	l.next = ev.NextAt
-	return err
+		ORDER BY next_at, seq LIMIT 1`, string(lane), now.UTC()).Query(func(rows pgx.Rows) error {
+		docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		if err != nil || len(docs) == 0 {
+			return err
+		}
+		ev, err := eventOfDoc(docs[0])
+		l.next = ev.NextAt
+		return err
+	})
 }
 
 // eventOfDoc decodes an outbox row's event.
@@ -200,31 +211,6 @@ func eventOfDoc(doc []byte) (rules.Event, error) {
 	return ev, nil
 }
 
-// settledClaim is what a write learnt of the event's claim before it released it.
-type settledClaim struct {
-	found bool // the event is still pending
-	mine  bool // no other instance took it over
-	owner *string
-}
-
-// lockClaim locks a pending event for the write that settles its claim.
-func lockClaim(ctx context.Context, tx pgx.Tx, seq uint64, instance string) (settledClaim, error) {
-	var c settledClaim
-	err := tx.QueryRow(ctx, `SELECT lease_owner
-		FROM outbox WHERE seq = $1 AND NOT dead FOR UPDATE`, int64(seq)).Scan(&c.owner)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return c, nil
-	}
-	if err != nil {
-		return c, fmt.Errorf("lock event %d: %w", seq, err)
-	}
-	c.found = true
-	// Another instance's claim means it took the event over after this one's lease ended:
-	// the event is its now.
-	c.mine = c.owner == nil || *c.owner == instance
-	return c, nil
-}
-
 // released counts a claim of this instance settled.
 func (s *DB) released(owner *string) {
 	if owner != nil && *owner == s.instance {
@@ -232,19 +218,16 @@ func (s *DB) released(owner *string) {
 	}
 }
 
-// EventDelivered removes a delivered event and records its id, in one transaction, so that
-// no later copy of the event is ever delivered.
+// EventDelivered removes a delivered event and records its id, in one statement (one round
+// trip, one transaction), so that no later copy of the event is ever delivered.
 func (s *DB) EventDelivered(seq uint64, id string, at time.Time) error {
-	ctx := context.Background()
+	ctx, cancel := callContext()
+	defer cancel()
 	var owner *string
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `DELETE FROM outbox WHERE seq = $1 RETURNING lease_owner`, int64(seq)).Scan(&owner)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO delivered (event_id, at) VALUES ($1, $2) ON CONFLICT DO NOTHING`, id, at.UTC())
-		return err
-	})
+	err := s.pool.QueryRow(ctx, `WITH gone AS (DELETE FROM outbox WHERE seq = $1 RETURNING lease_owner),
+			mark AS (INSERT INTO delivered (event_id, at) VALUES ($2, $3) ON CONFLICT DO NOTHING)
+		SELECT (SELECT lease_owner FROM gone), EXISTS (SELECT 1 FROM gone)`, int64(seq), id, at.UTC()).
+		Scan(&owner, new(bool))
 	if err != nil {
 		return fmt.Errorf("event %s delivered: %w", id, err)
 	}
@@ -256,16 +239,11 @@ func (s *DB) EventDelivered(seq uint64, id string, at time.Time) error {
 // and releases its claim. An event no longer pending stays as it is, and so does one whose
 // expired claim another instance took over (its write is the one that counts).
 func (s *DB) RescheduleEvent(seq uint64, ev rules.Event) error {
-	err := s.settle(seq, func(ctx context.Context, tx pgx.Tx) error {
-		doc, err := json.Marshal(ev)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `UPDATE outbox SET lane = $2, kind = $3, merchant_id = $4, payout_id = $5,
-			next_at = $6, doc = $7, lease_owner = NULL, lease_until = NULL WHERE seq = $1`,
-			int64(seq), string(rules.LaneOf(ev.Kind)), ev.Kind, ev.MerchantID, ev.PayoutID, ev.NextAt.UTC(), doc)
-		return err
-	})
+	doc, err := json.Marshal(ev)
+	if err == nil {
+		err = s.settle(seq, `lane = $3, kind = $4, merchant_id = $5, payout_id = $6, next_at = $7, doc = $8`,
+			string(rules.LaneOf(ev.Kind)), ev.Kind, ev.MerchantID, ev.PayoutID, ev.NextAt.UTC(), doc)
+	}
 	if err != nil {
 		return fmt.Errorf("reschedule event %s: %w", ev.ID, err)
 	}
@@ -275,35 +253,33 @@ func (s *DB) RescheduleEvent(seq uint64, ev rules.Event) error {
 // DeadEvent moves a pending event to the dead letters (kept for inspection, never retried)
 // and releases its claim; the same exceptions as RescheduleEvent.
 func (s *DB) DeadEvent(seq uint64, ev rules.Event) error {
-	err := s.settle(seq, func(ctx context.Context, tx pgx.Tx) error {
-		doc, err := json.Marshal(ev)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `UPDATE outbox SET dead = true, doc = $2, lease_owner = NULL, lease_until = NULL
-			WHERE seq = $1`, int64(seq), doc)
-		return err
-	})
+	doc, err := json.Marshal(ev)
+	if err == nil {
+		err = s.settle(seq, `dead = true, doc = $3`, doc)
+	}
 	if err != nil {
 		return fmt.Errorf("dead-letter event %s: %w", ev.ID, err)
 	}
 	return nil
 }
 
-// settle runs write on a pending event whose claim is this instance's (or free, or
-// expired), in one transaction with the lock that checks it.
-func (s *DB) settle(seq uint64, write func(context.Context, pgx.Tx) error) error {
-	ctx := context.Background()
-	var claim settledClaim
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		if claim, err = lockClaim(ctx, tx, seq, s.instance); err != nil || !claim.found || !claim.mine {
-			return err
-		}
-		return write(ctx, tx)
-	})
-	if err == nil && claim.found && claim.mine {
-		s.released(claim.owner)
+// settle writes set (with its arguments from $3) on a pending event whose claim is this
+// instance's (or free, or expired) and releases the claim, in one statement: the row locked,
+// its claim checked and written in one round trip.
+func (s *DB) settle(seq uint64, set string, args ...any) error {
+	ctx, cancel := callContext()
+	defer cancel()
+	var owner *string
+	err := s.pool.QueryRow(ctx, `WITH c AS (SELECT seq, lease_owner FROM outbox WHERE seq = $1 AND NOT dead FOR UPDATE)
+		UPDATE outbox o SET `+set+`, lease_owner = NULL, lease_until = NULL
+		FROM c WHERE o.seq = c.seq AND (c.lease_owner IS NULL OR c.lease_owner = $2)
+		RETURNING c.lease_owner`, append([]any{int64(seq), s.instance}, args...)...).Scan(&owner)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil // no longer pending, or another instance's now
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	s.released(owner)
+	return nil
 }

@@ -48,22 +48,23 @@ func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, 
 		keys = []balanceKey{{p.MerchantID, p.Country, p.Currency}}
 	}
 	for range maxOrderRaces {
-		var existing, stored *rules.Payout
-		err := s.writer.write(func(ctx context.Context, tx pgx.Tx) error {
-			// A group rolled back runs this again: start clean, from p untouched.
-			var err error
-			existing, stored, err = createPayout(ctx, tx, p, due, events, admit)
-			return err
-		}, true, keys...)
+		c := &createWrite{p: p, due: due, events: events, admit: admit}
+		err := s.writer.send(&groupOp{create: c, keys: keys, rerun: true, done: make(chan error, 1),
+			fn: func(ctx context.Context, tx pgx.Tx) error {
+				// A group rolled back runs this again: start clean, from p untouched.
+				var err error
+				c.existing, c.stored, err = createPayout(ctx, tx, p, due, events, admit)
+				return err
+			}})
 		switch {
 		case errors.Is(err, errOrderTaken):
 			continue
 		case err != nil:
 			return nil, false, err
-		case stored != nil:
-			return stored, true, nil
+		case c.stored != nil:
+			return c.stored, true, nil
 		default:
-			return existing, false, nil
+			return c.existing, false, nil
 		}
 	}
 	return nil, false, fmt.Errorf("store: create payout of order %s: %w %d times", p.OrderID, errOrderTaken, maxOrderRaces)
@@ -137,7 +138,9 @@ func insertPayout(ctx context.Context, tx pgx.Tx, p *rules.Payout, due time.Time
 		return fmt.Errorf("store: encode payout: %w", err)
 	}
 	b := &pgx.Batch{}
-	l.queueWrites(b)
+	if err := l.queueWrites(b); err != nil {
+		return err
+	}
 	inserted := false
 	b.Queue(`INSERT INTO payouts (id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
@@ -344,6 +347,7 @@ func (s *DB) PayoutsByID(ids []int64) ([]*rules.Payout, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.read.put(id, doc, p)
 		out = append(out, p)
 	}
 	return out, nil
@@ -453,83 +457,6 @@ func (s *DB) NextDue() (time.Time, error) {
 		return time.Time{}, nil
 	}
 	return t.Time, nil
-}
-
-// UpdatePayouts runs step on each payout in one transaction: the payouts, their queue times,
-// the balances and the events the steps enqueue are written together, under the ledger
-// invariant, and this instance's claims on all of ids are released. A step that returns
-// ErrNoChange leaves its payout untouched; any other error aborts the transaction. A missing
-// id is skipped. The transaction is shared with concurrent writes (group commit); step runs
-// once, and if its group is rolled back whole, UpdatePayouts fails with nothing stored.
-func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	select {
-	case <-s.writer.quit:
-		return errClosed
-	default:
-	}
-	keys, err := s.balanceKeysOf(ids)
-	if err == nil {
-		err = s.writer.write(func(ctx context.Context, tx pgx.Tx) error {
-			return updatePayouts(ctx, tx, ids, step, s.instance)
-		}, false, keys...)
-	}
-	if err != nil {
-		s.releaseClaims(ids) // so that the next round retries them at once, as store/bolt would
-	}
-	s.claimedSteps.Add(-int64(s.steps.drop(ids)))
-	return err // a step's own error as it returned it
-}
-
-// updatePayouts locks the payouts of ids (in id order, so that two transactions never wait on
-// each other's), runs step on each in the order of ids, then writes what the steps changed.
-func updatePayouts(ctx context.Context, tx pgx.Tx, ids []int64, step rules.Step, instance string) error {
-	rows, err := tx.Query(ctx, `SELECT id, doc FROM payouts WHERE id = ANY($1) ORDER BY id FOR UPDATE`, ids)
-	if err != nil {
-		return fmt.Errorf("store: update payouts: lock: %w", err)
-	}
-	docs, err := collectDocs(rows)
-	if err != nil {
-		return fmt.Errorf("store: update payouts: lock: %w", err)
-	}
-	l := newLedger(ctx, tx)
-	w := newPayoutWrites(len(ids))
-	for _, id := range ids {
-		doc, ok := docs[id]
-		if !ok {
-			continue
-		}
-		p, err := decodePayout(id, doc)
-		if err != nil {
-			return err
-		}
-		reservedBefore := p.Reserved
-		next, err := step(p, l)
-		if errors.Is(err, rules.ErrNoChange) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if err := l.reserved(p, p.Reserved-reservedBefore); err != nil {
-			return err
-		}
-		if docs[id], err = w.add(p, next); err != nil {
-			return err
-		}
-	}
-	if err := l.check(); err != nil { // the ledger invariant (ledger.go)
-		return err
-	}
-	b := &pgx.Batch{}
-	l.queueWrites(b)
-	w.queue(b, ids, instance)
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("store: update payouts: write: %w", err)
-	}
-	return nil
 }
 
 // payoutWrites are the payouts one UpdatePayouts changed, as the columns of one UPDATE.
@@ -765,20 +692,4 @@ func matches(p *rules.Payout, f rules.ListFilter) bool {
 		(f.Country == "" || p.Country == f.Country) &&
 		(f.From.IsZero() || !p.CreatedAt.Before(f.From)) &&
 		(f.To.IsZero() || p.CreatedAt.Before(f.To))
-}
-
-// balanceKeysOf lists the balances the payouts ids draw on (a payout's merchant, country and
-// currency never change), for the group to lock them in order before the steps run.
-func (s *DB) balanceKeysOf(ids []int64) ([]balanceKey, error) {
-	ctx, cancel := callContext()
-	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT merchant_id, country, currency FROM payouts WHERE id = ANY($1)`, ids)
-	if err != nil {
-		return nil, fmt.Errorf("store: balances of payouts: %w", err)
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (balanceKey, error) {
-		var k balanceKey
-		err := r.Scan(&k.merchantID, &k.country, &k.currency)
-		return k, err
-	})
 }

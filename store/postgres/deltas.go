@@ -1,0 +1,160 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"payouts/rules"
+)
+
+// balanceDeltas are what a set-based write does to the balances it touches: the sum of its
+// changes to each, applied to the row as it is when the write reaches it (UPDATE ... SET
+// available = available + ..., the row locked from there to the commit), and the change in
+// the reservations of the payouts written, for the ledger invariant.
+type balanceDeltas map[balanceKey]*balanceDelta
+
+type balanceDelta struct {
+	available, balance, funded, processed, reversed int64
+	reserved                                        int64
+	stored                                          bool // the balance had a row when it was read
+}
+
+// add adds what a ledger did to the balances it touched.
+func (ds balanceDeltas) add(l *ledger) {
+	for k, ch := range l.touched {
+		d := ds[k]
+		if d == nil {
+			d = &balanceDelta{stored: ch.stored}
+			ds[k] = d
+		}
+		d.available += ch.now.Available - ch.before.Available
+		d.balance += ch.now.Balance - ch.before.Balance
+		d.funded += ch.now.Funded - ch.before.Funded
+		d.processed += ch.now.Processed - ch.before.Processed
+		d.reversed += ch.now.Reversed - ch.before.Reversed
+		d.reserved += ch.reserved
+	}
+}
+
+// checkChange is the part of the ledger invariant that the deltas alone decide: what each
+// balance holds back (balance − available) moves by exactly the change in the reservations,
+// and a balance written for the first time holds its totals. The rest, on the rows as the
+// statements leave them, is checked by the statements themselves (queue).
+func (ds balanceDeltas) checkChange() error {
+	for k, d := range ds {
+		if d.balance-d.available != d.reserved {
+			return fmt.Errorf("%w: merchant %s %s/%s: held back moves by %d, but the payouts' reservations by %d",
+				rules.ErrLedger, k.merchantID, k.country, k.currency, d.balance-d.available, d.reserved)
+		}
+		if !d.stored {
+			b := rules.Balance{Country: k.country, Currency: k.currency, Available: d.available, Balance: d.balance,
+				Funded: d.funded, Processed: d.processed, Reversed: d.reversed}
+			if err := rules.CheckBalanceTotals(k.merchantID, b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// queue queues one statement per balance changed, in key order (so that two writers never
+// wait on each other's balances), into b: an UPDATE adding the change to the row as it is
+// when the statement reaches it, or the INSERT of a balance that had no row (a row written
+// meanwhile fails it: 23505). The row is locked from there to the commit, which follows in
+// the same pipeline: no round trip of the client's is spent holding it. The rows' CHECKs
+// refuse a change that would overdraw (23514); the UPDATE checks the ledger's totals on the
+// new row (rules.CheckBalanceTotals) and, should they not hold, writes a NULL available,
+// which the column refuses (23502, errLedgerRow): the transaction fails with nothing stored.
+func (ds balanceDeltas) queue(b *pgx.Batch) {
+	keys := make([]balanceKey, 0, len(ds))
+	for k, d := range ds {
+		if d.available|d.balance|d.funded|d.processed|d.reversed != 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, compareBalanceKeys)
+	for _, k := range keys {
+		d := ds[k]
+		sql := `UPDATE balances SET available = CASE
+				WHEN funded + $6 - (processed + $7) + reversed + $8 = balance + $5
+					AND processed + $7 >= 0 AND reversed + $8 >= 0 AND reversed + $8 <= processed + $7
+				THEN available + $4 END,
+				balance = balance + $5, funded = funded + $6, processed = processed + $7, reversed = reversed + $8
+			WHERE merchant_id = $1 AND country = $2 AND currency = $3`
+		if !d.stored {
+			sql = `INSERT INTO balances (merchant_id, country, currency, available, balance, funded, processed, reversed)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+		}
+		b.Queue(sql, k.merchantID, k.country, k.currency, d.available, d.balance, d.funded, d.processed, d.reversed).
+			Exec(func(tag pgconn.CommandTag) error {
+				if tag.RowsAffected() != 1 {
+					return fmt.Errorf("store: balance %s %s/%s: no row", k.merchantID, k.country, k.currency)
+				}
+				return nil
+			})
+	}
+}
+
+// ledgerRow reports the failure of a balance statement whose totals did not hold (queue).
+func ledgerRow(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23502" && pgErr.TableName == "balances"
+}
+
+// querier is a transaction, or a connection inside one.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// sendCommitted sends b, which begins with BEGIN and ends with COMMIT (queueCommit), on
+// conn: the whole transaction, or what is left of it, in one round trip. When a statement
+// fails, nothing is stored: the statements after it are skipped, and the transaction is
+// rolled back.
+func sendCommitted(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch) error {
+	err := conn.SendBatch(ctx, b).Close()
+	if err != nil {
+		rollback(ctx, conn)
+	}
+	return err
+}
+
+// queueCommit ends b with the COMMIT of its transaction.
+func queueCommit(b *pgx.Batch) {
+	b.Queue("COMMIT").Exec(func(tag pgconn.CommandTag) error {
+		if tag.String() == "ROLLBACK" {
+			return pgx.ErrTxCommitRollback
+		}
+		return nil
+	})
+}
+
+// rollback ends a transaction left open on conn (a failed statement, a step's error).
+func rollback(ctx context.Context, conn *pgxpool.Conn) {
+	if pg := conn.Conn().PgConn(); !pg.IsClosed() && pg.TxStatus() != 'I' {
+		conn.Exec(ctx, "ROLLBACK")
+	}
+}
+
+// queueReadBalances queues the read, without a lock, of the balances where selects, into
+// the map: a set-based write decides on them and applies its changes as deltas (queue).
+func queueReadBalances(b *pgx.Batch, into map[balanceKey]heldBalance, where string, args ...any) {
+	b.Queue(`SELECT merchant_id, country, currency, available, balance, funded, processed, reversed FROM balances
+		WHERE `+where, args...).Query(func(rows pgx.Rows) error {
+		var k balanceKey
+		var v rules.Balance
+		_, err := pgx.ForEachRow(rows, []any{&k.merchantID, &k.country, &k.currency, &v.Available, &v.Balance, &v.Funded, &v.Processed, &v.Reversed},
+			func() error {
+				v.Country, v.Currency = k.country, k.currency
+				into[k] = heldBalance{b: v, stored: true}
+				return nil
+			})
+		return err
+	})
+}
