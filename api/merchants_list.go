@@ -15,13 +15,17 @@ type MerchantListItem struct {
 	Keys []KeyView `json:"keys" doc:"The merchant's live API keys, the current one first"`
 }
 
+// MerchantList is the answer of GET /admin/v1/merchants (a named type: huma names an
+// anonymous body after its operation's output type, which other lists share).
+type MerchantList struct {
+	Items []MerchantListItem `json:"items"`
+}
+
 // registerMerchantList adds GET /admin/v1/merchants (issue 25): every merchant, by id as the
 // store orders them, so that an operator finds the demo merchant's id without the dashboard.
 func registerMerchantList(a huma.API, d Deps) {
 	type listOut struct {
-		Body struct {
-			Items []MerchantListItem `json:"items"`
-		}
+		Body MerchantList
 	}
 	huma.Register(a, huma.Operation{
 		OperationID: "admin-list-merchants", Method: http.MethodGet, Path: "/admin/v1/merchants",
