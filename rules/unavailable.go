@@ -28,8 +28,15 @@ func Unavailable(err error) bool {
 	}
 	var netErr net.Error
 	var state interface{ SQLState() string }
+	// syscall.Errno has net.Error's methods: a full disk (ENOSPC) or an I/O error is not an
+	// unreachable database, so a bare errno counts only when it is one of the network's below.
+	if errors.As(err, &netErr) {
+		if _, bare := netErr.(syscall.Errno); bare {
+			netErr = nil
+		}
+	}
 	switch {
-	case errors.Is(err, ErrUnavailable), errors.As(err, &netErr),
+	case errors.Is(err, ErrUnavailable), netErr != nil,
 		errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return true

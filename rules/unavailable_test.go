@@ -45,3 +45,17 @@ func TestUnavailableTellsAnOutageFromABadRequest(t *testing.T) {
 		})
 	}
 }
+
+func TestUnavailableIsNotAFullDisk(t *testing.T) {
+	for _, err := range []error{
+		fmt.Errorf("write payouts.db: %w", syscall.ENOSPC),
+		fmt.Errorf("read payouts.db: %w", syscall.EIO),
+	} {
+		if rules.Unavailable(err) {
+			t.Errorf("Unavailable(%v) = true: a storage failure on this machine is not a database out of reach", err)
+		}
+	}
+	if !rules.Unavailable(fmt.Errorf("dial: %w", syscall.ECONNREFUSED)) {
+		t.Error("a refused connection is unavailable")
+	}
+}
