@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"sort"
 	"strings"
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 	contract.inner = inner
 	http.DefaultTransport = &contractTransport{inner: inner}
 	code := m.Run()
-	fmt.Printf("contract: %d answers and %d accepted requests checked against the served OpenAPI document, over %d operations and %d statuses (%d answers outside it: pages, health checks, static files)\n",
+	fmt.Printf("contract: %d answers and %d accepted requests checked against the served OpenAPI document, over %d method and path pairs and %d statuses of them (%d answers outside it: pages, health checks, static files)\n",
 		contract.answers.Load(), contract.requests.Load(), contract.operationsSeen(), contract.statusesSeen(), contract.outside.Load())
 	if os.Getenv("PAYOUTS_CONTRACT_SEEN") != "" {
 		fmt.Println("contract: statuses seen per operation:\n  " + strings.Join(contract.seenStatuses(), "\n  "))
@@ -278,4 +279,63 @@ func (c *contractChecker) seenStatuses() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// contractRecorder is a test whose errors are kept, to test the checker itself.
+type contractRecorder struct {
+	testing.TB
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (r *contractRecorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
+}
+
+func TestContractCheckerRefusesWhatTheDocumentDoesNotDeclare(t *testing.T) {
+	const doc = `{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/things/{id}":{"get":{
+		"parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],
+		"responses":{"200":{"description":"ok","headers":{"Location":{"required":true,"schema":{"type":"string"}}},
+		"content":{"application/json":{"schema":{"type":"object","required":["name"],"properties":{"name":{"type":"string"}},"additionalProperties":false}}}}}}}}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/openapi.json":
+			w.Write([]byte(doc))
+		case "/things/1":
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Location", "/things/1")
+			w.Write([]byte(`{"name":"a"}`))
+		case "/things/2": // a body the schema refuses
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Location", "/things/2")
+			w.Write([]byte(`{"nom":1}`))
+		case "/things/3": // an undeclared status
+			w.WriteHeader(http.StatusTeapot)
+		case "/things/4": // a declared header missing
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"name":"a"}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		path string
+		want int
+	}{{"/things/1", 0}, {"/things/2", 1}, {"/things/3", 1}, {"/things/4", 1}, {"/elsewhere", 0}} {
+		t.Run(tc.path, func(t *testing.T) {
+			rec := &contractRecorder{TB: t}
+			contract.own(srv.URL, rec)
+			resp, err := http.Get(srv.URL + tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if len(rec.msgs) != tc.want {
+				t.Errorf("GET %s: %d violations, want %d: %v", tc.path, len(rec.msgs), tc.want, rec.msgs)
+			}
+		})
+	}
 }

@@ -206,11 +206,13 @@ func Downgrade30(o *huma.OpenAPI) ([]byte, error) {
 		doc["x-webhooks"] = w
 		delete(doc, "webhooks")
 	}
-	nullable30(doc)
+	components, _ := doc["components"].(map[string]any)
+	schemas, _ := components["schemas"].(map[string]any)
+	nullable30(doc, schemas)
 	return json.Marshal(doc)
 }
 
-func nullable30(v any) {
+func nullable30(v any, schemas map[string]any) {
 	switch v := v.(type) {
 	case map[string]any:
 		for _, k := range []string{"anyOf", "oneOf"} {
@@ -230,6 +232,12 @@ func nullable30(v any) {
 				// {"anyOf":[X,null]} is {"allOf":[X],"nullable":true} in 3.0.
 				delete(v, k)
 				v["allOf"] = keep
+				if ref, ok := keep[0].(map[string]any)["$ref"].(string); ok && v["type"] == nil {
+					// 3.0 wants the type beside nullable: the referenced schema's.
+					if target, ok := schemas[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any); ok {
+						v["type"] = target["type"]
+					}
+				}
 				continue
 			}
 			v[k] = keep
@@ -240,11 +248,11 @@ func nullable30(v any) {
 			v["allOf"] = []any{map[string]any{"$ref": ref}}
 		}
 		for _, x := range v {
-			nullable30(x)
+			nullable30(x, schemas)
 		}
 	case []any:
 		for _, x := range v {
-			nullable30(x)
+			nullable30(x, schemas)
 		}
 	}
 }

@@ -75,7 +75,10 @@ func addAnswerExamples(op *huma.Operation) {
 		if err != nil {
 			continue
 		}
-		for _, mt := range r.Content {
+		for ct, mt := range r.Content {
+			if !isJSON(ct) {
+				continue // the card endpoints' text/html page
+			}
 			mt.Examples = map[string]*huma.Example{"answer": {Summary: "A real answer of this server", Value: json.RawMessage(b)}}
 		}
 	}
