@@ -3,7 +3,7 @@ package api
 // The Postman collection (issue 22): generated from the OpenAPI document when first asked, a
 // folder per tag in the document's order, a request per operation (one per example request
 // for the creates), and a collection-level pre-request script that signs every merchant call
-// with Postman's built-in CryptoJS, so that a developer imports /postman.json, sets apiKey and
+// with Postman's built-in CryptoJS (require('crypto-js')), so that a developer imports /postman.json, sets apiKey and
 // apiSecret, and sends a create as it is.
 
 import (
@@ -20,14 +20,14 @@ import (
 var signingScript = []string{
 	"// Signs merchant calls as the apiKey security scheme says: header monnet-api-key, query timestamp and",
 	"// signature = hex(HMAC-SHA256(apiSecret, METHOD + ':' + path + '?timestamp=' + timestamp + ':' + hex(SHA-256(body)))).",
-	"const CryptoJS = require('crypto-js'); // built into Postman and newman",
+	"const crypto = require('crypto-js'); // CryptoJS, built into Postman and newman",
 	"const path = pm.variables.replaceIn(pm.request.url.getPath());",
 	"if (path.startsWith('/api/v1/') && !path.startsWith('/api/v1/notifications/') || path.startsWith('/api-payout-plus-real-time/')) {",
 	"  const body = pm.request.body && pm.request.body.mode === 'raw' ? pm.variables.replaceIn(pm.request.body.raw || '') : '';",
 	"  const timestamp = String(Date.now());",
-	"  const bodyHash = CryptoJS.SHA256(body).toString(CryptoJS.enc.Hex);",
+	"  const bodyHash = crypto.SHA256(body).toString(crypto.enc.Hex);",
 	"  const text = pm.request.method.toUpperCase() + ':' + path + '?timestamp=' + timestamp + ':' + bodyHash;",
-	"  const signature = CryptoJS.HmacSHA256(text, pm.variables.get('apiSecret')).toString(CryptoJS.enc.Hex);",
+	"  const signature = crypto.HmacSHA256(text, pm.variables.get('apiSecret')).toString(crypto.enc.Hex);",
 	"  pm.request.url.query.upsert({ key: 'timestamp', value: timestamp });",
 	"  pm.request.url.query.upsert({ key: 'signature', value: signature });",
 	"  pm.request.headers.upsert({ key: 'monnet-api-key', value: pm.variables.get('apiKey') });",
