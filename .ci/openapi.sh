@@ -4,7 +4,7 @@
 # /openapi-3.0.json and /postman.json, lints both documents (@redocly/cli, recommended rules,
 # redocly.yaml), generates and runs a Go client (oapi-codegen, .ci/clients/go) and a TypeScript
 # client (openapi-typescript + openapi-fetch, .ci/clients/ts), and runs the Postman collection
-# under newman. Exits non-zero on the first failure. Needs Go, Node 20+ and npm (.ci/run
+# under newman. Exits non-zero on the first failure. Needs Go, Node 18.17+ and npm (.ci/run
 # installs Debian's when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +18,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== openapi: npm ci (.ci/clients/ts: redocly, newman, openapi-typescript, openapi-fetch, typescript)"
-(cd .ci/clients/ts && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+(cd .ci/clients/ts && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 npx_ts() { (cd "$root/.ci/clients/ts" && npx --no-install "$@"); }
 
 echo "== openapi: build and start the server"
