@@ -7,8 +7,10 @@ package main
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -171,35 +173,156 @@ func sendRaw(t *testing.T, req *http.Request) (int, []byte) {
 	return resp.StatusCode, raw
 }
 
-// jsonShape lists the paths of a JSON value's fields (array items as []), sorted.
+// jsonShape lists the paths of a JSON value's object fields, sorted; what arrays hold is left
+// out (a payout's history grows while the test runs), and so are the values.
 func jsonShape(t *testing.T, raw []byte) []string {
 	t.Helper()
 	var v any
 	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&v); err != nil {
 		t.Fatalf("%v: %s", err, raw)
 	}
-	seen := map[string]bool{}
+	var out []string
 	var walk func(prefix string, v any)
 	walk = func(prefix string, v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, x := range v {
-				seen[prefix+"."+k] = true
+		if m, ok := v.(map[string]any); ok {
+			for k, x := range m {
+				out = append(out, prefix+"."+k)
 				walk(prefix+"."+k, x)
 			}
-		case []any:
-			for _, x := range v {
-				walk(prefix+"[]", x)
-			}
-		default:
-			seen[prefix+":"+fmt.Sprintf("%T", v)] = true
 		}
 	}
 	walk("", v)
-	out := make([]string, 0, len(seen))
-	for k := range seen {
-		out = append(out, k)
-	}
 	sort.Strings(out)
 	return out
+}
+
+// The 3.0 rendition and the Postman collection are served, generated from the document, with
+// the servers of --public-url and a collection that signs (issue 22, items 4 and 5; .ci/run
+// runs generated clients and newman against them).
+func TestOpenAPIRenditionsAndPostmanCollection(t *testing.T) {
+	s := startServer(t, "", "--public-url", "https://payouts.example.com/")
+	get := func(path string, out any) {
+		t.Helper()
+		resp, err := http.Get(s.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d", path, resp.StatusCode)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+	}
+	type document struct {
+		OpenAPI  string `json:"openapi"`
+		Servers  []struct{ URL string }
+		Tags     []struct{ Name string }
+		Webhooks map[string]any `json:"webhooks"`
+		XHooks   map[string]any `json:"x-webhooks"`
+		Paths    map[string]any `json:"paths"`
+	}
+	var d31, d30 document
+	get("/openapi.json", &d31)
+	get("/openapi-3.0.json", &d30)
+	if d31.OpenAPI != "3.1.0" || d30.OpenAPI != "3.0.3" {
+		t.Errorf("versions %q and %q, want 3.1.0 and 3.0.3", d31.OpenAPI, d30.OpenAPI)
+	}
+	for _, d := range []document{d31, d30} {
+		if len(d.Servers) != 1 || d.Servers[0].URL != "https://payouts.example.com" {
+			t.Errorf("servers %v, want the --public-url", d.Servers)
+		}
+		if len(d.Tags) == 0 || d.Tags[0].Name != "Payouts" {
+			t.Errorf("tags %v: Payouts must come first", d.Tags)
+		}
+		if len(d.Paths) != len(d31.Paths) {
+			t.Errorf("%d paths in one rendition, %d in the other", len(d.Paths), len(d31.Paths))
+		}
+	}
+	if d31.Webhooks == nil || d30.Webhooks != nil || d30.XHooks == nil {
+		t.Errorf("the webhook belongs in webhooks (3.1) and x-webhooks (3.0)")
+	}
+
+	var coll struct {
+		Info     struct{ Schema string }
+		Variable []struct{ Key, Value string }
+		Event    []struct {
+			Listen string
+			Script struct{ Exec []string }
+		}
+		Item []struct {
+			Name string
+			Item []struct {
+				Name    string
+				Request struct {
+					Method string
+					URL    struct{ Raw string }
+					Body   *struct{ Raw string }
+				}
+			}
+		}
+	}
+	get("/postman.json", &coll)
+	if !strings.Contains(coll.Info.Schema, "v2.1.0") {
+		t.Errorf("collection schema %q", coll.Info.Schema)
+	}
+	vars := map[string]string{}
+	for _, v := range coll.Variable {
+		vars[v.Key] = v.Value
+	}
+	for _, k := range []string{"apiKey", "apiSecret", "merchantId"} {
+		if _, ok := vars[k]; !ok {
+			t.Errorf("no collection variable %s", k)
+		}
+	}
+	if vars["baseUrl"] != "https://payouts.example.com" {
+		t.Errorf("baseUrl %q, want the --public-url", vars["baseUrl"])
+	}
+	var pre string
+	for _, e := range coll.Event {
+		if e.Listen == "prerequest" {
+			pre = strings.Join(e.Script.Exec, "\n")
+		}
+	}
+	for _, want := range []string{"require('crypto-js')", "HmacSHA256", "'?timestamp='", "monnet-api-key", "pm.variables.get('apiSecret')"} {
+		if !strings.Contains(pre, want) {
+			t.Errorf("the pre-request script lacks %s:\n%s", want, pre)
+		}
+	}
+	if len(coll.Item) == 0 || coll.Item[0].Name != "Payouts" {
+		t.Fatalf("the first folder must be Payouts")
+	}
+	creates := 0
+	for _, it := range coll.Item[0].Item {
+		if it.Request.Method == "POST" && strings.HasSuffix(it.Request.URL.Raw, "/api/v1/{{merchantId}}/payouts") && it.Request.Body != nil {
+			var req rules.PayoutRequest
+			if err := json.Unmarshal([]byte(it.Request.Body.Raw), &req); err != nil || req.OrderID == "" {
+				t.Errorf("%s: body %v %.80s", it.Name, err, it.Request.Body.Raw)
+			}
+			creates++
+		}
+	}
+	want := 0
+	for _, e := range rules.Examples() {
+		if !e.Card {
+			want++
+		}
+	}
+	if creates != want {
+		t.Errorf("%d create requests in the Payouts folder, want one per example (%d)", creates, want)
+	}
+}
+
+// The string to sign that the document and the collection's script state is the server's
+// (the script runs for real under newman in CI).
+func TestDocumentedStringToSignIsTheServers(t *testing.T) {
+	method, path, ts, body := "POST", "/api/v1/1/payouts", int64(1700000000000), []byte(`{"a":1}`)
+	sum := sha256.Sum256(body)
+	text := method + ":" + path + "?timestamp=" + strconv.FormatInt(ts, 10) + ":" + hex.EncodeToString(sum[:])
+	mac := hmac.New(sha256.New, []byte("secret"))
+	mac.Write([]byte(text))
+	if got, want := hex.EncodeToString(mac.Sum(nil)), rules.Signature("secret", method, path, ts, body); got != want {
+		t.Errorf("the documented string to sign gives %s, the server %s", got, want)
+	}
 }
