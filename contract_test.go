@@ -24,7 +24,10 @@ import (
 
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/pb33f/libopenapi-validator/config"
 	verrors "github.com/pb33f/libopenapi-validator/errors"
+	"github.com/pb33f/libopenapi-validator/paths"
+	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 )
 
 func TestMain(m *testing.M) {
@@ -32,7 +35,7 @@ func TestMain(m *testing.M) {
 	contract.inner = inner
 	http.DefaultTransport = &contractTransport{inner: inner}
 	code := m.Run()
-	fmt.Printf("contract: %d answers and %d accepted requests checked against the served OpenAPI document, over %d method and path pairs and %d statuses of them (%d answers outside it: pages, health checks, static files)\n",
+	fmt.Printf("contract: %d answers and %d accepted requests checked against the served OpenAPI document, over %d operations and %d of their statuses (%d answers outside it: pages, health checks, static files)\n",
 		contract.answers.Load(), contract.requests.Load(), contract.operationsSeen(), contract.statusesSeen(), contract.outside.Load())
 	if os.Getenv("PAYOUTS_CONTRACT_SEEN") != "" {
 		fmt.Println("contract: statuses seen per operation:\n  " + strings.Join(contract.seenStatuses(), "\n  "))
@@ -54,7 +57,7 @@ type contractChecker struct {
 	owners   map[string]testing.TB     // host → the test that started the server
 	byHost   map[string]*contractDoc   // host → its document (nil: not a payouts server)
 	byDigest map[[32]byte]*contractDoc // one validator per distinct document
-	seen     map[string]map[int]bool   // "METHOD /path" → statuses answered
+	seen     map[string]map[int]bool   // "METHOD /path/{template}" → statuses answered
 	orphans  []string
 	answers  atomic.Int64
 	requests atomic.Int64
@@ -62,7 +65,8 @@ type contractChecker struct {
 }
 
 type contractDoc struct {
-	v validator.Validator
+	v     validator.Validator
+	model *v3.Document
 }
 
 var contract = &contractChecker{
@@ -134,7 +138,8 @@ func (c *contractChecker) check(req *http.Request, reqBody []byte, resp *http.Re
 		return
 	}
 	c.answers.Add(1)
-	c.note(req, resp.StatusCode)
+	_, _, template := paths.FindPath(vreq, doc.model, config.NewValidationOptions())
+	c.note(req.Method+" "+template, resp.StatusCode)
 	var problems []string
 	for _, e := range errs {
 		problems = append(problems, "answer: "+describeViolation(e))
@@ -175,10 +180,9 @@ func describeViolation(e *verrors.ValidationError) string {
 	return s
 }
 
-func (c *contractChecker) note(req *http.Request, status int) {
+func (c *contractChecker) note(k string, status int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k := req.Method + " " + req.URL.Path
 	if c.seen[k] == nil {
 		c.seen[k] = map[int]bool{}
 	}
@@ -235,7 +239,11 @@ func (c *contractChecker) fetch(base string) *contractDoc {
 	if len(errs) > 0 {
 		panic(fmt.Sprintf("contract: no validator for the served document: %v", errs))
 	}
-	d = &contractDoc{v: v}
+	model, err := parsed.BuildV3Model()
+	if err != nil {
+		panic(fmt.Sprintf("contract: the served document has no model: %v", err))
+	}
+	d = &contractDoc{v: v, model: &model.Model}
 	c.mu.Lock()
 	c.byDigest[digest] = d
 	c.mu.Unlock()
@@ -264,7 +272,7 @@ func (c *contractChecker) statusesSeen() int {
 	return n
 }
 
-// seenStatuses lists the statuses the tests saw per request path (PAYOUTS_CONTRACT_SEEN=1).
+// seenStatuses lists the statuses the tests saw per operation (PAYOUTS_CONTRACT_SEEN=1).
 func (c *contractChecker) seenStatuses() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
