@@ -27,6 +27,7 @@ import (
 	"github.com/pb33f/libopenapi-validator/config"
 	verrors "github.com/pb33f/libopenapi-validator/errors"
 	"github.com/pb33f/libopenapi-validator/paths"
+	"github.com/pb33f/libopenapi-validator/schema_validation"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 )
 
@@ -35,13 +36,13 @@ func TestMain(m *testing.M) {
 	contract.inner = inner
 	http.DefaultTransport = &contractTransport{inner: inner}
 	code := m.Run()
-	fmt.Printf("contract: %d answers and %d accepted requests checked against the served OpenAPI document, over %d operations and %d of their statuses (%d answers outside it: pages, health checks, static files)\n",
-		contract.answers.Load(), contract.requests.Load(), contract.operationsSeen(), contract.statusesSeen(), contract.outside.Load())
+	fmt.Printf("contract: %d answers and %d accepted requests checked against the served OpenAPI document, over %d operations and %d of their statuses (%d answers outside it: pages, health checks, static files), and %d notifications against its webhook\n",
+		contract.answers.Load(), contract.requests.Load(), contract.operationsSeen(), contract.statusesSeen(), contract.outside.Load(), contract.notifications.Load())
 	if os.Getenv("PAYOUTS_CONTRACT_SEEN") != "" {
 		fmt.Println("contract: statuses seen per operation:\n  " + strings.Join(contract.seenStatuses(), "\n  "))
 	}
 	if msgs := contract.orphanFailures(); len(msgs) > 0 {
-		fmt.Printf("contract: %d answers of servers no test owned do not match the document:\n%s\n", len(msgs), strings.Join(msgs, "\n"))
+		fmt.Printf("contract: %d answers of servers no test owned, or notifications, do not match the document:\n%s\n", len(msgs), strings.Join(msgs, "\n"))
 		if code == 0 {
 			code = 1
 		}
@@ -53,15 +54,16 @@ func TestMain(m *testing.M) {
 type contractChecker struct {
 	inner http.RoundTripper
 
-	mu       sync.Mutex
-	owners   map[string]testing.TB     // host → the test that started the server
-	byHost   map[string]*contractDoc   // host → its document (nil: not a payouts server)
-	byDigest map[[32]byte]*contractDoc // one validator per distinct document
-	seen     map[string]map[int]bool   // "METHOD /path/{template}" → statuses answered
-	orphans  []string
-	answers  atomic.Int64
-	requests atomic.Int64
-	outside  atomic.Int64
+	mu            sync.Mutex
+	owners        map[string]testing.TB     // host → the test that started the server
+	byHost        map[string]*contractDoc   // host → its document (nil: not a payouts server)
+	byDigest      map[[32]byte]*contractDoc // one validator per distinct document
+	seen          map[string]map[int]bool   // "METHOD /path/{template}" → statuses answered
+	orphans       []string
+	answers       atomic.Int64
+	requests      atomic.Int64
+	outside       atomic.Int64
+	notifications atomic.Int64
 }
 
 type contractDoc struct {
@@ -345,5 +347,64 @@ func TestContractCheckerRefusesWhatTheDocumentDoesNotDeclare(t *testing.T) {
 				t.Errorf("GET %s: %d violations, want %d: %v", tc.path, len(rec.msgs), tc.want, rec.msgs)
 			}
 		})
+	}
+}
+
+// checkNotification validates a notification a test's receiver got against the webhook's
+// body in the document; what does not match fails the run (TestMain), as the receiver does
+// not know its test.
+func (c *contractChecker) checkNotification(body []byte) {
+	c.mu.Lock()
+	var doc *contractDoc
+	for _, d := range c.byDigest {
+		if d.model.Webhooks != nil && d.model.Webhooks.GetOrZero("payout-outcome") != nil {
+			doc = d
+			break
+		}
+	}
+	c.mu.Unlock()
+	if doc == nil {
+		return
+	}
+	hook := doc.model.Webhooks.GetOrZero("payout-outcome")
+	if hook.Post == nil || hook.Post.RequestBody == nil {
+		c.fail("the document's webhook payout-outcome has no body")
+		return
+	}
+	mt := hook.Post.RequestBody.Content.GetOrZero("application/json")
+	if mt == nil || mt.Schema == nil {
+		c.fail("the document's webhook payout-outcome has no JSON schema")
+		return
+	}
+	c.notifications.Add(1)
+	if ok, errs := schema_validation.NewSchemaValidator().ValidateSchemaBytesWithVersion(mt.Schema.Schema(), body, 3.1); !ok {
+		var problems []string
+		for _, e := range errs {
+			problems = append(problems, describeViolation(e))
+		}
+		c.fail(fmt.Sprintf("a notification does not match the document's webhook:\n  %s\n  body: %.600s", strings.Join(problems, "\n  "), body))
+	}
+}
+
+func (c *contractChecker) fail(msg string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.orphans = append(c.orphans, msg)
+}
+
+func TestContractCheckerRefusesANotificationOfAnotherShape(t *testing.T) {
+	s := startServer(t, "")
+	if contract.document(s.URL) == nil {
+		t.Fatal("no document")
+	}
+	before := len(contract.orphanFailures())
+	contract.checkNotification([]byte(`{"payout":{"id":29,"amount":"1"},"output":{"stage":"REJECTED"}}`)) // id a number, fields missing
+	contract.checkNotification([]byte(`{"payout":{"id":"29","country":"PER","amount":"100","currency":"PEN","orderId":"A","merchantId":"1","bankCode":"002","accountNumber":"****1234","name":"Ana Quispe","customerEmail":"a@b.pe"},"output":{"stage":"SUCCESS","status":"PROCESSED","statusChangeDateTime":"2026-11-21T10:00:00Z"}}`))
+	contract.mu.Lock()
+	got := contract.orphans[before:]
+	contract.orphans = contract.orphans[:before] // this test's own failures do not fail the run
+	contract.mu.Unlock()
+	if len(got) != 1 || !strings.Contains(got[0], "does not match the document's webhook") {
+		t.Errorf("got %d failures, want 1 (the first body): %v", len(got), got)
 	}
 }
