@@ -67,6 +67,7 @@ func finishDocument(a huma.API, publicURL string) {
 	for _, item := range o.Webhooks {
 		if item.Post != nil {
 			item.Post.Security = []map[string][]string{} // the merchant's server is called: it checks header verification
+			item.Post.Description += " No security scheme: this server calls the merchant's; the merchant checks header verification."
 		}
 	}
 }
@@ -136,6 +137,7 @@ func finishOperation(o *huma.OpenAPI, path, method string, op *huma.Operation) {
 	}
 	if op.OperationID == "integration-token" {
 		op.Security = []map[string][]string{} // the integration user's credentials are the body
+		op.Description += " No security scheme: the integration user's credentials are the body."
 		statuses = append(statuses, 400, 401, 429)
 	}
 	for _, s := range statuses {
