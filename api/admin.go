@@ -246,8 +246,9 @@ func registerAdmin(a huma.API, d Deps) {
 		Body rules.Balance
 	}
 	huma.Register(a, huma.Operation{
+		Errors:      []int{400, 404, 409},
 		OperationID: "admin-fund-balance", Method: http.MethodPost, Path: "/admin/v1/merchants/{id}/balance",
-		Summary: "Fund a merchant's balance", Tags: []string{"Admin"}, Security: adminSecurity, Errors: []int{400, 404, 409},
+		Summary: "Fund a merchant's balance", Tags: []string{"Admin"}, Security: adminSecurity,
 	}, func(ctx context.Context, in *fundIn) (*fundOut, error) {
 		if _, err := d.Store.Merchant(in.ID); err != nil {
 			return nil, notFound(err, in.ID)
