@@ -80,6 +80,7 @@ func startServer(t testing.TB, dir string, args ...string) *testServer {
 	if s.URL == "" {
 		t.Fatalf("server did not start:\n%s\n%s", s.Stdout.String(), s.Stderr.String())
 	}
+	contract.own(s.URL, t) // every answer is checked against the served document (contract_test.go)
 	for time.Now().Before(deadline) {
 		resp, err := http.Get(s.URL + "/readyz")
 		if err == nil {

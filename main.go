@@ -767,6 +767,7 @@ func newApp(ctx context.Context, cfg serveConfig, db rules.Storage, sealer *stor
 		TrustedProxies:           cfg.TrustedProxies,
 		AllowHTTPNotificationURL: cfg.AllowPrivateNotifURL,
 		Sandbox:                  cfg.Sandbox,
+		PublicURL:                cfg.PublicURL,
 		Logger:                   logger,
 		Observe:                  w.metrics.Observe,
 		Fund:                     w.lc.Fund,

@@ -298,6 +298,7 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
+	contract.checkNotification(body) // the body the document's webhook declares (contract_test.go)
 	id := r.Header.Get("Idempotency-Key")
 	h.tries[id]++
 	if h.tries[id] <= h.failures {

@@ -171,7 +171,7 @@ func registerAdmin(a huma.API, d Deps) {
 	}
 	huma.Register(a, huma.Operation{
 		OperationID: "admin-create-merchant", Method: http.MethodPost, Path: "/admin/v1/merchants",
-		Summary: "Create a merchant", Tags: []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusCreated,
+		Summary: "Create a merchant", Tags: []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusCreated, Errors: []int{400, 409},
 	}, func(ctx context.Context, in *createIn) (*createOut, error) {
 		s := rules.DefaultSettings()
 		if in.Body.Settings != nil {
@@ -201,7 +201,7 @@ func registerAdmin(a huma.API, d Deps) {
 	}
 	huma.Register(a, huma.Operation{
 		OperationID: "admin-get-merchant", Method: http.MethodGet, Path: "/admin/v1/merchants/{id}",
-		Summary: "Read a merchant", Tags: []string{"Admin"}, Security: adminSecurity,
+		Summary: "Read a merchant", Tags: []string{"Admin"}, Security: adminSecurity, Errors: []int{404},
 	}, func(ctx context.Context, in *idIn) (*merchantOut, error) {
 		m, err := d.Store.Merchant(in.ID)
 		if err != nil {
@@ -219,7 +219,7 @@ func registerAdmin(a huma.API, d Deps) {
 	}
 	huma.Register(a, huma.Operation{
 		OperationID: "admin-update-merchant", Method: http.MethodPatch, Path: "/admin/v1/merchants/{id}",
-		Summary: "Change a merchant's name or settings", Tags: []string{"Admin"}, Security: adminSecurity,
+		Summary: "Change a merchant's name or settings", Tags: []string{"Admin"}, Security: adminSecurity, Errors: []int{400, 404},
 	}, func(ctx context.Context, in *patchIn) (*merchantOut, error) {
 		m, err := d.Store.UpdateMerchant(in.ID, func(m *rules.Merchant) error {
 			if in.Body.Name != "" {
@@ -249,6 +249,7 @@ func registerAdmin(a huma.API, d Deps) {
 		Body rules.Balance
 	}
 	huma.Register(a, huma.Operation{
+		Errors:      []int{400, 404, 409},
 		OperationID: "admin-fund-balance", Method: http.MethodPost, Path: "/admin/v1/merchants/{id}/balance",
 		Summary: "Fund a merchant's balance", Tags: []string{"Admin"}, Security: adminSecurity,
 		Description: "Adds amount (negative: withdraws) to the balance of a country in one of its currencies: COL in COP; " +

@@ -55,6 +55,8 @@ type Deps struct {
 	Simulate func(ctx context.Context, merchantID string, id int64, stage rules.Stage, status rules.Status) (*rules.Payout, error)
 	// Extra registers more routes on the router (the card form, sandbox pages, metrics).
 	Extra func(r chi.Router, api huma.API)
+	// PublicURL is the server's public base URL, the document's servers entry.
+	PublicURL string
 }
 
 // New builds the whole HTTP handler: middleware, the huma API with its OpenAPI document and
@@ -132,6 +134,18 @@ func New(d Deps) (http.Handler, huma.API) {
 	if d.Extra != nil {
 		d.Extra(r, a)
 	}
+	finishDocument(a, d.PublicURL)
+	// huma serves /openapi-3.0.json from its own downgrade: this one also moves what 3.0 lacks.
+	r.Get("/openapi-3.0.json", func(w http.ResponseWriter, r *http.Request) {
+		b, err := Downgrade30(a.OpenAPI())
+		if err != nil {
+			writeProblem(w, internalProblem())
+			return
+		}
+		w.Header().Set("Content-Type", "application/openapi+json")
+		w.Write(b)
+	})
+	r.Get("/postman.json", postmanHandler(a.OpenAPI(), d.PublicURL))
 	return r, a
 }
 

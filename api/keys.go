@@ -73,7 +73,7 @@ func registerKeys(a huma.API, d Deps) {
 		OperationID: "admin-rotate-key", Method: http.MethodPost, Path: "/admin/v1/merchants/{id}/keys",
 		Summary:     "Issue a new API key and secret",
 		Description: "The old pair keeps working for graceSeconds (default 24 h), then stops; DELETE revokes it at once.",
-		Tags:        []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusCreated,
+		Tags:        []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusCreated, Errors: []int{400, 404},
 	}, func(ctx context.Context, in *rotateIn) (*rotateOut, error) {
 		grace := DefaultKeyGrace
 		if in.Body != nil && in.Body.GraceSeconds != nil {
@@ -96,7 +96,7 @@ func registerKeys(a huma.API, d Deps) {
 	}
 	huma.Register(a, huma.Operation{
 		OperationID: "admin-list-keys", Method: http.MethodGet, Path: "/admin/v1/merchants/{id}/keys",
-		Summary: "List a merchant's API keys (never the secrets)", Tags: []string{"Admin"}, Security: adminSecurity,
+		Summary: "List a merchant's API keys (never the secrets)", Tags: []string{"Admin"}, Security: adminSecurity, Errors: []int{404},
 	}, func(ctx context.Context, in *listIn) (*listOut, error) {
 		m, err := d.Store.Merchant(in.ID)
 		if err != nil {
@@ -113,7 +113,7 @@ func registerKeys(a huma.API, d Deps) {
 		OperationID: "admin-revoke-key", Method: http.MethodDelete, Path: "/admin/v1/merchants/{id}/keys/{keyId}",
 		Summary:     "Revoke an old API key at once",
 		Description: "The current key cannot be revoked (409): rotate first, with graceSeconds 0 to end the old one at once.",
-		Tags:        []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusNoContent,
+		Tags:        []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusNoContent, Errors: []int{404, 409},
 	}, func(ctx context.Context, in *revokeIn) (*struct{}, error) {
 		if err := RevokeKey(d.Store, in.ID, in.KeyID, now()); err != nil {
 			return nil, notFound(err, in.ID)

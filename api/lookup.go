@@ -203,6 +203,7 @@ func (l *Lookup) internal(w http.ResponseWriter, trace string, err error) {
 // original's own error shape rather than problem+json).
 func DescribeLookup(a huma.API) {
 	reg := a.OpenAPI().Components.Schemas
+	reg.Schema(reflect.TypeOf(lookupErrors{}), true, "LookupErrors")
 	str := &huma.Schema{Type: "string"}
 	a.OpenAPI().AddOperation(&huma.Operation{
 		OperationID: "peru-beneficiary-lookup", Method: http.MethodPost, Path: LookupPath,
@@ -213,10 +214,10 @@ func DescribeLookup(a huma.API) {
 			"request_id not a UUID, VAL002 account_type not \"4\", VAL003 account_identifier not a Peru cellphone, VAL004 country not " +
 			"PER, VAL001 request_id already used, PV002 (404) no entity. In the sandbox the entities come from the simulated " +
 			"directory (README, Sandbox).",
-		Tags: []string{"Lookup"},
+		Tags:     []string{"Lookup"},
+		Security: []map[string][]string{{"integrationToken": {}}, {"integrationTokenRaw": {}}},
 		Parameters: []*huma.Param{
-			{Name: "MID", In: "header", Required: true, Schema: str},
-			{Name: "Authorization", In: "header", Required: true, Schema: str, Description: "The access token, without Bearer"},
+			{Name: "MID", In: "header", Required: true, Schema: str, Description: "The merchant id the token was issued for"},
 		},
 		RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{
 			Type: "object", Required: []string{"request_id", "account_type", "account_identifier", "country"},
@@ -224,9 +225,16 @@ func DescribeLookup(a huma.API) {
 				"account_identifier": {Type: "string", Pattern: "^9[0-9]{8}$"}, "country": {Type: "string", Enum: []any{"PER"}}}}}}},
 		Responses: map[string]*huma.Response{
 			"200": {Description: "The entities", Content: map[string]*huma.MediaType{"application/json": {Schema: reg.Schema(reflect.TypeOf(LookupAnswer{}), true, "LookupAnswer")}}},
-			"400": {Description: "VAL001–VAL006"}, "401": {Description: "AUTH001, AUTH002"}, "404": {Description: "PV002"}, "429": {Description: "RL001"},
+			"400": lookupFailure("VAL001–VAL006"), "401": lookupFailure("AUTH001, AUTH002"), "404": lookupFailure("PV002"),
+			"429": lookupFailure("RL001"), "500": lookupFailure("Internal error"),
 		},
 	})
+}
+
+// lookupFailure is an error answer of the lookup, in the original's shape (not problem+json).
+func lookupFailure(desc string) *huma.Response {
+	return &huma.Response{Description: desc, Content: map[string]*huma.MediaType{"application/json": {
+		Schema: &huma.Schema{Ref: "#/components/schemas/LookupErrors"}}}}
 }
 
 // BreBKeyView is the Bre-B key lookup's answer: the holder's name masked.
