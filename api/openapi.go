@@ -10,6 +10,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -34,6 +35,7 @@ var tagOrder = []*huma.Tag{
 	{Name: "Card payouts", Description: "Peru card push payments (spec 4.2): the answer is the URL of a card form for the beneficiary."},
 	{Name: "Balance", Description: "The merchant's balances per country and currency."},
 	{Name: "Lookup", Description: "Who can be paid where: the original's Peru beneficiary lookup (with its token endpoint) and Bre-B keys. Moves no money."},
+	{Name: "Events", Description: "The merchant's notifications, kept 30 days with the exact body sent and every attempt: list, read, resend, follow (this project's extension)."},
 	{Name: "Sandbox", Description: "Controls of the simulated rails (sandbox only): forced outcomes, scripted rules, the clock, the directory."},
 	{Name: "Admin", Description: "The operator's API (admin bearer token): merchants, keys, funding."},
 	{Name: "Notifications", Description: "What this server POSTs to a merchant's notificationUrl (a webhook: the merchant serves it)."},
@@ -135,10 +137,21 @@ func finishOperation(o *huma.OpenAPI, path, method string, op *huma.Operation) {
 		replay.Description = "The same request again (idempotent on orderId): the same payout, with Idempotent-Replayed: true"
 		op.Responses["200"] = &replay
 	}
+	if hasBody {
+		statuses = append(statuses, http.StatusRequestEntityTooLarge) // every operation reads at most 64 KiB
+	}
+	if op.OperationID == "event-stream" {
+		statuses = append(statuses, http.StatusForbidden) // sandbox only
+	}
 	if op.OperationID == "integration-token" {
 		op.Security = []map[string][]string{} // the integration user's credentials are the body
 		op.Description += " No security scheme: the integration user's credentials are the body."
-		statuses = append(statuses, 400, 401, 429)
+		// Wrong credentials answer the original's {"message": "Invalid credentials"}, not a Problem.
+		op.Responses["401"] = &huma.Response{Description: "Wrong credentials, or a refresh token unknown, used or expired",
+			Headers: map[string]*huma.Param{ErrorTypeHeader: {Description: "authentication", Schema: &huma.Schema{Type: "string"}}},
+			Content: map[string]*huma.MediaType{"application/problem+json": {
+				Schema: o.Components.Schemas.Schema(reflect.TypeOf(credentialsProblem{}), true, "CredentialsProblem")}}}
+		statuses = append(statuses, 400, 429)
 	}
 	for _, s := range statuses {
 		declareProblem(o, op, s)
