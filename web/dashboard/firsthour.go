@@ -34,12 +34,7 @@ func keyRows(m *rules.Merchant, now time.Time, w templates.Words) []templates.Ke
 // newKey issues a new key and secret, shown once on the merchant's page; the old pair keeps
 // working for the chosen grace.
 func (d *Dashboard) newKey(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, "the form could not be read", http.StatusBadRequest)
-		return
-	}
-	m, ok := d.merchantOf(w, r)
+	m, ok := d.merchantForm(w, r, 8<<10)
 	if !ok {
 		return
 	}
@@ -69,12 +64,7 @@ func (d *Dashboard) newKey(w http.ResponseWriter, r *http.Request) {
 
 // revokeKey ends an old key at once.
 func (d *Dashboard) revokeKey(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, "the form could not be read", http.StatusBadRequest)
-		return
-	}
-	m, ok := d.merchantOf(w, r)
+	m, ok := d.merchantForm(w, r, 8<<10)
 	if !ok {
 		return
 	}

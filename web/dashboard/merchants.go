@@ -121,6 +121,17 @@ func (d *Dashboard) createMerchant(w http.ResponseWriter, r *http.Request) {
 	d.showMerchants(w, r, f, form, http.StatusUnprocessableEntity)
 }
 
+// merchantForm reads a posted form of at most limit bytes and the merchant of the path; false
+// when either failed, the answer already written.
+func (d *Dashboard) merchantForm(w http.ResponseWriter, r *http.Request, limit int64) (*rules.Merchant, bool) {
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "the form could not be read", http.StatusBadRequest)
+		return nil, false
+	}
+	return d.merchantOf(w, r)
+}
+
 func (d *Dashboard) merchantOf(w http.ResponseWriter, r *http.Request) (*rules.Merchant, bool) {
 	m, err := d.cfg.Store.Merchant(chi.URLParam(r, "id"))
 	if errors.Is(err, rules.ErrNotFound) {
@@ -187,12 +198,7 @@ func (d *Dashboard) showMerchant(w http.ResponseWriter, r *http.Request, f templ
 
 // updateMerchant saves the name and settings.
 func (d *Dashboard) updateMerchant(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 32<<10)
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, "the form could not be read", http.StatusBadRequest)
-		return
-	}
-	m, ok := d.merchantOf(w, r)
+	m, ok := d.merchantForm(w, r, 32<<10)
 	if !ok {
 		return
 	}
@@ -225,12 +231,7 @@ func (d *Dashboard) updateMerchant(w http.ResponseWriter, r *http.Request) {
 
 // fund adds to (or, negative, withdraws from) a balance; held payouts are released.
 func (d *Dashboard) fund(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, "the form could not be read", http.StatusBadRequest)
-		return
-	}
-	m, ok := d.merchantOf(w, r)
+	m, ok := d.merchantForm(w, r, 8<<10)
 	if !ok {
 		return
 	}
