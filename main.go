@@ -786,6 +786,7 @@ func newApp(ctx context.Context, cfg serveConfig, db rules.Storage, sealer *stor
 	if err := w.wireSandbox(); err != nil {
 		return nil, err
 	}
+	w.wireUsers()
 	w.wireDashboard()
 	w.deps.Extra = func(r chi.Router, a huma.API) {
 		for _, add := range w.routes {
