@@ -51,6 +51,12 @@ type UserList struct {
 	Users []UserView `json:"users"`
 }
 
+// UserWithLink is a user with its set-up link under base (the admin API's answer, and the
+// CLI's).
+func UserWithLink(u *rules.User, base, token string) UserWithLinkView {
+	return UserWithLinkView{UserView: userView(u), SetupLink: rules.SetupLink(base, token), SetupExpiresAt: wireTime(u.SetupExpires)}
+}
+
 func userView(u *rules.User) UserView {
 	return UserView{ID: u.ID, Name: u.Name, Email: u.Email, Role: string(u.Role), MerchantID: u.MerchantID,
 		Status: string(u.Status), CreatedAt: wireTime(u.CreatedAt)}
@@ -77,8 +83,7 @@ func registerUsers(a huma.API, d Deps) {
 		Body UserWithLinkView
 	}
 	withLink := func(ctx context.Context, u *rules.User, token string) *withLinkOut {
-		return &withLinkOut{Body: UserWithLinkView{UserView: userView(u), SetupLink: rules.SetupLink(d.publicBase(ctx), token),
-			SetupExpiresAt: wireTime(u.SetupExpires)}}
+		return &withLinkOut{Body: UserWithLink(u, d.publicBase(ctx), token)}
 	}
 	huma.Register(a, huma.Operation{
 		OperationID: "admin-create-user", Method: http.MethodPost, Path: "/admin/v1/users",
