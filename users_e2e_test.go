@@ -179,6 +179,9 @@ func TestDashboardUsersRolesTOTPAndAudit(t *testing.T) {
 		t.Errorf("list: %+v", list.Users)
 	}
 
+	if _, body, _ := page(t, dashClient(nil), s.URL+"/dashboard/login"); !strings.Contains(body, `id="user-login"`) || !strings.Contains(body, `name="code"`) || !strings.Contains(body, `name="token"`) {
+		t.Error("the sign-in page lacks the user's form (email, password, code) or the admin token's")
+	}
 	setUp(t, s, makerC.SetupLink, &maker, now-1)
 	setUp(t, s, viewerC.SetupLink, &viewer, now-1)
 

@@ -339,7 +339,7 @@ func (d *Dashboard) showLogin(w http.ResponseWriter, r *http.Request, code int, 
 		f.Error = f.W.S(errKey)
 	}
 	f.Path = "/dashboard/login"
-	d.render(w, r, code, templates.DashLogin(templates.LoginView{Frame: f}))
+	d.render(w, r, code, templates.DashLogin(templates.LoginView{Frame: f, Users: d.cfg.Users != nil}))
 }
 
 // login takes the admin token: a new session token (no fixation), 303 to the overview.
@@ -365,7 +365,7 @@ func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 	if d.cfg.AdminToken == "" || subtle.ConstantTimeCompare([]byte(token), []byte(d.cfg.AdminToken)) != 1 {
 		d.cfg.Log.Warn("dashboard sign-in failed", "addr", r.RemoteAddr)
 		d.audit(r, rules.Actor{Principal: "anonymous", Name: "admin token (wrong)"}, "signin.failure", "dashboard", map[string]string{"method": "admin-token"})
-		d.loginFailed(w, r)
+		d.loginFailed(w, r, "login.wrong")
 		return
 	}
 	d.startSession(w, r, d.principal, rules.AdminActor(d.principal), "admin-token")
@@ -373,13 +373,13 @@ func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 
 // loginFailed answers a failed sign-in: 401, or 429 past the address's allowance (the
 // admin API's counter, for the token and the users alike).
-func (d *Dashboard) loginFailed(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) loginFailed(w http.ResponseWriter, r *http.Request, errKey string) {
 	if d.cfg.Limiter != nil && (d.cfg.Limiter.Blocked(r) || d.cfg.Limiter.Fail(r)) {
 		w.Header().Set("Retry-After", "60")
 		d.showLogin(w, r, http.StatusTooManyRequests, "login.limited")
 		return
 	}
-	d.showLogin(w, r, http.StatusUnauthorized, "login.wrong")
+	d.showLogin(w, r, http.StatusUnauthorized, errKey)
 }
 
 // startSession signs the session in as principal: a new session token (no fixation), 303

@@ -145,7 +145,7 @@ func (d *Dashboard) userLogin(w http.ResponseWriter, r *http.Request) {
 		}
 		d.cfg.Log.Warn("dashboard sign-in failed", "addr", r.RemoteAddr, "why", why)
 		d.audit(r, a, "signin.failure", "dashboard", map[string]string{"method": "user", "email": email, "why": why})
-		d.loginFailed(w, r)
+		d.loginFailed(w, r, "login.userWrong")
 	}
 	if d.cfg.Limiter != nil && d.cfg.Limiter.Blocked(r) {
 		fail(nil, "limited")
