@@ -79,7 +79,8 @@ func (w *wiring) wireDashboard() {
 		Open: func(sealed []byte, bound string) ([]byte, error) {
 			return w.sealer.Open(sealed, []byte("dashboard-totp:"+bound))
 		},
-		RealNow: w.realNow,
+		RealNow:    w.realNow,
+		ClientAddr: api.ClientAddr,
 	})
 	w.routes = append(w.routes, func(r chi.Router, _ huma.API) { d.Routes(r) })
 }

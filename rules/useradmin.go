@@ -121,7 +121,7 @@ func (ua *UserAdmin) Reset(ctx context.Context, id string) (*User, string, error
 			return &Error{Kind: KindConflict, Code: CodeUserState, Field: "id", Value: id, Message: "the user is disabled: enable it first"}
 		}
 		now := ua.Now().UTC()
-		u.Status, u.PasswordHash, u.TOTPSealed, u.TOTPPending = UserPending, "", nil, nil
+		u.Status, u.PasswordHash, u.TOTPSealed, u.TOTPPending, u.TOTPLastStep = UserPending, "", nil, nil, 0
 		u.SetupHash, u.SetupExpires, u.UpdatedAt = SetupHash(token), now.Add(SetupLinkTTL), now
 		u.Version++
 		return nil

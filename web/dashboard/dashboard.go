@@ -124,6 +124,9 @@ type Config struct {
 	Open func(sealed []byte, bound string) ([]byte, error)
 	// RealNow is the wall clock of the audit log and the TOTP codes (Now may be the sandbox's).
 	RealNow func() time.Time
+	// ClientAddr is the request's client address (api.ClientAddr: a trusted proxy's forwarded
+	// one); nil takes the peer's.
+	ClientAddr func(*http.Request) string
 }
 
 // IdleTimeout signs an operator out after this long without a request (issue 12).

@@ -78,13 +78,16 @@ func (d *Dashboard) sessionActor(r *http.Request) (rules.Actor, bool) {
 func (d *Dashboard) withActor(r *http.Request, a rules.Actor) context.Context {
 	ctx := context.WithValue(r.Context(), actorKey{}, a)
 	if d.cfg.Auditor != nil {
-		ctx = rules.WithAudit(ctx, d.cfg.Auditor, a, clientAddr(r), r.UserAgent())
+		ctx = rules.WithAudit(ctx, d.cfg.Auditor, a, d.clientAddr(r), r.UserAgent())
 	}
 	return ctx
 }
 
 // clientAddr is the request's client address without its port.
-func clientAddr(r *http.Request) string {
+func (d *Dashboard) clientAddr(r *http.Request) string {
+	if d.cfg.ClientAddr != nil {
+		return d.cfg.ClientAddr(r)
+	}
 	if i := strings.LastIndexByte(r.RemoteAddr, ':'); i > 0 {
 		return strings.Trim(r.RemoteAddr[:i], "[]")
 	}
@@ -94,7 +97,7 @@ func clientAddr(r *http.Request) string {
 // audit records an action of an actor not yet in the request's context (the sign-in).
 func (d *Dashboard) audit(r *http.Request, a rules.Actor, action, target string, detail any) {
 	if d.cfg.Auditor != nil {
-		d.cfg.Auditor.Record(a, clientAddr(r), r.UserAgent(), action, target, a.MerchantID, detail)
+		d.cfg.Auditor.Record(a, d.clientAddr(r), r.UserAgent(), action, target, a.MerchantID, detail)
 	}
 }
 
