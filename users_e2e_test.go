@@ -279,6 +279,20 @@ func TestDashboardUsersRolesTOTPAndAudit(t *testing.T) {
 		t.Errorf("Users page create: %d %.500s", code, body)
 	}
 
+	olga := regexp.MustCompile(`id="user-(u_[0-9a-f]+)"[^>]*>\s*<th[^>]*>Olga`).FindStringSubmatch(body)
+	if olga == nil {
+		t.Fatalf("Olga is not listed on the Users page:\n%.2000s", body)
+	}
+	if code, body, _ := postForm(t, admin, s.URL+"/dashboard/users/"+olga[1]+"/reset", nil); code != 200 || !strings.Contains(body, `id="setup-link"`) {
+		t.Errorf("Users page reset: %d", code)
+	}
+	if code, _, loc := postForm(t, admin, s.URL+"/dashboard/users/"+olga[1]+"/disable", nil); code != http.StatusSeeOther || loc != "/dashboard/users" {
+		t.Errorf("Users page disable: %d %q", code, loc)
+	}
+	if code, _, _ := postForm(t, makerB, s.URL+"/dashboard/users/"+olga[1]+"/enable", nil); code != 403 {
+		t.Errorf("a maker enables a user: %d, want 403", code)
+	}
+
 	// The audit log: JSON, newest first; a merchant user's Audit page shows its merchant only.
 	var au struct {
 		Entries []struct{ Action, Actor, Principal, Target, MerchantID, RemoteAddr string }
@@ -294,7 +308,7 @@ func TestDashboardUsersRolesTOTPAndAudit(t *testing.T) {
 		}
 	}
 	for action, n := range map[string]int{"user.create": 3, "user.password.set": 2, "user.totp.enrol": 2, "signin.success": 4, // maker twice, viewer, admin token
-		"signin.failure": 3, "user.password.change": 1, "user.disable": 1} {
+		"signin.failure": 3, "user.password.change": 1, "user.disable": 2, "user.reset": 1} {
 		if seen[action] < n {
 			t.Errorf("%d %s entries, want at least %d (all: %v)", seen[action], action, n, seen)
 		}

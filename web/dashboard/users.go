@@ -28,9 +28,11 @@ import (
 // it is read), the set-up page, the sign-in with a password and a TOTP code, the Users,
 // account and Audit pages.
 
-// passwordParams are argon2id's parameters: 64 MiB, 3 passes, 2 lanes (RFC 9106's second
-// recommended option; about 0.1 s on this project's 2-core machine).
-var passwordParams = &argon2id.Params{Memory: 64 * 1024, Iterations: 3, Parallelism: 2, SaltLength: 16, KeyLength: 32}
+// passwordParams are argon2id's parameters: 46 MiB, 1 pass, 1 lane (OWASP's first
+// recommendation). RFC 9106's 64 MiB and 3 passes took 0.5–0.9 s a hash on this project's
+// shared 2-core machine (BenchmarkPasswordHash), too long for a sign-in and a door to
+// exhausting the CPU; these take about 0.09 s there under the same load.
+var passwordParams = &argon2id.Params{Memory: 46 * 1024, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32}
 
 // dummyHash is compared with when the email is unknown, so that a sign-in takes as long
 // whether the user exists or not.
