@@ -1,5 +1,6 @@
 // Package dashboard serves the operators' dashboard (issue 12): server-rendered pages under
-// /dashboard (templ + chi, no JavaScript) behind a sign-in with the admin token, and /docs.
+// /dashboard (templ + chi, no JavaScript) behind a sign-in with a named user (issue 24:
+// password and TOTP, its role read by rules.Actor.Can) or the admin token, and /docs.
 package dashboard
 
 import (
