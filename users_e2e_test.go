@@ -293,6 +293,11 @@ func TestDashboardUsersRolesTOTPAndAudit(t *testing.T) {
 		t.Errorf("a maker enables a user: %d, want 403", code)
 	}
 
+	// A sandbox control through the admin API is audited as the admin token.
+	if code := s.admin(t, "POST", "/admin/v1/sandbox/clock", map[string]any{"advance": "1h"}, nil); code != 200 {
+		t.Fatalf("clock: %d", code)
+	}
+
 	// The audit log: JSON, newest first; a merchant user's Audit page shows its merchant only.
 	var au struct {
 		Entries []struct{ Action, Actor, Principal, Target, MerchantID, RemoteAddr string }
@@ -308,7 +313,8 @@ func TestDashboardUsersRolesTOTPAndAudit(t *testing.T) {
 		}
 	}
 	for action, n := range map[string]int{"user.create": 3, "user.password.set": 2, "user.totp.enrol": 2, "signin.success": 4, // maker twice, viewer, admin token
-		"signin.failure": 3, "user.password.change": 1, "user.disable": 2, "user.reset": 1} {
+		"signin.failure": 3, "user.password.change": 1, "user.disable": 2, "user.reset": 1,
+		"merchant.create": 2, "balance.fund": 1, "sandbox.clock.advance": 1} {
 		if seen[action] < n {
 			t.Errorf("%d %s entries, want at least %d (all: %v)", seen[action], action, n, seen)
 		}
