@@ -255,7 +255,6 @@ func (d *Dashboard) showSetup(w http.ResponseWriter, r *http.Request, u *rules.U
 	f := d.frame(r, "setup.title", "")
 	f.SignedIn, f.Can, f.Who = false, templates.Perms{}, ""
 	v := templates.SetupView{Frame: f, Gone: u == nil, Errors: errs, Action: r.URL.Path}
-	w.Header().Set("Referrer-Policy", "no-referrer")
 	if u == nil {
 		d.render(w, r, http.StatusNotFound, templates.DashSetup(v))
 		return
