@@ -86,6 +86,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return merchantKeys(args[1:], getenv, stdout, stderr)
 		}
 		return usageErrorf("merchant: say create or keys (payouts help merchant)")
+	case "user":
+		if len(args) > 0 && args[0] == "add" {
+			return userAdd(args[1:], getenv, stdout, stderr)
+		}
+		return usageErrorf("user: say add (payouts help user)")
 	case "backup":
 		return backup(ctx, args, getenv, stdout, stderr)
 	case "seed":
@@ -125,6 +130,7 @@ usage:
   payouts [serve] [flags]                   run the server (default 127.0.0.1:8080; --addr to change)
   payouts merchant create --name N [flags]  create a merchant offline; prints its credentials as JSON
   payouts merchant keys --id ID [--new]     list a merchant's API keys offline, or issue a new key and secret
+  payouts user add --email E --role R       create a dashboard user offline; prints its one-time set-up link
   payouts sign --secret S [flags] PATH      print a signed URL (or curl command) for a merchant request
   payouts listen --forward-to URL [flags]   forward a merchant's notifications from a sandbox server to a local URL
   payouts backup --out FILE                 consistent copy of the database (from a running server or offline)
@@ -150,6 +156,9 @@ func help(ctx context.Context, cmd string, getenv func(string) string, stdout io
 		}
 		fmt.Fprintln(stdout, "\npayouts merchant keys: list a merchant's API keys offline, or with --new issue a new key and secret (the old pair works for --grace)")
 		args = []string{"merchant", "keys", "-h"}
+	case "user":
+		fmt.Fprintln(stdout, "payouts user add: create a dashboard user offline (server stopped, or on PostgreSQL beside it); prints it with its one-time set-up link as JSON")
+		args = []string{"user", "add", "-h"}
 	case "version":
 		fmt.Fprintln(stdout, "usage: payouts version (or payouts --version)")
 		return nil
@@ -786,6 +795,7 @@ func newApp(ctx context.Context, cfg serveConfig, db rules.Storage, sealer *stor
 	if err := w.wireSandbox(); err != nil {
 		return nil, err
 	}
+	w.wireUsers()
 	w.wireDashboard()
 	w.deps.Extra = func(r chi.Router, a huma.API) {
 		for _, add := range w.routes {

@@ -50,6 +50,9 @@ func helpName(fs *flag.FlagSet) string {
 	if fs.Name() == "merchant create" || fs.Name() == "merchant keys" {
 		return "merchant"
 	}
+	if fs.Name() == "user add" {
+		return "user"
+	}
 	return fs.Name()
 }
 

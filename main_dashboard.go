@@ -70,6 +70,17 @@ func (w *wiring) wireDashboard() {
 		},
 		Now: w.now,
 		Log: w.logger,
+
+		Users:     w.deps.Users,
+		AuditLog:  w.deps.AuditLog,
+		Auditor:   w.deps.Auditor,
+		PublicURL: w.cfg.PublicURL,
+		Seal:      func(plain []byte, bound string) []byte { return w.sealer.Seal(plain, []byte("dashboard-totp:"+bound)) },
+		Open: func(sealed []byte, bound string) ([]byte, error) {
+			return w.sealer.Open(sealed, []byte("dashboard-totp:"+bound))
+		},
+		RealNow:    w.realNow,
+		ClientAddr: api.ClientAddr,
 	})
 	w.routes = append(w.routes, func(r chi.Router, _ huma.API) { d.Routes(r) })
 }

@@ -19,9 +19,11 @@ import (
 // adminAuth guards /admin/, /sandbox/ and /metrics (on the main listener; --metrics-addr
 // serves it apart) with the bearer admin token. Wrong tokens count
 // per client address: past the limit they are answered 429, while the right token is always
-// served.
-func adminAuth(token string, failures *FailureLimiter) func(http.Handler) http.Handler {
+// served. A request with the right token carries the admin token's actor for the audit log
+// (rules.Audit).
+func adminAuth(token string, failures *FailureLimiter, auditor *rules.Auditor) func(http.Handler) http.Handler {
 	want := []byte("Bearer " + token)
+	actor := rules.AdminActor(rules.AdminPrincipal(token))
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !strings.HasPrefix(r.URL.Path, "/admin/") && !strings.HasPrefix(r.URL.Path, "/sandbox/") && r.URL.Path != "/metrics" {
@@ -38,6 +40,9 @@ func adminAuth(token string, failures *FailureLimiter) func(http.Handler) http.H
 				w.Header().Set("WWW-Authenticate", `Bearer realm="payouts admin"`)
 				writeProblem(w, problemOf(rules.KindUnauthorized, rules.CodeAuthentication, "the admin API needs Authorization: Bearer <admin token>"))
 				return
+			}
+			if auditor != nil {
+				r = r.WithContext(rules.WithAudit(r.Context(), auditor, actor, clientAddr(r), r.UserAgent()))
 			}
 			next.ServeHTTP(w, r)
 		})
@@ -184,6 +189,7 @@ func registerAdmin(a huma.API, d Deps) {
 		if err != nil {
 			return nil, err
 		}
+		rules.Audit(ctx, "merchant.create", "merchant:"+m.ID, m.ID, map[string]any{"name": m.Name, "settings": in.Body.Settings})
 		return &createOut{Body: NewMerchantView{MerchantID: m.ID, APIKey: c.APIKey, APISecret: c.APISecret, Name: m.Name, Settings: m.Settings}}, nil
 	})
 
@@ -234,6 +240,7 @@ func registerAdmin(a huma.API, d Deps) {
 			return nil, notFound(err, in.ID)
 		}
 		d.Keys.Forget(in.ID)
+		rules.Audit(ctx, "merchant.update", "merchant:"+m.ID, m.ID, in.Body)
 		return &merchantOut{Body: merchantView(m)}, nil
 	})
 
@@ -265,6 +272,7 @@ func registerAdmin(a huma.API, d Deps) {
 		if err != nil {
 			return nil, err
 		}
+		rules.Audit(ctx, "balance.fund", "merchant:"+in.ID, in.ID, in.Body)
 		return &fundOut{Body: b}, nil
 	})
 }

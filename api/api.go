@@ -57,6 +57,12 @@ type Deps struct {
 	Extra func(r chi.Router, api huma.API)
 	// PublicURL is the server's public base URL, the document's servers entry.
 	PublicURL string
+
+	// Issue 24 (U): the dashboard's users and the audit log. Nil leaves their operations out.
+	Users    *rules.UserAdmin
+	AuditLog rules.AuditLog
+	// Auditor records the admin API's actions, as the admin token (rules.Audit).
+	Auditor *rules.Auditor
 }
 
 // New builds the whole HTTP handler: middleware, the huma API with its OpenAPI document and
@@ -76,7 +82,7 @@ func New(d Deps) (http.Handler, huma.API) {
 	if d.AdminFailures == nil {
 		d.AdminFailures = NewFailureLimiter(AuthFailuresPerMinute)
 	}
-	r.Use(adminAuth(d.AdminToken, d.AdminFailures))
+	r.Use(adminAuth(d.AdminToken, d.AdminFailures, d.Auditor))
 
 	cfg := huma.DefaultConfig("payouts", "1.0.0")
 	cfg.Info.Description = "Payouts to bank accounts, wallets, Bre-B keys, cash and VISA cards in Colombia and Peru. " +
@@ -131,6 +137,7 @@ func New(d Deps) (http.Handler, huma.API) {
 	registerAdmin(a, d)
 	registerKeys(a, d)
 	registerMerchantList(a, d)
+	registerUsers(a, d)
 	if d.Extra != nil {
 		d.Extra(r, a)
 	}

@@ -280,6 +280,7 @@ func registerChaos(a huma.API, ev Events) {
 		if err := ev.Log.PutDeliveryChaos(in.ID, c); err != nil {
 			return nil, err
 		}
+		rules.Audit(ctx, "sandbox.chaos.put", "merchant:"+in.ID, in.ID, in.Body)
 		return &out{Body: chaosView(c, true)}, nil
 	})
 	huma.Register(a, huma.Operation{
@@ -310,6 +311,7 @@ func registerChaos(a huma.API, ev Events) {
 		if err := ev.Log.DeleteDeliveryChaos(in.ID); err != nil {
 			return nil, err
 		}
+		rules.Audit(ctx, "sandbox.chaos.delete", "merchant:"+in.ID, in.ID, nil)
 		return &out{Body: chaosView(rules.DeliveryChaos{}, false)}, nil
 	})
 }

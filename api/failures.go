@@ -11,6 +11,10 @@ type SignInLimiter struct{ f *FailureLimiter }
 // NewSignInLimiter counts failed sign-ins in f, the admin API's failures.
 func NewSignInLimiter(f *FailureLimiter) SignInLimiter { return SignInLimiter{f} }
 
+// ClientAddr is the request's client address as the API resolves it (a trusted proxy's
+// forwarded one, else the peer): the dashboard's audit entries name it.
+func ClientAddr(r *http.Request) string { return clientAddr(r) }
+
 // Blocked reports whether the request's address used up its allowance of failures.
 func (l SignInLimiter) Blocked(r *http.Request) bool { return !l.f.Allow(clientAddr(r)) }
 

@@ -85,6 +85,7 @@ func registerKeys(a huma.API, d Deps) {
 			return nil, notFound(err, in.ID)
 		}
 		d.Keys.Forget(in.ID)
+		rules.Audit(ctx, "key.rotate", "merchant:"+in.ID, in.ID, map[string]any{"keyId": rules.KeyID(m.APIKeyHash), "graceSeconds": int64(grace / time.Second)})
 		return &rotateOut{Body: NewKeyView{KeyID: rules.KeyID(m.APIKeyHash), APIKey: c.APIKey, APISecret: c.APISecret, Keys: KeyViews(m, t)}}, nil
 	})
 
@@ -119,6 +120,7 @@ func registerKeys(a huma.API, d Deps) {
 			return nil, notFound(err, in.ID)
 		}
 		d.Keys.Forget(in.ID)
+		rules.Audit(ctx, "key.revoke", "merchant:"+in.ID, in.ID, map[string]string{"keyId": in.KeyID})
 		return nil, nil
 	})
 }

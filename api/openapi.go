@@ -38,6 +38,7 @@ var tagOrder = []*huma.Tag{
 	{Name: "Events", Description: "The merchant's notifications, kept 30 days with the exact body sent and every attempt: list, read, resend, follow (this project's extension)."},
 	{Name: "Sandbox", Description: "Controls of the simulated rails (sandbox only): forced outcomes, scripted rules, the clock, the directory."},
 	{Name: "Admin", Description: "The operator's API (admin bearer token): merchants, keys, funding."},
+	{Name: "Users", Description: "The dashboard's named users and the audit log (admin bearer token; this project's extension)."},
 	{Name: "Notifications", Description: "What this server POSTs to a merchant's notificationUrl (a webhook: the merchant serves it)."},
 }
 

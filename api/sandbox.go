@@ -97,6 +97,7 @@ func RegisterSandbox(a huma.API, sb Sandbox) {
 		if err := sb.Clock.Advance(d); err != nil {
 			return nil, err
 		}
+		rules.Audit(ctx, "sandbox.clock.advance", "sandbox:clock", "", map[string]string{"advance": in.Body.Advance})
 		return &clockOut{Body: clockView(sb.Clock)}, nil
 	})
 
@@ -111,6 +112,7 @@ func RegisterSandbox(a huma.API, sb Sandbox) {
 		if err := sb.Clock.Reset(); err != nil {
 			return nil, err
 		}
+		rules.Audit(ctx, "sandbox.clock.reset", "sandbox:clock", "", nil)
 		return &clockOut{Body: clockView(sb.Clock)}, nil
 	})
 
@@ -150,6 +152,7 @@ func registerScripts(a huma.API, sb Sandbox) {
 		if err != nil {
 			return nil, err
 		}
+		rules.Audit(ctx, "sandbox.scripts.put", "merchant:"+in.ID, in.ID, map[string]int{"rules": len(rs)})
 		return &rulesOut{Body: ScriptRulesBody{Rules: rs}}, nil
 	})
 	huma.Register(a, huma.Operation{
@@ -250,6 +253,7 @@ func registerDirectory(a huma.API, sb Sandbox) {
 		if err := sb.Directory.Store.PutDirectoryEntry(in.Country, in.ID, in.Body); err != nil {
 			return nil, err
 		}
+		rules.Audit(ctx, "sandbox.directory.put", "directory:"+in.Country+"/"+in.ID, "", in.Body)
 		return view(ctx, in.Country, in.ID)
 	})
 	huma.Register(a, huma.Operation{
@@ -273,6 +277,7 @@ func registerDirectory(a huma.API, sb Sandbox) {
 		if err := sb.Directory.Store.DeleteDirectoryEntry(in.Country, in.ID); err != nil {
 			return nil, err
 		}
+		rules.Audit(ctx, "sandbox.directory.delete", "directory:"+in.Country+"/"+in.ID, "", nil)
 		return view(ctx, in.Country, in.ID)
 	})
 }

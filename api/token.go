@@ -337,6 +337,7 @@ func RegisterTokens(a huma.API, t *Tokens, merchant func(id string) (*rules.Merc
 			return nil, err
 		}
 		t.revoke(in.ID)
+		rules.Audit(ctx, "integration-user.rotate", "merchant:"+in.ID, in.ID, map[string]string{"user": name})
 		return &userOut{Body: IntegrationUserView{MerchantID: in.ID, User: name, Password: password, CreatedAt: wireTime(u.CreatedAt)}}, nil
 	})
 	huma.Register(a, huma.Operation{

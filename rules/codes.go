@@ -224,6 +224,13 @@ const (
 	// Issue 23, items 5–6: requirements from the rules (2982–2989).
 	CodeRequirementsQuery = "2982" // 400: a requirements query names no country, account type or bank of the tables
 	CodeRequirementsNone  = "2983" // 400: no payout to the queried destination passes the rules for this merchant
+
+	// Issue 24 (U), named users and the audit log (2955–2959, 2961–2964).
+	CodeUserField    = "2955" // 400: a user's name, email, role or merchantId is invalid
+	CodeUserExists   = "2956" // 409: another user has this email
+	CodeUserNotFound = "2957" // 404: no such user
+	CodeUserState    = "2958" // 409: the user's status does not allow this (reset a disabled user)
+	CodeAuditQuery   = "2959" // 400: an audit query's filter is invalid
 )
 
 // CodeInfo describes one code for the README and the OpenAPI description. Original says the
@@ -418,6 +425,12 @@ var Catalogue = []CodeInfo{
 	// Issue 23, requirements.
 	{CodeRequirementsQuery, 400, false, "a requirements query names a country, account type or bank code that is not in the rule tables"},
 	{CodeRequirementsNone, 400, false, "no payout to the queried destination passes the rules for this merchant (the reason says which rule)"},
+	// Issue 24 (U), named users and the audit log.
+	{CodeUserField, 400, false, "a user's name, email, role or merchantId is invalid (an operator has no merchantId; a maker, checker or viewer needs an existing one)"},
+	{CodeUserExists, 409, false, "another user has this email (compared without case)"},
+	{CodeUserNotFound, 404, false, "no such user"},
+	{CodeUserState, 409, false, "the user's status does not allow this: enable a disabled user before sending it a new set-up link"},
+	{CodeAuditQuery, 400, false, "an audit query's filter is invalid: from and to are RFC 3339 times, limit 1–1000, format json or csv"},
 	// Issue 20, PostgreSQL at network distance.
 	{CodeUnavailable, 503, false, "service temporarily unavailable: its database cannot be reached; send the same request again after the Retry-After header"},
 }

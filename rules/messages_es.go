@@ -185,6 +185,12 @@ var spanishByCode = map[string]string{
 	CodeRequirementsQuery:    "la consulta de requisitos nombra un país, tipo de cuenta o código de banco que no está en las tablas de reglas",
 	CodeRequirementsNone:     "ningún pago al destino consultado pasa las reglas para este comercio (el motivo dice qué regla)",
 	CodeDirectoryUnavailable: "pago rechazado: el directorio Bre-B no tiene la llave",
+	// Issue 24 (U).
+	CodeUserField:    "el nombre, email, rol o merchantId de un usuario no es válido (un operador no tiene merchantId; maker, checker o viewer necesitan uno existente)",
+	CodeUserExists:   "otro usuario tiene este email (sin distinguir mayúsculas)",
+	CodeUserNotFound: "no existe ese usuario",
+	CodeUserState:    "el estado del usuario no lo permite: habilite un usuario deshabilitado antes de enviarle un nuevo enlace de configuración",
+	CodeAuditQuery:   "un filtro de la consulta de auditoría no es válido: from y to son horas RFC 3339, limit 1–1000, format json o csv",
 }
 
 // spanishNotes are the history notes the lifecycle and the simulated rails write, in Spanish.

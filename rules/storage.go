@@ -35,6 +35,8 @@ type Storage interface {
 	LookupRequests
 	KeyFingerprints
 	EventLog
+	UserStore
+	AuditLog
 
 	// Sessions is the store of the card-form and dashboard sessions (scs.Store and
 	// scs.IterableStore); now is its clock.

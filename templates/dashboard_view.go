@@ -12,6 +12,8 @@ type Frame struct {
 	Path     string // this page's path and query, to come back to after a language switch
 	CSS      string // link of the stylesheet
 	SignedIn bool
+	Who      string // who is signed in: a user's name, or "admin token"
+	Can      Perms  // what the signed-in actor may do: the forms it is not allowed are not shown
 	Flash    string // a confirmation of the last action
 	Error    string // why the last action failed
 }
@@ -46,9 +48,8 @@ func (f Frame) Nav() []NavItem {
 		{"/dashboard/deliveries", f.W.S("nav.deliveries"), f.Active == "deliveries"},
 		{"/dashboard/merchants", f.W.S("nav.merchants"), f.Active == "merchants"},
 		{"/dashboard/mail", f.W.S("nav.mail"), f.Active == "mail"},
-		{"/docs", f.W.S("nav.docs"), false},
 	}
-	return items
+	return append(items, f.userNav()...)
 }
 
 // Option is one choice of a select.
@@ -64,6 +65,7 @@ type KV struct{ K, V string }
 type LoginView struct {
 	Frame
 	OtherLangHref string
+	Users         bool // named users can sign in (issue 24): their form comes first
 }
 
 // OverviewView is /dashboard: the last 24 hours.

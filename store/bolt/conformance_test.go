@@ -21,3 +21,12 @@ func TestConformance(t *testing.T) {
 		},
 	})
 }
+
+func BenchmarkAppendAudit(b *testing.B) {
+	db, err := bolt.Open(filepath.Join(b.TempDir(), "payouts.db"), bolt.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	storetest.BenchmarkAppendAudit(b, db)
+}

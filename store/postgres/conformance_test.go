@@ -40,3 +40,12 @@ func TestConformance(t *testing.T) {
 		},
 	})
 }
+
+func BenchmarkAppendAudit(b *testing.B) {
+	db, err := postgres.Open(context.Background(), pgtest.Database(b), postgres.Options{Instance: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	storetest.BenchmarkAppendAudit(b, db)
+}

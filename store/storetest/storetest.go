@@ -59,6 +59,8 @@ func Run(t *testing.T, e Engine) {
 		{"Claims", testClaims},
 		{"Concurrency", testConcurrency},
 		{"KeyFingerprints", testKeyFingerprints},
+		{"Users", testUsers},
+		{"Audit", testAudit},
 	} {
 		t.Run(area.name, func(t *testing.T) { area.run(t, e) })
 	}

@@ -1,13 +1,12 @@
 // Package dashboard serves the operators' dashboard (issue 12): server-rendered pages under
-// /dashboard (templ + chi, no JavaScript) behind a sign-in with the admin token, and /docs.
+// /dashboard (templ + chi, no JavaScript) behind a sign-in with a named user (issue 24:
+// password and TOTP, its role read by rules.Actor.Can) or the admin token, and /docs.
 package dashboard
 
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -115,6 +114,20 @@ type Config struct {
 	CardForm func(ctx context.Context, p *rules.Payout, lang string) (string, error)
 	Now      func() time.Time
 	Log      *slog.Logger
+
+	// Issue 24 (U): named users (nil: the admin token only) and the audit log.
+	Users     *rules.UserAdmin
+	AuditLog  rules.AuditLog
+	Auditor   *rules.Auditor
+	PublicURL string
+	// Seal and Open keep a user's TOTP secret sealed, bound to its id (the store's sealer).
+	Seal func(plain []byte, bound string) []byte
+	Open func(sealed []byte, bound string) ([]byte, error)
+	// RealNow is the wall clock of the audit log and the TOTP codes (Now may be the sandbox's).
+	RealNow func() time.Time
+	// ClientAddr is the request's client address (api.ClientAddr: a trusted proxy's forwarded
+	// one); nil takes the peer's.
+	ClientAddr func(*http.Request) string
 }
 
 // IdleTimeout signs an operator out after this long without a request (issue 12).
@@ -136,10 +149,7 @@ const (
 )
 
 // adminPrincipal is the principal of a sign-in with token: a fingerprint, never the token.
-func adminPrincipal(token string) string {
-	sum := sha256.Sum256([]byte("payouts dashboard session\x00" + token))
-	return "admin-token:" + hex.EncodeToString(sum[:16])
-}
+func adminPrincipal(token string) string { return rules.AdminPrincipal(token) }
 
 // Dashboard serves the pages.
 type Dashboard struct {
@@ -156,6 +166,9 @@ func New(cfg Config) *Dashboard {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
+	}
+	if cfg.RealNow == nil {
+		cfg.RealNow = time.Now
 	}
 	sm := scs.New()
 	sm.Store = cfg.Sessions
@@ -185,47 +198,56 @@ func (d *Dashboard) Routes(r chi.Router) {
 		r.Get("/dashboard/login", d.loginPage)
 		r.Post("/dashboard/login", d.login)
 		r.Post("/dashboard/lang", d.setLang)
+		d.setupRoutes(r)
 		r.Group(func(r chi.Router) {
+			// Every page needs a signed-in actor; each state-changing post names the permission
+			// it needs (rules.Actor.Can), and the merchant of its path or payout is checked where
+			// it is read (merchantOf, payoutByID: another merchant's is 404).
 			r.Use(d.signedIn)
+			create, fund, manage, admin := d.require(rules.PermCreate), d.require(rules.PermFund), d.require(rules.PermManage), d.require(rules.PermAdmin)
 			r.Post("/dashboard/logout", d.logout)
 			r.Get("/dashboard", d.overview)
 			r.Get("/dashboard/payouts", d.payouts)
 			r.Get("/dashboard/payouts.csv", d.payoutsCSV)
 			r.Get("/dashboard/payouts/{id}", d.payout)
-			r.Post("/dashboard/payouts/{id}/simulate", d.simulate)
+			r.With(manage).Post("/dashboard/payouts/{id}/simulate", d.simulate)
 			r.Get("/dashboard/deliveries", d.deliveries)
-			r.Post("/dashboard/deliveries/resend", d.resend)
+			r.With(manage).Post("/dashboard/deliveries/resend", d.resend)
 			r.Get("/dashboard/merchants", d.merchants)
-			r.Post("/dashboard/merchants", d.createMerchant)
+			r.With(admin).Post("/dashboard/merchants", d.createMerchant)
 			r.Get("/dashboard/merchants/{id}", d.merchant)
-			r.Post("/dashboard/merchants/{id}", d.updateMerchant)
-			r.Post("/dashboard/merchants/{id}/fund", d.fund)
-			r.Get("/dashboard/merchants/{id}/new-payout", d.newPayout)
-			r.Post("/dashboard/merchants/{id}/new-payout", d.createPayout)
-			r.Post("/dashboard/merchants/{id}/keys", d.newKey)
-			r.Post("/dashboard/merchants/{id}/keys/revoke", d.revokeKey)
-			r.Post("/dashboard/payouts/{id}/cancel", d.cancel)
-			r.Post("/dashboard/payouts/{id}/card-form", d.cardForm)
+			r.With(manage).Post("/dashboard/merchants/{id}", d.updateMerchant)
+			r.With(fund).Post("/dashboard/merchants/{id}/fund", d.fund)
+			r.With(create).Get("/dashboard/merchants/{id}/new-payout", d.newPayout)
+			r.With(create).Post("/dashboard/merchants/{id}/new-payout", d.createPayout)
+			r.With(manage).Post("/dashboard/merchants/{id}/keys", d.newKey)
+			r.With(manage).Post("/dashboard/merchants/{id}/keys/revoke", d.revokeKey)
+			r.With(create).Post("/dashboard/payouts/{id}/cancel", d.cancel)
+			r.With(create).Post("/dashboard/payouts/{id}/card-form", d.cardForm)
 			r.Get("/dashboard/mail", d.mail)
 			d.eventRoutes(r)
+			d.userRoutes(r, admin)
 		})
 	})
 }
 
-// isSignedIn reports whether the request's session was signed in by the server's current
-// principal.
+// isSignedIn reports whether the request's session was signed in by a principal that is
+// still current: the server's admin token, or a user at its current credential version.
 func (d *Dashboard) isSignedIn(r *http.Request) bool {
-	return d.cfg.AdminToken != "" && d.sm.GetBool(r.Context(), kSignedIn) && d.sm.GetString(r.Context(), kPrincipal) == d.principal
+	_, ok := d.sessionActor(r)
+	return ok
 }
 
-// signedIn sends a signed-out request to the sign-in page; it does nothing else. A session
-// signed in by another principal (the admin token before a restart with a new one) is
-// ended, not just refused.
+// signedIn sends a signed-out request to the sign-in page, and gives a signed-in one its
+// actor (Dashboard.actor) and the audit log's scope (rules.Audit). A session signed in by a
+// principal no longer current (the admin token before a restart with a new one; a user
+// disabled, reset or whose password changed) is ended, not just refused.
 func (d *Dashboard) signedIn(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !d.isSignedIn(r) {
+		a, ok := d.sessionActor(r)
+		if !ok {
 			if d.sm.GetBool(r.Context(), kSignedIn) {
-				d.cfg.Log.Info("dashboard session ended: signed in by another admin token", "addr", r.RemoteAddr)
+				d.cfg.Log.Info("dashboard session ended: its principal is no longer current", "addr", r.RemoteAddr)
 				if err := d.sm.Destroy(r.Context()); err != nil {
 					d.internal(w, r, err)
 					return
@@ -235,7 +257,7 @@ func (d *Dashboard) signedIn(next http.Handler) http.Handler {
 			http.Redirect(w, r, "/dashboard/login", http.StatusSeeOther)
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(d.withActor(r, a)))
 	})
 }
 
@@ -253,8 +275,9 @@ func (d *Dashboard) lang(r *http.Request) string {
 func (d *Dashboard) frame(r *http.Request, titleKey, active string) templates.Frame {
 	lang := d.lang(r)
 	w := templates.DashWords(lang)
+	a, signedIn := d.sessionActor(r)
 	return templates.Frame{Lang: lang, W: w, Title: w.S(titleKey), Active: active, Path: r.URL.RequestURI(),
-		CSS: static.Path("dashboard.css"), SignedIn: d.isSignedIn(r),
+		CSS: static.Path("dashboard.css"), SignedIn: signedIn, Who: a.Name, Can: perms(a),
 		Flash: d.sm.PopString(r.Context(), kFlash), Error: d.sm.PopString(r.Context(), kError)}
 }
 
@@ -320,7 +343,7 @@ func (d *Dashboard) showLogin(w http.ResponseWriter, r *http.Request, code int, 
 		f.Error = f.W.S(errKey)
 	}
 	f.Path = "/dashboard/login"
-	d.render(w, r, code, templates.DashLogin(templates.LoginView{Frame: f}))
+	d.render(w, r, code, templates.DashLogin(templates.LoginView{Frame: f, Users: d.cfg.Users != nil}))
 }
 
 // login takes the admin token: a new session token (no fixation), 303 to the overview.
@@ -338,29 +361,48 @@ func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 		q.Set("lang", l)
 		r.URL.RawQuery = q.Encode()
 	}
+	if r.PostForm.Get("email") != "" && d.cfg.Users != nil {
+		d.userLogin(w, r)
+		return
+	}
 	token := r.PostForm.Get("token")
 	if d.cfg.AdminToken == "" || subtle.ConstantTimeCompare([]byte(token), []byte(d.cfg.AdminToken)) != 1 {
 		d.cfg.Log.Warn("dashboard sign-in failed", "addr", r.RemoteAddr)
-		if d.cfg.Limiter != nil && (d.cfg.Limiter.Blocked(r) || d.cfg.Limiter.Fail(r)) {
-			w.Header().Set("Retry-After", "60")
-			d.showLogin(w, r, http.StatusTooManyRequests, "login.limited")
-			return
-		}
-		d.showLogin(w, r, http.StatusUnauthorized, "login.wrong")
+		d.audit(r, rules.Actor{Principal: "anonymous", Name: "admin token (wrong)"}, "signin.failure", "dashboard", map[string]string{"method": "admin-token"})
+		d.loginFailed(w, r, "login.wrong")
 		return
 	}
+	d.startSession(w, r, d.principal, rules.AdminActor(d.principal), "admin-token")
+}
+
+// loginFailed answers a failed sign-in: 401, or 429 past the address's allowance (the
+// admin API's counter, for the token and the users alike).
+func (d *Dashboard) loginFailed(w http.ResponseWriter, r *http.Request, errKey string) {
+	if d.cfg.Limiter != nil && (d.cfg.Limiter.Blocked(r) || d.cfg.Limiter.Fail(r)) {
+		w.Header().Set("Retry-After", "60")
+		d.showLogin(w, r, http.StatusTooManyRequests, "login.limited")
+		return
+	}
+	d.showLogin(w, r, http.StatusUnauthorized, errKey)
+}
+
+// startSession signs the session in as principal: a new session token (no fixation), 303
+// to the overview, and the audit log's signin.success.
+func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request, principal string, a rules.Actor, method string) {
 	if err := d.sm.RenewToken(r.Context()); err != nil {
 		d.internal(w, r, err)
 		return
 	}
 	d.sm.Put(r.Context(), kSignedIn, true)
-	d.sm.Put(r.Context(), kPrincipal, d.principal)
+	d.sm.Put(r.Context(), kPrincipal, principal)
 	d.sm.Put(r.Context(), kLang, d.lang(r))
-	d.cfg.Log.Info("dashboard sign-in", "addr", r.RemoteAddr)
+	d.cfg.Log.Info("dashboard sign-in", "addr", r.RemoteAddr, "principal", principal)
+	d.audit(r, a, "signin.success", "dashboard", map[string]string{"method": method})
 	http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
 }
 
 func (d *Dashboard) logout(w http.ResponseWriter, r *http.Request) {
+	rules.Audit(r.Context(), "signout", "dashboard", "", nil)
 	lang := d.lang(r)
 	if err := d.sm.Destroy(r.Context()); err != nil {
 		d.internal(w, r, err)

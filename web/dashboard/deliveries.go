@@ -78,7 +78,7 @@ func (d *Dashboard) payoutDeliveries(p *rules.Payout, w templates.Words) ([]temp
 
 // deliveries is /dashboard/deliveries: the outbox as a log.
 func (d *Dashboard) deliveries(w http.ResponseWriter, r *http.Request) {
-	names, ms, err := d.merchantNames()
+	names, ms, err := d.merchantNames(r)
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -87,6 +87,9 @@ func (d *Dashboard) deliveries(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := templates.DeliveriesView{Frame: f, Merchant: q.Get("merchant"), Kind: q.Get("kind"), State: q.Get("state"),
 		ResendURL: "/dashboard/deliveries/resend", Back: r.URL.RequestURI()}
+	if s := d.scope(r); s != "" && v.Merchant == "" {
+		v.Merchant = s // a merchant user's deliveries are its merchant's
+	}
 	v.Merchants = merchantOptions(ms, v.Merchant)
 	for _, k := range kinds {
 		v.Kinds = append(v.Kinds, templates.Option{Value: k, Label: f.W.S("kind." + k), Selected: k == v.Kind})
@@ -138,6 +141,7 @@ func (d *Dashboard) deliveries(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, dl := range all {
 		row := deliveryRow(dl, f.W, names)
+		row.CanResend = row.CanResend && f.Can.Manage
 		d.withAttempts(&row, dl)
 		v.Rows = append(v.Rows, row)
 	}
@@ -201,6 +205,7 @@ func (d *Dashboard) resend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.cfg.Log.Info("dashboard: delivery sent again", "event", ev.ID, "kind", ev.Kind, "payout", ev.PayoutID)
+	rules.Audit(r.Context(), "delivery.resend", "event:"+ev.ID, ev.MerchantID, nil)
 	d.back(w, r, back, sprintf(words.S("del.resent"), words.S("kind."+ev.Kind)), "")
 }
 

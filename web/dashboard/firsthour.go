@@ -58,6 +58,7 @@ func (d *Dashboard) newKey(w http.ResponseWriter, r *http.Request) {
 		d.cfg.Forget(m.ID)
 	}
 	d.cfg.Log.Info("dashboard: API key issued", "merchant_id", m.ID, "key_id", keyID, "grace", grace)
+	rules.Audit(r.Context(), "key.rotate", "merchant:"+m.ID, m.ID, map[string]any{"keyId": keyID, "graceSeconds": int64(grace / time.Second)})
 	d.sm.Put(r.Context(), kCreds, key+"\n"+secret)
 	d.back(w, r, self, sprintf(words.S("k.issued"), keyID), "")
 }
@@ -85,6 +86,7 @@ func (d *Dashboard) revokeKey(w http.ResponseWriter, r *http.Request) {
 		d.cfg.Forget(m.ID)
 	}
 	d.cfg.Log.Info("dashboard: API key revoked", "merchant_id", m.ID, "key_id", keyID)
+	rules.Audit(r.Context(), "key.revoke", "merchant:"+m.ID, m.ID, map[string]string{"keyId": keyID})
 	d.back(w, r, self, sprintf(words.S("k.revoked"), keyID), "")
 }
 
@@ -120,6 +122,7 @@ func (d *Dashboard) cancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.cfg.Log.Info("dashboard: payout cancelled", "payout", p.ID)
+	rules.Audit(r.Context(), "payout.cancel", "payout:"+strconv.FormatInt(p.ID, 10), p.MerchantID, map[string]string{"orderId": p.OrderID})
 	d.back(w, r, self, sprintf(templates.DashWords(d.lang(r)).S("d.settled"), string(np.Stage)+"/"+string(np.Status)), "")
 }
 
@@ -144,6 +147,7 @@ func (d *Dashboard) cardForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.sm.Put(r.Context(), kCardForm, strconv.FormatInt(p.ID, 10)+"\n"+link)
+	rules.Audit(r.Context(), "payout.card-form", "payout:"+strconv.FormatInt(p.ID, 10), p.MerchantID, nil)
 	d.back(w, r, self, words.S("d.formOpened"), "")
 }
 
@@ -155,6 +159,10 @@ func (d *Dashboard) payoutForm(w http.ResponseWriter, r *http.Request) (*rules.P
 		return nil, "", false
 	}
 	p, err := d.payoutByID(r)
+	if errors.Is(err, errNotFound) && d.scope(r) != "" {
+		d.hidden(w, r) // a merchant user: another merchant's payout is not there
+		return nil, "", false
+	}
 	if errors.Is(err, errNotFound) {
 		d.back(w, r, "/dashboard/payouts", "", templates.DashWords(d.lang(r)).S("d.notFound"))
 		return nil, "", false
@@ -169,9 +177,10 @@ func (d *Dashboard) payoutForm(w http.ResponseWriter, r *http.Request) (*rules.P
 // payoutActions fills what the payout page offers beyond the sandbox: Cancel, the card form.
 func (d *Dashboard) payoutActions(r *http.Request, p *rules.Payout) templates.PayoutActions {
 	self := "/dashboard/payouts/" + strconv.FormatInt(p.ID, 10)
+	can := d.actor(r).Can(rules.PermCreate, p.MerchantID)
 	a := templates.PayoutActions{
-		CanCancel: d.cfg.Cancel != nil && canCancel(p), CancelURL: self + "/cancel",
-		IsCard: p.Channel == rules.ChannelCard, CanOpenForm: d.cfg.CardForm != nil && canOpenCardForm(p, d.cfg.Now()),
+		CanCancel: d.cfg.Cancel != nil && canCancel(p) && can, CancelURL: self + "/cancel",
+		IsCard: p.Channel == rules.ChannelCard, CanOpenForm: d.cfg.CardForm != nil && canOpenCardForm(p, d.cfg.Now()) && can,
 		CardFormURL: self + "/card-form",
 	}
 	if v := d.sm.PopString(r.Context(), kCardForm); v != "" {

@@ -65,7 +65,7 @@ func (d *Dashboard) merchants(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *Dashboard) showMerchants(w http.ResponseWriter, r *http.Request, f templates.Frame, form templates.MerchantForm, code int) {
-	ms, err := d.cfg.Store.Merchants()
+	_, ms, err := d.merchantNames(r)
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -111,6 +111,7 @@ func (d *Dashboard) createMerchant(w http.ResponseWriter, r *http.Request) {
 			return
 		default:
 			d.cfg.Log.Info("dashboard: merchant created", "merchant_id", m.ID)
+			rules.Audit(r.Context(), "merchant.create", "merchant:"+m.ID, m.ID, map[string]any{"name": m.Name, "settings": s})
 			d.sm.Put(r.Context(), kCreds, key+"\n"+secret)
 			d.back(w, r, "/dashboard/merchants/"+url.PathEscape(m.ID), "", "")
 			return
@@ -132,8 +133,15 @@ func (d *Dashboard) merchantForm(w http.ResponseWriter, r *http.Request, limit i
 	return d.merchantOf(w, r)
 }
 
+// merchantOf is the path's merchant; a merchant user asking for another merchant (or for
+// one that does not exist) gets 404, the same answer.
 func (d *Dashboard) merchantOf(w http.ResponseWriter, r *http.Request) (*rules.Merchant, bool) {
-	m, err := d.cfg.Store.Merchant(chi.URLParam(r, "id"))
+	id := chi.URLParam(r, "id")
+	if !d.actor(r).Sees(id) {
+		d.hidden(w, r)
+		return nil, false
+	}
+	m, err := d.cfg.Store.Merchant(id)
 	if errors.Is(err, rules.ErrNotFound) {
 		d.back(w, r, "/dashboard/merchants", "", templates.DashWords(d.lang(r)).S("m.notFound"))
 		return nil, false
@@ -226,6 +234,7 @@ func (d *Dashboard) updateMerchant(w http.ResponseWriter, r *http.Request) {
 		d.cfg.Forget(m.ID)
 	}
 	d.cfg.Log.Info("dashboard: merchant changed", "merchant_id", m.ID)
+	rules.Audit(r.Context(), "merchant.update", "merchant:"+m.ID, m.ID, map[string]any{"name": name, "settings": s})
 	d.back(w, r, "/dashboard/merchants/"+url.PathEscape(m.ID), f.W.S("m.saved"), "")
 }
 
@@ -255,5 +264,6 @@ func (d *Dashboard) fund(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.cfg.Log.Info("dashboard: balance funded", "merchant_id", m.ID, "country", country, "currency", currency, "amount", amount)
+	rules.Audit(r.Context(), "balance.fund", "merchant:"+m.ID, m.ID, map[string]any{"country": country, "currency": currency, "amount": amount})
 	d.back(w, r, "/dashboard/merchants/"+url.PathEscape(m.ID), f.W.S("m.funded"), "")
 }

@@ -135,6 +135,8 @@ func (d *Dashboard) createPayout(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		d.internal(w, r, err)
 	default:
+		rules.Audit(r.Context(), "payout.create", "payout:"+strconv.FormatInt(p.ID, 10), m.ID, map[string]any{"orderId": p.OrderID,
+			"amount": p.Amount, "currency": p.Currency})
 		w2 := templates.DashWords(d.lang(r))
 		d.back(w, r, "/dashboard/payouts/"+strconv.FormatInt(p.ID, 10), fmt.Sprintf(w2.S("np.created"), p.ID), "")
 	}

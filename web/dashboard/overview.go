@@ -16,7 +16,7 @@ const overviewMax = 20_000
 
 // overview is /dashboard: the last 24 hours at a glance.
 func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
-	_, ms, err := d.merchantNames()
+	_, ms, err := d.merchantNames(r)
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -50,12 +50,21 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 	v := Summarize(all, since, fr.W)
 	v.Frame, v.Partial = fr, partial
 	v.OutboxDepth = d.cfg.Outbox.Depth()
-	dead, err := d.cfg.Outbox.Held(1<<30, func(dl Delivery) bool { return dl.State == StateDead })
+	scope := d.scope(r)
+	dead, err := d.cfg.Outbox.Held(1<<30, func(dl Delivery) bool { return dl.State == StateDead && (scope == "" || dl.MerchantID == scope) })
 	if err != nil {
 		d.internal(w, r, err)
 		return
 	}
 	v.DeadLetters = len(dead)
+	if scope != "" { // a merchant user's outbox is its merchant's events
+		held, err := d.cfg.Outbox.Held(1<<30, func(dl Delivery) bool { return dl.MerchantID == scope && dl.State != StateDead })
+		if err != nil {
+			d.internal(w, r, err)
+			return
+		}
+		v.OutboxDepth = len(held)
+	}
 	d.render(w, r, http.StatusOK, templates.DashOverview(v))
 }
 
@@ -228,8 +237,9 @@ func (d *Dashboard) mail(w http.ResponseWriter, r *http.Request) {
 		}
 		pid = n
 	}
+	scope := d.scope(r)
 	mails, err := d.mails(func(m notify.Mail) bool {
-		return (v.To == "" || m.To == v.To) && (pid == 0 || m.PayoutID == pid)
+		return (v.To == "" || m.To == v.To) && (pid == 0 || m.PayoutID == pid) && (scope == "" || m.MerchantID == scope)
 	}, 100)
 	if err != nil {
 		d.internal(w, r, err)

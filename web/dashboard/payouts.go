@@ -204,10 +204,19 @@ func (d *Dashboard) list(merchants []string, f rules.ListFilter, limit int, keep
 	return out, cursor, nil
 }
 
-func (d *Dashboard) merchantNames() (map[string]string, []*rules.Merchant, error) {
-	ms, err := d.cfg.Store.Merchants()
+// merchantNames are the merchants the request's actor sees (a merchant user: its own), with
+// their names.
+func (d *Dashboard) merchantNames(r *http.Request) (map[string]string, []*rules.Merchant, error) {
+	all, err := d.cfg.Store.Merchants()
 	if err != nil {
 		return nil, nil, err
+	}
+	a := d.actor(r)
+	ms := all[:0:0]
+	for _, m := range all {
+		if a.Sees(m.ID) {
+			ms = append(ms, m)
+		}
 	}
 	names := make(map[string]string, len(ms))
 	for _, m := range ms {
@@ -253,7 +262,7 @@ const pageSize = 50
 
 // payouts is /dashboard/payouts.
 func (d *Dashboard) payouts(w http.ResponseWriter, r *http.Request) {
-	names, ms, err := d.merchantNames()
+	names, ms, err := d.merchantNames(r)
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -291,7 +300,7 @@ func (lq listQuery) keep(p *rules.Payout) bool { return lq.channel == "" || p.Ch
 
 // payoutsCSV streams every payout the filters select, one row each, for reconciliation.
 func (d *Dashboard) payoutsCSV(w http.ResponseWriter, r *http.Request) {
-	names, ms, err := d.merchantNames()
+	names, ms, err := d.merchantNames(r)
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -343,7 +352,7 @@ func csvSafe(s string) string {
 	return s
 }
 
-// payoutByID reads any merchant's payout (the dashboard sees them all).
+// payoutByID reads a payout of a merchant the actor sees; another merchant's is not found.
 func (d *Dashboard) payoutByID(r *http.Request) (*rules.Payout, error) {
 	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
 	if err != nil || id <= 0 {
@@ -353,7 +362,7 @@ func (d *Dashboard) payoutByID(r *http.Request) (*rules.Payout, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(ps) == 0 {
+	if len(ps) == 0 || !d.actor(r).Sees(ps[0].MerchantID) {
 		return nil, errNotFound
 	}
 	return ps[0], nil
@@ -371,7 +380,7 @@ func (d *Dashboard) payout(w http.ResponseWriter, r *http.Request) {
 		d.internal(w, r, err)
 		return
 	}
-	names, _, err := d.merchantNames()
+	names, _, err := d.merchantNames(r)
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -379,7 +388,7 @@ func (d *Dashboard) payout(w http.ResponseWriter, r *http.Request) {
 	f := d.frame(r, "d.title", "payouts")
 	f.Title = sprintf(f.W.S("d.title"), strconv.FormatInt(p.ID, 10))
 	v := templates.PayoutDetailView{Frame: f, P: d.row(p, names), Sandbox: d.cfg.Sandbox && d.cfg.Settle != nil,
-		CanSettle: !p.Status.Final(), CanReverse: p.Status == rules.StatusProcessed,
+		CanSettle: !p.Status.Final() && f.Can.Manage, CanReverse: p.Status == rules.StatusProcessed && f.Can.Manage,
 		SimulateURL: "/dashboard/payouts/" + strconv.FormatInt(p.ID, 10) + "/simulate", ResendURL: "/dashboard/deliveries/resend"}
 	for _, s := range []rules.Status{rules.StatusRejectedBank, rules.StatusDenied, rules.StatusError} {
 		v.RejectStatuses = append(v.RejectStatuses, templates.Option{Value: string(s), Label: string(s)})
@@ -395,6 +404,9 @@ func (d *Dashboard) payout(w http.ResponseWriter, r *http.Request) {
 	v.Movements = movements(p, f.W)
 	v.Request = requestFacts(p)
 	rows, err := d.payoutDeliveries(p, f.W)
+	for i := range rows {
+		rows[i].CanResend = rows[i].CanResend && f.Can.Manage
+	}
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -552,6 +564,7 @@ func (d *Dashboard) simulate(w http.ResponseWriter, r *http.Request) {
 		d.internal(w, r, err)
 		return
 	}
+	rules.Audit(r.Context(), "payout.simulate", "payout:"+strconv.FormatInt(p.ID, 10), p.MerchantID, map[string]string{"status": string(status)})
 	d.cfg.Log.Info("dashboard: sandbox outcome", "payout", p.ID, "status", np.Status)
 	d.back(w, r, self, sprintf(templates.DashWords(d.lang(r)).S("d.settled"), string(np.Stage)+"/"+string(np.Status)), "")
 }
