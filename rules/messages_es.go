@@ -185,6 +185,10 @@ var spanishByCode = map[string]string{
 	CodeRequirementsQuery:    "la consulta de requisitos nombra un país, tipo de cuenta o código de banco que no está en las tablas de reglas",
 	CodeRequirementsNone:     "ningún pago al destino consultado pasa las reglas para este comercio (el motivo dice qué regla)",
 	CodeDirectoryUnavailable: "pago rechazado: el directorio Bre-B no tiene la llave",
+	CodeStatementDate:        "la fecha de un extracto debe ser un día como AAAA-MM-DD",
+	CodeStatementFuture:      "el día del extracto aún no ha comenzado (los días son UTC−5)",
+	CodeLedgerCurrency:       "no se lleva saldo en esa moneda: COP (Colombia), PEN o USD (Perú)",
+	CodeReconcileRange:       "el rango de una conciliación debe tener from en o antes de to, de 366 días como máximo",
 }
 
 // spanishNotes are the history notes the lifecycle and the simulated rails write, in Spanish.
