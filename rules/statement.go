@@ -267,3 +267,94 @@ func describeMoves(es []Entry) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// MaxReconcileDays bounds a reconciliation's range.
+const MaxReconcileDays = 366
+
+// ReconcileRange reads a reconciliation's days (YYYY-MM-DD in StatementZone, either empty
+// for its default: the days of first and last) as the starts of its first and last day.
+func ReconcileRange(fromDay, toDay string, first, last time.Time) (from, to time.Time, err error) {
+	day := func(s string, def time.Time, field string) (time.Time, error) {
+		if s == "" {
+			d := def.In(StatementZone)
+			return time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, StatementZone), nil
+		}
+		d, err := StatementDay(s)
+		if err != nil {
+			err.(*Error).Field = field
+		}
+		return d, err
+	}
+	if from, err = day(fromDay, first, "from"); err != nil {
+		return from, to, err
+	}
+	if to, err = day(toDay, last, "to"); err != nil {
+		return from, to, err
+	}
+	if to.Before(from) || to.Sub(from) > MaxReconcileDays*24*time.Hour {
+		return from, to, &Error{Kind: KindInvalid, Code: CodeReconcileRange, Field: "to", Value: toDay,
+			Message: fmt.Sprintf("from %s to %s: from must be on or before to, at most %d days apart", from.Format(time.DateOnly), to.Format(time.DateOnly), MaxReconcileDays)}
+	}
+	return from, to, nil
+}
+
+// ReconcileSource is what a reconciliation reads of a store.
+type ReconcileSource interface {
+	LedgerEntries
+	Balances(merchantID string) ([]Balance, error)
+	ListPayouts(merchantID string, f ListFilter) (Page, error)
+}
+
+// ReconcileBalance reads one balance, its entries and the merchant's payouts in its currency
+// from s, and reconciles the days fromDay..toDay (ReconcileRange: by default from the day of
+// the first entry to the later of now and the last entry).
+func ReconcileBalance(s ReconcileSource, merchantID, currency, fromDay, toDay string, now time.Time) (Reconciliation, error) {
+	country := CountryOfCurrency(currency)
+	if country == "" {
+		return Reconciliation{}, &Error{Kind: KindInvalid, Code: CodeLedgerCurrency, Field: "currency", Value: currency,
+			Message: "must be COP, PEN or USD"}
+	}
+	b := Balance{Country: country, Currency: currency}
+	bs, err := s.Balances(merchantID)
+	if err != nil {
+		return Reconciliation{}, err
+	}
+	for _, x := range bs {
+		if x.Country == country && x.Currency == currency {
+			b = x
+		}
+	}
+	entries, err := AllEntries(s, merchantID, country, currency)
+	if err != nil {
+		return Reconciliation{}, err
+	}
+	first, last := now, now
+	if len(entries) > 0 {
+		first = entries[0].At
+		if at := entries[len(entries)-1].At; at.After(last) {
+			last = at
+		}
+	}
+	from, to, err := ReconcileRange(fromDay, toDay, first, last)
+	if err != nil {
+		return Reconciliation{}, err
+	}
+	var payouts []*Payout
+	f := ListFilter{Country: country, Limit: 500}
+	for {
+		page, err := s.ListPayouts(merchantID, f)
+		if err != nil {
+			return Reconciliation{}, err
+		}
+		for _, p := range page.Items {
+			if p.Currency == currency {
+				payouts = append(payouts, p)
+			}
+		}
+		if page.NextCursor == 0 {
+			break
+		}
+		f.Cursor = page.NextCursor
+	}
+	return Reconcile(merchantID, b, entries, payouts, from, to, last), nil
+}

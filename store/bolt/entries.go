@@ -73,26 +73,29 @@ func decodeEntry(id int64, raw []byte) (rules.Entry, error) {
 // before (rules.ChainEntries), writes them, and checks that they end on the balance as the
 // transaction leaves it, whose last entry id it records. A balance changed without an entry,
 // or entries that do not add up to the change, break the ledger invariant.
-func writeEntries(tx *bbolt.Tx, merchantID string, before, now rules.Balance, entries []rules.Entry) error {
+func writeEntries(tx *bbolt.Tx, merchantID string, before, now rules.Balance, entries []rules.Entry) (rules.Balance, error) {
 	if len(entries) == 0 {
-		if now.Available != before.Available || now.Balance != before.Balance {
-			return fmt.Errorf("%w: merchant %s %s/%s changed without a ledger entry", rules.ErrLedger, merchantID, now.Country, now.Currency)
+		if now != before {
+			if now.Available != before.Available || now.Balance != before.Balance {
+				return now, fmt.Errorf("%w: merchant %s %s/%s changed without a ledger entry", rules.ErrLedger, merchantID, now.Country, now.Currency)
+			}
+			return now, writeBalance(tx, merchantID, now) // totals only: CheckBalanceChange refused any that does not hold
 		}
-		return nil
+		return now, nil
 	}
 	rules.ChainEntries(entries, before.Entries, before.Available, before.Balance)
 	last := entries[len(entries)-1]
 	now.Entries = last.ID
 	if err := rules.CheckEntriesEnd(merchantID, now, last); err != nil {
-		return err
+		return now, err
 	}
 	b := tx.Bucket(bEntries)
 	for _, e := range entries {
 		if err := b.Put(entryKey(merchantID, now.Country, now.Currency, e.ID), encodeEntry(e)); err != nil {
-			return err
+			return now, err
 		}
 	}
-	return writeBalance(tx, merchantID, now)
+	return now, writeBalance(tx, merchantID, now)
 }
 
 // Entries lists a balance's entries with an id above after, oldest first (rules.LedgerEntries).
@@ -179,7 +182,7 @@ func openEntries(tx *bbolt.Tx, now time.Time) error {
 	for _, o := range open {
 		e := rules.Entry{At: now.UTC(), Type: rules.EntryOpening, Amount: o.b.Balance, Available: o.b.Available}
 		before := rules.Balance{Country: o.b.Country, Currency: o.b.Currency}
-		if err := writeEntries(tx, o.merchantID, before, o.b, []rules.Entry{e}); err != nil {
+		if _, err := writeEntries(tx, o.merchantID, before, o.b, []rules.Entry{e}); err != nil {
 			return err
 		}
 	}

@@ -90,21 +90,18 @@ func (t touchedBalances) at(tx *bbolt.Tx, merchantID, country, currency string) 
 }
 
 // check is the ledger invariant for the balances one transaction changed
-// (rules.CheckBalanceChange), and writes their ledger entries, which must add up to the
-// change (writeEntries).
+// (rules.CheckBalanceChange), and writes them with their ledger entries, which must add up
+// to the change (writeEntries): a balance is written once a transaction, here.
 func (t touchedBalances) check(tx *bbolt.Tx) error {
 	for k, c := range t {
-		b, err := readBalance(tx, k[0], k[1], k[2])
+		if err := rules.CheckBalanceChange(k[0], c.before, c.now, c.reserved); err != nil {
+			return err
+		}
+		written, err := writeEntries(tx, k[0], c.before, c.now, c.entries)
 		if err != nil {
 			return err
 		}
-		if err := rules.CheckBalanceChange(k[0], c.before, b, c.reserved); err != nil {
-			return err
-		}
-		if err := writeEntries(tx, k[0], c.before, b, c.entries); err != nil {
-			return err
-		}
-		c.entries = nil
+		c.before, c.now, c.reserved, c.entries = written, written, 0, nil
 	}
 	return nil
 }

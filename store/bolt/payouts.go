@@ -497,11 +497,14 @@ type ledger struct {
 
 func newLedger(tx *bbolt.Tx) *ledger { return &ledger{tx: tx, touched: touchedBalances{}} }
 
+// Balance is a balance as the transaction has it: read once, then as the transaction
+// changed it (written once, with its entries, when the transaction checks its ledger).
 func (l *ledger) Balance(merchantID, country, currency string) (rules.Balance, error) {
-	if _, err := l.touched.at(l.tx, merchantID, country, currency); err != nil {
+	c, err := l.touched.at(l.tx, merchantID, country, currency)
+	if err != nil {
 		return rules.Balance{}, err
 	}
-	return readBalance(l.tx, merchantID, country, currency)
+	return c.now, nil
 }
 
 func (l *ledger) PutBalance(merchantID string, b rules.Balance) error {
@@ -512,8 +515,9 @@ func (l *ledger) PutBalance(merchantID string, b rules.Balance) error {
 	if err != nil {
 		return err
 	}
+	b.Entries = c.now.Entries
 	c.now = b
-	return writeBalance(l.tx, merchantID, b)
+	return nil
 }
 
 // snapshot is the payout's balance as the transaction holds it before a step, or nil when

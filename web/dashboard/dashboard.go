@@ -102,6 +102,8 @@ type Config struct {
 	Forget func(id string)
 	// Events is the event log (issue 23): attempts, inbox, delivery chaos. May be nil.
 	Events EventLog
+	// Ledger is what the ledger page reads (issue 24): entries, balances, payouts. May be nil.
+	Ledger rules.ReconcileSource
 
 	// Issue 25: a merchant's API keys, a payout's cancel, a card payout's form.
 	// RotateKey issues a new key and secret (api.RotateKey; the old pair works for grace).
@@ -208,6 +210,7 @@ func (d *Dashboard) Routes(r chi.Router) {
 			r.Post("/dashboard/payouts/{id}/card-form", d.cardForm)
 			r.Get("/dashboard/mail", d.mail)
 			d.eventRoutes(r)
+			d.ledgerRoutes(r)
 		})
 	})
 }
