@@ -204,11 +204,11 @@ func postmanRequests(path, method string, op *huma.Operation) []*postmanItem {
 		req := &postmanReq{Method: method, Header: []postmanKV{}, URL: postmanPath(path)}
 		for _, p := range op.Parameters {
 			switch {
-			case p.In == "path" && p.Example != nil && p.Name != "merchantId" && p.Name != "id":
+			case p.In == "path" && paramExample(p) != "" && p.Name != "merchantId" && p.Name != "id":
 				// A path parameter no collection variable stands for: its example.
-				req.URL = postmanPathExample(req.URL, p.Name, fmt.Sprint(p.Example))
-			case p.In == "query" && p.Required && p.Example != nil:
-				req.URL.Query = append(req.URL.Query, postmanKV{Key: p.Name, Value: fmt.Sprint(p.Example), Description: p.Description})
+				req.URL = postmanPathExample(req.URL, p.Name, paramExample(p))
+			case p.In == "query" && p.Required && paramExample(p) != "":
+				req.URL.Query = append(req.URL.Query, postmanKV{Key: p.Name, Value: paramExample(p), Description: p.Description})
 			case p.In == "query" && p.Name != "timestamp" && p.Name != "signature":
 				v := "{{" + p.Name + "}}"
 				if p.Name != "orderId" {
@@ -254,6 +254,17 @@ func queryRaw(q []postmanKV) string {
 		}
 	}
 	return strings.Join(parts, "&")
+}
+
+// paramExample is a parameter's example (huma keeps a field's in its schema), or "".
+func paramExample(p *huma.Param) string {
+	switch {
+	case p.Example != nil:
+		return fmt.Sprint(p.Example)
+	case p.Schema != nil && len(p.Schema.Examples) > 0:
+		return fmt.Sprint(p.Schema.Examples[0])
+	}
+	return ""
 }
 
 // postmanPathExample puts value in place of the path's {{name}}.
