@@ -207,7 +207,7 @@ func postmanRequests(path, method string, op *huma.Operation) []*postmanItem {
 			case p.In == "path" && paramExample(p) != "" && p.Name != "merchantId" && p.Name != "id":
 				// A path parameter no collection variable stands for: its example.
 				req.URL = postmanPathExample(req.URL, p.Name, paramExample(p))
-			case p.In == "query" && p.Required && paramExample(p) != "":
+			case p.In == "query" && p.Required && paramExample(p) != "" && p.Name != "timestamp" && p.Name != "signature":
 				req.URL.Query = append(req.URL.Query, postmanKV{Key: p.Name, Value: paramExample(p), Description: p.Description})
 			case p.In == "query" && p.Name != "timestamp" && p.Name != "signature":
 				v := "{{" + p.Name + "}}"
