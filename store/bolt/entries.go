@@ -127,6 +127,10 @@ func (s *DB) Entries(merchantID, country, currency string, after int64, limit in
 // checkEntries checks every balance's entries from the first: a chain that ends on the
 // balance (rules.CheckEntryChain, rules.CheckEntriesEnd).
 func checkEntries(tx *bbolt.Tx) error {
+	eb := tx.Bucket(bEntries)
+	if eb == nil {
+		return nil // a file from before entries, opened read-only: Open upgrades it
+	}
 	return tx.Bucket(bBalances).ForEach(func(k, v []byte) error {
 		parts := bytes.Split(k, []byte{0})
 		if len(parts) != 3 {
@@ -137,16 +141,14 @@ func checkEntries(tx *bbolt.Tx) error {
 			return err
 		}
 		var entries []rules.Entry
-		if eb := tx.Bucket(bEntries); eb != nil {
-			prefix := append(bytes.Clone(k), 0)
-			c := eb.Cursor()
-			for ek, ev := c.Seek(prefix); ek != nil && bytes.HasPrefix(ek, prefix); ek, ev = c.Next() {
-				e, err := decodeEntry(int64(binary.BigEndian.Uint64(ek[len(prefix):])), ev)
-				if err != nil {
-					return err
-				}
-				entries = append(entries, e)
+		prefix := append(bytes.Clone(k), 0)
+		c := eb.Cursor()
+		for ek, ev := c.Seek(prefix); ek != nil && bytes.HasPrefix(ek, prefix); ek, ev = c.Next() {
+			e, err := decodeEntry(int64(binary.BigEndian.Uint64(ek[len(prefix):])), ev)
+			if err != nil {
+				return err
 			}
+			entries = append(entries, e)
 		}
 		last, err := rules.CheckEntryChain(rules.Entry{}, entries)
 		if err != nil {

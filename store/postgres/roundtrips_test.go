@@ -103,6 +103,10 @@ func TestRoundTripsDoNotGrowWithTheWork(t *testing.T) {
 	if bs, _ := db.Balances("m1"); len(bs) != 1 || bs[0].Available != 1_000_000-6500 || bs[0].Balance != 1_000_000-6500 || bs[0].Processed != 6500 {
 		t.Errorf("balances %+v, want 6500 processed", bs)
 	}
+	// The ledger entries went in the same round trips: a funding, 65 reservations, 65 debits.
+	if n := count(t, db, `SELECT count(*) FROM ledger_entries`); n != 131 {
+		t.Errorf("%d ledger entries, want 131", n)
+	}
 	if err := db.CheckAllLedgers(); err != nil {
 		t.Error(err)
 	}
