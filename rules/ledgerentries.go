@@ -112,6 +112,21 @@ func ChainEntries(entries []Entry, last, available, balance int64) {
 	}
 }
 
+// OrderEntryTimes keeps a balance's entries in time order as they are numbered: an entry
+// is stamped no earlier than the one before it (after, the previous entry's time). A step
+// decides at the service's time and commits a little later, so two writes on one balance
+// can commit in the other order of their times by the milliseconds between; a day's
+// statement takes the entries of the day by time and its opening from the running figures
+// of the last entry before it, which holds only if times follow ids.
+func OrderEntryTimes(entries []Entry, after time.Time) {
+	for i := range entries {
+		if entries[i].At.Before(after) {
+			entries[i].At = after
+		}
+		after = entries[i].At
+	}
+}
+
 // CheckEntryChain checks entries that follow an entry (prev; zero for the first) of one
 // balance: ids one after another, each entry's running figures its predecessor's plus its
 // movement, an opening entry only first. It returns the last entry's figures.

@@ -84,12 +84,19 @@ func writeEntries(tx *bbolt.Tx, merchantID string, before, now rules.Balance, en
 		return now, nil
 	}
 	rules.ChainEntries(entries, before.Entries, before.Available, before.Balance)
+	b := tx.Bucket(bEntries)
+	if before.Entries > 0 {
+		prev, err := decodeEntry(before.Entries, b.Get(entryKey(merchantID, now.Country, now.Currency, before.Entries)))
+		if err != nil {
+			return now, fmt.Errorf("store: the last ledger entry of %s %s/%s: %w", merchantID, now.Country, now.Currency, err)
+		}
+		rules.OrderEntryTimes(entries, prev.At)
+	}
 	last := entries[len(entries)-1]
 	now.Entries = last.ID
 	if err := rules.CheckEntriesEnd(merchantID, now, last); err != nil {
 		return now, err
 	}
-	b := tx.Bucket(bEntries)
 	for _, e := range entries {
 		if err := b.Put(entryKey(merchantID, now.Country, now.Currency, e.ID), encodeEntry(e)); err != nil {
 			return now, err

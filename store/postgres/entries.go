@@ -67,7 +67,10 @@ func queueEntries(b *pgx.Batch, k balanceKey, entries []rules.Entry) {
 	}
 	c := columnsOf(entries)
 	b.Queue(`INSERT INTO ledger_entries (merchant_id, country, currency, id, at, type, amount, available, balance, payout_id, order_id, batch_id)
-		SELECT $1, $2, $3, id, at, type, amount, available, balance, NULLIF(payout_id, 0), NULLIF(order_id, ''), NULLIF(batch_id, '')
+		SELECT $1, $2, $3, id,
+			GREATEST(max(at) OVER (ORDER BY id), (SELECT l.at FROM ledger_entries l
+				WHERE l.merchant_id = $1 AND l.country = $2 AND l.currency = $3 AND l.id = ($4::bigint[])[1] - 1)),
+			type, amount, available, balance, NULLIF(payout_id, 0), NULLIF(order_id, ''), NULLIF(batch_id, '')
 		FROM unnest($4::bigint[], $5::timestamptz[], $6::text[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[], $12::text[])
 			AS e(id, at, type, amount, available, balance, payout_id, order_id, batch_id)`,
 		k.merchantID, k.country, k.currency, ids, c.at, c.typ, c.amount, avail, bal, c.payout, c.order, c.batch)
@@ -76,12 +79,16 @@ func queueEntries(b *pgx.Batch, k balanceKey, entries []rules.Entry) {
 // deltaEntries is the part of a balance's delta statement (deltas.go) that writes its
 // entries: u is the balance row the statement left (RETURNING available, balance, entries),
 // $9 the number of entries, $4 and $5 the change of available and balance; the entries are
-// numbered after the row's last and chained backwards from its figures.
+// numbered after the row's last, chained backwards from its figures, and stamped no earlier
+// than the entry before them (rules.OrderEntryTimes; GREATEST ignores a NULL: none before).
 const deltaEntries = `,
 	e AS (SELECT * FROM unnest($10::text[], $11::timestamptz[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[], $16::text[], $17::text[])
 		WITH ORDINALITY AS e(type, at, amount, da, db, payout_id, order_id, batch_id, n))
 	INSERT INTO ledger_entries (merchant_id, country, currency, id, at, type, amount, available, balance, payout_id, order_id, batch_id)
-	SELECT $1, $2, $3, u.entries - $9 + e.n, e.at, e.type, e.amount,
+	SELECT $1, $2, $3, u.entries - $9 + e.n,
+		GREATEST(max(e.at) OVER w, (SELECT l.at FROM ledger_entries l
+			WHERE l.merchant_id = $1 AND l.country = $2 AND l.currency = $3 AND l.id = u.entries - $9)),
+		e.type, e.amount,
 		u.available - $4 + sum(e.da) OVER w, u.balance - $5 + sum(e.db) OVER w,
 		NULLIF(e.payout_id, 0), NULLIF(e.order_id, ''), NULLIF(e.batch_id, '')
 	FROM u, e WINDOW w AS (ORDER BY e.n)`

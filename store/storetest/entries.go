@@ -96,6 +96,29 @@ func testLedgerEntries(t *testing.T, e Engine) {
 		}
 	})
 
+	t.Run("an entry is stamped no earlier than the one before it", func(t *testing.T) {
+		s := e.open(t)
+		addMerchants(t, s, m1)
+		late, early := T0.Add(time.Hour), T0
+		if _, err := s.Fund(m1, "PER", "PEN", 10, late); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Fund(m1, "PER", "PEN", 20, early); err != nil { // decided earlier, committed later
+			t.Fatal(err)
+		}
+		p := create(t, s, newPayout(m1, "LATE", 5, T0), time.Time{})
+		update(t, s, []int64{p.ID}, reserveStep(T0, time.Time{}))
+		entries, err := rules.AllEntries(s, m1, "PER", "PEN")
+		if err != nil || len(entries) != 3 {
+			t.Fatalf("entries %+v, %v", entries, err)
+		}
+		for _, e := range entries {
+			if !e.At.Equal(late) {
+				t.Errorf("entry %d (%s) at %v, want %v: not before the entry before it", e.ID, e.Type, e.At, late)
+			}
+		}
+	})
+
 	t.Run("a write the ledger refuses writes no entry", func(t *testing.T) {
 		s := e.open(t)
 		addMerchants(t, s, m1)
