@@ -41,7 +41,7 @@ func seedStore(tb testing.TB, dir string, n int) *merchantClient {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := db.Fund(m.ID, "PER", "PEN", 1<<60); err != nil {
+	if _, err := db.Fund(m.ID, "PER", "PEN", 1<<60, time.Now()); err != nil {
 		tb.Fatal(err)
 	}
 	req, err := rules.DecodePayoutRequest(mustJSON(perBankRequest("SEED")))

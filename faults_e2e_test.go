@@ -578,7 +578,7 @@ func TestDamagedDatabaseIsAClearErrorAndCheckFindsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = st.Fund("1", "PER", "PEN", 1000)
+	_, err = st.Fund("1", "PER", "PEN", 1000, time.Now())
 	st.Close()
 	if err != nil {
 		t.Fatal(err)

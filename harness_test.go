@@ -113,6 +113,48 @@ func checkLedgers(t testing.TB, dir string) {
 	if err := db.CheckAllLedgers(); err != nil {
 		t.Errorf("ledger check: %v", err)
 	}
+	checkEntriesAddUp(t, db)
+}
+
+// checkEntriesAddUp checks, for every merchant and balance a stopped server stored, that
+// its ledger entries add up to it (issue 24): the sum of their changes is its available
+// balance and its balance, each entry's running figures follow the one before, and the
+// last carries the balance.
+func checkEntriesAddUp(t testing.TB, db rules.Storage) {
+	t.Helper()
+	ms, err := db.Merchants()
+	if err != nil {
+		t.Errorf("ledger entries check: %v", err)
+		return
+	}
+	for _, m := range ms {
+		bs, err := db.Balances(m.ID)
+		if err != nil {
+			t.Errorf("ledger entries check: %v", err)
+			return
+		}
+		for _, b := range bs {
+			entries, err := rules.AllEntries(db, m.ID, b.Country, b.Currency)
+			if err != nil {
+				t.Errorf("ledger entries check: %v", err)
+				return
+			}
+			var sa, sb int64
+			prev := rules.Entry{}
+			for _, e := range entries {
+				da, db := e.Deltas()
+				sa, sb = sa+da, sb+db
+				if e.ID != prev.ID+1 || e.Type != rules.EntryOpening && (e.Available != prev.Available+da || e.Balance != prev.Balance+db) {
+					t.Errorf("merchant %s %s: entry %+v does not follow %+v", m.ID, b.Currency, e, prev)
+				}
+				prev = e
+			}
+			if sa != b.Available || sb != b.Balance || prev.Available != b.Available || prev.Balance != b.Balance {
+				t.Errorf("merchant %s %s: the entries add up to %d/%d and end on %d/%d; the balance is %d/%d",
+					m.ID, b.Currency, sa, sb, prev.Available, prev.Balance, b.Available, b.Balance)
+			}
+		}
+	}
 }
 
 // Stop shuts the server down gracefully and reports its error.

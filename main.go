@@ -101,6 +101,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return keysCommand(args, getenv, stdout, stderr)
 	case "check":
 		return checkCommand(ctx, args, getenv, stdout, stderr)
+	case "reconcile":
+		return reconcileCommand(ctx, args, getenv, stdout, stderr)
 	case "version":
 		if len(args) > 0 {
 			return usageErrorf("version takes no arguments")
@@ -138,6 +140,7 @@ usage:
   payouts migrate --from SRC --to DST       copy a store into an empty one: a data directory or a postgres:// URL, either way
   payouts keys --out DIR                    write the keys several instances on PostgreSQL share (README, Scaling out)
   payouts check --data DIR                  full consistency check of a stopped server's database and its ledger (exit 1 on a finding)
+  payouts reconcile --merchant M --currency C [--from D --to D]  prove a balance's days add up from its ledger entries (exit 1 on a difference)
   payouts version (or --version)            print the version
   payouts help [command]                    this text, or the flags of a command
 
@@ -147,7 +150,7 @@ Every flag may be set as PAYOUTS_<FLAG> (upper case, - as _); flags win.`
 func help(ctx context.Context, cmd string, getenv func(string) string, stdout io.Writer) error {
 	args := []string{"-h"}
 	switch cmd {
-	case "serve", "backup", "sign", "migrate", "keys", "seed", "check", "listen":
+	case "serve", "backup", "sign", "migrate", "keys", "seed", "check", "listen", "reconcile":
 		args = append([]string{cmd}, args...)
 	case "merchant":
 		fmt.Fprintln(stdout, "payouts merchant create: create a merchant offline (server stopped); prints its credentials as JSON")
@@ -797,6 +800,7 @@ func newApp(ctx context.Context, cfg serveConfig, db rules.Storage, sealer *stor
 	}
 	w.wireUsers()
 	w.wireDashboard()
+	w.wireLedger()
 	w.deps.Extra = func(r chi.Router, a huma.API) {
 		for _, add := range w.routes {
 			add(r, a)

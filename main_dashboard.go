@@ -43,6 +43,7 @@ func (w *wiring) wireDashboard() {
 		Scripts: w.scripts.Rules,
 		Forget:  w.keys.Forget,
 		Events:  w.db,
+		Ledger:  w.db,
 		RotateKey: func(id string, grace time.Duration) (string, string, string, error) {
 			m, c, err := api.RotateKey(w.db, sealFor(w.sealer), id, grace, w.realNow().UTC())
 			if err != nil {

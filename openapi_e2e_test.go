@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"payouts/rules"
 )
@@ -76,6 +77,14 @@ func TestOpenAPIExamplesAreRealAnswers(t *testing.T) {
 	keep("list-payouts", 400, code, raw)
 	code, _, raw = c.do(t, "GET", "balance", nil, "")
 	keep("get-balance", 200, code, raw)
+	code, _, raw = c.do(t, "GET", "balance/transactions", nil, "currency=COP&limit=2")
+	keep("list-balance-transactions", 200, code, raw)
+	code, _, raw = c.do(t, "GET", "balance/transactions", nil, "currency=EUR")
+	keep("list-balance-transactions", 400, code, raw)
+	code, _, raw = c.do(t, "GET", "statements/COP/"+time.Now().In(rules.StatementZone).Format(time.DateOnly), nil, "")
+	keep("get-statement", 200, code, raw)
+	code, _, raw = c.do(t, "GET", "statements/COP/2026-02-30", nil, "")
+	keep("get-statement", 400, code, raw)
 
 	code, _, raw = c.do(t, "POST", "payouts/card", examples["per-card"], "")
 	keep("create-card-payout", 200, code, raw)

@@ -8,6 +8,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"strings"
@@ -203,6 +204,11 @@ func postmanRequests(path, method string, op *huma.Operation) []*postmanItem {
 		req := &postmanReq{Method: method, Header: []postmanKV{}, URL: postmanPath(path)}
 		for _, p := range op.Parameters {
 			switch {
+			case p.In == "path" && paramExample(p) != "" && p.Name != "merchantId" && p.Name != "id":
+				// A path parameter no collection variable stands for: its example.
+				req.URL = postmanPathExample(req.URL, p.Name, paramExample(p))
+			case p.In == "query" && p.Required && paramExample(p) != "" && p.Name != "timestamp" && p.Name != "signature":
+				req.URL.Query = append(req.URL.Query, postmanKV{Key: p.Name, Value: paramExample(p), Description: p.Description})
 			case p.In == "query" && p.Name != "timestamp" && p.Name != "signature":
 				v := "{{" + p.Name + "}}"
 				if p.Name != "orderId" {
@@ -232,7 +238,7 @@ func postmanRequests(path, method string, op *huma.Operation) []*postmanItem {
 		}
 		item := &postmanItem{Name: title, Description: op.Description, Request: req}
 		switch op.OperationID {
-		case "create-payout", "get-payout", "list-payouts", "get-balance":
+		case "create-payout", "get-payout", "list-payouts", "get-balance", "list-balance-transactions", "get-statement":
 			item.Event = []postmanScript{script("test", succeeds)}
 		}
 		out = append(out, item)
@@ -248,6 +254,28 @@ func queryRaw(q []postmanKV) string {
 		}
 	}
 	return strings.Join(parts, "&")
+}
+
+// paramExample is a parameter's example (huma keeps a field's in its schema), or "".
+func paramExample(p *huma.Param) string {
+	switch {
+	case p.Example != nil:
+		return fmt.Sprint(p.Example)
+	case p.Schema != nil && len(p.Schema.Examples) > 0:
+		return fmt.Sprint(p.Schema.Examples[0])
+	}
+	return ""
+}
+
+// postmanPathExample puts value in place of the path's {{name}}.
+func postmanPathExample(u postmanURL, name, value string) postmanURL {
+	for i, seg := range u.Path {
+		if seg == "{{"+name+"}}" {
+			u.Path[i] = value
+		}
+	}
+	u.Raw = "{{baseUrl}}/" + strings.Join(u.Path, "/")
+	return u
 }
 
 // postmanPath turns /api/v1/{merchantId}/payouts/{id} into {{baseUrl}}/api/v1/{{merchantId}}/payouts/{{payoutId}}.

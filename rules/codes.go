@@ -221,6 +221,11 @@ const (
 	CodeEventNotFound = "2996" // 404: the merchant has no logged event with that id
 	CodeDeliveryChaos = "2997" // 400: a delivery chaos setting is out of bounds
 	CodeNoDeliveryURL = "2998" // 409: resend, but the merchant has no notificationUrl
+	// Issue 24, ledger entries, statements and reconciliation (2933–2939).
+	CodeStatementDate   = "2933" // 400: a statement's date is not YYYY-MM-DD
+	CodeStatementFuture = "2934" // 400: the statement's day has not begun yet (UTC−5)
+	CodeLedgerCurrency  = "2935" // 400: no balance is kept in that currency (COP, PEN, USD)
+	CodeReconcileRange  = "2936" // 400: a reconciliation's range is not from ≤ to within 366 days
 	// Issue 23, items 5–6: requirements from the rules (2982–2989).
 	CodeRequirementsQuery = "2982" // 400: a requirements query names no country, account type or bank of the tables
 	CodeRequirementsNone  = "2983" // 400: no payout to the queried destination passes the rules for this merchant
@@ -431,6 +436,11 @@ var Catalogue = []CodeInfo{
 	{CodeUserNotFound, 404, false, "no such user"},
 	{CodeUserState, 409, false, "the user's status does not allow this: enable a disabled user before sending it a new set-up link"},
 	{CodeAuditQuery, 400, false, "an audit query's filter is invalid: from and to are RFC 3339 times, limit 1–1000, format json or csv"},
+	// Issue 24, ledger entries, statements and reconciliation.
+	{CodeStatementDate, 400, false, "a statement's date must be a day as YYYY-MM-DD"},
+	{CodeStatementFuture, 400, false, "the statement's day has not begun yet (days are UTC−5)"},
+	{CodeLedgerCurrency, 400, false, "no balance is kept in that currency: COP (Colombia), PEN or USD (Peru)"},
+	{CodeReconcileRange, 400, false, "a reconciliation's range must have from on or before to, at most 366 days"},
 	// Issue 20, PostgreSQL at network distance.
 	{CodeUnavailable, 503, false, "service temporarily unavailable: its database cannot be reached; send the same request again after the Retry-After header"},
 }

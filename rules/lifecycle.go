@@ -14,7 +14,8 @@ type LifecycleStore interface {
 	PayoutsByID(ids []int64) ([]*Payout, error)
 	UpdatePayouts(ids []int64, step Step) error
 	WithStatus(merchantID string, status Status, limit int) ([]int64, error)
-	Fund(merchantID, country, currency string, amount int64) (Balance, error)
+	// Fund changes a balance by amount, with its ledger entry at the service's time at.
+	Fund(merchantID, country, currency string, amount int64, at time.Time) (Balance, error)
 	Balances(merchantID string) ([]Balance, error)
 }
 
@@ -343,7 +344,7 @@ func (lc *Lifecycle) Fund(ctx context.Context, merchantID, country, currency str
 	if err := CheckFundingOf(country, currency, amount); err != nil {
 		return Balance{}, err
 	}
-	if _, err := lc.Store.Fund(merchantID, country, currency, amount); err != nil {
+	if _, err := lc.Store.Fund(merchantID, country, currency, amount, lc.Now()); err != nil {
 		return Balance{}, err
 	}
 	if err := lc.Release(ctx, merchantID); err != nil {

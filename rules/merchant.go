@@ -83,4 +83,6 @@ type Balance struct {
 	Funded    int64 `json:"-"`
 	Processed int64 `json:"-"`
 	Reversed  int64 `json:"-"`
+	// Entries is the id of the balance's last ledger entry (entries.go): 0 before its first.
+	Entries int64 `json:"-"`
 }

@@ -186,11 +186,15 @@ var spanishByCode = map[string]string{
 	CodeRequirementsNone:     "ningún pago al destino consultado pasa las reglas para este comercio (el motivo dice qué regla)",
 	CodeDirectoryUnavailable: "pago rechazado: el directorio Bre-B no tiene la llave",
 	// Issue 24 (U).
-	CodeUserField:    "el nombre, email, rol o merchantId de un usuario no es válido (un operador no tiene merchantId; maker, checker o viewer necesitan uno existente)",
-	CodeUserExists:   "otro usuario tiene este email (sin distinguir mayúsculas)",
-	CodeUserNotFound: "no existe ese usuario",
-	CodeUserState:    "el estado del usuario no lo permite: habilite un usuario deshabilitado antes de enviarle un nuevo enlace de configuración",
-	CodeAuditQuery:   "un filtro de la consulta de auditoría no es válido: from y to son horas RFC 3339, limit 1–1000, format json o csv",
+	CodeUserField:       "el nombre, email, rol o merchantId de un usuario no es válido (un operador no tiene merchantId; maker, checker o viewer necesitan uno existente)",
+	CodeUserExists:      "otro usuario tiene este email (sin distinguir mayúsculas)",
+	CodeUserNotFound:    "no existe ese usuario",
+	CodeUserState:       "el estado del usuario no lo permite: habilite un usuario deshabilitado antes de enviarle un nuevo enlace de configuración",
+	CodeAuditQuery:      "un filtro de la consulta de auditoría no es válido: from y to son horas RFC 3339, limit 1–1000, format json o csv",
+	CodeStatementDate:   "la fecha de un extracto debe ser un día como AAAA-MM-DD",
+	CodeStatementFuture: "el día del extracto aún no ha comenzado (los días son UTC−5)",
+	CodeLedgerCurrency:  "no se lleva saldo en esa moneda: COP (Colombia), PEN o USD (Perú)",
+	CodeReconcileRange:  "el rango de una conciliación debe tener from en o antes de to, de 366 días como máximo",
 }
 
 // spanishNotes are the history notes the lifecycle and the simulated rails write, in Spanish.

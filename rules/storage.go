@@ -37,6 +37,7 @@ type Storage interface {
 	EventLog
 	UserStore
 	AuditLog
+	LedgerEntries
 
 	// Sessions is the store of the card-form and dashboard sessions (scs.Store and
 	// scs.IterableStore); now is its clock.

@@ -60,7 +60,7 @@ func newFixture(t *testing.T, settings rules.Settings) *fixture {
 		t.Fatal(err)
 	}
 	for _, cur := range []string{"PEN", "USD"} {
-		if _, err := db.Fund("7", "PER", cur, 1_000_000_00); err != nil {
+		if _, err := db.Fund("7", "PER", cur, 1_000_000_00, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -268,7 +268,7 @@ func (s *DB) Restore(recs []rules.DumpRecord) error {
 				return fmt.Errorf("restore: record %d (%s): %w", i, r.Kind, err)
 			}
 		}
-		return nil
+		return openEntries(tx, time.Now()) // a dump made before ledger entries existed
 	})
 }
 

@@ -22,6 +22,7 @@ type balanceRecord struct {
 	Processed int64  `json:"processed"`
 	Reversed  int64  `json:"reversed"`
 	Tracked   bool   `json:"tracked"`
+	Entries   int64  `json:"entries,omitempty"` // the last ledger entry's id (entries.go)
 }
 
 func decodeBalance(raw []byte) (rules.Balance, error) {
@@ -33,12 +34,12 @@ func decodeBalance(raw []byte) (rules.Balance, error) {
 		r.Funded, r.Processed, r.Reversed = r.Balance, 0, 0
 	}
 	return rules.Balance{Country: r.Country, Currency: r.Currency, Available: r.Available, Balance: r.Balance,
-		Funded: r.Funded, Processed: r.Processed, Reversed: r.Reversed}, nil
+		Funded: r.Funded, Processed: r.Processed, Reversed: r.Reversed, Entries: r.Entries}, nil
 }
 
 func encodeBalance(b rules.Balance) ([]byte, error) {
 	return marshal(balanceRecord{Country: b.Country, Currency: b.Currency, Available: b.Available, Balance: b.Balance,
-		Funded: b.Funded, Processed: b.Processed, Reversed: b.Reversed, Tracked: true})
+		Funded: b.Funded, Processed: b.Processed, Reversed: b.Reversed, Tracked: true, Entries: b.Entries})
 }
 
 // readBalance reads one balance in tx; a balance never written is zero.
@@ -62,10 +63,12 @@ func writeBalance(tx *bbolt.Tx, merchantID string, b rules.Balance) error {
 var ErrLedger = rules.ErrLedger
 
 // balanceChange is what one write transaction did to one balance: the balance before it,
-// and the change in the reservations of the payouts it wrote.
+// the change in the reservations of the payouts it wrote, and its ledger entries in the
+// order they were made (numbered and written by check).
 type balanceChange struct {
-	before   rules.Balance
-	reserved int64
+	before, now rules.Balance
+	reserved    int64
+	entries     []rules.Entry
 }
 
 // touchedBalances remembers the balances a transaction read, wrote or reserved on.
@@ -81,22 +84,24 @@ func (t touchedBalances) at(tx *bbolt.Tx, merchantID, country, currency string) 
 	if err != nil {
 		return nil, err
 	}
-	c := &balanceChange{before: b}
+	c := &balanceChange{before: b, now: b}
 	t[k] = c
 	return c, nil
 }
 
 // check is the ledger invariant for the balances one transaction changed
-// (rules.CheckBalanceChange).
+// (rules.CheckBalanceChange), and writes them with their ledger entries, which must add up
+// to the change (writeEntries): a balance is written once a transaction, here.
 func (t touchedBalances) check(tx *bbolt.Tx) error {
 	for k, c := range t {
-		b, err := readBalance(tx, k[0], k[1], k[2])
+		if err := rules.CheckBalanceChange(k[0], c.before, c.now, c.reserved); err != nil {
+			return err
+		}
+		written, err := writeEntries(tx, k[0], c.before, c.now, c.entries)
 		if err != nil {
 			return err
 		}
-		if err := rules.CheckBalanceChange(k[0], c.before, b, c.reserved); err != nil {
-			return err
-		}
+		c.before, c.now, c.reserved, c.entries = written, written, 0, nil
 	}
 	return nil
 }
@@ -117,7 +122,7 @@ func (s *DB) CheckAllLedgers() error {
 		if err != nil {
 			return err
 		}
-		return tx.Bucket(bBalances).ForEach(func(k, v []byte) error {
+		err = tx.Bucket(bBalances).ForEach(func(k, v []byte) error {
 			parts := bytes.Split(k, []byte{0})
 			if len(parts) != 3 {
 				return fmt.Errorf("store: balance key %q", k)
@@ -128,5 +133,9 @@ func (s *DB) CheckAllLedgers() error {
 			}
 			return tally.CheckBalance(string(parts[0]), b)
 		})
+		if err != nil {
+			return err
+		}
+		return checkEntries(tx)
 	})
 }

@@ -15,7 +15,7 @@ import (
 func TestLedgerInvariantRefusesAWriteThatBreaksIt(t *testing.T) {
 	db := openOutboxDB(t, filepath.Join(t.TempDir(), "p.db"))
 	defer db.Close()
-	if _, err := db.Fund("m1", "PER", "PEN", 1000); err != nil {
+	if _, err := db.Fund("m1", "PER", "PEN", 1000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	p := &rules.Payout{MerchantID: "m1", OrderID: "L-1", Country: "PER", Currency: "PEN", Amount: 300,
@@ -66,7 +66,7 @@ func TestLedgerInvariantRefusesAWriteThatBreaksIt(t *testing.T) {
 func TestLedgerInvariantCoversTheCreate(t *testing.T) {
 	db := openOutboxDB(t, filepath.Join(t.TempDir(), "p.db"))
 	defer db.Close()
-	if _, err := db.Fund("m1", "PER", "PEN", 1000); err != nil {
+	if _, err := db.Fund("m1", "PER", "PEN", 1000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	reserve := func(carry bool) rules.Step {

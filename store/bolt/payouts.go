@@ -68,6 +68,7 @@ func insertPayout(tx *bbolt.Tx, p *rules.Payout, due time.Time, events []rules.E
 	l := newLedger(tx)
 	if admit != nil {
 		given := clonePayout(p)
+		snap := l.snapshot(p)
 		next, err := admit(p, l)
 		switch {
 		case errors.Is(err, rules.ErrNoChange):
@@ -76,7 +77,7 @@ func insertPayout(tx *bbolt.Tx, p *rules.Payout, due time.Time, events []rules.E
 			return err
 		default:
 			due = next
-			if err := l.reserved(p, p.Reserved-given.Reserved); err != nil {
+			if err := l.moved(p, given.Reserved, snap); err != nil {
 				return err
 			}
 		}
@@ -461,6 +462,7 @@ func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
 			}
 			core := coreOf(p)
 			stage, status, reservedBefore := p.Stage, p.Status, p.Reserved
+			snap := l.snapshot(p)
 			next, err := step(p, l)
 			if errors.Is(err, rules.ErrNoChange) {
 				continue
@@ -468,7 +470,7 @@ func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
 			if err != nil {
 				return err
 			}
-			if err := l.reserved(p, p.Reserved-reservedBefore); err != nil {
+			if err := l.moved(p, reservedBefore, snap); err != nil {
 				return err
 			}
 			if err := pb.update(p, core, next); err != nil {
@@ -495,33 +497,67 @@ type ledger struct {
 
 func newLedger(tx *bbolt.Tx) *ledger { return &ledger{tx: tx, touched: touchedBalances{}} }
 
+// Balance is a balance as the transaction has it: read once, then as the transaction
+// changed it (written once, with its entries, when the transaction checks its ledger).
 func (l *ledger) Balance(merchantID, country, currency string) (rules.Balance, error) {
-	if _, err := l.touched.at(l.tx, merchantID, country, currency); err != nil {
+	c, err := l.touched.at(l.tx, merchantID, country, currency)
+	if err != nil {
 		return rules.Balance{}, err
 	}
-	return readBalance(l.tx, merchantID, country, currency)
+	return c.now, nil
 }
 
 func (l *ledger) PutBalance(merchantID string, b rules.Balance) error {
 	if b.Available < 0 || b.Balance < 0 || b.Available > b.Balance {
 		return errors.New("store: a balance would go negative or above its total")
 	}
-	if _, err := l.touched.at(l.tx, merchantID, b.Country, b.Currency); err != nil {
-		return err
-	}
-	return writeBalance(l.tx, merchantID, b)
-}
-
-// reserved notes that a written payout's reservation moved by delta.
-func (l *ledger) reserved(p *rules.Payout, delta int64) error {
-	if delta == 0 {
-		return nil
-	}
-	c, err := l.touched.at(l.tx, p.MerchantID, p.Country, p.Currency)
+	c, err := l.touched.at(l.tx, merchantID, b.Country, b.Currency)
 	if err != nil {
 		return err
 	}
-	c.reserved += delta
+	b.Entries = c.now.Entries
+	c.now = b
+	return nil
+}
+
+// snapshot is the payout's balance as the transaction holds it before a step, or nil when
+// the transaction has not read it yet (then the step's first read is what it was before).
+func (l *ledger) snapshot(p *rules.Payout) *rules.Balance {
+	if c := l.touched[[3]string{p.MerchantID, p.Country, p.Currency}]; c != nil {
+		b := c.now
+		return &b
+	}
+	return nil
+}
+
+// moved notes what a step did to a written payout's balance: its reservation's change, and
+// its ledger entries (rules.BalanceMoves) from the balance before the step (snapshot).
+func (l *ledger) moved(p *rules.Payout, reservedBefore int64, before *rules.Balance) error {
+	c := l.touched[[3]string{p.MerchantID, p.Country, p.Currency}]
+	if c == nil {
+		if p.Reserved == reservedBefore {
+			return nil // the step did not read the balance, let alone change it
+		}
+		var err error
+		if c, err = l.touched.at(l.tx, p.MerchantID, p.Country, p.Currency); err != nil {
+			return err
+		}
+	}
+	if before == nil {
+		before = &c.before
+	}
+	c.reserved += p.Reserved - reservedBefore
+	c.entries = append(c.entries, rules.BalanceMoves(*before, c.now, p)...)
+	return nil
+}
+
+// entry notes an entry of a balance not made by a payout (a funding).
+func (l *ledger) entry(merchantID, country, currency string, e rules.Entry) error {
+	c, err := l.touched.at(l.tx, merchantID, country, currency)
+	if err != nil {
+		return err
+	}
+	c.entries = append(c.entries, e)
 	return nil
 }
 
@@ -556,6 +592,7 @@ func (s *DB) Balances(merchantID string) ([]rules.Balance, error) {
 			if err != nil {
 				return err
 			}
+			b.Entries = 0 // the store's own bookkeeping: the entries are read with Entries
 			out = append(out, b)
 		}
 		return nil
@@ -564,7 +601,7 @@ func (s *DB) Balances(merchantID string) ([]rules.Balance, error) {
 }
 
 // Fund adds amount (minor units, may be negative to withdraw) to a merchant's balance.
-func (s *DB) Fund(merchantID, country, currency string, amount int64) (rules.Balance, error) {
+func (s *DB) Fund(merchantID, country, currency string, amount int64, at time.Time) (rules.Balance, error) {
 	var out rules.Balance
 	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		l := newLedger(tx)
@@ -578,8 +615,15 @@ func (s *DB) Fund(merchantID, country, currency string, amount int64) (rules.Bal
 		if err := l.PutBalance(merchantID, b); err != nil {
 			return err
 		}
+		if err := l.entry(merchantID, country, currency, rules.FundingEntry(amount, at)); err != nil {
+			return err
+		}
 		out = b
-		return l.check() // the ledger invariant (ledger.go)
+		if err := l.check(); err != nil { // the ledger invariant (ledger.go)
+			return err
+		}
+		out.Entries = 0 // the store's own bookkeeping, as Balances
+		return nil
 	})
 	return out, err
 }

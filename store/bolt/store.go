@@ -118,6 +118,9 @@ func Open(path string, opt Options) (*DB, error) {
 	if err == nil {
 		err = migratePayouts(db)
 	}
+	if err == nil {
+		err = db.Update(func(tx *bbolt.Tx) error { return openEntries(tx, time.Now()) })
+	}
 	if err != nil {
 		db.Close()
 		return nil, err

@@ -22,7 +22,8 @@ type balanceDeltas map[balanceKey]*balanceDelta
 type balanceDelta struct {
 	available, balance, funded, processed, reversed int64
 	reserved                                        int64
-	stored                                          bool // the balance had a row when it was read
+	stored                                          bool          // the balance had a row when it was read
+	entries                                         []rules.Entry // its ledger entries, in order (entries.go)
 }
 
 // add adds what a ledger did to the balances it touched.
@@ -39,6 +40,7 @@ func (ds balanceDeltas) add(l *ledger) {
 		d.processed += ch.now.Processed - ch.before.Processed
 		d.reversed += ch.now.Reversed - ch.before.Reversed
 		d.reserved += ch.reserved
+		d.entries = append(d.entries, ch.entries...)
 	}
 }
 
@@ -48,6 +50,15 @@ func (ds balanceDeltas) add(l *ledger) {
 // statements leave them, is checked by the statements themselves (queue).
 func (ds balanceDeltas) checkChange() error {
 	for k, d := range ds {
+		var ea, eb int64
+		for _, e := range d.entries {
+			da, db := e.Deltas()
+			ea, eb = ea+da, eb+db
+		}
+		if ea != d.available || eb != d.balance {
+			return fmt.Errorf("%w: merchant %s %s/%s: available moves by %d and balance by %d, but the ledger entries by %d and %d",
+				rules.ErrLedger, k.merchantID, k.country, k.currency, d.available, d.balance, ea, eb)
+		}
 		if d.balance-d.available != d.reserved {
 			return fmt.Errorf("%w: merchant %s %s/%s: held back moves by %d, but the payouts' reservations by %d",
 				rules.ErrLedger, k.merchantID, k.country, k.currency, d.balance-d.available, d.reserved)
@@ -74,26 +85,31 @@ func (ds balanceDeltas) checkChange() error {
 func (ds balanceDeltas) queue(b *pgx.Batch) {
 	keys := make([]balanceKey, 0, len(ds))
 	for k, d := range ds {
-		if d.available|d.balance|d.funded|d.processed|d.reversed != 0 {
+		if d.available|d.balance|d.funded|d.processed|d.reversed != 0 || len(d.entries) > 0 {
 			keys = append(keys, k)
 		}
 	}
 	slices.SortFunc(keys, compareBalanceKeys)
 	for _, k := range keys {
 		d := ds[k]
-		sql := `UPDATE balances SET available = CASE
+		sql := `WITH u AS (UPDATE balances SET available = CASE
 				WHEN funded + $6 - (processed + $7) + reversed + $8 = balance + $5
 					AND processed + $7 >= 0 AND reversed + $8 >= 0 AND reversed + $8 <= processed + $7
 				THEN available + $4 END,
-				balance = balance + $5, funded = funded + $6, processed = processed + $7, reversed = reversed + $8
-			WHERE merchant_id = $1 AND country = $2 AND currency = $3`
+				balance = balance + $5, funded = funded + $6, processed = processed + $7, reversed = reversed + $8,
+				entries = entries + $9
+			WHERE merchant_id = $1 AND country = $2 AND currency = $3
+			RETURNING available, balance, entries)` + deltaEntries
 		if !d.stored {
-			sql = `INSERT INTO balances (merchant_id, country, currency, available, balance, funded, processed, reversed)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+			sql = `WITH u AS (INSERT INTO balances (merchant_id, country, currency, available, balance, funded, processed, reversed, entries)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING available, balance, entries)` + deltaEntries
 		}
-		b.Queue(sql, k.merchantID, k.country, k.currency, d.available, d.balance, d.funded, d.processed, d.reversed).
+		args := append([]any{k.merchantID, k.country, k.currency, d.available, d.balance, d.funded, d.processed, d.reversed},
+			entryArgs(d.entries)...)
+		want := int64(len(d.entries))
+		b.Queue(sql, args...).
 			Exec(func(tag pgconn.CommandTag) error {
-				if tag.RowsAffected() != 1 {
+				if tag.RowsAffected() != want { // the balance's row and its entries, written together
 					return fmt.Errorf("store: balance %s %s/%s: no row", k.merchantID, k.country, k.currency)
 				}
 				return nil
@@ -145,11 +161,11 @@ func rollback(ctx context.Context, conn *pgxpool.Conn) {
 // queueReadBalances queues the read, without a lock, of the balances where selects, into
 // the map: a set-based write decides on them and applies its changes as deltas (queue).
 func queueReadBalances(b *pgx.Batch, into map[balanceKey]heldBalance, where string, args ...any) {
-	b.Queue(`SELECT merchant_id, country, currency, available, balance, funded, processed, reversed FROM balances
+	b.Queue(`SELECT merchant_id, country, currency, available, balance, funded, processed, reversed, entries FROM balances
 		WHERE `+where, args...).Query(func(rows pgx.Rows) error {
 		var k balanceKey
 		var v rules.Balance
-		_, err := pgx.ForEachRow(rows, []any{&k.merchantID, &k.country, &k.currency, &v.Available, &v.Balance, &v.Funded, &v.Processed, &v.Reversed},
+		_, err := pgx.ForEachRow(rows, []any{&k.merchantID, &k.country, &k.currency, &v.Available, &v.Balance, &v.Funded, &v.Processed, &v.Reversed, &v.Entries},
 			func() error {
 				v.Country, v.Currency = k.country, k.currency
 				into[k] = heldBalance{b: v, stored: true}

@@ -237,6 +237,9 @@ func (s *DB) Restore(recs []rules.DumpRecord) error {
 		if err := restoreRecords(ctx, tx, recs); err != nil {
 			return err
 		}
+		if err := openEntries(ctx, tx); err != nil {
+			return err
+		}
 		return advanceSequences(ctx, tx)
 	})
 	if err != nil {

@@ -24,6 +24,9 @@ func restFill(t *testing.T, db *DB) {
 	}
 	restSQL(t, db, `INSERT INTO balances VALUES ('7', 'PER', 'PEN', 500, 800, 1000, 300, 100),
 		('7', 'COL', 'COP', 0, 0, 0, 0, 0)`)
+	restSQL(t, db, `INSERT INTO ledger_entries (merchant_id, country, currency, id, at, type, amount, available, balance)
+		VALUES ('7', 'PER', 'PEN', 1, $1, 'opening', 800, 500, 800)`, restT0)
+	restSQL(t, db, `UPDATE balances SET entries = 1 WHERE merchant_id = '7' AND currency = 'PEN'`)
 	queued := restInsertPayout(t, db, &rules.Payout{MerchantID: "7", OrderID: "A", Country: "PER", Currency: "PEN", Amount: 300,
 		Stage: rules.StageInProgress, Status: rules.StatusPendingBank, CreatedAt: restT0, StatusChangedAt: restT0,
 		History: []rules.Transition{{Stage: rules.StageInProgress, Status: rules.StatusCreated, At: restT0}}}, restT0.Add(time.Minute))
@@ -97,7 +100,7 @@ func TestDumpRestoreDumpGivesTheSameRecords(t *testing.T) {
 	}
 	want := map[string]int{rules.DumpMerchant: 2, rules.DumpBalance: 2, rules.DumpPayout: 2, rules.DumpEvent: 4,
 		rules.DumpDelivered: 2, rules.DumpMail: 3, rules.DumpCard: 4, rules.DumpSession: 2, rules.DumpCardSession: 1,
-		rules.DumpClock: 1, rules.DumpScripts: 2, rules.DumpDirectory: 2, rules.DumpIntegrationUser: 1}
+		rules.DumpClock: 1, rules.DumpScripts: 2, rules.DumpDirectory: 2, rules.DumpIntegrationUser: 1, rules.DumpLedgerEntry: 1}
 	for _, k := range rules.DumpKinds {
 		if count[k] != want[k] {
 			t.Errorf("%d %s records, want %d", count[k], k, want[k])

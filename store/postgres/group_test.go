@@ -146,7 +146,7 @@ func TestGroupCommitAfterClose(t *testing.T) {
 // even when it was the first to read the balance.
 func TestGroupBalancesAfterAFailedWrite(t *testing.T) {
 	db := newDB(t)
-	if _, err := db.Fund("m1", "PER", "PEN", 1000); err != nil {
+	if _, err := db.Fund("m1", "PER", "PEN", 1000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
@@ -185,6 +185,9 @@ func TestGroupBalancesAfterAFailedWrite(t *testing.T) {
 			b, _ := l.Balance("m1", "PER", "PEN")
 			b, _ = rules.ApplyFunding(b, amount)
 			if err := l.PutBalance("m1", b); err != nil {
+				return err
+			}
+			if err := l.entry(balanceKey{"m1", "PER", "PEN"}, rules.FundingEntry(amount, time.Now())); err != nil {
 				return err
 			}
 			if err := l.finish(); err != nil {

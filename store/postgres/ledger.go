@@ -33,8 +33,10 @@ type balanceKey struct{ merchantID, country, currency string }
 type balanceChange struct {
 	before, now rules.Balance
 	reserved    int64
-	stored      bool // a row exists: written with UPDATE, else INSERT
-	dirty       bool // changed since it was read or last written
+	stored      bool          // a row exists: written with UPDATE, else INSERT
+	dirty       bool          // changed since it was read or last written
+	entries     []rules.Entry // the ledger entries made and not written yet, in order
+	chained     rules.Balance // the balance the next entries follow: before, or as last written
 }
 
 func newLedger(ctx context.Context, tx pgx.Tx) *ledger {
@@ -74,16 +76,44 @@ func (l *ledger) Enqueue(ev rules.Event) error {
 	return nil
 }
 
-// reserved notes that a written payout's reservation moved by delta.
-func (l *ledger) reserved(p *rules.Payout, delta int64) error {
-	if delta == 0 {
-		return nil
+// snapshot is the payout's balance as the transaction holds it before a step, or nil when
+// the transaction has not read it yet (then the step's first read is what it was before).
+func (l *ledger) snapshot(p *rules.Payout) *rules.Balance {
+	if c := l.touched[balanceKey{p.MerchantID, p.Country, p.Currency}]; c != nil {
+		b := c.now
+		return &b
 	}
-	c, err := l.at(balanceKey{p.MerchantID, p.Country, p.Currency})
+	return nil
+}
+
+// moved notes what a step did to a written payout's balance: its reservation's change, and
+// its ledger entries (rules.BalanceMoves) from the balance before the step (snapshot).
+func (l *ledger) moved(p *rules.Payout, reservedBefore int64, before *rules.Balance) error {
+	c := l.touched[balanceKey{p.MerchantID, p.Country, p.Currency}]
+	if c == nil {
+		if p.Reserved == reservedBefore {
+			return nil // the step did not read the balance, let alone change it
+		}
+		var err error
+		if c, err = l.at(balanceKey{p.MerchantID, p.Country, p.Currency}); err != nil {
+			return err
+		}
+	}
+	if before == nil {
+		before = &c.before
+	}
+	c.reserved += p.Reserved - reservedBefore
+	c.entries = append(c.entries, rules.BalanceMoves(*before, c.now, p)...)
+	return nil
+}
+
+// entry notes an entry of a balance not made by a payout (a funding).
+func (l *ledger) entry(k balanceKey, e rules.Entry) error {
+	c, err := l.at(k)
 	if err != nil {
 		return err
 	}
-	c.reserved += delta
+	c.entries = append(c.entries, e)
 	return nil
 }
 
@@ -93,13 +123,13 @@ func (l *ledger) at(k balanceKey) (*balanceChange, error) {
 		return c, nil
 	}
 	if h, ok := l.held.get(k); ok {
-		c := &balanceChange{before: h.b, now: h.b, stored: h.stored}
+		c := &balanceChange{before: h.b, now: h.b, chained: h.b, stored: h.stored}
 		l.touched[k] = c
 		return c, nil
 	}
 	if l.tx == nil { // a set-based write's ledger: the balances it read ahead; one not read has no row
 		c := &balanceChange{before: rules.Balance{Country: k.country, Currency: k.currency}}
-		c.now = c.before
+		c.now, c.chained = c.before, c.before
 		l.touched[k] = c
 		return c, nil
 	}
@@ -107,7 +137,7 @@ func (l *ledger) at(k balanceKey) (*balanceChange, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: balance %s %s/%s: %w", k.merchantID, k.country, k.currency, err)
 	}
-	c := &balanceChange{before: b, now: b, stored: stored}
+	c := &balanceChange{before: b, now: b, chained: b, stored: stored}
 	l.touched[k] = c
 	return c, nil
 }
@@ -142,18 +172,23 @@ func (l *ledger) queueWrites(b *pgx.Batch) error {
 	}
 	l.events = nil
 	for k, c := range l.touched {
+		if err := chainEntries(k, c); err != nil {
+			return err
+		}
 		if !c.dirty {
 			continue
 		}
+		queueEntries(b, k, c.entries)
+		c.entries = nil
 		v := c.now
 		if c.stored {
-			b.Queue(`UPDATE balances SET available = $4, balance = $5, funded = $6, processed = $7, reversed = $8
+			b.Queue(`UPDATE balances SET available = $4, balance = $5, funded = $6, processed = $7, reversed = $8, entries = $9
 				WHERE merchant_id = $1 AND country = $2 AND currency = $3`,
-				k.merchantID, k.country, k.currency, v.Available, v.Balance, v.Funded, v.Processed, v.Reversed)
+				k.merchantID, k.country, k.currency, v.Available, v.Balance, v.Funded, v.Processed, v.Reversed, v.Entries)
 		} else {
-			b.Queue(`INSERT INTO balances (merchant_id, country, currency, available, balance, funded, processed, reversed)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-				k.merchantID, k.country, k.currency, v.Available, v.Balance, v.Funded, v.Processed, v.Reversed)
+			b.Queue(`INSERT INTO balances (merchant_id, country, currency, available, balance, funded, processed, reversed, entries)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+				k.merchantID, k.country, k.currency, v.Available, v.Balance, v.Funded, v.Processed, v.Reversed, v.Entries)
 		}
 		c.stored, c.dirty = true, false
 	}
@@ -266,9 +301,9 @@ func lockBalance(ctx context.Context, tx querier, k balanceKey) (rules.Balance, 
 
 func selectBalanceForUpdate(ctx context.Context, tx querier, k balanceKey) (rules.Balance, bool, error) {
 	b := rules.Balance{Country: k.country, Currency: k.currency}
-	err := tx.QueryRow(ctx, `SELECT available, balance, funded, processed, reversed FROM balances
+	err := tx.QueryRow(ctx, `SELECT available, balance, funded, processed, reversed, entries FROM balances
 		WHERE merchant_id = $1 AND country = $2 AND currency = $3 FOR UPDATE`, k.merchantID, k.country, k.currency).
-		Scan(&b.Available, &b.Balance, &b.Funded, &b.Processed, &b.Reversed)
+		Scan(&b.Available, &b.Balance, &b.Funded, &b.Processed, &b.Reversed, &b.Entries)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return b, false, nil
 	}
@@ -280,14 +315,14 @@ func selectBalanceForUpdate(ctx context.Context, tx querier, k balanceKey) (rule
 func (s *DB) Balances(merchantID string) ([]rules.Balance, error) {
 	ctx, cancel := callContext()
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT country, currency, available, balance, funded, processed, reversed
+	rows, err := s.pool.Query(ctx, `SELECT country, currency, available, balance, funded, processed, reversed, 0
 		FROM balances WHERE merchant_id = $1 ORDER BY country COLLATE "C", currency COLLATE "C"`, merchantID)
 	if err != nil {
 		return nil, fmt.Errorf("store: balances of %s: %w", merchantID, err)
 	}
 	out := []rules.Balance{}
 	var b rules.Balance
-	_, err = pgx.ForEachRow(rows, []any{&b.Country, &b.Currency, &b.Available, &b.Balance, &b.Funded, &b.Processed, &b.Reversed},
+	_, err = pgx.ForEachRow(rows, []any{&b.Country, &b.Currency, &b.Available, &b.Balance, &b.Funded, &b.Processed, &b.Reversed, &b.Entries},
 		func() error {
 			out = append(out, b)
 			return nil
@@ -300,7 +335,7 @@ func (s *DB) Balances(merchantID string) ([]rules.Balance, error) {
 
 // Fund adds amount (minor units, negative to withdraw) to a merchant's balance in one
 // transaction, holding the balance's lock, under the ledger invariant.
-func (s *DB) Fund(merchantID, country, currency string, amount int64) (rules.Balance, error) {
+func (s *DB) Fund(merchantID, country, currency string, amount int64, at time.Time) (rules.Balance, error) {
 	ctx, cancel := callContext()
 	defer cancel()
 	var out rules.Balance
@@ -316,8 +351,15 @@ func (s *DB) Fund(merchantID, country, currency string, amount int64) (rules.Bal
 		if err := l.PutBalance(merchantID, b); err != nil {
 			return err
 		}
+		if err := l.entry(balanceKey{merchantID, country, currency}, rules.FundingEntry(amount, at)); err != nil {
+			return err
+		}
+		if err := l.finish(); err != nil {
+			return err
+		}
 		out = b
-		return l.finish()
+		out.Entries = 0 // the store's own bookkeeping, as Balances
+		return nil
 	})
 	if err != nil {
 		return rules.Balance{}, err
@@ -339,7 +381,10 @@ func (s *DB) CheckAllLedgers() error {
 			if err := tallyPayouts(ctx, tx, &tally); err != nil {
 				return fmt.Errorf("store: check ledgers: %w", err)
 			}
-			return checkBalances(ctx, tx, &tally)
+			if err := checkBalances(ctx, tx, &tally); err != nil {
+				return err
+			}
+			return checkEntries(ctx, tx)
 		})
 }
 

@@ -15,7 +15,7 @@ import (
 // appears without a funding, or a reservation no payout holds (store/bolt's test).
 func TestLedgerInvariantRefusesAWriteThatBreaksIt(t *testing.T) {
 	db := newDB(t)
-	if _, err := db.Fund("m1", "PER", "PEN", 1000); err != nil {
+	if _, err := db.Fund("m1", "PER", "PEN", 1000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	p := create(t, db, newPayout("L-1", 300), time.Time{}, nil)
@@ -67,7 +67,7 @@ func TestLedgerInvariantRefusesAWriteThatBreaksIt(t *testing.T) {
 // the same invariant: a reservation the new payout does not carry is refused, nothing stored.
 func TestLedgerInvariantCoversTheCreate(t *testing.T) {
 	db := newDB(t)
-	if _, err := db.Fund("m1", "PER", "PEN", 1000); err != nil {
+	if _, err := db.Fund("m1", "PER", "PEN", 1000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	reserveCarrying := func(carry bool) rules.Step {
@@ -117,7 +117,7 @@ func TestConcurrentFundAcrossInstances(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			if _, err := dbs[i%2].Fund("m1", "PER", "PEN", 7); err != nil {
+			if _, err := dbs[i%2].Fund("m1", "PER", "PEN", 7, time.Now()); err != nil {
 				t.Errorf("fund %d: %v", i, err)
 			}
 		})
@@ -127,16 +127,16 @@ func TestConcurrentFundAcrossInstances(t *testing.T) {
 	if bs, _ := dbs[1].Balances("m1"); len(bs) != 1 || bs[0] != want {
 		t.Fatalf("balances %+v, want %+v", bs, want)
 	}
-	if _, err := dbs[0].Fund("m1", "PER", "PEN", -7*n-1); err == nil {
+	if _, err := dbs[0].Fund("m1", "PER", "PEN", -7*n-1, time.Now()); err == nil {
 		t.Error("a withdrawal beyond the available balance went through")
 	}
-	if b, err := dbs[0].Fund("m1", "PER", "PEN", -7); err != nil || b.Available != 7*n-7 || b.Funded != 7*n-7 {
+	if b, err := dbs[0].Fund("m1", "PER", "PEN", -7, time.Now()); err != nil || b.Available != 7*n-7 || b.Funded != 7*n-7 {
 		t.Errorf("withdrawal: %+v %v", b, err)
 	}
-	if _, err := dbs[0].Fund("m1", "COL", "COP", 5); err != nil {
+	if _, err := dbs[0].Fund("m1", "COL", "COP", 5, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dbs[0].Fund("m1", "COL", "USD", 5); err != nil {
+	if _, err := dbs[0].Fund("m1", "COL", "USD", 5, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	bs, _ := dbs[0].Balances("m1")
@@ -174,7 +174,7 @@ func settle(status rules.Status) rules.Step {
 // still open), the ledger checks from scratch; a balance changed behind its back does not.
 func TestCheckAllLedgersAfterALifecycle(t *testing.T) {
 	db := newDB(t)
-	if _, err := db.Fund("m1", "PER", "PEN", 10_000); err != nil {
+	if _, err := db.Fund("m1", "PER", "PEN", 10_000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	var ids []int64

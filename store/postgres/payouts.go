@@ -119,6 +119,7 @@ func admitPayout(p *rules.Payout, due time.Time, events []rules.Event, admit rul
 		return due, nil
 	}
 	given := p.Clone()
+	snap := l.snapshot(p)
 	next, err := admit(p, l)
 	switch {
 	case errors.Is(err, rules.ErrNoChange):
@@ -127,7 +128,7 @@ func admitPayout(p *rules.Payout, due time.Time, events []rules.Event, admit rul
 	case err != nil:
 		return due, err
 	}
-	return next, l.reserved(p, p.Reserved-given.Reserved)
+	return next, l.moved(p, given.Reserved, snap)
 }
 
 // insertPayout writes a new payout, with the balances its ledger changed, in one round trip;

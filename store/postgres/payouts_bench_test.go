@@ -22,7 +22,7 @@ func BenchmarkCreatePayoutsOneMerchant(b *testing.B) {
 	for _, mode := range []string{"grouped", "alone"} {
 		db := openDB(b, pgtest.Database(b), Options{})
 		db.writer.alone = mode == "alone"
-		if _, err := db.Fund("m1", "PER", "PEN", rules.MaxBalance); err != nil {
+		if _, err := db.Fund("m1", "PER", "PEN", rules.MaxBalance, time.Now()); err != nil {
 			b.Fatal(err)
 		}
 		var orders atomic.Int64

@@ -94,7 +94,7 @@ func TestCreatePayoutIsIdempotent(t *testing.T) {
 func TestConcurrentCreatesOfOneOrderAcrossInstances(t *testing.T) {
 	url := pgtest.Database(t)
 	dbs := []*DB{openDB(t, url, Options{}), openDB(t, url, Options{})}
-	if _, err := dbs[0].Fund("m1", "PER", "PEN", 10_000); err != nil {
+	if _, err := dbs[0].Fund("m1", "PER", "PEN", 10_000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	const n = 50
@@ -140,7 +140,7 @@ func TestConcurrentCreatesOfOneOrderAcrossInstances(t *testing.T) {
 // fails alone (its savepoint), the others of its group commit.
 func TestConcurrentCreatesFailAlone(t *testing.T) {
 	db := newDB(t)
-	if _, err := db.Fund("m1", "PER", "PEN", 1_000_000); err != nil {
+	if _, err := db.Fund("m1", "PER", "PEN", 1_000_000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
@@ -506,7 +506,7 @@ func TestDueWithoutLimitClaimsNothing(t *testing.T) {
 func TestCreateLosingTheOrderRace(t *testing.T) {
 	url := pgtest.Database(t)
 	a, b := openDB(t, url, Options{}), openDB(t, url, Options{})
-	if _, err := a.Fund("m1", "PER", "PEN", 1000); err != nil {
+	if _, err := a.Fund("m1", "PER", "PEN", 1000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	admitted, release := make(chan struct{}), make(chan struct{})

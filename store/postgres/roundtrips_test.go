@@ -53,7 +53,7 @@ func createOps(prefix string, n int, amount int64) ([]*groupOp, []*createWrite) 
 func TestRoundTripsDoNotGrowWithTheWork(t *testing.T) {
 	trips := &roundTrips{}
 	db := openDB(t, pgtest.Database(t), Options{Tracer: trips})
-	if _, err := db.Fund("m1", "PER", "PEN", 1_000_000); err != nil {
+	if _, err := db.Fund("m1", "PER", "PEN", 1_000_000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	var ids []int64
@@ -103,6 +103,10 @@ func TestRoundTripsDoNotGrowWithTheWork(t *testing.T) {
 	if bs, _ := db.Balances("m1"); len(bs) != 1 || bs[0].Available != 1_000_000-6500 || bs[0].Balance != 1_000_000-6500 || bs[0].Processed != 6500 {
 		t.Errorf("balances %+v, want 6500 processed", bs)
 	}
+	// The ledger entries went in the same round trips: a funding, 65 reservations, 65 debits.
+	if n := count(t, db, `SELECT count(*) FROM ledger_entries`); n != 131 {
+		t.Errorf("%d ledger entries, want 131", n)
+	}
 	if err := db.CheckAllLedgers(); err != nil {
 		t.Error(err)
 	}
@@ -115,14 +119,14 @@ func TestRoundTripsDoNotGrowWithTheWork(t *testing.T) {
 func TestGroupThatWouldOverdrawFallsBackWriteByWrite(t *testing.T) {
 	url := pgtest.Database(t)
 	db, other := openDB(t, url, Options{}), openDB(t, url, Options{})
-	if _, err := db.Fund("m1", "PER", "PEN", 1000); err != nil {
+	if _, err := db.Fund("m1", "PER", "PEN", 1000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	drawn := false
 	db.writer.afterReadAhead = func() {
 		if !drawn { // the first read only: the fallback's lock then reads the new balance
 			drawn = true
-			if _, err := other.Fund("m1", "PER", "PEN", -600); err != nil {
+			if _, err := other.Fund("m1", "PER", "PEN", -600, time.Now()); err != nil {
 				t.Error(err)
 			}
 		}
@@ -157,11 +161,12 @@ func TestGroupThatWouldOverdrawFallsBackWriteByWrite(t *testing.T) {
 // nothing of the transaction is stored.
 func TestBalanceStatementChecksTheLedgerTotals(t *testing.T) {
 	db := newDB(t)
-	if _, err := db.Fund("m1", "PER", "PEN", 1000); err != nil {
+	if _, err := db.Fund("m1", "PER", "PEN", 1000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	k := balanceKey{"m1", "PER", "PEN"}
-	ds := balanceDeltas{k: {available: -10, balance: -10, stored: true}} // money gone, no total says where
+	ds := balanceDeltas{k: {available: -10, balance: -10, stored: true, // money gone, no total says where
+		entries: []rules.Entry{rules.FundingEntry(-10, time.Now())}}}
 	if err := ds.checkChange(); err != nil {
 		t.Fatalf("checkChange: %v (what is held back did not move)", err)
 	}

@@ -114,7 +114,7 @@ func runSteps(ids []int64, docs map[int64][]byte, read *readDocs, step rules.Ste
 		if err != nil {
 			return err
 		}
-		reservedBefore := p.Reserved
+		reservedBefore, snap := p.Reserved, l.snapshot(p)
 		next, err := step(p, l)
 		if errors.Is(err, rules.ErrNoChange) {
 			continue
@@ -122,7 +122,7 @@ func runSteps(ids []int64, docs map[int64][]byte, read *readDocs, step rules.Ste
 		if err != nil {
 			return err
 		}
-		if err := l.reserved(p, p.Reserved-reservedBefore); err != nil {
+		if err := l.moved(p, reservedBefore, snap); err != nil {
 			return err
 		}
 		if docs[id], err = w.add(p, next); err != nil {

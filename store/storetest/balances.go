@@ -67,7 +67,7 @@ func testBalances(t *testing.T, e Engine) {
 		before := balanceOf(t, s, m1, "PER", "PEN")
 		for _, amount := range []int64{-101, 0, rules.MaxBalance + 1, -rules.MaxBalance - 1, rules.MaxBalance} {
 			_, wantErr := rules.ApplyFunding(before, amount)
-			_, err := s.Fund(m1, "PER", "PEN", amount)
+			_, err := s.Fund(m1, "PER", "PEN", amount, time.Now())
 			if (err == nil) != (wantErr == nil) {
 				t.Errorf("Fund %d: %v; rules.ApplyFunding says %v", amount, err, wantErr)
 				continue
@@ -85,7 +85,7 @@ func testBalances(t *testing.T, e Engine) {
 		}
 		// Funding a new balance up to the limit, then one more unit, is refused.
 		fund(t, s, m1, "PER", "USD", rules.MaxBalance)
-		if _, err := s.Fund(m1, "PER", "USD", 1); err == nil {
+		if _, err := s.Fund(m1, "PER", "USD", 1, time.Now()); err == nil {
 			t.Errorf("a balance went above rules.MaxBalance")
 		}
 		if err := s.CheckAllLedgers(); err != nil {

@@ -212,7 +212,7 @@ func testConcurrency(t *testing.T, e Engine) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := s.Fund(m1, "PER", "PEN", int64(i+1)); err != nil {
+				if _, err := s.Fund(m1, "PER", "PEN", int64(i+1), time.Now()); err != nil {
 					t.Error(err)
 				}
 			}()

@@ -249,6 +249,10 @@ func canonical(t *testing.T, r rules.DumpRecord) string {
 		v = decode[rules.DumpedScripts](t, r)
 	case rules.DumpDirectory:
 		v = decode[rules.DumpedDirectoryEntry](t, r)
+	case rules.DumpLedgerEntry:
+		e := decode[rules.DumpedLedgerEntry](t, r)
+		e.Entry.At = e.Entry.At.UTC()
+		v = e
 	case rules.DumpIntegrationUser:
 		u := decode[rules.IntegrationUser](t, r)
 		u.CreatedAt = u.CreatedAt.UTC()
@@ -300,7 +304,8 @@ func testDumpRestore(t *testing.T, e Engine) {
 			rules.DumpEvent:     4,                                       // n-pending, n-retry, m-pending; n-dead
 			rules.DumpDelivered: 2, rules.DumpMail: 2, rules.DumpCard: 3, // on file, and two payouts'
 			rules.DumpSession: 1, rules.DumpCardSession: 1, rules.DumpClock: 1, rules.DumpScripts: 1,
-			rules.DumpDirectory: 2, rules.DumpIntegrationUser: 1}
+			rules.DumpDirectory: 2, rules.DumpIntegrationUser: 1,
+			rules.DumpLedgerEntry: 5} // M1: funding, two reservations, a debit; M2: funding
 		for _, k := range rules.DumpKinds {
 			if got[k] != want[k] {
 				t.Errorf("%d %s records, want %d", got[k], k, want[k])

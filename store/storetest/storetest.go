@@ -46,6 +46,7 @@ func Run(t *testing.T, e Engine) {
 		{"UpdatePayouts", testUpdatePayouts},
 		{"Balances", testBalances},
 		{"Ledger", testLedger},
+		{"LedgerEntries", testLedgerEntries},
 		{"Outbox", testOutbox},
 		{"OutboxAdmin", testOutboxAdmin},
 		{"SandboxMail", testSandboxMail},
@@ -229,7 +230,7 @@ func balanceOf(t *testing.T, s rules.Storage, merchantID, country, currency stri
 // fund funds a balance and fails the test on an error.
 func fund(t *testing.T, s rules.Storage, merchantID, country, currency string, amount int64) rules.Balance {
 	t.Helper()
-	b, err := s.Fund(merchantID, country, currency, amount)
+	b, err := s.Fund(merchantID, country, currency, amount, time.Now())
 	if err != nil {
 		t.Fatalf("Fund %s %s/%s %d: %v", merchantID, country, currency, amount, err)
 	}

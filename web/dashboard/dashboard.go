@@ -101,6 +101,8 @@ type Config struct {
 	Forget func(id string)
 	// Events is the event log (issue 23): attempts, inbox, delivery chaos. May be nil.
 	Events EventLog
+	// Ledger is what the ledger page reads (issue 24): entries, balances, payouts. May be nil.
+	Ledger rules.ReconcileSource
 
 	// Issue 25: a merchant's API keys, a payout's cancel, a card payout's form.
 	// RotateKey issues a new key and secret (api.RotateKey; the old pair works for grace).
@@ -227,6 +229,7 @@ func (d *Dashboard) Routes(r chi.Router) {
 			r.Get("/dashboard/mail", d.mail)
 			d.eventRoutes(r)
 			d.userRoutes(r, admin)
+			d.ledgerRoutes(r)
 		})
 	})
 }
