@@ -61,7 +61,8 @@ type keyEntry struct {
 type liveKey struct {
 	hash      []byte
 	secret    string
-	expiresAt time.Time // zero: the current key
+	expiresAt time.Time // zero: the current key, or a role key (kept until revoked)
+	signer    *Signer   // the merchant, this key's id and role: what the context carries
 }
 
 // NewKeyring makes a keyring over a merchant source.
@@ -88,7 +89,7 @@ func (k *Keyring) get(id string) (*keyEntry, error) {
 		return nil, err
 	}
 	e = &keyEntry{merchant: m, loaded: time.Now()}
-	add := func(hash string, sealed []byte, expires time.Time) error {
+	add := func(hash string, sealed []byte, expires time.Time, role rules.KeyRole) error {
 		secret, err := k.src.OpenSecret(m, sealed)
 		if err != nil {
 			return err
@@ -97,14 +98,20 @@ func (k *Keyring) get(id string) (*keyEntry, error) {
 		if err != nil {
 			return err
 		}
-		e.keys = append(e.keys, liveKey{hash: h, secret: secret, expiresAt: expires})
+		e.keys = append(e.keys, liveKey{hash: h, secret: secret, expiresAt: expires,
+			signer: &Signer{Merchant: m, KeyID: rules.KeyID(hash), Role: role}})
 		return nil
 	}
-	if err := add(m.APIKeyHash, m.SealedSecret, time.Time{}); err != nil {
+	if err := add(m.APIKeyHash, m.SealedSecret, time.Time{}, rules.RoleFull); err != nil {
 		return nil, err
 	}
 	for _, old := range m.OldKeys {
-		if err := add(old.APIKeyHash, old.SealedSecret, old.ExpiresAt); err != nil {
+		if err := add(old.APIKeyHash, old.SealedSecret, old.ExpiresAt, rules.RoleFull); err != nil {
+			return nil, err
+		}
+	}
+	for _, rk := range m.RoleKeys {
+		if err := add(rk.APIKeyHash, rk.SealedSecret, time.Time{}, rk.Role); err != nil {
 			return nil, err
 		}
 	}
@@ -215,7 +222,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		// A correctly signed request is always served: failures count against the client
 		// address and the API key it presented, never against anyone else (contract
 		// section 2), and only failures are refused once there are too many.
-		m, msg, err := a.verify(r, id, body)
+		signer, msg, err := a.verify(r, id, body)
 		if rules.Unavailable(err) {
 			// The merchant's keys could not be read: not the client's failure, and not a
 			// revoked key (contract section 3). Nothing counts against the client.
@@ -223,7 +230,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			writeProblem(w, unavailableProblem())
 			return
 		}
-		if m == nil {
+		if signer == nil {
 			key := clientAddr(r) + "\x00" + truncate(presentedKey(r), 100)
 			if !a.Failures.Fail(key) {
 				writeProblem(w, retryAfter(problemOf(rules.KindRateLimited, rules.CodeRateLimited,
@@ -233,12 +240,20 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			writeProblem(w, problemOf(rules.KindUnauthorized, rules.CodeAuthentication, msg))
 			return
 		}
+		m := signer.Merchant
 		if !a.allow(m.ID) {
 			writeProblem(w, retryAfter(problemOf(rules.KindRateLimited, rules.CodeRateLimited, "rate limit of this merchant exceeded"), 1))
 			return
 		}
+		if signer.Role != rules.RoleFull {
+			// A key's role (issue 24): checked once here, for every signed operation.
+			if act := rules.ActionOf(r.Method, signedRest(r.URL.Path)); !signer.Role.Allows(act) {
+				writeProblem(w, problemOf(rules.KindForbidden, rules.CodeKeyRoleRefused, signer.Role.Refusal(act, r.Method, r.URL.Path).Message))
+				return
+			}
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		r = r.WithContext(context.WithValue(r.Context(), ctxMerchant, m))
+		r = r.WithContext(context.WithValue(r.Context(), ctxMerchant, signer))
 		if lc := logContext(r.Context()); lc != nil {
 			lc.merchantID = m.ID
 		}
@@ -265,7 +280,7 @@ func timestampMillis(ts int64) int64 {
 // signature's form), then key and signature together, with one answer whether the key is
 // unknown, another merchant's, or known with a wrong signature — a known key is never
 // confirmed to a bad signature.
-func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.Merchant, string, error) {
+func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*Signer, string, error) {
 	key := presentedKey(r)
 	q := r.URL.Query()
 	tsText, sigText := q.Get("timestamp"), q.Get("signature")
@@ -308,7 +323,18 @@ func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.
 	if subtle.ConstantTimeCompare(sig, want) != 1 {
 		return nil, mismatch(), nil
 	}
-	return e.merchant, "", nil
+	return k.signer, "", nil
+}
+
+// signedRest is a signed path below its merchant id ("" for the real-time card path).
+func signedRest(path string) string {
+	for _, p := range []string{"/api/v1/", "/api-payout-plus-real-time/"} {
+		if strings.HasPrefix(path, p) {
+			_, rest, _ := strings.Cut(path[len(p):], "/")
+			return rest
+		}
+	}
+	return ""
 }
 
 func abs(n int64) int64 {

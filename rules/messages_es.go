@@ -185,6 +185,17 @@ var spanishByCode = map[string]string{
 	CodeRequirementsQuery:    "la consulta de requisitos nombra un país, tipo de cuenta o código de banco que no está en las tablas de reglas",
 	CodeRequirementsNone:     "ningún pago al destino consultado pasa las reglas para este comercio (el motivo dice qué regla)",
 	CodeDirectoryUnavailable: "pago rechazado: el directorio Bre-B no tiene la llave",
+	CodeKeyRoleRefused:       "el rol de esta llave API no permite la operación: las llaves read solo leen, las maker no aprueban, las checker solo leen y aprueban",
+	CodeKeyRole:              "el rol de una llave debe ser full, maker, checker o read",
+	CodeBatchSelfApproval:    "un lote no puede aprobarlo la llave o el usuario que lo creó",
+	CodeBatchConflict:        "el batchId ya se usó con otros ítems",
+	CodeBatchTooLarge:        "un lote tiene como máximo 10.000 ítems (y un cuerpo de hasta 10 MiB)",
+	CodeBatchDuplicateOrder:  "el orderId del ítem se repite en el lote",
+	CodeBatchOrderUsed:       "el orderId del ítem es el de un pago existente",
+	CodeBatchNotFound:        "el comercio no tiene ese lote",
+	CodeBatchState:           "solo se puede aprobar un lote en estado DRAFT",
+	CodeBatchCSV:             "no se puede leer el CSV del lote: una cabecera de nombres de campo con puntos y una fila por ítem del mismo ancho",
+	CodeBatchBody:            "un lote necesita un batchId (1 a 40 caracteres) e items, una lista de solicitudes de pago",
 }
 
 // spanishNotes are the history notes the lifecycle and the simulated rails write, in Spanish.
