@@ -78,10 +78,10 @@ func registerKeys(a huma.API, d Deps) {
 	}
 	huma.Register(a, huma.Operation{
 		OperationID: "admin-rotate-key", Method: http.MethodPost, Path: "/admin/v1/merchants/{id}/keys",
-		Summary:     "Issue a new API key and secret",
+		Summary: "Issue a new API key and secret",
 		Description: "With role full (the default) the key is rotated: the old pair keeps working for graceSeconds (default 24 h), then stops; DELETE revokes it at once. " +
 			"With role maker, checker or read (x-payouts-extension) a new pair with that role is added beside the current key, which stays; it works until DELETE revokes it (graceSeconds does not apply).",
-		Tags:        []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusCreated, Errors: []int{400, 404},
+		Tags: []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusCreated, Errors: []int{400, 404},
 	}, func(ctx context.Context, in *rotateIn) (*rotateOut, error) {
 		grace := DefaultKeyGrace
 		role := rules.RoleFull
