@@ -35,6 +35,7 @@ type Storage interface {
 	LookupRequests
 	KeyFingerprints
 	EventLog
+	BatchStore
 
 	// Sessions is the store of the card-form and dashboard sessions (scs.Store and
 	// scs.IterableStore); now is its clock.

@@ -59,6 +59,7 @@ func Run(t *testing.T, e Engine) {
 		{"Claims", testClaims},
 		{"Concurrency", testConcurrency},
 		{"KeyFingerprints", testKeyFingerprints},
+		{"Batches", testBatches},
 	} {
 		t.Run(area.name, func(t *testing.T) { area.run(t, e) })
 	}
