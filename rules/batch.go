@@ -179,7 +179,9 @@ func CheckBatchRequest(req BatchRequest) error {
 	return nil
 }
 
-func isControlOrFormat(r rune) bool { return r < 0x20 || r == 0x7f || r == 0x200b || r == 0x200e || r == 0x200f || r == 0xfeff }
+func isControlOrFormat(r rune) bool {
+	return r < 0x20 || r == 0x7f || r == 0x200b || r == 0x200e || r == 0x200f || r == 0xfeff
+}
 
 // Batches creates, approves and reads batches.
 type Batches struct {

@@ -223,7 +223,9 @@ const (
 	DumpDeliveryChaos = "delivery-chaos" // DumpedDeliveryChaos
 )
 
-func init() { DumpKinds = append(DumpKinds, DumpLoggedEvent, DumpInboxItem, DumpDeliveryChaos, DumpBatch) }
+func init() {
+	DumpKinds = append(DumpKinds, DumpLoggedEvent, DumpInboxItem, DumpDeliveryChaos, DumpBatch)
+}
 
 // DumpedInboxItem is one item of a merchant's sandbox inbox.
 type DumpedInboxItem struct {
