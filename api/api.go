@@ -57,6 +57,8 @@ type Deps struct {
 	Extra func(r chi.Router, api huma.API)
 	// PublicURL is the server's public base URL, the document's servers entry.
 	PublicURL string
+	// Batches creates, approves and reads batches (issue 24). Nil: no batch operations.
+	Batches *rules.Batches
 }
 
 // New builds the whole HTTP handler: middleware, the huma API with its OpenAPI document and
@@ -96,6 +98,9 @@ func New(d Deps) (http.Handler, huma.API) {
 	// huma hands each operation here before it serves it, and its handler reads the limit
 	// from the operation given.
 	a.OpenAPI().OnAddOperation = append(a.OpenAPI().OnAddOperation, func(_ *huma.OpenAPI, op *huma.Operation) {
+		if op.OperationID == "create-batch" {
+			return // a batch's own limit (rules.MaxBatchBody), the one larger body
+		}
 		if op.MaxBodyBytes > MaxBody || op.MaxBodyBytes == 0 {
 			op.MaxBodyBytes = MaxBody
 		}
@@ -131,6 +136,9 @@ func New(d Deps) (http.Handler, huma.API) {
 	registerAdmin(a, d)
 	registerKeys(a, d)
 	registerMerchantList(a, d)
+	if d.Batches != nil {
+		registerBatches(a, d)
+	}
 	if d.Extra != nil {
 		d.Extra(r, a)
 	}

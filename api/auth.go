@@ -210,13 +210,21 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+		limit, over := int64(MaxBody), "the body is over 64 KiB"
+		if isBatchCreate(r) {
+			limit, over = rules.MaxBatchBody, "the body is over 10 MiB: a batch has at most 10,000 items"
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 		if err != nil {
 			writeProblem(w, problemOf(rules.KindInvalid, rules.CodeMalformedJSON, "the body could not be read"))
 			return
 		}
-		if len(body) > MaxBody {
-			writeProblem(w, problemOf(rules.KindTooLarge, rules.CodeBodyTooLarge, "the body is over 64 KiB"))
+		if int64(len(body)) > limit {
+			code := rules.CodeBodyTooLarge
+			if limit != MaxBody {
+				code = rules.CodeBatchTooLarge
+			}
+			writeProblem(w, problemOf(rules.KindTooLarge, code, over))
 			return
 		}
 		// A correctly signed request is always served: failures count against the client
