@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -206,44 +208,43 @@ func (s *Batches) Validate(m *Merchant, req BatchRequest, madeBy string, now tim
 		b.Errors = append(b.Errors, BatchError{Item: i + 1, Code: code, Location: location, Message: msg})
 		bad[i] = true
 	}
+	// Each item is checked on its own, as a single create would be: spread over the cores
+	// (a 10,000-item batch is validated in well under the 2 s of issue 24).
+	checked := make([]checkedItem, len(req.Items))
+	workers := min(runtime.GOMAXPROCS(0), len(req.Items))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(req.Items); i += workers {
+				checked[i] = checkItem(req.Items[i], m, now)
+			}
+		}()
+	}
+	wg.Wait()
 	sum := sha256.New()
 	first := map[string]int{}
 	var orders []string
-	for i, raw := range req.Items {
+	for i := range checked {
+		c := &checked[i]
 		it := &items[i]
-		it.Seq = i + 1
-		var compact bytes.Buffer
-		if json.Compact(&compact, raw) == nil {
-			raw = compact.Bytes()
-		}
-		it.Body = append(json.RawMessage(nil), raw...)
-		pr, route, err := Validate(raw, m, now, EndpointPayouts)
-		if err != nil {
+		it.Seq, it.Body, it.OrderID, it.Currency, it.Amount = i+1, c.body, c.orderID, c.currency, c.amount
+		if c.err != nil {
 			var p *Problem
 			var e *Error
 			switch {
-			case errors.As(err, &p):
+			case errors.As(c.err, &p):
 				for _, pe := range p.Errors {
 					fail(i, pe.Code, pe.Field, pe.Message)
 				}
-			case errors.As(err, &e):
+			case errors.As(c.err, &e):
 				fail(i, e.Code, e.Field, e.Message)
 			default:
-				return nil, nil, err
+				return nil, nil, c.err
 			}
-			fmt.Fprintf(sum, "%d:%x\n", i, sha256.Sum256(raw))
-			var o struct {
-				OrderID any `json:"orderId"`
-			}
-			if json.Unmarshal(raw, &o) == nil {
-				if s, ok := o.OrderID.(string); ok {
-					it.OrderID = strings.TrimSpace(s)
-				}
-			}
-		} else {
-			it.OrderID, it.Currency, it.Amount = pr.OrderID, pr.Currency, route.Amount
-			fmt.Fprintf(sum, "%d:%s\n", i, pr.Fingerprint())
 		}
+		fmt.Fprintf(sum, "%d:%s\n", i, c.fingerprint)
 		if it.OrderID == "" {
 			continue
 		}
@@ -289,6 +290,39 @@ func (s *Batches) Validate(m *Merchant, req BatchRequest, madeBy string, now tim
 		b.Status = BatchInvalid
 	}
 	return b, items, nil
+}
+
+// checkedItem is one item as Validate checked it.
+type checkedItem struct {
+	body              json.RawMessage
+	orderID, currency string
+	amount            int64
+	fingerprint       string // the request's, or its body's hash when it does not pass
+	err               error
+}
+
+func checkItem(raw json.RawMessage, m *Merchant, now time.Time) checkedItem {
+	var compact bytes.Buffer
+	if json.Compact(&compact, raw) == nil {
+		raw = compact.Bytes()
+	}
+	c := checkedItem{body: append(json.RawMessage(nil), raw...)}
+	pr, route, err := Validate(raw, m, now, EndpointPayouts)
+	if err == nil {
+		c.orderID, c.currency, c.amount, c.fingerprint = pr.OrderID, pr.Currency, route.Amount, pr.Fingerprint()
+		return c
+	}
+	c.err = err
+	c.fingerprint = fmt.Sprintf("%x", sha256.Sum256(raw))
+	var o struct {
+		OrderID any `json:"orderId"`
+	}
+	if json.Unmarshal(raw, &o) == nil {
+		if s, ok := o.OrderID.(string); ok {
+			c.orderID = strings.TrimSpace(s)
+		}
+	}
+	return c
 }
 
 // Create checks and stores an upload, idempotently on its batchId: the same items again
