@@ -4,7 +4,7 @@ package templates
 
 // KeyRow is one of a merchant's live API keys: its id, never the key or the secret.
 type KeyRow struct {
-	ID, Created, Expires string
+	ID, Role, Created, Expires string
 	Current              bool
 }
 

@@ -113,6 +113,13 @@ type Config struct {
 	// CardForm opens a fresh link to a card payout's form (the old link dies, as when the
 	// merchant resends its orderId); "" when the form can no longer be opened.
 	CardForm func(ctx context.Context, p *rules.Payout, lang string) (string, error)
+
+	// Issue 24: batches (nil: no batch pages), their result CSV (api.BatchResultCSV), and
+	// keys with a role beside the current one (api.AddRoleKey).
+	Batches    *rules.Batches
+	BatchCSV   func(items []rules.BatchItem) []byte
+	AddRoleKey func(id string, role rules.KeyRole) (keyID, apiKey, apiSecret string, err error)
+
 	Now      func() time.Time
 	Log      *slog.Logger
 }
@@ -204,6 +211,7 @@ func (d *Dashboard) Routes(r chi.Router) {
 			r.Post("/dashboard/merchants/{id}/new-payout", d.createPayout)
 			r.Post("/dashboard/merchants/{id}/keys", d.newKey)
 			r.Post("/dashboard/merchants/{id}/keys/revoke", d.revokeKey)
+			d.batchRoutes(r)
 			r.Post("/dashboard/payouts/{id}/cancel", d.cancel)
 			r.Post("/dashboard/payouts/{id}/card-form", d.cardForm)
 			r.Get("/dashboard/mail", d.mail)
