@@ -57,7 +57,7 @@ func (w *wiring) wireDashboard() {
 		},
 		Batches:  w.batches,
 		BatchCSV: api.BatchResultCSV,
-		Cancel:    w.lc.Cancel,
+		Cancel:   w.lc.Cancel,
 		CardForm: func(ctx context.Context, p *rules.Payout, lang string) (string, error) {
 			if w.cards == nil {
 				return "", nil

@@ -120,8 +120,8 @@ type Config struct {
 	BatchCSV   func(items []rules.BatchItem) []byte
 	AddRoleKey func(id string, role rules.KeyRole) (keyID, apiKey, apiSecret string, err error)
 
-	Now      func() time.Time
-	Log      *slog.Logger
+	Now func() time.Time
+	Log *slog.Logger
 }
 
 // IdleTimeout signs an operator out after this long without a request (issue 12).
