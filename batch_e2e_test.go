@@ -468,3 +468,38 @@ func TestBatchBenchmark10k(t *testing.T) {
 		t.Errorf("over the goals: validated in %v (goal 2 s), created in %v (goal 10 s)", validated, created)
 	}
 }
+
+// keepBatchExamples takes the batch operations' real answers for the document's examples
+// (TestOpenAPIExamplesAreRealAnswers).
+func keepBatchExamples(t *testing.T, s *testServer, c *merchantClient, keep func(op string, want, code int, raw []byte)) {
+	t.Helper()
+	checker := s.roleKey(t, c, "checker")
+	items := batchItems("EX-", 2)
+	code, _, raw := c.do(t, "POST", "batches", map[string]any{"batchId": "payroll-2026-11", "items": items}, "")
+	keep("create-batch", 201, code, raw)
+	b := decodeBatch(t, raw)
+	id := strconv.FormatInt(b.ID, 10)
+	code, _, raw = c.do(t, "POST", "batches", map[string]any{"batchId": "payroll-2026-11", "items": items}, "")
+	keep("create-batch", 200, code, raw)
+	code, _, raw = c.do(t, "POST", "batches", map[string]any{"batchId": "payroll-2026-11", "items": batchItems("EY-", 1)}, "")
+	keep("create-batch", 409, code, raw)
+	code, _, raw = c.do(t, "POST", "batches", map[string]any{"batchId": "", "items": items}, "")
+	keep("create-batch", 400, code, raw)
+	code, _, raw = checker.do(t, "POST", "payouts", perBankRequest("EX-REFUSED"), "")
+	keep("create-payout", 403, code, raw)
+	code, _, raw = c.do(t, "POST", "batches/"+id+"/approve", nil, "")
+	keep("approve-batch", 403, code, raw)
+	code, _, raw = checker.do(t, "POST", "batches/"+id+"/approve", nil, "")
+	keep("approve-batch", 200, code, raw)
+	code, _, raw = checker.do(t, "POST", "batches/"+id+"/approve", nil, "")
+	keep("approve-batch", 409, code, raw)
+	c.waitBatch(t, b.ID, 30*time.Second, func(b batchAnswer) bool { return b.NotifiedAt != "" })
+	code, _, raw = c.do(t, "GET", "batches/"+id, nil, "")
+	keep("get-batch", 200, code, raw)
+	code, _, raw = c.do(t, "GET", "batches/999999", nil, "")
+	keep("get-batch", 404, code, raw)
+	code, _, raw = c.do(t, "GET", "batches", nil, "")
+	keep("list-batches", 200, code, raw)
+	code, _, raw = c.do(t, "GET", "batches/"+id+"/items", nil, "")
+	keep("list-batch-items", 200, code, raw)
+}

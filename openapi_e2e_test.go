@@ -115,6 +115,7 @@ func TestOpenAPIExamplesAreRealAnswers(t *testing.T) {
 	keep("breb-key-lookup", 404, code, raw)
 	code, _, raw = s.rawAdmin(t, "GET", "/api/v1/"+c.MerchantID+"/balance", nil)
 	keep("get-balance", 401, code, raw)
+	keepBatchExamples(t, s, c, keep) // issue 24: batches and key roles (batch_e2e_test.go)
 
 	dir := filepath.Join("api", "examples")
 	if os.Getenv("PAYOUTS_UPDATE_EXAMPLES") != "" {
