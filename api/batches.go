@@ -130,6 +130,16 @@ type BatchNotification struct {
 	Batch BatchView `json:"batch"`
 }
 
+// batchNotificationExample is a real batch (the get-batch answer example) as its notification.
+func batchNotificationExample() map[string]*huma.Example {
+	b, err := answers.ReadFile("examples/get-batch.200.json")
+	if err != nil {
+		return map[string]*huma.Example{}
+	}
+	v := json.RawMessage(`{"type":"batch.COMPLETED","batch":` + string(b) + `}`)
+	return map[string]*huma.Example{"completed": {Summary: "A batch of two items, both paid", Value: v}}
+}
+
 // isBatchCreate says whether a request is a batch upload, which has its own body limit and
 // may be CSV.
 func isBatchCreate(r *http.Request) bool {
@@ -424,7 +434,8 @@ func registerBatches(a huma.API, d Deps) {
 				{Name: "Idempotency-Key", In: "header", Required: true, Schema: &huma.Schema{Type: "string"}, Description: "The event id, the same on every copy"},
 			},
 			RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {
-				Schema: a.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(BatchNotification{}), true, "BatchNotification")}}},
+				Schema:   a.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(BatchNotification{}), true, "BatchNotification"),
+				Examples: batchNotificationExample()}}},
 			Responses: map[string]*huma.Response{"200": {Description: "Any 2xx marks the notification delivered"}},
 		}}
 	}
