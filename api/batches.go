@@ -288,7 +288,7 @@ func registerBatches(a huma.API, d Deps) {
 		Summary:     "Approve a DRAFT batch",
 		Description: "By a checker or full key that is not the key that uploaded it (403 2915; a maker or read key: 403 2913). The batch becomes APPROVED, then PROCESSING while its items are created as payouts, each exactly once by its orderId, then COMPLETED. Only a DRAFT batch can be approved (409 2922).",
 		Tags:        []string{"Batches"}, Security: signedSecurity, Extensions: map[string]any{"x-payouts-extension": true},
-		Errors: []int{401, 403, 404, 409, 429, 503},
+		Errors: []int{400, 401, 403, 404, 409, 429, 503},
 	}, func(ctx context.Context, in *batchIn) (*struct{ Body BatchView }, error) {
 		b, err := bs.Approve(merchantFrom(ctx).ID, in.ID, principalOf(ctx))
 		if err != nil {
@@ -301,7 +301,7 @@ func registerBatches(a huma.API, d Deps) {
 		OperationID: "get-batch", Method: http.MethodGet, Path: "/api/v1/{merchantId}/batches/{id}",
 		Summary: "Get a batch: its status, items counted by payout stage and status, totals by currency",
 		Tags:    []string{"Batches"}, Security: signedSecurity, Extensions: map[string]any{"x-payouts-extension": true},
-		Errors: []int{401, 404, 429, 503},
+		Errors: []int{400, 401, 404, 429, 503},
 	}, func(ctx context.Context, in *batchIn) (*struct{ Body BatchView }, error) {
 		m := merchantFrom(ctx)
 		b, err := bs.Get(m.ID, in.ID)
@@ -405,7 +405,7 @@ func registerBatches(a huma.API, d Deps) {
 		Summary: "The batch's result as CSV: every item with its payout or error",
 		Tags:    []string{"Batches"}, Security: signedSecurity, Extensions: map[string]any{"x-payouts-extension": true},
 		Responses: map[string]*huma.Response{"200": {Description: "The result CSV", Content: csvContent}},
-		Errors:    []int{401, 404, 429, 503},
+		Errors:    []int{400, 401, 404, 429, 503},
 	}, func(ctx context.Context, in *batchIn) (*rawOut, error) {
 		m := merchantFrom(ctx)
 		b, err := bs.Get(m.ID, in.ID)
