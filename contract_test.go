@@ -355,7 +355,10 @@ func TestContractCheckerRefusesWhatTheDocumentDoesNotDeclare(t *testing.T) {
 // not know its test.
 func (c *contractChecker) checkNotification(body []byte) {
 	name := "payout-outcome"
-	if strings.HasPrefix(string(body), `{"type":"batch.`) {
+	var probe struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(body, &probe) == nil && strings.HasPrefix(probe.Type, "batch.") {
 		name = "batch-completed" // a batch's notification (issue 24)
 	}
 	c.mu.Lock()
