@@ -431,6 +431,23 @@ func TestBatchKilledDuringCreationCreatesEveryItemOnce(t *testing.T) {
 	}
 }
 
+// processCPU is the CPU time (user and system) process pid has used, from /proc (Linux);
+// zero elsewhere.
+func processCPU(pid int) time.Duration {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	k, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+k) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
 // TestBatchBenchmark10k measures a 10,000-item batch through the built binary, from this
 // process: the upload (every item validated) and the creation (approve → COMPLETED).
 // PAYOUTS_BATCH_BENCH=1 runs it (PAYOUTS_TEST_ENGINE=postgres for PostgreSQL).
@@ -447,9 +464,11 @@ func TestBatchBenchmark10k(t *testing.T) {
 	checker := s.roleKey(t, c, "checker")
 	const n = 10_000
 	body, _ := json.Marshal(map[string]any{"batchId": "bench", "items": batchItems("B-", n)})
+	cpu0 := processCPU(cmd.Process.Pid)
 	start := time.Now()
 	code, _, raw := c.do(t, "POST", "batches", body, "")
 	validated := time.Since(start)
+	cpu1 := processCPU(cmd.Process.Pid)
 	b := decodeBatch(t, raw)
 	if code != 201 || b.Status != "DRAFT" {
 		t.Fatalf("upload: %d %.300s", code, raw)
@@ -460,10 +479,13 @@ func TestBatchBenchmark10k(t *testing.T) {
 	}
 	done := c.waitBatch(t, b.ID, 120*time.Second, func(b batchAnswer) bool { return b.Status == "COMPLETED" })
 	created := time.Since(start)
+	cpu2 := processCPU(cmd.Process.Pid)
 	if done.Counts.Created != n {
 		t.Fatalf("created %d of %d: %+v", done.Counts.Created, n, done.Counts)
 	}
-	t.Logf("10,000 items (%d KiB): validated and stored in %v, created as payouts in %v", len(body)>>10, validated.Round(time.Millisecond), created.Round(time.Millisecond))
+	load, _ := os.ReadFile("/proc/loadavg")
+	t.Logf("10,000 items (%d KiB): validated and stored in %v (server CPU %v), created as payouts in %v (server CPU %v, the lifecycle's included); load average %s",
+		len(body)>>10, validated.Round(time.Millisecond), cpu1-cpu0, created.Round(time.Millisecond), cpu2-cpu1, strings.Fields(string(load)+" ?")[0])
 	if validated > 2*time.Second || created > 10*time.Second {
 		t.Errorf("over the goals: validated in %v (goal 2 s), created in %v (goal 10 s)", validated, created)
 	}
