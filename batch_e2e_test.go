@@ -374,7 +374,7 @@ func TestBatchKilledDuringCreationCreatesEveryItemOnce(t *testing.T) {
 
 	s2 := startServer(t, dir)
 	c = c.with(func(c *merchantClient) { c.Base = s2.URL })
-	done := c.waitBatch(t, b.ID, 60*time.Second, func(b batchAnswer) bool { return b.Status == "COMPLETED" })
+	done := c.waitBatch(t, b.ID, 120*time.Second, func(b batchAnswer) bool { return b.Status == "COMPLETED" }) // -race is slow
 	if done.Counts.Created != n || done.Counts.Refused != 0 || done.Counts.Pending != 0 {
 		t.Fatalf("after the restart: %+v", done.Counts)
 	}
@@ -485,7 +485,7 @@ func TestBatchBenchmark10k(t *testing.T) {
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	t.Logf("10,000 items (%d KiB): validated and stored in %v (server CPU %v), created as payouts in %v (server CPU %v, the lifecycle's included); load average %s",
-		len(body)>>10, validated.Round(time.Millisecond), cpu1-cpu0, created.Round(time.Millisecond), cpu2-cpu1, strings.Fields(string(load)+" ?")[0])
+		len(body)>>10, validated.Round(time.Millisecond), cpu1-cpu0, created.Round(time.Millisecond), cpu2-cpu1, strings.Fields(string(load) + " ?")[0])
 	if validated > 2*time.Second || created > 10*time.Second {
 		t.Errorf("over the goals: validated in %v (goal 2 s), created in %v (goal 10 s)", validated, created)
 	}
