@@ -722,6 +722,8 @@ type wiring struct {
 	onShutdown []func()
 	// cards is the card form (wireCards), which the dashboard reopens (issue 25).
 	cards *web.Cards
+	// batches are the merchants' batches (wireBatches), which the dashboard uploads too.
+	batches *rules.Batches
 }
 
 // serverClock is the service's real clock; the tests of the published signing vectors (signed
@@ -792,6 +794,7 @@ func newApp(ctx context.Context, cfg serveConfig, db rules.Storage, sealer *stor
 	if err := w.wireNotifications(); err != nil {
 		return nil, err
 	}
+	w.wireBatches()
 	if err := w.wireCards(); err != nil {
 		return nil, err
 	}

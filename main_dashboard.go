@@ -52,7 +52,13 @@ func (w *wiring) wireDashboard() {
 			return rules.KeyID(m.APIKeyHash), c.APIKey, c.APISecret, nil
 		},
 		RevokeKey: func(id, keyID string) error { return api.RevokeKey(w.db, id, keyID, w.realNow().UTC()) },
-		Cancel:    w.lc.Cancel,
+		AddRoleKey: func(id string, role rules.KeyRole) (string, string, string, error) {
+			_, c, err := api.AddRoleKey(w.db, sealFor(w.sealer), id, role, w.realNow().UTC())
+			return rules.KeyID(api.HashAPIKey(c.APIKey)), c.APIKey, c.APISecret, err
+		},
+		Batches:  w.batches,
+		BatchCSV: api.BatchResultCSV,
+		Cancel:   w.lc.Cancel,
 		CardForm: func(ctx context.Context, p *rules.Payout, lang string) (string, error) {
 			if w.cards == nil {
 				return "", nil

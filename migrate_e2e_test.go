@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,14 @@ func TestMigrateBoltToPostgreSQLAndBack(t *testing.T) {
 	}
 	_, _, balanceBefore := m.do(t, "GET", "balance", nil, "")
 	_, _, listBefore := m.do(t, "GET", "payouts", nil, "limit=50")
+	// A batch goes along with its items (issue 24, dump kind batch).
+	code, _, raw := m.do(t, "POST", "batches", map[string]any{"batchId": "mig", "items": batchItems("MIGB-", 2)}, "")
+	if code != 201 {
+		t.Fatalf("batch: %d %s", code, raw)
+	}
+	batchPath := "batches/" + strconv.FormatInt(decodeBatch(t, raw).ID, 10)
+	_, _, batchBefore := m.do(t, "GET", batchPath, nil, "")
+	_, _, itemsBefore := m.do(t, "GET", batchPath+"/items", nil, "")
 	s.Stop(t)
 
 	out, err := runCLI(t, nil, "migrate", "--from", dir, "--to", url)
@@ -58,7 +67,13 @@ func TestMigrateBoltToPostgreSQLAndBack(t *testing.T) {
 	if code, _, raw := onPG.do(t, "GET", "payouts", nil, "limit=50"); code != 200 || string(raw) != string(listBefore) {
 		t.Errorf("listing on the copy differs:\n%s\nwant\n%s", raw, listBefore)
 	}
-	code, _, raw := onPG.do(t, "POST", "payouts", perBankRequest("MIG-00"), "")
+	if code, _, raw := onPG.do(t, "GET", batchPath, nil, ""); code != 200 || string(raw) != string(batchBefore) {
+		t.Errorf("the batch on the copy: %d %s, want %s", code, raw, batchBefore)
+	}
+	if code, _, raw := onPG.do(t, "GET", batchPath+"/items", nil, ""); code != 200 || string(raw) != string(itemsBefore) {
+		t.Errorf("the batch's items on the copy: %d %s, want %s", code, raw, itemsBefore)
+	}
+	code, _, raw = onPG.do(t, "POST", "payouts", perBankRequest("MIG-00"), "")
 	if code != 200 || decodePayout(t, raw).Payout.ID != ids[0] {
 		t.Errorf("a resent create on the copy: %d %s, want 200 with payout %d", code, raw, ids[0])
 	}

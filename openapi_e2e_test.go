@@ -124,6 +124,7 @@ func TestOpenAPIExamplesAreRealAnswers(t *testing.T) {
 	keep("breb-key-lookup", 404, code, raw)
 	code, _, raw = s.rawAdmin(t, "GET", "/api/v1/"+c.MerchantID+"/balance", nil)
 	keep("get-balance", 401, code, raw)
+	keepBatchExamples(t, s, c, keep) // issue 24: batches and key roles (batch_e2e_test.go)
 
 	// Issue 24 (U): the dashboard's users and the audit log.
 	code, _, raw = s.rawAdmin(t, "POST", "/admin/v1/users", map[string]any{"name": "Ana Rojas", "email": "ana.rojas@tiendalima.pe", "role": "maker", "merchantId": "tienda-lima"})

@@ -63,6 +63,8 @@ type Deps struct {
 	AuditLog rules.AuditLog
 	// Auditor records the admin API's actions, as the admin token (rules.Audit).
 	Auditor *rules.Auditor
+	// Batches creates, approves and reads batches (issue 24). Nil: no batch operations.
+	Batches *rules.Batches
 }
 
 // New builds the whole HTTP handler: middleware, the huma API with its OpenAPI document and
@@ -102,6 +104,9 @@ func New(d Deps) (http.Handler, huma.API) {
 	// huma hands each operation here before it serves it, and its handler reads the limit
 	// from the operation given.
 	a.OpenAPI().OnAddOperation = append(a.OpenAPI().OnAddOperation, func(_ *huma.OpenAPI, op *huma.Operation) {
+		if op.OperationID == "create-batch" {
+			return // a batch's own limit (rules.MaxBatchBody), the one larger body
+		}
 		if op.MaxBodyBytes > MaxBody || op.MaxBodyBytes == 0 {
 			op.MaxBodyBytes = MaxBody
 		}
@@ -138,6 +143,9 @@ func New(d Deps) (http.Handler, huma.API) {
 	registerKeys(a, d)
 	registerMerchantList(a, d)
 	registerUsers(a, d)
+	if d.Batches != nil {
+		registerBatches(a, d)
+	}
 	if d.Extra != nil {
 		d.Extra(r, a)
 	}

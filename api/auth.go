@@ -61,7 +61,8 @@ type keyEntry struct {
 type liveKey struct {
 	hash      []byte
 	secret    string
-	expiresAt time.Time // zero: the current key
+	expiresAt time.Time // zero: the current key, or a role key (kept until revoked)
+	signer    *Signer   // the merchant, this key's id and role: what the context carries
 }
 
 // NewKeyring makes a keyring over a merchant source.
@@ -88,7 +89,7 @@ func (k *Keyring) get(id string) (*keyEntry, error) {
 		return nil, err
 	}
 	e = &keyEntry{merchant: m, loaded: time.Now()}
-	add := func(hash string, sealed []byte, expires time.Time) error {
+	add := func(hash string, sealed []byte, expires time.Time, role rules.KeyRole) error {
 		secret, err := k.src.OpenSecret(m, sealed)
 		if err != nil {
 			return err
@@ -97,14 +98,20 @@ func (k *Keyring) get(id string) (*keyEntry, error) {
 		if err != nil {
 			return err
 		}
-		e.keys = append(e.keys, liveKey{hash: h, secret: secret, expiresAt: expires})
+		e.keys = append(e.keys, liveKey{hash: h, secret: secret, expiresAt: expires,
+			signer: &Signer{Merchant: m, KeyID: rules.KeyID(hash), Role: role}})
 		return nil
 	}
-	if err := add(m.APIKeyHash, m.SealedSecret, time.Time{}); err != nil {
+	if err := add(m.APIKeyHash, m.SealedSecret, time.Time{}, rules.KeyRoleFull); err != nil {
 		return nil, err
 	}
 	for _, old := range m.OldKeys {
-		if err := add(old.APIKeyHash, old.SealedSecret, old.ExpiresAt); err != nil {
+		if err := add(old.APIKeyHash, old.SealedSecret, old.ExpiresAt, rules.KeyRoleFull); err != nil {
+			return nil, err
+		}
+	}
+	for _, rk := range m.RoleKeys {
+		if err := add(rk.APIKeyHash, rk.SealedSecret, time.Time{}, rk.Role); err != nil {
 			return nil, err
 		}
 	}
@@ -203,19 +210,27 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+		limit, over := int64(MaxBody), "the body is over 64 KiB"
+		if isBatchCreate(r) {
+			limit, over = rules.MaxBatchBody, "the body is over 10 MiB: a batch has at most 10,000 items"
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 		if err != nil {
 			writeProblem(w, problemOf(rules.KindInvalid, rules.CodeMalformedJSON, "the body could not be read"))
 			return
 		}
-		if len(body) > MaxBody {
-			writeProblem(w, problemOf(rules.KindTooLarge, rules.CodeBodyTooLarge, "the body is over 64 KiB"))
+		if int64(len(body)) > limit {
+			code := rules.CodeBodyTooLarge
+			if limit != MaxBody {
+				code = rules.CodeBatchTooLarge
+			}
+			writeProblem(w, problemOf(rules.KindTooLarge, code, over))
 			return
 		}
 		// A correctly signed request is always served: failures count against the client
 		// address and the API key it presented, never against anyone else (contract
 		// section 2), and only failures are refused once there are too many.
-		m, msg, err := a.verify(r, id, body)
+		signer, msg, err := a.verify(r, id, body)
 		if rules.Unavailable(err) {
 			// The merchant's keys could not be read: not the client's failure, and not a
 			// revoked key (contract section 3). Nothing counts against the client.
@@ -223,7 +238,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			writeProblem(w, unavailableProblem())
 			return
 		}
-		if m == nil {
+		if signer == nil {
 			key := clientAddr(r) + "\x00" + truncate(presentedKey(r), 100)
 			if !a.Failures.Fail(key) {
 				writeProblem(w, retryAfter(problemOf(rules.KindRateLimited, rules.CodeRateLimited,
@@ -233,12 +248,20 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			writeProblem(w, problemOf(rules.KindUnauthorized, rules.CodeAuthentication, msg))
 			return
 		}
+		m := signer.Merchant
 		if !a.allow(m.ID) {
 			writeProblem(w, retryAfter(problemOf(rules.KindRateLimited, rules.CodeRateLimited, "rate limit of this merchant exceeded"), 1))
 			return
 		}
+		if signer.Role != rules.KeyRoleFull {
+			// A key's role (issue 24): checked once here, for every signed operation.
+			if act := rules.ActionOf(r.Method, signedRest(r.URL.Path)); !signer.Role.Allows(act) {
+				writeProblem(w, problemOf(rules.KindForbidden, rules.CodeKeyRoleRefused, signer.Role.Refusal(act, r.Method, r.URL.Path).Message))
+				return
+			}
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		r = r.WithContext(context.WithValue(r.Context(), ctxMerchant, m))
+		r = r.WithContext(context.WithValue(r.Context(), ctxMerchant, signer))
 		if lc := logContext(r.Context()); lc != nil {
 			lc.merchantID = m.ID
 		}
@@ -265,7 +288,7 @@ func timestampMillis(ts int64) int64 {
 // signature's form), then key and signature together, with one answer whether the key is
 // unknown, another merchant's, or known with a wrong signature — a known key is never
 // confirmed to a bad signature.
-func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.Merchant, string, error) {
+func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*Signer, string, error) {
 	key := presentedKey(r)
 	q := r.URL.Query()
 	tsText, sigText := q.Get("timestamp"), q.Get("signature")
@@ -308,7 +331,18 @@ func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*rules.
 	if subtle.ConstantTimeCompare(sig, want) != 1 {
 		return nil, mismatch(), nil
 	}
-	return e.merchant, "", nil
+	return k.signer, "", nil
+}
+
+// signedRest is a signed path below its merchant id ("" for the real-time card path).
+func signedRest(path string) string {
+	for _, p := range []string{"/api/v1/", "/api-payout-plus-real-time/"} {
+		if strings.HasPrefix(path, p) {
+			_, rest, _ := strings.Cut(path[len(p):], "/")
+			return rest
+		}
+	}
+	return ""
 }
 
 func abs(n int64) int64 {

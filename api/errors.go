@@ -313,9 +313,25 @@ const (
 	ctxMerchant ctxKey = iota
 )
 
+// Signer is who signed a request: the merchant and which of its keys, with the key's role.
+// The keyring builds one per key when it loads a merchant, so the signed path puts one
+// pointer in the context.
+type Signer struct {
+	Merchant *rules.Merchant
+	KeyID    string
+	Role     rules.KeyRole
+}
+
 func merchantFrom(ctx context.Context) *rules.Merchant {
-	m, _ := ctx.Value(ctxMerchant).(*rules.Merchant)
-	return m
+	if s := signerFrom(ctx); s != nil {
+		return s.Merchant
+	}
+	return nil
+}
+
+func signerFrom(ctx context.Context) *Signer {
+	s, _ := ctx.Value(ctxMerchant).(*Signer)
+	return s
 }
 
 // bodyLimitMessage states the body limit huma enforced ("request body is too large

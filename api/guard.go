@@ -16,7 +16,7 @@ func jsonBodies(next http.Handler) http.Handler {
 		p := r.URL.Path
 		if (r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch) &&
 			(strings.HasPrefix(p, "/api/v1/") || strings.HasPrefix(p, "/api-payout-plus-real-time/") || strings.HasPrefix(p, "/admin/v1/")) {
-			if ct := r.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
+			if ct := r.Header.Get("Content-Type"); ct != "" && !isJSON(ct) && !(isCSV(ct) && isBatchCreate(r)) {
 				writeProblem(w, problemOf(rules.KindUnsupportedMedia, rules.CodeUnsupportedMediaType,
 					"Content-Type "+truncate(ct, 80)+" is not JSON: send application/json"))
 				return

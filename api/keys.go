@@ -19,6 +19,7 @@ const DefaultKeyGrace = 24 * time.Hour
 // nor its secret.
 type KeyView struct {
 	KeyID     string  `json:"keyId"`
+	Role      string  `json:"role" enum:"full,maker,checker,read" doc:"What the key may do (x-payouts-extension): full everything; maker reads, creates, cancels and resends; checker reads and approves batches; read only reads"`
 	Current   bool    `json:"current"`
 	CreatedAt string  `json:"createdAt"`
 	ExpiresAt *string `json:"expiresAt" doc:"When an old key stops working; null for the current key"`
@@ -27,6 +28,7 @@ type KeyView struct {
 // NewKeyView is a rotation's answer: the new pair, shown once.
 type NewKeyView struct {
 	KeyID     string    `json:"keyId"`
+	Role      string    `json:"role" doc:"The new key's role (x-payouts-extension)"`
 	APIKey    string    `json:"apiKey"`
 	APISecret string    `json:"apiSecret" doc:"Shown once"`
 	Keys      []KeyView `json:"keys" doc:"All the merchant's keys after the rotation"`
@@ -38,10 +40,14 @@ func KeyViews(m *rules.Merchant, now time.Time) []KeyView {
 	if created.IsZero() {
 		created = m.CreatedAt
 	}
-	out := []KeyView{{KeyID: rules.KeyID(m.APIKeyHash), Current: true, CreatedAt: wireTime(created)}}
+	full := string(rules.KeyRoleFull)
+	out := []KeyView{{KeyID: rules.KeyID(m.APIKeyHash), Role: full, Current: true, CreatedAt: wireTime(created)}}
 	for _, k := range m.LiveOldKeys(now) {
 		exp := wireTime(k.ExpiresAt)
-		out = append(out, KeyView{KeyID: rules.KeyID(k.APIKeyHash), CreatedAt: wireTime(k.CreatedAt), ExpiresAt: &exp})
+		out = append(out, KeyView{KeyID: rules.KeyID(k.APIKeyHash), Role: full, CreatedAt: wireTime(k.CreatedAt), ExpiresAt: &exp})
+	}
+	for _, k := range m.RoleKeys {
+		out = append(out, KeyView{KeyID: rules.KeyID(k.APIKeyHash), Role: string(k.Role), CreatedAt: wireTime(k.CreatedAt)})
 	}
 	return out
 }
@@ -64,6 +70,7 @@ func registerKeys(a huma.API, d Deps) {
 		ID   string `path:"id"`
 		Body *struct {
 			GraceSeconds *int64 `json:"graceSeconds,omitempty" minimum:"0" maximum:"2592000" doc:"How long the old key keeps working (default 86400; 0 revokes it at once)"`
+			Role         string `json:"role,omitempty" doc:"full (default) rotates the merchant's key; maker, checker or read adds a key with that role beside it, kept until revoked (x-payouts-extension)"`
 		}
 	}
 	type rotateOut struct {
@@ -71,22 +78,44 @@ func registerKeys(a huma.API, d Deps) {
 	}
 	huma.Register(a, huma.Operation{
 		OperationID: "admin-rotate-key", Method: http.MethodPost, Path: "/admin/v1/merchants/{id}/keys",
-		Summary:     "Issue a new API key and secret",
-		Description: "The old pair keeps working for graceSeconds (default 24 h), then stops; DELETE revokes it at once.",
-		Tags:        []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusCreated, Errors: []int{400, 404},
+		Summary: "Issue a new API key and secret",
+		Description: "With role full (the default) the key is rotated: the old pair keeps working for graceSeconds (default 24 h), then stops; DELETE revokes it at once. " +
+			"With role maker, checker or read (x-payouts-extension) a new pair with that role is added beside the current key, which stays; it works until DELETE revokes it (graceSeconds does not apply).",
+		Tags: []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusCreated, Errors: []int{400, 404},
 	}, func(ctx context.Context, in *rotateIn) (*rotateOut, error) {
 		grace := DefaultKeyGrace
-		if in.Body != nil && in.Body.GraceSeconds != nil {
-			grace = time.Duration(*in.Body.GraceSeconds) * time.Second
+		role := rules.KeyRoleFull
+		if in.Body != nil {
+			if in.Body.GraceSeconds != nil {
+				grace = time.Duration(*in.Body.GraceSeconds) * time.Second
+			}
+			r, ok := rules.ParseKeyRole(in.Body.Role)
+			if !ok {
+				return nil, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeKeyRole, Field: "role", Value: in.Body.Role,
+					Message: "role must be full, maker, checker or read"}
+			}
+			role = r
 		}
 		t := now()
-		m, c, err := RotateKey(d.Store, d.Seal, in.ID, grace, t)
+		var m *rules.Merchant
+		var c Credentials
+		var err error
+		if role == rules.KeyRoleFull {
+			m, c, err = RotateKey(d.Store, d.Seal, in.ID, grace, t)
+		} else {
+			m, c, err = AddRoleKey(d.Store, d.Seal, in.ID, role, t)
+		}
 		if err != nil {
 			return nil, notFound(err, in.ID)
 		}
 		d.Keys.Forget(in.ID)
-		rules.Audit(ctx, "key.rotate", "merchant:"+in.ID, in.ID, map[string]any{"keyId": rules.KeyID(m.APIKeyHash), "graceSeconds": int64(grace / time.Second)})
-		return &rotateOut{Body: NewKeyView{KeyID: rules.KeyID(m.APIKeyHash), APIKey: c.APIKey, APISecret: c.APISecret, Keys: KeyViews(m, t)}}, nil
+		keyID := rules.KeyID(HashAPIKey(c.APIKey))
+		if role == rules.KeyRoleFull {
+			rules.Audit(ctx, "key.rotate", "merchant:"+in.ID, in.ID, map[string]any{"keyId": keyID, "graceSeconds": int64(grace / time.Second)})
+		} else {
+			rules.Audit(ctx, "key.add", "merchant:"+in.ID, in.ID, map[string]any{"keyId": keyID, "role": string(role)})
+		}
+		return &rotateOut{Body: NewKeyView{KeyID: keyID, Role: string(role), APIKey: c.APIKey, APISecret: c.APISecret, Keys: KeyViews(m, t)}}, nil
 	})
 
 	type listIn struct {
@@ -112,7 +141,7 @@ func registerKeys(a huma.API, d Deps) {
 	}
 	huma.Register(a, huma.Operation{
 		OperationID: "admin-revoke-key", Method: http.MethodDelete, Path: "/admin/v1/merchants/{id}/keys/{keyId}",
-		Summary:     "Revoke an old API key at once",
+		Summary:     "Revoke an old API key, or a role key, at once",
 		Description: "The current key cannot be revoked (409): rotate first, with graceSeconds 0 to end the old one at once.",
 		Tags:        []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusNoContent, Errors: []int{404, 409},
 	}, func(ctx context.Context, in *revokeIn) (*struct{}, error) {
@@ -145,11 +174,28 @@ func RotateKey(st merchantUpdater, seal func([]byte, string) []byte, id string, 
 	return m, c, err
 }
 
+// AddRoleKey gives merchant id a new key pair with role (not full) beside its current key,
+// valid until revoked (issue 24).
+func AddRoleKey(st merchantUpdater, seal func([]byte, string) []byte, id string, role rules.KeyRole, now time.Time) (*rules.Merchant, Credentials, error) {
+	c := NewCredentials()
+	m, err := st.UpdateMerchant(id, func(m *rules.Merchant) error {
+		m.RoleKeys = append(m.RoleKeys, rules.RoleKey{APIKeyHash: HashAPIKey(c.APIKey), SealedSecret: seal([]byte(c.APISecret), m.ID), Role: role, CreatedAt: now})
+		return nil
+	})
+	return m, c, err
+}
+
 // RevokeKey ends an old key of merchant id at once; the current key cannot be revoked (rotate it).
 func RevokeKey(st merchantUpdater, id, keyID string, now time.Time) error {
 	_, err := st.UpdateMerchant(id, func(m *rules.Merchant) error {
 		if rules.KeyID(m.APIKeyHash) == keyID {
 			return rules.Errorf(rules.KindConflict, rules.CodeWrongState, "%s is the merchant's current key: rotate it instead", keyID)
+		}
+		for i, k := range m.RoleKeys {
+			if rules.KeyID(k.APIKeyHash) == keyID {
+				m.RoleKeys = append(m.RoleKeys[:i:i], m.RoleKeys[i+1:]...)
+				return nil
+			}
 		}
 		live := m.LiveOldKeys(now)
 		kept := live[:0]

@@ -114,6 +114,11 @@ func finishOperation(o *huma.OpenAPI, path, method string, op *huma.Operation) {
 		op.Security = []map[string][]string{{"apiKey": {}}, {"xApiKey": {}}}
 		// 404: a merchantId the API reserves (contract: "notifications") names no merchant's path.
 		statuses = append(statuses, 401, 404, 429)
+		if method != http.MethodGet && method != http.MethodHead {
+			// A key whose role does not allow the operation (issue 24, 2913): only GETs are
+			// open to every role.
+			statuses = append(statuses, http.StatusForbidden)
+		}
 		if hasBody {
 			statuses = append(statuses, 400, 413)
 		}

@@ -34,7 +34,7 @@ func addExamples(o *huma.OpenAPI) {
 	}
 	for _, item := range o.Webhooks {
 		if item.Post != nil && item.Post.RequestBody != nil {
-			if mt := item.Post.RequestBody.Content["application/json"]; mt != nil {
+			if mt := item.Post.RequestBody.Content["application/json"]; mt != nil && mt.Examples == nil { // the batch webhook has its own
 				mt.Examples = map[string]*huma.Example{"published": {
 					Summary: "The original API's published notification (merchant 234, a rejection)", Value: json.RawMessage(publishedNotification)}}
 			}

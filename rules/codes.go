@@ -236,6 +236,19 @@ const (
 	CodeUserNotFound = "2957" // 404: no such user
 	CodeUserState    = "2958" // 409: the user's status does not allow this (reset a disabled user)
 	CodeAuditQuery   = "2959" // 400: an audit query's filter is invalid
+
+	// Issue 24 (B), key roles and batches (2913–2919, 2921–2925).
+	CodeKeyRoleRefused      = "2913" // 403: the API key's role does not allow the operation
+	CodeKeyRole             = "2914" // 400: a key role that is not full, maker, checker or read
+	CodeBatchSelfApproval   = "2915" // 403: the batch's maker cannot approve it
+	CodeBatchConflict       = "2916" // 409: the batchId was already used with other items
+	CodeBatchTooLarge       = "2917" // 413: more than MaxBatchItems items
+	CodeBatchDuplicateOrder = "2918" // a batch item's orderId is repeated in the batch
+	CodeBatchOrderUsed      = "2919" // a batch item's orderId is an existing payout's
+	CodeBatchNotFound       = "2921" // 404: the merchant has no such batch
+	CodeBatchState          = "2922" // 409: only a DRAFT batch can be approved
+	CodeBatchCSV            = "2923" // 400: the CSV cannot be read (header, quoting, a row's width)
+	CodeBatchBody           = "2924" // 400: batchId or items missing or invalid
 )
 
 // CodeInfo describes one code for the README and the OpenAPI description. Original says the
@@ -281,6 +294,17 @@ var Catalogue = []CodeInfo{
 	{CodeBalanceLimit, 409, false, "the funding would take the balance above 10^15 minor units"},
 	{CodeWithdrawalTooLarge, 409, false, "the withdrawal is larger than the available balance"},
 	{CodeAPIKeyNotFound, 404, false, "no such API key for this merchant"},
+	{CodeKeyRoleRefused, 403, false, "the API key's role does not allow the operation: read keys only read, maker keys cannot approve, checker keys only read and approve"},
+	{CodeKeyRole, 400, false, "a key role must be full, maker, checker or read"},
+	{CodeBatchSelfApproval, 403, false, "a batch cannot be approved by the key or user that made it"},
+	{CodeBatchConflict, 409, false, "the batchId was already used with other items"},
+	{CodeBatchTooLarge, 413, false, "a batch has at most 10,000 items (and a body of at most 10 MiB)"},
+	{CodeBatchDuplicateOrder, 400, false, "in a batch's validation report: the item's orderId is repeated in the batch"},
+	{CodeBatchOrderUsed, 400, false, "in a batch's validation report: the item's orderId is an existing payout's"},
+	{CodeBatchNotFound, 404, false, "the merchant has no such batch"},
+	{CodeBatchState, 409, false, "only a DRAFT batch can be approved"},
+	{CodeBatchCSV, 400, false, "the batch's CSV cannot be read: a header of dotted field names, then one row per item of the same width"},
+	{CodeBatchBody, 400, false, "a batch needs a batchId (1–40 characters) and items, an array of payout requests"},
 	{CodeBackupUnsupported, 501, false, "this storage engine has no online backup (PostgreSQL: use pg_dump)"},
 	{CodeFieldRequired, 401, true, "another field is required: subMerchantInfo and its code, name and url for a PSP merchant; description and subMerchantInfo.name at Peru wallet 037"},
 	{CodeEmailRequired, 401, true, "beneficiary.email is required (Colombia cash, Peru card)"},

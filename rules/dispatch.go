@@ -20,7 +20,7 @@ const (
 
 // LaneOf is the lane an event kind travels in.
 func LaneOf(kind string) Lane {
-	if kind == EventMerchantNotification {
+	if kind == EventMerchantNotification || kind == EventBatchNotification {
 		return LaneNotify
 	}
 	return LaneMail

@@ -56,6 +56,9 @@ type LoggedEvent struct {
 // EventType is the type of a merchant notification: "payout." and the status it announces
 // (its id is merchant.notification:<payout>:<status>).
 func EventType(eventID string) string {
+	if strings.HasPrefix(eventID, EventBatchNotification+":") {
+		return "batch." + eventID[strings.LastIndexByte(eventID, ':')+1:]
+	}
 	if i := strings.LastIndexByte(eventID, ':'); i >= 0 {
 		return "payout." + eventID[i+1:]
 	}
@@ -220,7 +223,9 @@ const (
 	DumpDeliveryChaos = "delivery-chaos" // DumpedDeliveryChaos
 )
 
-func init() { DumpKinds = append(DumpKinds, DumpLoggedEvent, DumpInboxItem, DumpDeliveryChaos) }
+func init() {
+	DumpKinds = append(DumpKinds, DumpLoggedEvent, DumpInboxItem, DumpDeliveryChaos, DumpBatch)
+}
 
 // DumpedInboxItem is one item of a merchant's sandbox inbox.
 type DumpedInboxItem struct {

@@ -15,6 +15,9 @@ type Merchant struct {
 	KeyCreatedAt time.Time `json:"keyCreatedAt,omitzero"`
 	// OldKeys are earlier key pairs still accepted until they expire (key rotation).
 	OldKeys []OldKey `json:"oldKeys,omitempty"`
+	// RoleKeys are the additional key pairs with a role other than full (keyrole.go), valid
+	// until revoked.
+	RoleKeys []RoleKey `json:"roleKeys,omitempty"`
 }
 
 // OldKey is a replaced API key pair, accepted until ExpiresAt, stored like the current one.

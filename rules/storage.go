@@ -38,6 +38,7 @@ type Storage interface {
 	UserStore
 	AuditLog
 	LedgerEntries
+	BatchStore
 
 	// Sessions is the store of the card-form and dashboard sessions (scs.Store and
 	// scs.IterableStore); now is its clock.

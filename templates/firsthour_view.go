@@ -4,8 +4,8 @@ package templates
 
 // KeyRow is one of a merchant's live API keys: its id, never the key or the secret.
 type KeyRow struct {
-	ID, Created, Expires string
-	Current              bool
+	ID, Role, Created, Expires string
+	Current                    bool
 }
 
 // PayoutActions are Cancel (while the payout was not sent to the rail) and, for a card

@@ -62,6 +62,7 @@ func Run(t *testing.T, e Engine) {
 		{"KeyFingerprints", testKeyFingerprints},
 		{"Users", testUsers},
 		{"Audit", testAudit},
+		{"Batches", testBatches},
 	} {
 		t.Run(area.name, func(t *testing.T) { area.run(t, e) })
 	}

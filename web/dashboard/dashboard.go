@@ -130,6 +130,12 @@ type Config struct {
 	// ClientAddr is the request's client address (api.ClientAddr: a trusted proxy's forwarded
 	// one); nil takes the peer's.
 	ClientAddr func(*http.Request) string
+
+	// Issue 24 (B): batches (nil: no batch pages), their result CSV (api.BatchResultCSV), and
+	// keys with a role beside the current one (api.AddRoleKey).
+	Batches    *rules.Batches
+	BatchCSV   func(items []rules.BatchItem) []byte
+	AddRoleKey func(id string, role rules.KeyRole) (keyID, apiKey, apiSecret string, err error)
 }
 
 // IdleTimeout signs an operator out after this long without a request (issue 12).
@@ -224,6 +230,7 @@ func (d *Dashboard) Routes(r chi.Router) {
 			r.With(create).Post("/dashboard/merchants/{id}/new-payout", d.createPayout)
 			r.With(manage).Post("/dashboard/merchants/{id}/keys", d.newKey)
 			r.With(manage).Post("/dashboard/merchants/{id}/keys/revoke", d.revokeKey)
+			d.batchRoutes(r)
 			r.With(create).Post("/dashboard/payouts/{id}/cancel", d.cancel)
 			r.With(create).Post("/dashboard/payouts/{id}/card-form", d.cardForm)
 			r.Get("/dashboard/mail", d.mail)

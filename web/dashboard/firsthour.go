@@ -24,9 +24,13 @@ func keyRows(m *rules.Merchant, now time.Time, w templates.Words) []templates.Ke
 	if created.IsZero() {
 		created = m.CreatedAt
 	}
-	rows := []templates.KeyRow{{ID: rules.KeyID(m.APIKeyHash), Current: true, Created: timeText(created), Expires: w.S("k.never")}}
+	full := string(rules.KeyRoleFull)
+	rows := []templates.KeyRow{{ID: rules.KeyID(m.APIKeyHash), Role: full, Current: true, Created: timeText(created), Expires: w.S("k.never")}}
 	for _, k := range m.LiveOldKeys(now) {
-		rows = append(rows, templates.KeyRow{ID: rules.KeyID(k.APIKeyHash), Created: timeText(k.CreatedAt), Expires: timeText(k.ExpiresAt)})
+		rows = append(rows, templates.KeyRow{ID: rules.KeyID(k.APIKeyHash), Role: full, Created: timeText(k.CreatedAt), Expires: timeText(k.ExpiresAt)})
+	}
+	for _, k := range m.RoleKeys { // issue 24: valid until revoked
+		rows = append(rows, templates.KeyRow{ID: rules.KeyID(k.APIKeyHash), Role: string(k.Role), Created: timeText(k.CreatedAt), Expires: w.S("k.untilRevoked")})
 	}
 	return rows
 }
@@ -40,6 +44,23 @@ func (d *Dashboard) newKey(w http.ResponseWriter, r *http.Request) {
 	}
 	self := "/dashboard/merchants/" + url.PathEscape(m.ID)
 	words := templates.DashWords(d.lang(r))
+	if role, ok := rules.ParseKeyRole(r.PostForm.Get("role")); !ok {
+		d.back(w, r, self, "", rules.MessageIn(d.lang(r), rules.CodeKeyRole, "role must be full, maker, checker or read"))
+		return
+	} else if role != rules.KeyRoleFull && d.cfg.AddRoleKey != nil { // issue 24: a key beside the current one
+		keyID, key, secret, err := d.cfg.AddRoleKey(m.ID, role)
+		if err != nil {
+			d.internal(w, r, err)
+			return
+		}
+		if d.cfg.Forget != nil {
+			d.cfg.Forget(m.ID)
+		}
+		d.cfg.Log.Info("dashboard: API key issued", "merchant_id", m.ID, "key_id", keyID, "role", role)
+		d.sm.Put(r.Context(), kCreds, key+"\n"+secret)
+		d.back(w, r, self, sprintf(words.S("k.issued"), keyID), "")
+		return
+	}
 	grace, err := time.ParseDuration(r.PostForm.Get("grace"))
 	if err != nil || grace < 0 || grace > 30*24*time.Hour {
 		d.back(w, r, self, "", words.S("k.badGrace"))

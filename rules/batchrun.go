@@ -1,0 +1,279 @@
+package rules
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// EventBatchNotification is the merchant notification of a batch whose every item reached a
+// final stage; it travels the notify lane and is signed as the payouts' are. Its id is
+// batch.notification:b<id>:COMPLETED (the b keeps it from being read as a payout id).
+const EventBatchNotification = "batch.notification"
+
+// BatchEventID is the id of batch id's notification.
+func BatchEventID(id int64) string {
+	return EventBatchNotification + ":b" + strconv.FormatInt(id, 10) + ":" + string(BatchCompleted)
+}
+
+// BatchRunner creates the items of approved batches as payouts, and notifies the merchant
+// once every item of a batch reached a final stage. All its state is in the store: after a
+// crash it resumes where it stopped, and an item whose payout was created but not yet
+// recorded is found again by its orderId (the create is idempotent on it), so every item
+// becomes exactly one payout.
+type BatchRunner struct {
+	Store     BatchStore
+	Service   *Service
+	Merchants func(id string) (*Merchant, error)
+	Now       func() time.Time
+	Log       *slog.Logger
+	// Parallel is how many items are created at once (they meet in the engine's group
+	// writes, as concurrent single creates do). Zero is 64.
+	Parallel int
+	// Notice builds a batch's notification body (api); nil writes no notification.
+	Notice func(b *Batch, items []BatchItem) ([]byte, error)
+	// Notified is told after a notification is written (wakes the dispatcher). May be nil.
+	Notified func()
+	// Poll is how often the runner looks for work besides its kicks (final stages come from
+	// the lifecycle). Zero is one second.
+	Poll time.Duration
+
+	once sync.Once
+	wake chan struct{}
+}
+
+// Kick wakes the runner.
+func (r *BatchRunner) Kick() {
+	r.init()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *BatchRunner) init() { r.once.Do(func() { r.wake = make(chan struct{}, 1) }) }
+
+// Run works until ctx ends.
+func (r *BatchRunner) Run(ctx context.Context) {
+	r.init()
+	poll := r.Poll
+	if poll <= 0 {
+		poll = time.Second
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		if err := r.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			r.log().Warn("batch runner", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.wake:
+		case <-t.C:
+		}
+	}
+}
+
+func (r *BatchRunner) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Log
+}
+
+// RunOnce takes every runnable batch one step on: creates the items of the approved ones,
+// and notifies the completed ones whose items are all final.
+func (r *BatchRunner) RunOnce(ctx context.Context) error {
+	bs, err := r.Store.RunnableBatches()
+	if err != nil {
+		return err
+	}
+	for _, b := range bs {
+		if ctx.Err() != nil {
+			return nil
+		}
+		switch b.Status {
+		case BatchApproved, BatchProcessing:
+			err = r.create(ctx, b)
+		case BatchCompleted:
+			err = r.notify(b)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// create creates the batch's items not yet created, Parallel at a time, recording their
+// payouts in chunks; then the batch is COMPLETED. An item the create refuses (no balance,
+// an orderId taken since the upload) keeps that error; an outage stops the run, to resume.
+func (r *BatchRunner) create(ctx context.Context, b *Batch) error {
+	if b.Status == BatchApproved {
+		if _, err := r.Store.UpdateBatch(b.MerchantID, b.ID, func(b *Batch) ([]Event, error) {
+			if b.Status == BatchApproved {
+				b.Status = BatchProcessing
+			}
+			return nil, nil
+		}); err != nil {
+			return err
+		}
+	}
+	m, err := r.Merchants(b.MerchantID)
+	if err != nil {
+		return err
+	}
+	items, err := r.Store.BatchItems(b.MerchantID, b.ID, 0, 0)
+	if err != nil {
+		return err
+	}
+	var todo []BatchItem
+	for _, it := range items {
+		if !it.Done() && it.OrderID != "" {
+			todo = append(todo, it)
+		}
+	}
+	parallel := r.Parallel
+	if parallel <= 0 {
+		parallel = 64
+	}
+	jobs := make(chan BatchItem)
+	results := make(chan BatchItem)
+	var stop error
+	var stopOnce sync.Once
+	halt, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for w := 0; w < parallel; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range jobs {
+				res, err := r.Service.CreatePayout(halt, m, it.Body, EndpointPayouts)
+				switch {
+				case err == nil:
+					it.PayoutID = res.Payout.ID
+				case Unavailable(err) || !isRefusal(err):
+					stopOnce.Do(func() { stop = err; cancel() })
+					continue
+				default:
+					it.Code, it.Location, it.Message = refusal(err)
+				}
+				results <- it
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for _, it := range todo {
+			select {
+			case jobs <- it:
+			case <-halt.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+	const chunk = 500
+	var done []BatchItem
+	var werr error
+	for it := range results {
+		done = append(done, it)
+		if len(done) >= chunk && werr == nil {
+			werr = r.Store.RecordBatchItems(b.MerchantID, b.ID, done)
+			done = done[:0]
+			if werr != nil {
+				cancel()
+			}
+		}
+	}
+	if werr == nil && len(done) > 0 {
+		werr = r.Store.RecordBatchItems(b.MerchantID, b.ID, done)
+	}
+	if werr != nil {
+		return werr
+	}
+	if stop != nil {
+		return stop
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	_, err = r.Store.UpdateBatch(b.MerchantID, b.ID, func(b *Batch) ([]Event, error) {
+		if b.Status == BatchProcessing {
+			b.Status, b.CompletedAt = BatchCompleted, r.Now().UTC()
+		}
+		return nil, nil
+	})
+	return err
+}
+
+// isRefusal says whether err is the create's answer about the item (a code to record), not
+// a failure of the service.
+func isRefusal(err error) bool {
+	var p *Problem
+	var e *Error
+	switch {
+	case errors.As(err, &p):
+		return p.Kind != KindInternal && p.Kind != KindUnavailable
+	case errors.As(err, &e):
+		return e.Kind != KindInternal && e.Kind != KindUnavailable
+	}
+	return false
+}
+
+func refusal(err error) (code, location, message string) {
+	var p *Problem
+	if errors.As(err, &p) && len(p.Errors) > 0 {
+		return p.Errors[0].Code, p.Errors[0].Field, p.Errors[0].Message
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code, e.Field, e.Message
+	}
+	return CodeInternal, "", err.Error()
+}
+
+// notify writes the batch's notification once every item is final (and marks the batch
+// notified, in the same transaction, so that it is written once).
+func (r *BatchRunner) notify(b *Batch) error {
+	items, err := r.Store.BatchItems(b.MerchantID, b.ID, 0, 0)
+	if err != nil {
+		return err
+	}
+	for i := range items {
+		if !items[i].Final() {
+			return nil
+		}
+	}
+	m, err := r.Merchants(b.MerchantID)
+	if err != nil {
+		return err
+	}
+	wrote := false
+	_, err = r.Store.UpdateBatch(b.MerchantID, b.ID, func(cur *Batch) ([]Event, error) {
+		if !cur.NotifiedAt.IsZero() {
+			return nil, nil
+		}
+		now := r.Now().UTC()
+		cur.NotifiedAt = now
+		if r.Notice == nil || m.Settings.NotificationURL == "" {
+			return nil, nil
+		}
+		body, err := r.Notice(cur, items)
+		if err != nil {
+			return nil, err
+		}
+		wrote = true
+		return []Event{{ID: BatchEventID(cur.ID), Kind: EventBatchNotification, MerchantID: cur.MerchantID,
+			Data: body, CreatedAt: now, NextAt: now}}, nil
+	})
+	if err == nil && wrote && r.Notified != nil {
+		r.Notified()
+	}
+	return err
+}
