@@ -151,7 +151,6 @@ func isCSV(ct string) bool {
 	return err == nil && mt == "text/csv"
 }
 
-
 type createBatchIn struct {
 	MerchantID  string `path:"merchantId"`
 	BatchID     string `query:"batchId" doc:"The batch's id, for a CSV body (a JSON body carries it)"`
