@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	gojson "github.com/goccy/go-json"
 )
 
 // PayoutRequest is the body of the create operation (spec 2.1), field names exactly as the
@@ -186,11 +188,14 @@ func decode(body []byte) (req, partial *PayoutRequest, err error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var doc any
-	if err := dec.Decode(&doc); err != nil || dec.More() {
-		msg := "the body is not valid JSON"
-		if err != nil {
-			msg += ": " + err.Error()
-		}
+	// Anything but white space after the value is refused: dec.More alone takes a stray '}'
+	// or ']' for the end of the input (`{…}}` passed the shape check; FuzzDecodeAndCheck).
+	err = dec.Decode(&doc)
+	if err == nil && len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
+		err = errors.New("there is more after the JSON value")
+	}
+	if err != nil {
+		msg := "the body is not valid JSON: " + err.Error()
 		ps.add(CodeMalformedJSON, "", msg, nil)
 		return nil, nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
 	}
@@ -212,8 +217,13 @@ func decode(body []byte) (req, partial *PayoutRequest, err error) {
 		}
 		return nil, partial, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
 	}
+	// The typed decode of a body every check passed (valid UTF-8, known fields, the right
+	// types): goccy/go-json, which the PostgreSQL engine already uses for its documents,
+	// decodes such a body as encoding/json does at about a third of its CPU. The generic
+	// decode above stays encoding/json's: it meets every malformed body, and goccy keeps
+	// invalid UTF-8 in a key where encoding/json makes it U+FFFD (FuzzDecodeAndCheck).
 	var r PayoutRequest
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := gojson.Unmarshal(body, &r); err != nil {
 		// The shape check above accepts only what decodes; this is a bug if reached.
 		ps.add(CodeMalformedJSON, "", "the body could not be decoded: "+err.Error(), nil)
 		return nil, nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
