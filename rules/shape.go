@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"net/mail"
 	"net/url"
+	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -102,37 +104,58 @@ var requestShape = map[string]field{
 // field, wrong type, missing required field and generic limit. Keys are visited in order so
 // that the errors come out the same way every time.
 func checkObject(ps *problems, prefix string, obj map[string]any, shape map[string]field) {
-	keys := make([]string, 0, len(obj))
+	unknown := false
 	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
 		if _, ok := shape[k]; !ok {
-			name := k
-			if name == "" {
-				name = `""` // an empty key still needs a location
-			}
-			ps.addf(CodeUnknownField, prefix+name, nil, "%q is not a field of the payout request", k)
+			unknown = true
+			break
 		}
+	}
+	if unknown {
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if _, ok := shape[k]; !ok {
+				name := k
+				if name == "" {
+					name = `""` // an empty key still needs a location
+				}
+				ps.addf(CodeUnknownField, prefix+name, nil, "%q is not a field of the payout request", k)
+			}
+		}
+	}
+	for _, name := range sortedNames(shape) {
+		f := shape[name]
+		v, present := obj[name]
+		if !present || v == nil || v == "" {
+			if f.required {
+				ps.add(f.missingCode, prefix+name, "is required", nil)
+			}
+			continue
+		}
+		checkValue(ps, prefix+name, v, f)
+	}
+}
+
+// shapeNames are the field names of each shape, sorted once: the shapes are fixed tables,
+// and checkObject visits them on every request.
+var shapeNames sync.Map // the shape map's pointer → []string
+
+func sortedNames(shape map[string]field) []string {
+	key := reflect.ValueOf(shape).UnsafePointer()
+	if names, ok := shapeNames.Load(key); ok {
+		return names.([]string)
 	}
 	names := make([]string, 0, len(shape))
 	for k := range shape {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	for _, name := range names {
-		f := shape[name]
-		path := prefix + name
-		v, present := obj[name]
-		if !present || v == nil || v == "" {
-			if f.required {
-				ps.add(f.missingCode, path, "is required", nil)
-			}
-			continue
-		}
-		checkValue(ps, path, v, f)
-	}
+	shapeNames.Store(key, names)
+	return names
 }
 
 func checkValue(ps *problems, path string, v any, f field) {
