@@ -80,8 +80,11 @@ func walkStrings(path string, v any, fn func(path, s string)) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			p := k
+			if p == "" {
+				p = `""` // an empty key still needs a location, as in checkObject
+			}
 			if path != "" {
-				p = path + "." + k
+				p = path + "." + p
 			}
 			walkStrings(p, x[k], fn)
 		}
