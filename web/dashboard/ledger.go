@@ -23,6 +23,9 @@ import (
 const ledgerPage = 50
 
 func (d *Dashboard) ledgerRoutes(r chi.Router) {
+	if d.cfg.Ledger == nil {
+		return
+	}
 	r.Get("/dashboard/merchants/{id}/ledger", d.ledger)
 	r.Get("/dashboard/merchants/{id}/statement.csv", d.statementCSV)
 }
@@ -37,10 +40,6 @@ func ledgerCurrency(r *http.Request) string {
 
 // ledger is /dashboard/merchants/{id}/ledger?currency=&after=&date=&reconcile=1&from=&to=.
 func (d *Dashboard) ledger(w http.ResponseWriter, r *http.Request) {
-	if d.cfg.Ledger == nil {
-		http.NotFound(w, r)
-		return
-	}
 	m, ok := d.merchantOf(w, r)
 	if !ok {
 		return
@@ -167,10 +166,6 @@ func reconcileView(rc rules.Reconciliation) *templates.ReconcileView {
 
 // statementCSV is /dashboard/merchants/{id}/statement.csv?currency=&date=: the API's CSV.
 func (d *Dashboard) statementCSV(w http.ResponseWriter, r *http.Request) {
-	if d.cfg.Ledger == nil {
-		http.NotFound(w, r)
-		return
-	}
 	m, ok := d.merchantOf(w, r)
 	if !ok {
 		return
