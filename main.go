@@ -763,6 +763,9 @@ func newApp(ctx context.Context, cfg serveConfig, db rules.Storage, sealer *stor
 		OnFinal:   func(p *rules.Payout, m *rules.Merchant) []rules.Event { return rules.OutcomeEvents(p, m, w.now()) },
 		Finished:  w.metrics.Finished,
 	}
+	if cfg.onPostgres() {
+		w.lc.Workers = 2 // its rounds wait on round trips (rules.Lifecycle.Workers); bbolt's on its one writer
+	}
 	w.svc = &rules.Service{Store: db, Now: w.now, Admit: w.lc.Admit, Created: func(p *rules.Payout) {
 		w.metrics.Created(p)
 		if p.Status.Final() && w.lc.Finished != nil { // rejected as it was admitted (NO_BALANCE)

@@ -3,6 +3,7 @@ package rules
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 )
@@ -17,6 +18,12 @@ type LifecycleStore interface {
 	// Fund changes a balance by amount, with its ledger entry at the service's time at.
 	Fund(merchantID, country, currency string, amount int64, at time.Time) (Balance, error)
 	Balances(merchantID string) ([]Balance, error)
+}
+
+// DueReader is a LifecycleStore that reads the payouts it claims with the claim: the
+// payouts of each entry, by id (a database at network distance saves a round trip a round).
+type DueReader interface {
+	DueRead(now time.Time, limit int) ([]DueEntry, map[int64]*Payout, error)
 }
 
 // Lifecycle moves payouts through the stages of contract section 5, in the server, not in
@@ -35,6 +42,11 @@ type Lifecycle struct {
 	Finished func(p *Payout)
 	// BatchSize caps the payouts moved in one transaction.
 	BatchSize int
+	// Workers bounds the rounds run at once while a backlog lasts (a round took a full
+	// batch); 0 or 1, one at a time. A round on a database at network distance waits mostly
+	// on round trips, and one round at a time falls behind a sustained stream of creates:
+	// the payouts' steps would lag further and further. The claims keep rounds apart.
+	Workers int
 
 	once sync.Once
 	wake chan struct{}
@@ -65,10 +77,22 @@ func (lc *Lifecycle) Kick() {
 // or a Kick.
 func (lc *Lifecycle) Run(ctx context.Context) {
 	lc.init()
+	backlog := make(chan struct{}, 1)
+	var helpers sync.WaitGroup
+	defer helpers.Wait()
+	for range lc.Workers - 1 {
+		helpers.Go(func() { lc.help(ctx, backlog) })
+	}
 	for {
 		n, err := lc.RunOnce(ctx)
 		if err != nil && ctx.Err() == nil {
 			lc.Log.Error("lifecycle step failed", "err", err)
+		}
+		if n == lc.BatchSize {
+			select {
+			case backlog <- struct{}{}: // a helper runs rounds beside this one until it is gone
+			default:
+			}
 		}
 		wait := time.Second
 		if n == lc.BatchSize {
@@ -94,6 +118,29 @@ func (lc *Lifecycle) Run(ctx context.Context) {
 	}
 }
 
+// help runs rounds while a backlog lasts, each time Run finds one.
+func (lc *Lifecycle) help(ctx context.Context, backlog <-chan struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-backlog:
+		}
+		for ctx.Err() == nil {
+			n, err := lc.RunOnce(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					lc.Log.Error("lifecycle step failed", "err", err)
+				}
+				break
+			}
+			if n < lc.BatchSize {
+				break
+			}
+		}
+	}
+}
+
 // gatherWindow is how long the worker lets new payouts gather after a wake-up.
 const gatherWindow = 20 * time.Millisecond
 
@@ -102,7 +149,14 @@ const gatherWindow = 20 * time.Millisecond
 func (lc *Lifecycle) RunOnce(ctx context.Context) (int, error) {
 	lc.init()
 	now := lc.Now().UTC()
-	due, err := lc.Store.Due(now, lc.BatchSize)
+	var due []DueEntry
+	var read map[int64]*Payout
+	var err error
+	if dr, ok := lc.Store.(DueReader); ok {
+		due, read, err = dr.DueRead(now, lc.BatchSize)
+	} else {
+		due, err = lc.Store.Due(now, lc.BatchSize)
+	}
 	if err != nil || len(due) == 0 {
 		return 0, err
 	}
@@ -116,7 +170,7 @@ func (lc *Lifecycle) RunOnce(ctx context.Context) (int, error) {
 			railIDs = append(railIDs, d.ID)
 		}
 	}
-	ps, err := lc.Store.PayoutsByID(railIDs)
+	ps, err := lc.railPayouts(railIDs, read)
 	if err != nil {
 		return 0, err
 	}
@@ -165,6 +219,37 @@ func (lc *Lifecycle) RunOnce(ctx context.Context) (int, error) {
 	}
 	lc.finished(finished)
 	return len(ids), nil
+}
+
+// railPayouts are the payouts of ids, in their order: those read with the claim, the others
+// read now.
+func (lc *Lifecycle) railPayouts(ids []int64, read map[int64]*Payout) ([]*Payout, error) {
+	var missing []int64
+	for _, id := range ids {
+		if read[id] == nil {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == len(ids) {
+		return lc.Store.PayoutsByID(ids)
+	}
+	if len(missing) > 0 {
+		more, err := lc.Store.PayoutsByID(missing)
+		if err != nil {
+			return nil, err
+		}
+		read = maps.Clone(read)
+		for _, p := range more {
+			read[p.ID] = p
+		}
+	}
+	ps := make([]*Payout, 0, len(ids))
+	for _, id := range ids {
+		if p := read[id]; p != nil {
+			ps = append(ps, p)
+		}
+	}
+	return ps, nil
 }
 
 // Admit takes a new payout through the steps that need no rail (authorization, with its

@@ -39,6 +39,17 @@ import (
 // create, and every create of a group whose balance statements failed (an overdraft, a row
 // that a concurrent write created first), fall back to the write-by-write path (group.go's
 // run), which locks the balances first.
+//
+// Most groups skip step 1 and cost one round trip: the writer remembers each balance as its
+// last read or write of it left it, for a second (knownBalance), and draws the ids of the
+// next groups' payouts with each write (idStock). A group all of whose balances are known and
+// whose ids are in stock is decided on them and written at once, its orders not looked up.
+// What could have changed meanwhile is caught as for a read ahead, or by the write itself:
+// an order stored already (a replay, or the same order on another instance) fails the
+// INSERT, a balance drawn down by another writer fails its CHECK; then nothing of the group
+// is stored, and it goes the way above, from step 1. A balance another writer added to only
+// makes the known one more prudent: a create it refuses goes the way above, on the balance
+// read.
 
 // createWrite is one create of a group: what CreatePayout asked, and its answer (existing
 // or stored) once its op is done.
@@ -98,6 +109,9 @@ func (w *groupWriter) createSetBased(ops []*groupOp) (fallback, again []*groupOp
 		first[k] = op
 		look = append(look, op)
 	}
+	if w.createKnown(ctx, look) {
+		return nil, again
+	}
 	ahead, err := readAhead(ctx, w.pool, look)
 	if err != nil {
 		for _, op := range look {
@@ -105,6 +119,7 @@ func (w *groupWriter) createSetBased(ops []*groupOp) (fallback, again []*groupOp
 		}
 		return nil, again
 	}
+	w.learn(ahead.balances)
 	if w.afterReadAhead != nil {
 		w.afterReadAhead()
 	}
@@ -129,7 +144,7 @@ func (w *groupWriter) createSetBased(ops []*groupOp) (fallback, again []*groupOp
 	if len(g.ops) == 0 {
 		return fallback, again
 	}
-	switch err := g.write(ctx, w.pool); {
+	switch err := w.writeSet(ctx, g, len(look)); {
 	case errors.Is(err, errFallBack):
 		return append(fallback, g.ops...), again
 	case err != nil:
@@ -142,6 +157,152 @@ func (w *groupWriter) createSetBased(ops []*groupOp) (fallback, again []*groupOp
 		}
 	}
 	return fallback, again
+}
+
+// createKnown tries the creates of a group on the balances known and the ids in stock, in
+// one round trip. It reports whether every create got its answer; when not, nothing of them
+// is stored and none is answered: they go the way of a read ahead.
+func (w *groupWriter) createKnown(ctx context.Context, look []*groupOp) bool {
+	if w.alone {
+		return false
+	}
+	now := time.Now()
+	held := make(map[balanceKey]heldBalance, 1)
+	for _, op := range look {
+		for _, k := range op.keys {
+			kb, ok := w.known[k]
+			if !ok || now.Sub(kb.at) > knownFor {
+				return false
+			}
+			held[k] = kb.heldBalance
+		}
+	}
+	ids, ok := w.stock.take(len(look), now)
+	if !ok {
+		return false
+	}
+	g := &setGroup{held: &heldBalances{held: held}, deltas: balanceDeltas{}}
+	undo := func() bool {
+		for _, op := range look {
+			op.create.stored = nil
+		}
+		w.stock.putBack(ids)
+		return false
+	}
+	for i, op := range look {
+		if err := g.admit(ctx, op, ids[i]); err != nil {
+			return undo() // a refusal (more money may be there) or the create's own error: read first
+		}
+	}
+	if w.afterReadAhead != nil {
+		w.afterReadAhead()
+	}
+	err := w.writeSet(ctx, g, len(look))
+	if errors.Is(err, errFallBack) {
+		for k := range g.deltas {
+			delete(w.known, k)
+		}
+		w.stock.ids = w.stock.ids[:0] // should one have been taken meanwhile (an import), none is tried twice
+		ids = nil
+		return undo()
+	}
+	for _, op := range g.ops {
+		op.answer(err)
+	}
+	return true
+}
+
+// writeSet writes a group decided in memory (setGroup.write) and learns the balances as it
+// left them. When creates come in groups (more than one at a time), it draws ids for the next
+// groups with it, about twice this one's size; one at a time, none: ids drawn and not used
+// within idsFor are dropped, and a client creating one payout after another sees no gaps.
+func (w *groupWriter) writeSet(ctx context.Context, g *setGroup, size int) error {
+	if !w.alone {
+		if size > 1 {
+			g.draw = max(min(2*size, maxGroup)-len(w.stock.ids), 0)
+		}
+		g.after = make(map[balanceKey]rules.Balance, len(g.deltas))
+	}
+	err := g.write(ctx, w.pool)
+	if len(g.drawn) > 0 {
+		w.stock.add(g.drawn, time.Now())
+	}
+	if err == nil {
+		now := time.Now()
+		for k, b := range g.after {
+			w.known[k] = knownBalance{heldBalance{b: b, stored: true}, now}
+		}
+	}
+	return err
+}
+
+// learn notes balances as read.
+func (w *groupWriter) learn(bs map[balanceKey]heldBalance) {
+	if w.alone {
+		return
+	}
+	now := time.Now()
+	for k, hb := range bs {
+		if hb.stored {
+			w.known[k] = knownBalance{hb, now}
+		}
+	}
+}
+
+// forget forgets the balances of writes decided write by write (their outcome is not known
+// here without reading them again).
+func (w *groupWriter) forget(ops []*groupOp) {
+	for _, op := range ops {
+		for _, k := range op.keys {
+			delete(w.known, k)
+		}
+	}
+}
+
+// knownFor is how long a balance the writer read or wrote is taken as known: a second, after
+// which another writer has probably changed it.
+const knownFor = time.Second
+
+// idsFor is how long ids drawn ahead are kept: the ids of payouts grow with their creation
+// time, across instances too, to within this.
+const idsFor = 100 * time.Millisecond
+
+// knownBalance is a balance as the writer last read or wrote it, and when.
+type knownBalance struct {
+	heldBalance
+	at time.Time
+}
+
+// idStock is payout ids drawn from payouts_id_seq ahead of the creates that use them.
+type idStock struct {
+	ids []int64 // ascending
+	at  time.Time
+}
+
+// take takes n ids, if there are that many drawn less than idsFor ago.
+func (s *idStock) take(n int, now time.Time) ([]int64, bool) {
+	if now.Sub(s.at) > idsFor {
+		s.ids = s.ids[:0]
+	}
+	if len(s.ids) < n {
+		return nil, false
+	}
+	ids := slices.Clone(s.ids[:n])
+	s.ids = append(s.ids[:0], s.ids[n:]...)
+	return ids, true
+}
+
+// putBack returns ids taken and not used.
+func (s *idStock) putBack(ids []int64) {
+	s.ids = append(s.ids, ids...)
+	slices.Sort(s.ids)
+}
+
+// add adds ids just drawn.
+func (s *idStock) add(ids []int64, at time.Time) {
+	s.ids = append(s.ids, ids...)
+	slices.Sort(s.ids)
+	s.at = at
 }
 
 // readAhead looks up the orders of the creates, takes an id for each one not stored, and
@@ -206,6 +367,10 @@ type setGroup struct {
 	ops    []*groupOp
 	rows   payoutRows
 	events []rules.Event
+
+	draw  int                          // payout ids to draw with the write, for later groups
+	drawn []int64                      // the ids drawn
+	after map[balanceKey]rules.Balance // the balances as the write left them, when not nil
 }
 
 // admit decides one new create in memory under id: nil when it is to be written with the
@@ -241,8 +406,9 @@ func (g *setGroup) admit(ctx context.Context, op *groupOp, id int64) error {
 	return nil
 }
 
-// write writes the group in one transaction, in one round trip: BEGIN, the payouts, the
-// events, the balances and COMMIT, pipelined. errFallBack when an order was taken meanwhile,
+// write writes the group in one transaction, in one round trip: BEGIN, the ids drawn ahead
+// (g.draw; drawn whatever becomes of the transaction), the payouts, the events, the balances
+// and COMMIT, pipelined. errFallBack when an order was taken meanwhile,
 // a balance would overdraw or its row was created meanwhile, or the group deadlocked: nothing
 // of it is stored, and its creates are decided again write by write.
 func (g *setGroup) write(ctx context.Context, pool *pgxpool.Pool) error {
@@ -251,11 +417,18 @@ func (g *setGroup) write(ctx context.Context, pool *pgxpool.Pool) error {
 	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
+	if g.draw > 0 {
+		b.Queue(`SELECT nextval('payouts_id_seq') FROM generate_series(1, $1)`, g.draw).Query(func(rows pgx.Rows) error {
+			var err error
+			g.drawn, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+			return err
+		})
+	}
 	g.rows.queue(b)
 	if err := queueEvents(b, g.events); err != nil {
 		return err
 	}
-	g.deltas.queue(b)
+	g.deltas.queue(b, g.after)
 	queueCommit(b)
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -315,7 +488,7 @@ func (r *payoutRows) add(p *rules.Payout, due time.Time) error {
 // first fails it (23505 on payouts_order).
 func (r *payoutRows) queue(b *pgx.Batch) {
 	b.Queue(`INSERT INTO payouts (id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc)
-		SELECT id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc::jsonb
+		SELECT id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc
 		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[],
 			$9::timestamptz[], $10::timestamptz[], $11::text[], $12::text[])
 			AS r(id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc)

@@ -82,7 +82,9 @@ func (ds balanceDeltas) checkChange() error {
 // refuse a change that would overdraw (23514); the UPDATE checks the ledger's totals on the
 // new row (rules.CheckBalanceTotals) and, should they not hold, writes a NULL available,
 // which the column refuses (23502, errLedgerRow): the transaction fails with nothing stored.
-func (ds balanceDeltas) queue(b *pgx.Batch) {
+// Each statement answers the row as it left it: when after is not nil, it gets them (the
+// figures of the transaction, once it commits).
+func (ds balanceDeltas) queue(b *pgx.Batch, after map[balanceKey]rules.Balance) {
 	keys := make([]balanceKey, 0, len(ds))
 	for k, d := range ds {
 		if d.available|d.balance|d.funded|d.processed|d.reversed != 0 || len(d.entries) > 0 {
@@ -99,21 +101,30 @@ func (ds balanceDeltas) queue(b *pgx.Batch) {
 				balance = balance + $5, funded = funded + $6, processed = processed + $7, reversed = reversed + $8,
 				entries = entries + $9
 			WHERE merchant_id = $1 AND country = $2 AND currency = $3
-			RETURNING available, balance, entries)` + deltaEntries
+			RETURNING available, balance, funded, processed, reversed, entries)` + deltaEntries
 		if !d.stored {
 			sql = `WITH u AS (INSERT INTO balances (merchant_id, country, currency, available, balance, funded, processed, reversed, entries)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING available, balance, entries)` + deltaEntries
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING available, balance, funded, processed, reversed, entries)` + deltaEntries
 		}
 		args := append([]any{k.merchantID, k.country, k.currency, d.available, d.balance, d.funded, d.processed, d.reversed},
 			entryArgs(d.entries)...)
 		want := int64(len(d.entries))
-		b.Queue(sql, args...).
-			Exec(func(tag pgconn.CommandTag) error {
-				if tag.RowsAffected() != want { // the balance's row and its entries, written together
-					return fmt.Errorf("store: balance %s %s/%s: no row", k.merchantID, k.country, k.currency)
-				}
-				return nil
-			})
+		b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+			v := rules.Balance{Country: k.country, Currency: k.currency}
+			var written, n int64
+			_, err := pgx.ForEachRow(rows, []any{&v.Available, &v.Balance, &v.Funded, &v.Processed, &v.Reversed, &v.Entries, &written},
+				func() error { n++; return nil })
+			if err != nil {
+				return err
+			}
+			if n != 1 || written != want { // the balance's row and its entries, written together
+				return fmt.Errorf("store: balance %s %s/%s: no row", k.merchantID, k.country, k.currency)
+			}
+			if after != nil {
+				after[k] = v
+			}
+			return nil
+		})
 	}
 }
 

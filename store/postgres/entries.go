@@ -77,21 +77,24 @@ func queueEntries(b *pgx.Batch, k balanceKey, entries []rules.Entry) {
 }
 
 // deltaEntries is the part of a balance's delta statement (deltas.go) that writes its
-// entries: u is the balance row the statement left (RETURNING available, balance, entries),
-// $9 the number of entries, $4 and $5 the change of available and balance; the entries are
-// numbered after the row's last, chained backwards from its figures, and stamped no earlier
-// than the entry before them (rules.OrderEntryTimes; GREATEST ignores a NULL: none before).
+// entries and answers the row: u is the balance row the statement left (RETURNING its
+// figures), $9 the number of entries, $4 and $5 the change of available and balance; the
+// entries are numbered after the row's last, chained backwards from its figures, and stamped
+// no earlier than the entry before them (rules.OrderEntryTimes; GREATEST ignores a NULL: none
+// before). The statement answers the row as it leaves it and the number of entries written:
+// no row when the balance had none to update.
 const deltaEntries = `,
 	e AS (SELECT * FROM unnest($10::text[], $11::timestamptz[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[], $16::text[], $17::text[])
-		WITH ORDINALITY AS e(type, at, amount, da, db, payout_id, order_id, batch_id, n))
-	INSERT INTO ledger_entries (merchant_id, country, currency, id, at, type, amount, available, balance, payout_id, order_id, batch_id)
+		WITH ORDINALITY AS e(type, at, amount, da, db, payout_id, order_id, batch_id, n)),
+	i AS (INSERT INTO ledger_entries (merchant_id, country, currency, id, at, type, amount, available, balance, payout_id, order_id, batch_id)
 	SELECT $1, $2, $3, u.entries - $9 + e.n,
 		GREATEST(max(e.at) OVER w, (SELECT l.at FROM ledger_entries l
 			WHERE l.merchant_id = $1 AND l.country = $2 AND l.currency = $3 AND l.id = u.entries - $9)),
 		e.type, e.amount,
 		u.available - $4 + sum(e.da) OVER w, u.balance - $5 + sum(e.db) OVER w,
 		NULLIF(e.payout_id, 0), NULLIF(e.order_id, ''), NULLIF(e.batch_id, '')
-	FROM u, e WINDOW w AS (ORDER BY e.n)`
+	FROM u, e WINDOW w AS (ORDER BY e.n) RETURNING 1)
+	SELECT u.available, u.balance, u.funded, u.processed, u.reversed, u.entries, (SELECT count(*) FROM i) FROM u`
 
 // entryArgs are the arguments $9 to $17 of a delta statement.
 func entryArgs(entries []rules.Entry) []any {

@@ -86,13 +86,18 @@ type groupWriter struct {
 	// alone runs every write in a transaction of its own, in its caller's goroutine (the
 	// benchmark's baseline).
 	alone bool
-	// afterReadAhead, in tests, runs between a create group's read of the balances and its
-	// write: another instance's change in between.
+	// afterReadAhead, in tests, runs between a create group's read of the balances (or its
+	// taking them as known) and its write: another instance's change in between.
 	afterReadAhead func()
+	// known and stock are the writer goroutine's own (creates.go): the balances as it last
+	// read or wrote them, and payout ids drawn ahead. Unused when alone.
+	known map[balanceKey]knownBalance
+	stock idStock
 }
 
 func newGroupWriter(pool *pgxpool.Pool) *groupWriter {
-	w := &groupWriter{pool: pool, ops: make(chan *groupOp), quit: make(chan struct{}), gone: make(chan struct{})}
+	w := &groupWriter{pool: pool, ops: make(chan *groupOp), quit: make(chan struct{}), gone: make(chan struct{}),
+		known: map[balanceKey]knownBalance{}}
 	go w.loop()
 	return w
 }
@@ -172,6 +177,9 @@ func (w *groupWriter) commit(all []*groupOp) {
 		fallback, again := w.createSetBased(creates)
 		group = append(group, fallback...)
 		defer answerAgain(again)
+	}
+	if !w.alone {
+		w.forget(group)
 	}
 	for attempt := 1; len(group) > 0; attempt++ {
 		pending, err := w.run(group)

@@ -171,3 +171,48 @@ func equalStatuses(a, b []rules.Status) bool {
 	}
 	return len(a) == len(b)
 }
+
+// A round steps the payouts its claim read (DueRead) without reading their documents again,
+// unless a row changed after the claim: then the step sees the row as it is now.
+func TestRoundStepsTheRowAsItIsWhenItChangedAfterTheClaim(t *testing.T) {
+	db := newDB(t)
+	if _, err := db.Fund("m1", "PER", "PEN", 1000, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	a := create(t, db, newPayout("CL-1", 100), time.Now(), reserve)
+	b := create(t, db, newPayout("CL-2", 100), time.Now(), reserve)
+	due, read, err := db.DueRead(time.Now().Add(time.Second), 10)
+	if err != nil || len(due) != 2 || read[a.ID] == nil || read[b.ID] == nil {
+		t.Fatalf("claim: %+v %v, %v", due, read, err)
+	}
+	if read[b.ID].RailRef != "" {
+		t.Fatalf("claimed %+v", read[b.ID])
+	}
+	// b changes after the claim (as an operator's action would change it).
+	changed := read[b.ID].Clone()
+	changed.RailRef = "changed-after-the-claim"
+	doc, _ := json.Marshal(changed)
+	if _, err := db.pool.Exec(context.Background(), `UPDATE payouts SET doc = $1 WHERE id = $2`, string(doc), b.ID); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]string{}
+	err = db.UpdatePayouts([]int64{a.ID, b.ID}, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
+		seen[p.ID] = p.RailRef
+		p.Move(rules.StatusPendingBank, time.Now(), "", "")
+		return time.Time{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen[a.ID] != "" || seen[b.ID] != "changed-after-the-claim" {
+		t.Errorf("the steps saw %v, want b as changed after the claim", seen)
+	}
+	for _, id := range []int64{a.ID, b.ID} {
+		if p, err := db.Payout("m1", id); err != nil || p.Status != rules.StatusPendingBank {
+			t.Errorf("payout %d after the round: %+v, %v", id, p, err)
+		}
+	}
+	if p, _ := db.Payout("m1", b.ID); p.RailRef != "changed-after-the-claim" {
+		t.Errorf("b lost its change: %+v", p)
+	}
+}

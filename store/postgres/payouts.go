@@ -394,11 +394,27 @@ func (s *DB) WithStatus(merchantID string, status rules.Status, limit int) ([]in
 // instance, gets it meanwhile; once the lease ended, any caller may take it over. Leases run
 // on the service's clock (now), as in the outbox.
 func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
+	due, _, err := s.claimDue(now, limit, false)
+	return due, err
+}
+
+// DueRead is Due that also reads the payouts it claims (rules.DueReader), in the claim's
+// round trip: the lifecycle asks the rails on them without reading them again, and the round
+// that steps them (UpdatePayouts) has them decoded already, as of the claim's row version.
+func (s *DB) DueRead(now time.Time, limit int) ([]rules.DueEntry, map[int64]*rules.Payout, error) {
+	return s.claimDue(now, limit, true)
+}
+
+func (s *DB) claimDue(now time.Time, limit int, read bool) ([]rules.DueEntry, map[int64]*rules.Payout, error) {
 	if limit <= 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ctx, cancel := callContext()
 	defer cancel()
+	doc := "NULL::text"
+	if read {
+		doc = "p.doc"
+	}
 	rows, err := s.pool.Query(ctx, `WITH c AS (
 			SELECT id, lease_owner FROM payouts
 			WHERE due_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
@@ -406,23 +422,25 @@ func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
 			FOR UPDATE SKIP LOCKED)
 		UPDATE payouts p SET lease_owner = $3, lease_until = $4
 		FROM c WHERE p.id = c.id
-		RETURNING p.id, p.due_at, coalesce(p.due_status, ''), c.lease_owner`,
+		RETURNING p.id, p.due_at, coalesce(p.due_status, ''), c.lease_owner, p.xmin::text::bigint, `+doc,
 		customPlan, now.UTC(), limit, s.instance, now.Add(s.lease).UTC())
 	if err != nil {
-		return nil, fmt.Errorf("store: claim due payouts: %w", err)
+		return nil, nil, fmt.Errorf("store: claim due payouts: %w", err)
 	}
 	type claim struct {
 		rules.DueEntry
-		at   time.Time
-		prev *string
+		at      time.Time
+		prev    *string
+		version int64
+		doc     []byte
 	}
 	claims, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claim, error) {
 		var c claim
-		err := r.Scan(&c.ID, &c.at, &c.Status, &c.prev)
+		err := r.Scan(&c.ID, &c.at, &c.Status, &c.prev, &c.version, &c.doc)
 		return c, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store: claim due payouts: %w", err)
+		return nil, nil, fmt.Errorf("store: claim due payouts: %w", err)
 	}
 	slices.SortFunc(claims, func(a, b claim) int {
 		if c := a.at.Compare(b.at); c != 0 {
@@ -431,6 +449,10 @@ func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
 		return int(a.ID - b.ID)
 	})
 	due := make([]rules.DueEntry, len(claims))
+	var ps map[int64]*rules.Payout
+	if read {
+		ps = make(map[int64]*rules.Payout, len(claims))
+	}
 	for i, c := range claims {
 		due[i] = c.DueEntry
 		if c.prev != nil && *c.prev != s.instance {
@@ -439,8 +461,16 @@ func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
 		if s.steps.add(c.ID) {
 			s.claimedSteps.Add(1)
 		}
+		if read {
+			p, err := decodePayout(c.ID, c.doc)
+			if err != nil {
+				return nil, nil, err
+			}
+			s.read.putVersion(c.ID, c.version, p)
+			ps[c.ID] = p
+		}
 	}
-	return due, nil
+	return due, ps, nil
 }
 
 // NextDue is the time of the earliest queued step that no live claim holds, zero when there
@@ -500,7 +530,7 @@ func (w *payoutWrites) add(p *rules.Payout, next time.Time) ([]byte, error) {
 // claims on every one of ids (those changed release it in their UPDATE).
 func (w *payoutWrites) queue(b *pgx.Batch, ids []int64, instance string) {
 	if len(w.id) > 0 {
-		b.Queue(`UPDATE payouts p SET doc = u.doc::jsonb, stage = u.stage, status = u.status, country = u.country,
+		b.Queue(`UPDATE payouts p SET doc = u.doc, stage = u.stage, status = u.status, country = u.country,
 				currency = u.currency, amount = u.amount, due_at = u.due_at, due_status = u.due_status,
 				lease_owner = CASE WHEN p.lease_owner = $10 THEN NULL ELSE p.lease_owner END,
 				lease_until = CASE WHEN p.lease_owner = $10 THEN NULL ELSE p.lease_until END

@@ -471,10 +471,11 @@ func TestImportPayoutsKeepsIDs(t *testing.T) {
 		t.Errorf("next create got %d, want 102", got)
 	}
 	c, d := newPayout("I-4", 1), newPayout("I-5", 1)
-	if err := db.ImportPayouts([]*rules.Payout{c, d}); err != nil || c.ID != 103 || d.ID != 104 {
+	// (after 102, with a gap: the create's group drew ids for the next creates, creates.go)
+	if err := db.ImportPayouts([]*rules.Payout{c, d}); err != nil || c.ID <= 102 || d.ID != c.ID+1 {
 		t.Fatalf("numbered import: ids %d %d, %v", c.ID, d.ID, err)
 	}
-	if p, err := db.Payout("m1", 104); err != nil || p.OrderID != "I-5" {
+	if p, err := db.Payout("m1", d.ID); err != nil || p.OrderID != "I-5" {
 		t.Fatalf("imported payout: %v %v", p, err)
 	}
 	for _, ps := range [][]*rules.Payout{{newPayout("I-6", 1), newPayout("I-1", 1)}, {newPayout("I-7", 1), newPayout("I-7", 1)}} {

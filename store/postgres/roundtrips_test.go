@@ -179,7 +179,7 @@ func TestBalanceStatementChecksTheLedgerTotals(t *testing.T) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(`INSERT INTO meta (key, value) VALUES ('with-it', 'v')`)
-	ds.queue(b)
+	ds.queue(b, nil)
 	queueCommit(b)
 	if err := sendCommitted(ctx, conn, b); !ledgerRow(err) {
 		t.Fatalf("err %v, want the balance statement's refusal", err)
@@ -192,5 +192,76 @@ func TestBalanceStatementChecksTheLedgerTotals(t *testing.T) {
 	}
 	if ds := (balanceDeltas{k: {available: -10, balance: 0, reserved: 0, stored: true}}); ds.checkChange() == nil {
 		t.Errorf("checkChange let held back move by 10 with no reservation")
+	}
+}
+
+// Once the writer knows the balance and holds ids drawn ahead, a group of creates is one
+// round trip; an order stored already (a replay) or a balance another instance drew down
+// meanwhile fails that write whole, and the group goes the way of a read ahead: the replay
+// gets its stored payout, the overdraft is decided on the balance as it is, nothing twice.
+func TestWarmGroupOfCreatesIsOneRoundTrip(t *testing.T) {
+	url := pgtest.Database(t)
+	trips := &roundTrips{}
+	db, other := openDB(t, url, Options{Tracer: trips}), openDB(t, url, Options{})
+	if _, err := db.Fund("m1", "PER", "PEN", 1_000_000, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	group := func(ops []*groupOp, cs []*createWrite) int64 {
+		t.Helper()
+		before := trips.n.Load()
+		db.writer.commit(ops)
+		for i, err := range answers(ops) {
+			if err != nil || cs[i].stored == nil && cs[i].existing == nil {
+				t.Fatalf("create %d: %v", i, err)
+			}
+		}
+		return trips.n.Load() - before
+	}
+	first, firsts := createOps("A", 8, 100)
+	if n := group(first, firsts); n != 2 {
+		t.Errorf("the first group: %d round trips, want 2 (the balance read ahead)", n)
+	}
+	ops, cs := createOps("B", 8, 100)
+	if n := group(ops, cs); n != 1 {
+		t.Errorf("a warm group: %d round trips, want 1", n)
+	}
+	for i, c := range cs {
+		if c.stored.ID <= firsts[7].stored.ID || i > 0 && c.stored.ID <= cs[i-1].stored.ID {
+			t.Errorf("warm group's ids %d after %d: not ascending after the first group's", c.stored.ID, firsts[7].stored.ID)
+		}
+	}
+	// A replay of A-3 among new orders.
+	ops, cs = createOps("C", 4, 100)
+	replay := newPayout("A-3", 100)
+	cs[0].p, ops[0].create.p = replay, replay
+	if n := group(ops, cs); n != 4 {
+		t.Errorf("a warm group with a replay: %d round trips, want 4 (the failed write and its rollback, then read ahead and write)", n)
+	}
+	if cs[0].existing == nil || cs[0].existing.ID != firsts[3].stored.ID || cs[0].stored != nil {
+		t.Errorf("the replay got %+v / %+v, want the stored A-3 (%d)", cs[0].existing, cs[0].stored, firsts[3].stored.ID)
+	}
+	// Another instance draws the balance down to 100 behind the writer's back.
+	if _, err := other.Fund("m1", "PER", "PEN", -(1_000_000 - 19*100 - 100), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ops, cs = createOps("D", 3, 100)
+	group(ops, cs)
+	reserved := 0
+	for _, c := range cs {
+		if c.stored.Reserved == 100 {
+			reserved++
+		}
+	}
+	if reserved != 1 {
+		t.Errorf("%d creates reserved 100 of the 100 left, want 1", reserved)
+	}
+	if n := count(t, db, `SELECT count(*) FROM payouts`); n != 22 {
+		t.Errorf("%d payouts stored, want 22", n)
+	}
+	if bs, _ := db.Balances("m1"); len(bs) != 1 || bs[0].Available != 0 {
+		t.Errorf("balances %+v, want nothing available", bs)
+	}
+	if err := db.CheckAllLedgers(); err != nil {
+		t.Error(err)
 	}
 }

@@ -59,7 +59,14 @@ func (s *DB) updatePayouts(ids []int64, step rules.Step) error {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	var docs map[int64][]byte
-	b.Queue(`SELECT id, doc FROM payouts WHERE id = ANY($1) ORDER BY id FOR UPDATE`, ids).Query(func(rows pgx.Rows) error {
+	read := s.read.versions(ids) // a row still at the version read: its document is not sent again (NULL)
+	vids, versions := make([]int64, 0, len(read)), make([]int64, 0, len(read))
+	for id, d := range read {
+		vids, versions = append(vids, id), append(versions, d.version)
+	}
+	b.Queue(`SELECT p.id, CASE WHEN p.xmin::text::bigint = k.v THEN NULL ELSE p.doc END
+		FROM payouts p LEFT JOIN unnest($2::bigint[], $3::bigint[]) AS k(id, v) ON k.id = p.id
+		WHERE p.id = ANY($1) ORDER BY p.id FOR UPDATE OF p`, ids, vids, versions).Query(func(rows pgx.Rows) error {
 		var err error
 		docs, err = collectDocs(rows)
 		return err
@@ -72,7 +79,7 @@ func (s *DB) updatePayouts(ids []int64, step rules.Step) error {
 	}
 	l := newLedger(withHeldBalances(ctx, held), nil)
 	w := newPayoutWrites(len(ids))
-	if err := runSteps(ids, docs, &s.read, step, l, w); err != nil {
+	if err := runSteps(ids, docs, read, &s.read, step, l, w); err != nil {
 		return err
 	}
 	if err := l.check(); err != nil { // the ledger invariant (ledger.go), on the balances read
@@ -91,7 +98,7 @@ func (s *DB) updatePayouts(ids []int64, step rules.Step) error {
 		return err
 	}
 	w.queue(wb, ids, s.instance)
-	deltas.queue(wb)
+	deltas.queue(wb, nil)
 	queueCommit(wb)
 	if err := conn.SendBatch(ctx, wb).Close(); err != nil {
 		if ledgerRow(err) {
@@ -103,15 +110,19 @@ func (s *DB) updatePayouts(ids []int64, step rules.Step) error {
 }
 
 // runSteps runs step on each payout of ids, in their order, on the documents read (decoded
-// unless read just before, doccache.go), and notes what the steps changed in w.
-func runSteps(ids []int64, docs map[int64][]byte, read *readDocs, step rules.Step, l *ledger, w *payoutWrites) error {
+// unless read just before, doccache.go; nil: the row is at the version read, as held has it),
+// and notes what the steps changed in w.
+func runSteps(ids []int64, docs map[int64][]byte, held map[int64]readDoc, read *readDocs, step rules.Step, l *ledger, w *payoutWrites) error {
 	for _, id := range ids {
 		doc, ok := docs[id]
 		if !ok {
 			continue
 		}
-		p, err := read.decode(id, doc)
-		if err != nil {
+		var p *rules.Payout
+		var err error
+		if h, same := held[id]; same && doc == nil {
+			p = h.p
+		} else if p, err = read.decode(id, doc); err != nil {
 			return err
 		}
 		reservedBefore, snap := p.Reserved, l.snapshot(p)

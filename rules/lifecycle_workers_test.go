@@ -1,0 +1,70 @@
+package rules_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"payouts/rules"
+)
+
+// backlogStore is a queue of n due payouts that are never anyone's business but the test's:
+// Due hands out up to limit of what is left, UpdatePayouts takes a while and counts how many
+// rounds write at once.
+type backlogStore struct {
+	rules.LifecycleStore // not called
+	mu                   sync.Mutex
+	left                 int
+	next                 int64
+	writing, most        atomic.Int32
+	rounds               atomic.Int32
+}
+
+func (s *backlogStore) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var due []rules.DueEntry
+	for ; s.left > 0 && len(due) < limit; s.left-- {
+		s.next++
+		due = append(due, rules.DueEntry{ID: s.next, Status: rules.StatusAuthorized})
+	}
+	return due, nil
+}
+
+func (s *backlogStore) NextDue() (time.Time, error)                      { return time.Time{}, nil }
+func (s *backlogStore) PayoutsByID(ids []int64) ([]*rules.Payout, error) { return nil, nil }
+func (s *backlogStore) UpdatePayouts(ids []int64, step rules.Step) error {
+	s.rounds.Add(1)
+	n := s.writing.Add(1)
+	defer s.writing.Add(-1)
+	for m := s.most.Load(); n > m && !s.most.CompareAndSwap(m, n); m = s.most.Load() {
+	}
+	time.Sleep(20 * time.Millisecond) // a round's round trips
+	return nil
+}
+
+// While a backlog lasts (rounds take full batches), Workers rounds run at once; once it is
+// gone, one at a time again. One worker never overlaps itself.
+func TestLifecycleWorkersWorkABacklogTogether(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		s := &backlogStore{left: 20 * 10}
+		lc := &rules.Lifecycle{Store: s, Now: time.Now, BatchSize: 10, Workers: workers}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { lc.Run(ctx); close(done) }()
+		deadline := time.Now().Add(10 * time.Second)
+		for s.rounds.Load() < 20 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+		<-done // Run returns only once its helpers did
+		if got := s.rounds.Load(); got < 20 {
+			t.Fatalf("workers %d: %d rounds of the backlog of 20", workers, got)
+		}
+		if got := s.most.Load(); int(got) != workers {
+			t.Errorf("workers %d: at most %d rounds at once, want %d", workers, got, workers)
+		}
+	}
+}
