@@ -202,8 +202,7 @@ func (w *groupWriter) createKnown(ctx context.Context, look []*groupOp) bool {
 		for k := range g.deltas {
 			delete(w.known, k)
 		}
-		w.stock.ids = w.stock.ids[:0] // should one have been taken meanwhile (an import), none is tried twice
-		ids = nil
+		ids = nil // not tried twice: should the write have failed on one of them (an import took it)
 		return undo()
 	}
 	for _, op := range g.ops {
