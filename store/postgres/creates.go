@@ -123,7 +123,7 @@ func (w *groupWriter) createSetBased(ops []*groupOp) (fallback, again []*groupOp
 	if w.afterReadAhead != nil {
 		w.afterReadAhead()
 	}
-	g := &setGroup{held: &heldBalances{held: ahead.balances}, deltas: balanceDeltas{}}
+	g := &setGroup{held: &heldBalances{held: ahead.balances}, deltas: balanceDeltas{}, rows: payoutRows{lease: w.lease}}
 	ids := ahead.ids
 	for _, op := range look {
 		c := op.create
@@ -181,7 +181,7 @@ func (w *groupWriter) createKnown(ctx context.Context, look []*groupOp) bool {
 	if !ok {
 		return false
 	}
-	g := &setGroup{held: &heldBalances{held: held}, deltas: balanceDeltas{}}
+	g := &setGroup{held: &heldBalances{held: held}, deltas: balanceDeltas{}, rows: payoutRows{lease: w.lease}}
 	undo := func() bool {
 		for _, op := range look {
 			op.create.stored = nil
@@ -468,6 +468,7 @@ type payoutRows struct {
 	createdAt                                         []time.Time
 	dueAt                                             []pgtype.Timestamptz
 	dueStatus                                         []pgtype.Text
+	lease                                             queueLease // given to the steps they queue
 }
 
 func (r *payoutRows) add(p *rules.Payout, due time.Time) error {
@@ -486,11 +487,17 @@ func (r *payoutRows) add(p *rules.Payout, due time.Time) error {
 // queue queues the INSERT of the rows into b: an order a concurrent transaction stored
 // first fails it (23505 on payouts_order).
 func (r *payoutRows) queue(b *pgx.Batch) {
-	b.Queue(`INSERT INTO payouts (id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc)
-		SELECT id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc
+	b.Queue(insertPayoutRows, r.id, r.merchant, r.order, r.country, r.currency, r.amount, r.stage, r.status, r.createdAt,
+		r.dueAt, r.dueStatus, r.doc, r.lease.ownerParam(), r.lease.lease)
+}
+
+var insertPayoutRows = func() string {
+	owner, until := leaseAheadSQL("r.due_at", "$13", "$14")
+	return `INSERT INTO payouts (id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc,
+			lease_owner, lease_until)
+		SELECT id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc, ` + owner + `, ` + until + `
 		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[],
 			$9::timestamptz[], $10::timestamptz[], $11::text[], $12::text[])
 			AS r(id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc)
-		ORDER BY id`,
-		r.id, r.merchant, r.order, r.country, r.currency, r.amount, r.stage, r.status, r.createdAt, r.dueAt, r.dueStatus, r.doc)
-}
+		ORDER BY id`
+}()

@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -60,9 +61,10 @@ type DB struct {
 
 	// writer commits the payout writes in groups (group.go); steps are the lifecycle
 	// claims this instance holds (payouts.go).
-	writer *groupWriter
-	steps  claimSet
-	read   readDocs // the payouts PayoutsByID decoded, for the round that steps them
+	writer  *groupWriter
+	steps   claimSet
+	claimMu sync.Mutex // one lifecycle claim at a time (claimDue)
+	read    readDocs   // the payouts PayoutsByID decoded, for the round that steps them
 }
 
 // Open connects to url, applies the pending migrations, and returns the store.
@@ -90,7 +92,7 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("migrate database: %w", err)
 	}
-	s := &DB{pool: pool, instance: opt.Instance, lease: opt.Lease, writer: newGroupWriter(pool)}
+	s := &DB{pool: pool, instance: opt.Instance, lease: opt.Lease}
 	if s.instance == "" {
 		host, _ := os.Hostname()
 		var b [4]byte
@@ -100,6 +102,7 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	if s.lease <= 0 {
 		s.lease = rules.ClaimLease
 	}
+	s.writer = newGroupWriter(pool, s.queueLease())
 	return s, nil
 }
 
@@ -131,9 +134,12 @@ func migrateSQL(ctx context.Context, db *sql.DB) error {
 // Instance is the name of this instance's claims.
 func (s *DB) Instance() string { return s.instance }
 
-// Close stops the writer after the group it is committing, then closes the pool.
+// Close stops the writer after the group it is committing, gives up the steps this instance
+// queued for itself (queueLease), so that another instance takes them when due rather than
+// when their lease ends, and closes the pool. The caller has stopped the lifecycle.
 func (s *DB) Close() error {
 	s.writer.close()
+	s.releaseQueued()
 	s.pool.Close()
 	return nil
 }

@@ -93,11 +93,13 @@ type groupWriter struct {
 	// read or wrote them, and payout ids drawn ahead. Unused when alone.
 	known map[balanceKey]knownBalance
 	stock idStock
+	// lease is what the creates give the steps they queue (payouts.go).
+	lease queueLease
 }
 
-func newGroupWriter(pool *pgxpool.Pool) *groupWriter {
+func newGroupWriter(pool *pgxpool.Pool, lease queueLease) *groupWriter {
 	w := &groupWriter{pool: pool, ops: make(chan *groupOp), quit: make(chan struct{}), gone: make(chan struct{}),
-		known: map[balanceKey]knownBalance{}}
+		known: map[balanceKey]knownBalance{}, lease: lease}
 	go w.loop()
 	return w
 }

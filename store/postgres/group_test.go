@@ -158,7 +158,7 @@ func TestGroupBalancesAfterAFailedWrite(t *testing.T) {
 	}
 	createOp := func(order string, admit rules.Step) *groupOp {
 		return &groupOp{fn: func(ctx context.Context, tx pgx.Tx) error {
-			_, _, err := createPayout(ctx, tx, newPayout(order, 100), time.Time{}, nil, admit)
+			_, _, err := createPayout(ctx, tx, newPayout(order, 100), time.Time{}, nil, admit, queueLease{})
 			return err
 		}, rerun: true}
 	}

@@ -53,7 +53,7 @@ func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, 
 			fn: func(ctx context.Context, tx pgx.Tx) error {
 				// A group rolled back runs this again: start clean, from p untouched.
 				var err error
-				c.existing, c.stored, err = createPayout(ctx, tx, p, due, events, admit)
+				c.existing, c.stored, err = createPayout(ctx, tx, p, due, events, admit, s.writer.lease)
 				return err
 			}})
 		switch {
@@ -78,7 +78,7 @@ func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, 
 // NOTHING: when a concurrent transaction inserted the same order in between, the insert
 // waits for it to commit and inserts nothing, and the create answers errOrderTaken (its
 // group rolls it back to its savepoint; CreatePayout runs it again and finds the order).
-func createPayout(ctx context.Context, tx pgx.Tx, p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) (existing, stored *rules.Payout, err error) {
+func createPayout(ctx context.Context, tx pgx.Tx, p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step, ql queueLease) (existing, stored *rules.Payout, err error) {
 	var storedID, nextID *int64
 	var doc []byte
 	err = tx.QueryRow(ctx, `SELECT p.id, p.doc, CASE WHEN p.id IS NULL THEN nextval('payouts_id_seq') END
@@ -100,7 +100,7 @@ func createPayout(ctx context.Context, tx pgx.Tx, p *rules.Payout, due time.Time
 	if err := l.check(); err != nil { // the ledger invariant (ledger.go)
 		return nil, nil, err
 	}
-	if err := insertPayout(ctx, tx, q, due, l); err != nil {
+	if err := insertPayout(ctx, tx, q, due, l, ql); err != nil {
 		return nil, nil, err
 	}
 	return nil, q, nil
@@ -133,7 +133,7 @@ func admitPayout(p *rules.Payout, due time.Time, events []rules.Event, admit rul
 
 // insertPayout writes a new payout, with the balances its ledger changed, in one round trip;
 // errOrderTaken when its order was taken by a concurrent transaction.
-func insertPayout(ctx context.Context, tx pgx.Tx, p *rules.Payout, due time.Time, l *ledger) error {
+func insertPayout(ctx context.Context, tx pgx.Tx, p *rules.Payout, due time.Time, l *ledger, ql queueLease) error {
 	doc, err := gojson.Marshal(p)
 	if err != nil {
 		return fmt.Errorf("store: encode payout: %w", err)
@@ -143,11 +143,8 @@ func insertPayout(ctx context.Context, tx pgx.Tx, p *rules.Payout, due time.Time
 		return err
 	}
 	inserted := false
-	b.Queue(`INSERT INTO payouts (id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-		ON CONFLICT ON CONSTRAINT payouts_order DO NOTHING`,
-		p.ID, p.MerchantID, p.OrderID, p.Country, p.Currency, p.Amount, string(p.Stage), string(p.Status),
-		p.CreatedAt, dueAt(due), dueStatus(due, p.Status), doc).
+	b.Queue(insertPayoutRow, p.ID, p.MerchantID, p.OrderID, p.Country, p.Currency, p.Amount, string(p.Stage), string(p.Status),
+		p.CreatedAt, dueAt(due), dueStatus(due, p.Status), doc, ql.ownerParam(), ql.lease).
 		Exec(func(tag pgconn.CommandTag) error {
 			inserted = tag.RowsAffected() == 1
 			return nil
@@ -159,6 +156,38 @@ func insertPayout(ctx context.Context, tx pgx.Tx, p *rules.Payout, due time.Time
 		return errOrderTaken
 	}
 	return nil
+}
+
+var insertPayoutRow = func() string {
+	owner, until := leaseAheadSQL("$10::timestamptz", "$13", "$14")
+	return `INSERT INTO payouts (id, merchant_id, order_id, country, currency, amount, stage, status, created_at, due_at, due_status, doc,
+			lease_owner, lease_until)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, ` + owner + `, ` + until + `)
+		ON CONFLICT ON CONSTRAINT payouts_order DO NOTHING`
+}()
+
+// queueLease is the lease a write of this instance gives the lifecycle step it queues: the
+// step is this instance's from its due time for one lease, as if claimed then, so that this
+// instance's next round takes it without writing a claim (Due). A step queued further ahead
+// than one lease from now gets none (any instance claims it when due), nor does any step
+// with the zero queueLease.
+type queueLease struct {
+	owner string
+	lease time.Duration
+}
+
+// ownerParam is the owner as a parameter: NULL for none.
+func (q queueLease) ownerParam() pgtype.Text {
+	return pgtype.Text{String: q.owner, Valid: q.owner != ""}
+}
+
+// leaseAheadSQL are the lease_owner and lease_until a write stores for a step queued at due
+// (an SQL expression, NULL when not queued), owner and lease being its parameters (text,
+// interval).
+func leaseAheadSQL(due, owner, lease string) (ownerExpr, untilExpr string) {
+	ahead := fmt.Sprintf("%s::text IS NOT NULL AND %s <= clock_timestamp() + %s::interval", owner, due, lease)
+	return fmt.Sprintf("CASE WHEN %s THEN %s::text END", ahead, owner),
+		fmt.Sprintf("CASE WHEN %s THEN %s + %s::interval END", ahead, due, lease)
 }
 
 // dueAt is a queue time as the column holds it: NULL when not queued.
@@ -393,6 +422,12 @@ func (s *DB) WithStatus(merchantID string, status rules.Status, limit int) ([]in
 // until UpdatePayouts writes it or its lease ends: no other caller, here or on another
 // instance, gets it meanwhile; once the lease ended, any caller may take it over. Leases run
 // on the service's clock (now), as in the outbox.
+//
+// A step this instance queued itself is already its own (queueLease: leased from its due
+// time): while at least half of that lease is left, Due hands it out without writing a claim,
+// once (not again while a round of this instance holds it). The others, and its own whose
+// lease is running out, it claims with a write, as any step. Among them, those claimed come
+// first: they are the late ones.
 func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
 	due, _, err := s.claimDue(now, limit, false)
 	return due, err
@@ -405,25 +440,40 @@ func (s *DB) DueRead(now time.Time, limit int) ([]rules.DueEntry, map[int64]*rul
 	return s.claimDue(now, limit, true)
 }
 
+// claimDueSQL claims and selects in one statement: c and u claim (a write), o takes this
+// instance's own steps with half a lease left and no round holding them (a read).
+const claimDueSQL = `WITH c AS (
+		SELECT id, lease_owner FROM payouts
+		WHERE due_at <= $1 AND (lease_until IS NULL OR lease_until < $1
+			OR (lease_owner = $3 AND lease_until < $5 AND id <> ALL($6)))
+		ORDER BY due_at, id LIMIT $2
+		FOR UPDATE SKIP LOCKED),
+	u AS (
+		UPDATE payouts p SET lease_owner = $3, lease_until = $4
+		FROM c WHERE p.id = c.id
+		RETURNING p.id, p.due_at, coalesce(p.due_status, '') AS due_status, c.lease_owner, p.xmin::text::bigint AS v,
+			CASE WHEN $7 THEN p.doc END AS doc),
+	o AS (
+		SELECT p.id, p.due_at, coalesce(p.due_status, '') AS due_status, p.lease_owner, p.xmin::text::bigint AS v,
+			CASE WHEN $7 THEN p.doc END AS doc
+		FROM payouts p
+		WHERE p.due_at <= $1 AND p.lease_owner = $3 AND p.lease_until >= $5 AND p.id <> ALL($6)
+		ORDER BY p.due_at, p.id LIMIT greatest($2 - (SELECT count(*) FROM u), 0))
+	SELECT * FROM u UNION ALL SELECT * FROM o`
+
 func (s *DB) claimDue(now time.Time, limit int, read bool) ([]rules.DueEntry, map[int64]*rules.Payout, error) {
 	if limit <= 0 {
 		return nil, nil, nil
 	}
 	ctx, cancel := callContext()
 	defer cancel()
-	doc := "NULL::text"
-	if read {
-		doc = "p.doc"
-	}
-	rows, err := s.pool.Query(ctx, `WITH c AS (
-			SELECT id, lease_owner FROM payouts
-			WHERE due_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
-			ORDER BY due_at, id LIMIT $2
-			FOR UPDATE SKIP LOCKED)
-		UPDATE payouts p SET lease_owner = $3, lease_until = $4
-		FROM c WHERE p.id = c.id
-		RETURNING p.id, p.due_at, coalesce(p.due_status, ''), c.lease_owner, p.xmin::text::bigint, `+doc,
-		customPlan, now.UTC(), limit, s.instance, now.Add(s.lease).UTC())
+	// One claim at a time in this instance: the steps o hands out are written nowhere, so
+	// they are kept from the next claim by the rounds' set (s.steps), which must hold them
+	// before that claim reads it.
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	rows, err := s.pool.Query(ctx, claimDueSQL, customPlan, now.UTC(), limit, s.instance, now.Add(s.lease).UTC(),
+		now.Add(s.lease/2).UTC(), s.steps.list(), read)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: claim due payouts: %w", err)
 	}
@@ -474,13 +524,14 @@ func (s *DB) claimDue(now time.Time, limit int, read bool) ([]rules.DueEntry, ma
 }
 
 // NextDue is the time of the earliest queued step that no live claim holds, zero when there
-// is none.
+// is none. This instance's own steps (queueLease) count, but for those its rounds hold.
 func (s *DB) NextDue() (time.Time, error) {
 	ctx, cancel := callContext()
 	defer cancel()
 	var t pgtype.Timestamptz
 	err := s.pool.QueryRow(ctx, `SELECT min(due_at) FROM payouts
-		WHERE due_at IS NOT NULL AND (lease_until IS NULL OR lease_until < clock_timestamp())`).Scan(&t)
+		WHERE due_at IS NOT NULL AND (lease_until IS NULL OR lease_until < clock_timestamp()
+			OR (lease_owner = $1 AND id <> ALL($2)))`, s.instance, s.steps.list()).Scan(&t)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("store: next due payout: %w", err)
 	}
@@ -488,6 +539,19 @@ func (s *DB) NextDue() (time.Time, error) {
 		return time.Time{}, nil
 	}
 	return t.Time, nil
+}
+
+// queueLease is what this instance's writes give the steps they queue.
+func (s *DB) queueLease() queueLease { return queueLease{owner: s.instance, lease: s.lease} }
+
+// releaseQueued gives up the steps this instance queued for itself and holds no claim on
+// (Close), so that another instance takes them as soon as they are due; a failure leaves
+// them to their lease's end.
+func (s *DB) releaseQueued() {
+	ctx, cancel := callContext()
+	defer cancel()
+	s.pool.Exec(ctx, `UPDATE payouts SET lease_owner = NULL, lease_until = NULL
+		WHERE due_at IS NOT NULL AND lease_owner = $1 AND id <> ALL($2)`, s.instance, s.steps.list())
 }
 
 // payoutWrites are the payouts one UpdatePayouts changed, as the columns of one UPDATE.
@@ -527,17 +591,12 @@ func (w *payoutWrites) add(p *rules.Payout, next time.Time) ([]byte, error) {
 }
 
 // queue queues the UPDATE of the changed payouts into b, and the release of this instance's
-// claims on every one of ids (those changed release it in their UPDATE).
-func (w *payoutWrites) queue(b *pgx.Batch, ids []int64, instance string) {
+// claims on every one of ids. A payout changed is queued again as this instance's
+// (queueLease), unless another instance holds a claim on it, which stays.
+func (w *payoutWrites) queue(b *pgx.Batch, ids []int64, ql queueLease) {
 	if len(w.id) > 0 {
-		b.Queue(`UPDATE payouts p SET doc = u.doc, stage = u.stage, status = u.status, country = u.country,
-				currency = u.currency, amount = u.amount, due_at = u.due_at, due_status = u.due_status,
-				lease_owner = CASE WHEN p.lease_owner = $10 THEN NULL ELSE p.lease_owner END,
-				lease_until = CASE WHEN p.lease_owner = $10 THEN NULL ELSE p.lease_until END
-			FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[],
-				$8::timestamptz[], $9::text[]) AS u(id, doc, stage, status, country, currency, amount, due_at, due_status)
-			WHERE p.id = u.id`,
-			w.id, w.doc, w.stage, w.status, w.country, w.currency, w.amount, w.dueAt, w.dueStatus, instance)
+		b.Queue(updatePayoutRows, w.id, w.doc, w.stage, w.status, w.country, w.currency, w.amount, w.dueAt, w.dueStatus,
+			ql.ownerParam(), ql.lease)
 	}
 	rest := make([]int64, 0, len(ids))
 	for _, id := range ids {
@@ -547,9 +606,21 @@ func (w *payoutWrites) queue(b *pgx.Batch, ids []int64, instance string) {
 	}
 	if len(rest) > 0 {
 		b.Queue(`UPDATE payouts SET lease_owner = NULL, lease_until = NULL WHERE id = ANY($1) AND lease_owner = $2`,
-			rest, instance)
+			rest, ql.owner)
 	}
 }
+
+var updatePayoutRows = func() string {
+	owner, until := leaseAheadSQL("u.due_at", "$10", "$11")
+	others := "p.lease_owner IS DISTINCT FROM $10::text AND p.lease_owner IS NOT NULL"
+	return `UPDATE payouts p SET doc = u.doc, stage = u.stage, status = u.status, country = u.country,
+			currency = u.currency, amount = u.amount, due_at = u.due_at, due_status = u.due_status,
+			lease_owner = CASE WHEN ` + others + ` THEN p.lease_owner ELSE ` + owner + ` END,
+			lease_until = CASE WHEN ` + others + ` THEN p.lease_until ELSE ` + until + ` END
+		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[],
+			$8::timestamptz[], $9::text[]) AS u(id, doc, stage, status, country, currency, amount, due_at, due_status)
+		WHERE p.id = u.id`
+}()
 
 // releaseClaims releases this instance's claims on ids outside any transaction (after a
 // failed UpdatePayouts); a failure leaves them to their lease's end.
@@ -580,6 +651,17 @@ func (c *claimSet) add(id int64) bool {
 	}
 	c.ids[id] = struct{}{}
 	return true
+}
+
+// list is the ids claimed, for a query.
+func (c *claimSet) list() []int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := make([]int64, 0, len(c.ids))
+	for id := range c.ids {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // drop forgets the claims on ids and says how many there were.

@@ -289,6 +289,81 @@ func TestExpiredClaimIsTakenOver(t *testing.T) {
 	}
 }
 
+// A step an instance queues is its own from its due time for one lease (queueLease): its
+// next Due hands it out without writing the row, once; another instance takes it only when
+// that lease ends, or at once after the owner closed.
+func TestOwnQueuedStepsAreTakenWithoutAClaim(t *testing.T) {
+	url := pgtest.Database(t)
+	a := openDB(t, url, Options{Lease: 2 * time.Second})
+	b := openDB(t, url, Options{})
+	now := time.Now()
+	ids := createDue(t, a, "O-", 3, now)
+	version := func() int {
+		return count(t, a, `SELECT sum(xmin::text::bigint)::bigint FROM payouts WHERE id = ANY($1)`, ids)
+	}
+	before := version()
+	if n := count(t, a, `SELECT count(*) FROM payouts WHERE lease_owner = $1`, a.instance); n != 3 {
+		t.Fatalf("%d of the created payouts are a's, want 3", n)
+	}
+	if next, _ := b.NextDue(); !next.IsZero() {
+		t.Errorf("b's NextDue %v, want zero: a's own steps", next)
+	}
+	if next, _ := a.NextDue(); next.IsZero() || next.After(now.Add(time.Second)) {
+		t.Errorf("a's NextDue %v, want its own steps", next)
+	}
+	if due, _ := b.Due(now.Add(10*time.Millisecond), 10); len(due) != 0 {
+		t.Fatalf("b claims %v, a's own steps", due)
+	}
+	due, err := a.Due(now.Add(10*time.Millisecond), 10)
+	if err != nil || !slices.Equal(dueIDs(due), ids) {
+		t.Fatalf("a's Due: %v, %v; want %v", dueIDs(due), err, ids)
+	}
+	if version() != before {
+		t.Error("a's Due wrote its own steps")
+	}
+	if again, _ := a.Due(now.Add(10*time.Millisecond), 10); len(again) != 0 {
+		t.Errorf("a's Due handed out %v again while its round holds them", dueIDs(again))
+	}
+	if next, _ := a.NextDue(); !next.IsZero() {
+		t.Errorf("a's NextDue %v, want zero: its round holds them", next)
+	}
+	// The round writes the first again, queued a second on; the other two it leaves.
+	err = a.UpdatePayouts(ids, func(p *rules.Payout, _ rules.Ledger) (time.Time, error) {
+		if p.ID != ids[0] {
+			return time.Time{}, rules.ErrNoChange
+		}
+		p.Status = rules.StatusAuthorized
+		return now.Add(time.Second), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, a, `SELECT count(*) FROM payouts WHERE lease_owner = $1 AND id = $2`, a.instance, ids[0]); n != 1 {
+		t.Error("the step a wrote and queued again is not a's")
+	}
+	if due, _ := b.Due(now.Add(1500*time.Millisecond), 10); !slices.Equal(dueIDs(due), ids[1:]) {
+		t.Errorf("b claims %v, want the two a released and not the one it queued", dueIDs(due))
+	}
+	// Past its lease (from its due time), another instance takes it over.
+	if due, _ := b.Due(now.Add(3100*time.Millisecond), 10); !slices.Equal(dueIDs(due), ids[:1]) {
+		t.Errorf("b claims %v after a's lease, want %v", dueIDs(due), ids[:1])
+	}
+	// Closing gives up what an instance queued for itself.
+	later := createDue(t, a, "L-", 2, now)
+	a.Close()
+	if due, _ := b.Due(now.Add(10*time.Millisecond), 10); !slices.Equal(dueIDs(due), later) {
+		t.Errorf("b claims %v after a closed, want %v", dueIDs(due), later)
+	}
+}
+
+func dueIDs(due []rules.DueEntry) []int64 {
+	ids := make([]int64, len(due))
+	for i, d := range due {
+		ids[i] = d.ID
+	}
+	return ids
+}
+
 // UpdatePayouts writes what each step changed (payout, columns, queue), leaves an unchanged
 // payout as it was, releases the claims on every id, and skips a missing id. A step's error
 // aborts the whole transaction.

@@ -40,7 +40,7 @@ func createOps(prefix string, n int, amount int64) ([]*groupOp, []*createWrite) 
 		ops[i] = &groupOp{create: c, keys: []balanceKey{{"m1", "PER", "PEN"}}, rerun: true, done: make(chan error, 1),
 			fn: func(ctx context.Context, tx pgx.Tx) error {
 				var err error
-				c.existing, c.stored, err = createPayout(ctx, tx, p, c.due, c.events, c.admit)
+				c.existing, c.stored, err = createPayout(ctx, tx, p, c.due, c.events, c.admit, queueLease{})
 				return err
 			}}
 	}

@@ -97,7 +97,7 @@ func (s *DB) updatePayouts(ids []int64, step rules.Step) error {
 	if err := queueEvents(wb, l.events); err != nil {
 		return err
 	}
-	w.queue(wb, ids, s.instance)
+	w.queue(wb, ids, s.queueLease())
 	deltas.queue(wb, nil)
 	queueCommit(wb)
 	if err := conn.SendBatch(ctx, wb).Close(); err != nil {

@@ -38,9 +38,15 @@ func testClaims(t *testing.T, e Engine) {
 				if again, err := b.Due(at(rules.ClaimLease-time.Second), 10); err != nil || len(again) != 0 {
 					t.Fatalf("Due within the lease: %v, %v; want nothing, all claimed", dueIDs(again), err)
 				}
-				// Written: the entries it queues again are free at once.
-				update(t, a, all[:2], moveTo(rules.StatusAuthorized, T0, T0))
-				got, err := b.Due(at(10*time.Second), 10)
+				// Written: the entries it queues again are the writer's at once; another
+				// instance's once their lease, counted from their due time, ends.
+				update(t, a, all[:2], moveTo(rules.StatusAuthorized, T0, at(10*time.Second)))
+				if two {
+					if got, err := b.Due(at(10*time.Second), 10); err != nil || len(got) != 0 {
+						t.Fatalf("another handle's Due after the write: %v, %v; want nothing, the writer's", dueIDs(got), err)
+					}
+				}
+				got, err := a.Due(at(10*time.Second), 10)
 				if err != nil || !slices.Equal(dueIDs(got), all[:2]) {
 					t.Fatalf("Due after the write: %v, %v; want %v", dueIDs(got), err, all[:2])
 				}
