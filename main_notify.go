@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -160,13 +161,28 @@ func (n *notifications) install(w *wiring) {
 		}
 		return evs
 	}
+	// The lanes are woken for an outcome that wrote events, not for every payout that ends:
+	// a round settling hundreds of payouts of a merchant without a notification URL would
+	// have them look at the outbox for nothing, twice a round (they look once a second
+	// anyway, for what other instances wrote).
+	var withEvents sync.Map // payout id: its outcome wrote events, not yet committed
+	onFinal := w.lc.OnFinal
+	w.lc.OnFinal = func(p *rules.Payout, m *rules.Merchant) []rules.Event {
+		evs := onFinal(p, m)
+		if len(evs) > 0 {
+			withEvents.Store(p.ID, struct{}{})
+		}
+		return evs
+	}
 	finished := w.lc.Finished
 	w.lc.Finished = func(p *rules.Payout) {
 		if finished != nil {
 			finished(p)
 		}
-		n.dispatcher.Kick()
-		n.notifier.Kick()
+		if _, ok := withEvents.LoadAndDelete(p.ID); ok {
+			n.dispatcher.Kick()
+			n.notifier.Kick()
+		}
 	}
 	w.kicks = append(w.kicks, n.dispatcher.Kick, n.notifier.Kick)
 	// A Colombia cash payout is created with its one-time code (spec 6): only the hash on
