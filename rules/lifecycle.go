@@ -97,6 +97,10 @@ func (lc *Lifecycle) Run(ctx context.Context) {
 		wait := time.Second
 		if n == lc.BatchSize {
 			wait = 0 // more is due
+		} else if len(lc.wake) > 0 {
+			// Kicked meanwhile: the next round comes after the gather window whatever the
+			// queue holds, and takes all that is due by then. Under a stream of creates
+			// this is every round, and NextDue is a walk of the queue's index.
 		} else if next, err := lc.Store.NextDue(); err == nil && !next.IsZero() {
 			wait = min(max(next.Sub(lc.Now()), 0), time.Second)
 		}

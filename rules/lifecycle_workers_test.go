@@ -68,3 +68,55 @@ func TestLifecycleWorkersWorkABacklogTogether(t *testing.T) {
 		}
 	}
 }
+
+// kickStore has one payout due at every round, and a create arriving during each round
+// when kicks is set (it kicks the lifecycle, as the service does).
+type kickStore struct {
+	rules.LifecycleStore // not called
+	lc                   *rules.Lifecycle
+	kicks                bool
+	rounds, nextDue      atomic.Int32
+}
+
+func (s *kickStore) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
+	return []rules.DueEntry{{ID: int64(s.rounds.Load() + 1), Status: rules.StatusAuthorized}}, nil
+}
+func (s *kickStore) NextDue() (time.Time, error)                      { s.nextDue.Add(1); return time.Time{}, nil }
+func (s *kickStore) PayoutsByID(ids []int64) ([]*rules.Payout, error) { return nil, nil }
+func (s *kickStore) UpdatePayouts(ids []int64, step rules.Step) error {
+	s.rounds.Add(1)
+	if s.kicks {
+		s.lc.Kick()
+	}
+	return nil
+}
+
+// A round after which the worker was kicked is followed by the next one after the gather
+// window, without asking the store when the next payout is due (a walk of its queue index);
+// without a kick the worker asks, to know how long to sleep.
+func TestLifecycleKickedDoesNotAskNextDue(t *testing.T) {
+	for _, kicks := range []bool{true, false} {
+		s := &kickStore{kicks: kicks}
+		lc := &rules.Lifecycle{Store: s, Now: time.Now}
+		s.lc = lc
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { lc.Run(ctx); close(done) }()
+		want := int32(5)
+		if !kicks {
+			want = 2 // a second apart
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for s.rounds.Load() < want && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+		<-done
+		switch rounds, asked := s.rounds.Load(), s.nextDue.Load(); {
+		case kicks && (rounds < 5 || asked != 0):
+			t.Errorf("kicked: %d rounds in 5 s, NextDue asked %d times; want 5 and none", rounds, asked)
+		case !kicks && asked == 0:
+			t.Errorf("not kicked: %d rounds and NextDue never asked", rounds)
+		}
+	}
+}
