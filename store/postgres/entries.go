@@ -86,10 +86,10 @@ func queueEntries(b *pgx.Batch, k balanceKey, entries []rules.Entry) {
 const deltaEntries = `,
 	e AS (SELECT * FROM unnest($10::text[], $11::timestamptz[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[], $16::text[], $17::text[])
 		WITH ORDINALITY AS e(type, at, amount, da, db, payout_id, order_id, batch_id, n)),
+	prev AS (SELECT (SELECT l.at FROM ledger_entries l
+		WHERE l.merchant_id = $1 AND l.country = $2 AND l.currency = $3 AND l.id = u.entries - $9) AS at FROM u),
 	i AS (INSERT INTO ledger_entries (merchant_id, country, currency, id, at, type, amount, available, balance, payout_id, order_id, batch_id)
-	SELECT $1, $2, $3, u.entries - $9 + e.n,
-		GREATEST(max(e.at) OVER w, (SELECT l.at FROM ledger_entries l
-			WHERE l.merchant_id = $1 AND l.country = $2 AND l.currency = $3 AND l.id = u.entries - $9)),
+	SELECT $1, $2, $3, u.entries - $9 + e.n, GREATEST(max(e.at) OVER w, (SELECT at FROM prev)),
 		e.type, e.amount,
 		u.available - $4 + sum(e.da) OVER w, u.balance - $5 + sum(e.db) OVER w,
 		NULLIF(e.payout_id, 0), NULLIF(e.order_id, ''), NULLIF(e.batch_id, '')
