@@ -128,6 +128,35 @@ func createNotificationKey(path string) error {
 	return err
 }
 
+// eventfulOutcomes are the payouts whose outcome wrote events, until the outcome is
+// committed (Finished). An outcome whose transaction failed and that is never retried here
+// (another instance took it over) stays until the set reaches maxEventfulOutcomes and starts
+// again: at worst a lane then finds an event on its next look, a second later.
+type eventfulOutcomes struct {
+	mu  sync.Mutex
+	ids map[int64]struct{}
+}
+
+const maxEventfulOutcomes = 10_000
+
+func (o *eventfulOutcomes) wrote(id int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ids == nil || len(o.ids) >= maxEventfulOutcomes {
+		o.ids = map[int64]struct{}{}
+	}
+	o.ids[id] = struct{}{}
+}
+
+// committed forgets id and says whether its outcome wrote events.
+func (o *eventfulOutcomes) committed(id int64) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.ids[id]
+	delete(o.ids, id)
+	return ok
+}
+
 // The one-time code of a cash payout is sealed with the installation's key and bound to
 // its event id: a copy in another event does not open.
 func (n *notifications) sealCode(code []byte, eventID string) []byte {
@@ -165,12 +194,12 @@ func (n *notifications) install(w *wiring) {
 	// a round settling hundreds of payouts of a merchant without a notification URL would
 	// have them look at the outbox for nothing, twice a round (they look once a second
 	// anyway, for what other instances wrote).
-	var withEvents sync.Map // payout id: its outcome wrote events, not yet committed
+	withEvents := &eventfulOutcomes{}
 	onFinal := w.lc.OnFinal
 	w.lc.OnFinal = func(p *rules.Payout, m *rules.Merchant) []rules.Event {
 		evs := onFinal(p, m)
 		if len(evs) > 0 {
-			withEvents.Store(p.ID, struct{}{})
+			withEvents.wrote(p.ID)
 		}
 		return evs
 	}
@@ -179,7 +208,7 @@ func (n *notifications) install(w *wiring) {
 		if finished != nil {
 			finished(p)
 		}
-		if _, ok := withEvents.LoadAndDelete(p.ID); ok {
+		if withEvents.committed(p.ID) {
 			n.dispatcher.Kick()
 			n.notifier.Kick()
 		}
