@@ -19,7 +19,9 @@ import (
 // return to one caller only, in this process or in another instance on the same database,
 // until the claim is written (UpdatePayouts, EventDelivered, RescheduleEvent, DeadEvent) or
 // its lease (ClaimLease) ends, when another caller may take it over. Leases run on the
-// service's clock: the now the claiming call was given.
+// service's clock: the now the claiming call was given. An engine shared by instances may
+// have a write claim the step it queues for its own instance, from the step's due time
+// (store/postgres): that instance's Due then hands it out first, another's after the lease.
 type Storage interface {
 	Store
 	LifecycleStore
