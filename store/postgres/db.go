@@ -19,7 +19,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -61,10 +60,9 @@ type DB struct {
 
 	// writer commits the payout writes in groups (group.go); steps are the lifecycle
 	// claims this instance holds (payouts.go).
-	writer  *groupWriter
-	steps   claimSet
-	claimMu sync.Mutex // one lifecycle claim at a time (claimDue)
-	read    readDocs   // the payouts PayoutsByID decoded, for the round that steps them
+	writer *groupWriter
+	steps  claimSet
+	read   readDocs // the payouts PayoutsByID decoded, for the round that steps them
 }
 
 // Open connects to url, applies the pending migrations, and returns the store.

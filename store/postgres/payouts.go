@@ -441,7 +441,11 @@ func (s *DB) DueRead(now time.Time, limit int) ([]rules.DueEntry, map[int64]*rul
 }
 
 // claimDueSQL claims and selects in one statement: c and u claim (a write), o takes this
-// instance's own steps with half a lease left and no round holding them (a read).
+// instance's own steps with half a lease left and no round holding them (a read). o takes
+// only a lease a write gave (due + lease, queueLease), never one a claim gave (claim time +
+// lease, later for a step claimed late): a step claimed by one round of this instance is not
+// read by another round's o, even one whose list of held steps ($6) predates the claim; and
+// two rounds' o reading the same step are told apart by the set of held steps (claimDue).
 const claimDueSQL = `WITH c AS (
 		SELECT id, lease_owner FROM payouts
 		WHERE due_at <= $1 AND (lease_until IS NULL OR lease_until < $1
@@ -452,12 +456,13 @@ const claimDueSQL = `WITH c AS (
 		UPDATE payouts p SET lease_owner = $3, lease_until = $4
 		FROM c WHERE p.id = c.id
 		RETURNING p.id, p.due_at, coalesce(p.due_status, '') AS due_status, c.lease_owner, p.xmin::text::bigint AS v,
-			CASE WHEN $7 THEN p.doc END AS doc),
+			CASE WHEN $7 THEN p.doc END AS doc, false AS own),
 	o AS (
 		SELECT p.id, p.due_at, coalesce(p.due_status, '') AS due_status, p.lease_owner, p.xmin::text::bigint AS v,
-			CASE WHEN $7 THEN p.doc END AS doc
+			CASE WHEN $7 THEN p.doc END AS doc, true AS own
 		FROM payouts p
-		WHERE p.due_at <= $1 AND p.lease_owner = $3 AND p.lease_until >= $5 AND p.id <> ALL($6)
+		WHERE p.due_at <= $1 AND p.lease_owner = $3 AND p.lease_until >= $5 AND p.lease_until = p.due_at + $8::interval
+			AND p.id <> ALL($6)
 		ORDER BY p.due_at, p.id LIMIT greatest($2 - (SELECT count(*) FROM u), 0))
 	SELECT * FROM u UNION ALL SELECT * FROM o`
 
@@ -467,13 +472,8 @@ func (s *DB) claimDue(now time.Time, limit int, read bool) ([]rules.DueEntry, ma
 	}
 	ctx, cancel := callContext()
 	defer cancel()
-	// One claim at a time in this instance: the steps o hands out are written nowhere, so
-	// they are kept from the next claim by the rounds' set (s.steps), which must hold them
-	// before that claim reads it.
-	s.claimMu.Lock()
-	defer s.claimMu.Unlock()
 	rows, err := s.pool.Query(ctx, claimDueSQL, customPlan, now.UTC(), limit, s.instance, now.Add(s.lease).UTC(),
-		now.Add(s.lease/2).UTC(), s.steps.list(), read)
+		now.Add(s.lease/2).UTC(), s.steps.list(), read, s.lease)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: claim due payouts: %w", err)
 	}
@@ -483,10 +483,11 @@ func (s *DB) claimDue(now time.Time, limit int, read bool) ([]rules.DueEntry, ma
 		prev    *string
 		version int64
 		doc     []byte
+		own     bool // read by o, not claimed
 	}
 	claims, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claim, error) {
 		var c claim
-		err := r.Scan(&c.ID, &c.at, &c.Status, &c.prev, &c.version, &c.doc)
+		err := r.Scan(&c.ID, &c.at, &c.Status, &c.prev, &c.version, &c.doc, &c.own)
 		return c, err
 	})
 	if err != nil {
@@ -498,18 +499,20 @@ func (s *DB) claimDue(now time.Time, limit int, read bool) ([]rules.DueEntry, ma
 		}
 		return int(a.ID - b.ID)
 	})
-	due := make([]rules.DueEntry, len(claims))
+	due := make([]rules.DueEntry, 0, len(claims))
 	var ps map[int64]*rules.Payout
 	if read {
 		ps = make(map[int64]*rules.Payout, len(claims))
 	}
-	for i, c := range claims {
-		due[i] = c.DueEntry
-		if c.prev != nil && *c.prev != s.instance {
-			s.takenOver.Add(1)
-		}
+	for _, c := range claims {
 		if s.steps.add(c.ID) {
 			s.claimedSteps.Add(1)
+		} else if c.own {
+			continue // read as well by a round of this instance claiming at the same time: its
+		}
+		due = append(due, c.DueEntry)
+		if c.prev != nil && *c.prev != s.instance {
+			s.takenOver.Add(1)
 		}
 		if read {
 			p, err := decodePayout(c.ID, c.doc)

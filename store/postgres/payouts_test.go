@@ -356,6 +356,45 @@ func TestOwnQueuedStepsAreTakenWithoutAClaim(t *testing.T) {
 	}
 }
 
+// Rounds of one instance claiming at once (the lifecycle's helpers) never get the same step
+// of its own: the steps read without a write go to one of them.
+func TestOwnQueuedStepsGoToOneRoundOfManyAtOnce(t *testing.T) {
+	db := newDB(t)
+	now := time.Now()
+	want := createDue(t, db, "R-", 120, now)
+	var mu sync.Mutex
+	seen := map[int64]int{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				due, err := db.Due(now.Add(time.Second), 7)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(due) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, d := range due {
+					seen[d.ID]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, id := range want {
+		if seen[id] != 1 {
+			t.Errorf("step %d handed out %d times, want once", id, seen[id])
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("%d steps handed out, want %d", len(seen), len(want))
+	}
+}
+
 func dueIDs(due []rules.DueEntry) []int64 {
 	ids := make([]int64, len(due))
 	for i, d := range due {
