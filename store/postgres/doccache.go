@@ -30,22 +30,21 @@ type readDoc struct {
 const maxReadDocs = 4096
 
 func (r *readDocs) put(id int64, doc []byte, p *rules.Payout) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.m == nil || len(r.m) >= maxReadDocs {
-		r.m = make(map[int64]readDoc)
-	}
-	r.m[id] = readDoc{doc: doc, p: p.Clone()}
+	r.keep(id, readDoc{doc: doc, p: p.Clone()})
 }
 
 // putVersion keeps p as read from the row version version.
 func (r *readDocs) putVersion(id, version int64, p *rules.Payout) {
+	r.keep(id, readDoc{version: version, p: p.Clone()})
+}
+
+func (r *readDocs) keep(id int64, d readDoc) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.m == nil || len(r.m) >= maxReadDocs {
 		r.m = make(map[int64]readDoc)
 	}
-	r.m[id] = readDoc{version: version, p: p.Clone()}
+	r.m[id] = d
 }
 
 // versions takes the payouts of ids kept with the row version they were read from.
