@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI (issue 22): the OpenAPI document as the tools merchants use read it. Builds the binary,
+# CI: the OpenAPI document as the tools merchants use read it. Builds the binary,
 # starts it on a free port with a temporary data directory, fetches /openapi.json,
 # /openapi-3.0.json and /postman.json, lints both documents (@redocly/cli, recommended rules,
 # redocly.yaml), generates and runs a Go client (oapi-codegen, .ci/clients/go) and a TypeScript

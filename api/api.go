@@ -53,18 +53,54 @@ type Deps struct {
 	Fund func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error)
 	// Simulate forces a sandbox outcome. Nil until the lifecycle is wired.
 	Simulate func(ctx context.Context, merchantID string, id int64, stage rules.Stage, status rules.Status) (*rules.Payout, error)
-	// Extra registers more routes on the router (the card form, sandbox pages, metrics).
-	Extra func(r chi.Router, api huma.API)
 	// PublicURL is the server's public base URL, the document's servers entry.
 	PublicURL string
+	// Now is the service's clock (the sandbox's test clock over real time).
+	Now func() time.Time
 
-	// Issue 24 (U): the dashboard's users and the audit log. Nil leaves their operations out.
+	// The features below are optional: a nil one leaves its routes out (New lists them all).
+
+	// Users are the dashboard's named users, AuditLog what they and the admin token did.
 	Users    *rules.UserAdmin
 	AuditLog rules.AuditLog
 	// Auditor records the admin API's actions, as the admin token (rules.Audit).
 	Auditor *rules.Auditor
-	// Batches creates, approves and reads batches (issue 24). Nil: no batch operations.
+	// Batches creates, approves and reads batches.
 	Batches *rules.Batches
+	// Metrics serves /metrics (behind the admin token).
+	Metrics http.Handler
+	// Card opens the Peru card push payment's form (contract section 6).
+	Card CardOpener
+	// Events lists, reads and resends the merchant's notification events, with the inbox
+	// and the event stream.
+	Events *Events
+	// Ledger reads a balance's entries and a day's statement.
+	Ledger *Ledger
+	// NotificationKeys are the PEM public key and certificate that verify notifications.
+	NotificationKeys *NotificationKeys
+	// Claim is the cash claim of a Colombia cash payout (spec 6).
+	Claim ClaimFunc
+	// Cancel cancels a payout before it is sent.
+	Cancel CancelFunc
+	// SandboxControls are the test clock, scripted outcomes and the simulated directory.
+	SandboxControls *Sandbox
+	// Tokens issue the integration tokens that the Bre-B and wallet lookups take.
+	Tokens *Tokens
+	// Lookup answers the beneficiary lookups over the directory (rules.Directory).
+	Lookup *Lookup
+	// Pages are the HTML routes beside the API: the card form, the dashboard, the sandbox
+	// mailbox. api does not know them; each registers its own on the router.
+	Pages []Pages
+}
+
+// Pages register HTML routes on the router (web/ implements them).
+type Pages interface {
+	Routes(r chi.Router)
+}
+
+// NotificationKeys are the PEM files merchants verify notifications with.
+type NotificationKeys struct {
+	PublicKey, Certificate []byte
 }
 
 // New builds the whole HTTP handler: middleware, the huma API with its OpenAPI document and
@@ -136,19 +172,7 @@ func New(d Deps) (http.Handler, huma.API) {
 		w.Write([]byte("ready\n"))
 	})
 
-	r.Get("/admin/v1/backup", BackupHandler(d.Store))
-	registerPayouts(a, d)
-	describeNotification(a)
-	registerAdmin(a, d)
-	registerKeys(a, d)
-	registerMerchantList(a, d)
-	registerUsers(a, d)
-	if d.Batches != nil {
-		registerBatches(a, d)
-	}
-	if d.Extra != nil {
-		d.Extra(r, a)
-	}
+	register(r, a, d)
 	finishDocument(a, d.PublicURL)
 	// huma serves /openapi-3.0.json from its own downgrade: this one also moves what 3.0 lacks.
 	r.Get("/openapi-3.0.json", func(w http.ResponseWriter, r *http.Request) {
@@ -162,6 +186,70 @@ func New(d Deps) (http.Handler, huma.API) {
 	})
 	r.Get("/postman.json", postmanHandler(a.OpenAPI(), d.PublicURL))
 	return r, a
+}
+
+// register adds every route of the service: this is the one list of them. A nil
+// dependency leaves its feature's routes out.
+func register(r chi.Router, a huma.API, d Deps) {
+	r.Get("/admin/v1/backup", BackupHandler(d.Store))
+	registerPayouts(a, d)
+	describeNotification(a)
+	registerAdmin(a, d)
+	registerKeys(a, d)
+	registerMerchantList(a, d)
+	registerUsers(a, d)
+	if d.Batches != nil {
+		registerBatches(a, d)
+	}
+	if d.Metrics != nil {
+		r.Handle("/metrics", d.Metrics)
+	}
+	if d.Card != nil {
+		registerCard(a, d.Service, d.Card)
+	}
+	if d.Events != nil {
+		registerEvents(r, a, *d.Events)
+	}
+	if d.Ledger != nil {
+		registerLedger(a, *d.Ledger)
+	}
+	if k := d.NotificationKeys; k != nil {
+		r.Get("/api/v1/notifications/public-key", pemHandler(k.PublicKey))
+		r.Get("/api/v1/notifications/certificate", pemHandler(k.Certificate))
+	}
+	if d.Claim != nil {
+		registerClaim(a, d.Sandbox, d.Claim)
+	}
+	if d.Cancel != nil {
+		registerCancel(a, d.Cancel)
+	}
+	if d.SandboxControls != nil {
+		registerSandbox(a, *d.SandboxControls)
+	}
+	if d.Tokens != nil {
+		registerTokens(a, d.Tokens, d.Store.Merchant)
+	}
+	if d.Lookup != nil {
+		registerBreBLookup(a, d.Lookup.Directory)
+		r.Post(LookupPath, d.Lookup.ServeHTTP)
+		describeLookup(a)
+	}
+	if d.Now != nil {
+		registerRequirements(a, d.Sandbox, d.Now)
+	}
+	for _, p := range d.Pages {
+		p.Routes(r)
+	}
+}
+
+// pemHandler serves a public PEM document (the notifications' public key or certificate),
+// without authentication.
+func pemHandler(pemBytes []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-pem-file")
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		w.Write(pemBytes)
+	}
 }
 
 // payoutRequestBody documents the create body; the handler reads it raw so that the rules

@@ -12,10 +12,10 @@ import (
 // CancelFunc cancels a merchant's payout that was not yet sent to the rail.
 type CancelFunc func(ctx context.Context, merchantID string, id int64) (*rules.Payout, error)
 
-// RegisterCancel adds POST /api/v1/{merchantId}/payouts/{id}/cancel (issue 15): a payout
+// registerCancel adds POST /api/v1/{merchantId}/payouts/{id}/cancel (issue 15): a payout
 // not yet sent to the rail ends REJECTED/ERROR with code 2961; a second cancel answers the
 // cancelled payout again; a payout already at the bank, or ended, answers 409 (2960).
-func RegisterCancel(a huma.API, cancel CancelFunc) {
+func registerCancel(a huma.API, cancel CancelFunc) {
 	huma.Register(a, huma.Operation{
 		OperationID: "cancel-payout", Method: http.MethodPost, Path: "/api/v1/{merchantId}/payouts/{id}/cancel",
 		Summary: "Cancel a payout before it is sent to the rail",

@@ -57,9 +57,9 @@ type CardPayoutView struct {
 	Errors    []ErrorView `json:"errors,omitempty"`
 }
 
-// RegisterCard adds the card push payment endpoint (contract section 6) and its wire alias.
+// registerCard adds the card push payment endpoint (contract section 6) and its wire alias.
 // The body is checked by the rules (the card checks of spec 4.2); open starts the form.
-func RegisterCard(a huma.API, svc *rules.Service, open CardOpener) {
+func registerCard(a huma.API, svc *rules.Service, open CardOpener) {
 	schema := a.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(CardPayoutView{}), true, "CardPayout")
 	content := map[string]*huma.MediaType{
 		"text/html":        {Schema: &huma.Schema{Type: "string", Description: "The card form page, ready for <iframe srcdoc>"}},

@@ -21,9 +21,9 @@ type ClaimInput struct {
 	}
 }
 
-// RegisterClaim adds POST /api/v1/{merchantId}/payouts/{id}/claim: in the sandbox it plays
+// registerClaim adds POST /api/v1/{merchantId}/payouts/{id}/claim: in the sandbox it plays
 // the cash office where the beneficiary shows the code (contract section 7, spec 6).
-func RegisterClaim(a huma.API, sandbox bool, claim ClaimFunc) {
+func registerClaim(a huma.API, sandbox bool, claim ClaimFunc) {
 	huma.Register(a, huma.Operation{
 		OperationID: "claim-cash-payout", Method: http.MethodPost, Path: "/api/v1/{merchantId}/payouts/{id}/claim",
 		Summary: "Claim a Colombia cash payout with its one-time code (sandbox only)",

@@ -99,8 +99,8 @@ const eventsDoc = "This project's extension, not in the original API. Every merc
 	"for at least 30 days with the exact body sent and each delivery attempt (time, HTTP status or error, duration), " +
 	"also outside the sandbox. Events enter the log at their first attempt."
 
-// RegisterEvents adds the event operations and the event stream.
-func RegisterEvents(r chi.Router, a huma.API, ev Events) {
+// registerEvents adds the event operations and the event stream.
+func registerEvents(r chi.Router, a huma.API, ev Events) {
 	type listIn struct {
 		MerchantID string `path:"merchantId"`
 		After      string `query:"after" doc:"A cursor (an event's cursor, or the previous page's nextCursor): only the events after it" example:"17"`

@@ -97,8 +97,8 @@ func balanceCountry(currency, field string) (string, error) {
 	return country, nil
 }
 
-// RegisterLedger adds the ledger operations.
-func RegisterLedger(a huma.API, l Ledger) {
+// registerLedger adds the ledger operations.
+func registerLedger(a huma.API, l Ledger) {
 	type listIn struct {
 		MerchantID string `path:"merchantId"`
 		Currency   string `query:"currency" required:"true" example:"PEN" doc:"The balance's currency: COP (Colombia), PEN or USD (Peru)"`

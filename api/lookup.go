@@ -199,9 +199,9 @@ func (l *Lookup) internal(w http.ResponseWriter, trace string, err error) {
 	l.fail(w, trace, http.StatusInternalServerError, lookupError{Code: rules.CodeInternal, Message: "internal error; the server log has the details"})
 }
 
-// DescribeLookup documents the lookup in the OpenAPI document (it is served by chi, in the
+// describeLookup documents the lookup in the OpenAPI document (it is served by chi, in the
 // original's own error shape rather than problem+json).
-func DescribeLookup(a huma.API) {
+func describeLookup(a huma.API) {
 	reg := a.OpenAPI().Components.Schemas
 	reg.Schema(reflect.TypeOf(lookupErrors{}), true, "LookupErrors")
 	str := &huma.Schema{Type: "string"}
@@ -245,9 +245,9 @@ type BreBKeyView struct {
 	AccountType string `json:"accountType" enum:"SAVINGS,CURRENT"`
 }
 
-// RegisterBreBLookup adds GET /api/v1/{merchantId}/breb/keys/{key} (signed): this project's
+// registerBreBLookup adds GET /api/v1/{merchantId}/breb/keys/{key} (signed): this project's
 // extension, over the same directory as the rail. dir nil: sandbox off (403).
-func RegisterBreBLookup(a huma.API, dir rules.Directory) {
+func registerBreBLookup(a huma.API, dir rules.Directory) {
 	type keyIn struct {
 		MerchantID string `path:"merchantId"`
 		Key        string `path:"key" doc:"A Bre-B key: phone, national id, email or @alias (URL-escaped)"`

@@ -12,7 +12,7 @@ import (
 )
 
 // answers are real answers of the server, one per operation and status, captured by the
-// end-to-end test TestOpenAPIExamplesAreRealAnswers (PAYOUTS_UPDATE_EXAMPLES=1 rewrites them):
+// end-to-end test TestOpenAPIExamplesAreRealAnswers in internal/e2e (PAYOUTS_UPDATE_EXAMPLES=1 rewrites them):
 // examples/<operationId>.<status>.json.
 //
 //go:embed examples/*.json

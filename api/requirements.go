@@ -44,9 +44,9 @@ var requirementsExample = map[string]any{
 	},
 }
 
-// RegisterRequirements adds GET requirements (signed; sandbox only: 403 with --sandbox=false).
+// registerRequirements adds GET requirements (signed; sandbox only: 403 with --sandbox=false).
 // now is the service's clock: a Colombia cash claim's last day depends on the day.
-func RegisterRequirements(a huma.API, sandbox bool, now func() time.Time) {
+func registerRequirements(a huma.API, sandbox bool, now func() time.Time) {
 	huma.Register(a, huma.Operation{
 		OperationID: "get-requirements", Method: http.MethodGet, Path: RequirementsPath,
 		Summary: "What a destination needs: a JSON Schema from the rules (this project's extension, sandbox)",

@@ -61,8 +61,8 @@ type clockOut struct {
 	Body ClockView
 }
 
-// RegisterSandbox adds the sandbox's admin operations.
-func RegisterSandbox(a huma.API, sb Sandbox) {
+// registerSandbox adds the sandbox's admin operations.
+func registerSandbox(a huma.API, sb Sandbox) {
 	const clockDoc = "The service's clock in the sandbox: real time plus an offset that only grows. Cash claims and card " +
 		"sessions expire, settlements land and notification retries fall due by it; signatures and tokens keep real time. " +
 		"The offset is kept in the database: a restart keeps it. With --sandbox=false the offset is ignored and these answer 403."

@@ -204,9 +204,9 @@ func invalidCredentials(detail string) error {
 		Title: "Unauthorized", Detail: detail, ErrorType: ErrorTypeAuthentication}
 }
 
-// RegisterTokens adds the token endpoint and the admin operations of integration users.
+// registerTokens adds the token endpoint and the admin operations of integration users.
 // merchant reads a merchant (ErrNotFound when none).
-func RegisterTokens(a huma.API, t *Tokens, merchant func(id string) (*rules.Merchant, error)) {
+func registerTokens(a huma.API, t *Tokens, merchant func(id string) (*rules.Merchant, error)) {
 	type tokenOut struct {
 		CacheControl string `header:"Cache-Control"`
 		Body         struct {

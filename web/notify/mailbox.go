@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"payouts/rules"
 	"payouts/templates"
 )
@@ -20,6 +22,12 @@ const mailboxMax = 1000
 type MailboxHandlers struct {
 	Box     Mailbox
 	Sandbox bool
+}
+
+// Routes serves the mailbox's page and JSON.
+func (h MailboxHandlers) Routes(r chi.Router) {
+	r.Get("/sandbox/mail", h.Page)
+	r.Get("/sandbox/mail.json", h.JSON)
 }
 
 func (h MailboxHandlers) read(w http.ResponseWriter, r *http.Request) ([]Mail, bool) {

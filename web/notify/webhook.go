@@ -169,16 +169,6 @@ func CertificatePEM(k *rsa.PrivateKey) ([]byte, error) {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }
 
-// PEMHandler serves a public PEM document: the public key (GET
-// /api/v1/notifications/public-key) or the certificate (…/certificate), no auth.
-func PEMHandler(pemBytes []byte) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/x-pem-file")
-		w.Header().Set("Cache-Control", "public, max-age=3600")
-		w.Write(pemBytes)
-	}
-}
-
 // NotificationTimeout bounds one delivery of a merchant notification.
 const NotificationTimeout = 15 * time.Second
 

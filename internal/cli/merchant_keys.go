@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"payouts/api"
+	"payouts/internal/server"
+	"payouts/rules"
+	"payouts/store"
+)
+
+// merchantKeysCommand is `payouts merchant keys`: a merchant's API keys, offline (the server stopped,
+// or on PostgreSQL beside it), the CLI's counterpart of /admin/v1/merchants/{id}/keys. It is
+// how the demo merchant gets credentials again after its first start printed them once.
+var merchantKeysCommand = &Command{
+	Name:  "merchant keys",
+	Usage: "--id ID [--new | --revoke KEYID]",
+	Short: "list a merchant's API keys offline, or issue a new key and secret",
+	Long:  "With --new the old pair keeps working for --grace.",
+	Flags: merchantKeysFlags,
+}
+
+func merchantKeysFlags(fs *flag.FlagSet) Runner {
+	data := fs.String("data", "./data", "data directory")
+	id := fs.String("id", "", "the merchant's id (required; the demo merchant is 1)")
+	issue := fs.Bool("new", false, "issue a new API key and secret (printed once); the old pair keeps working for --grace")
+	grace := fs.Duration("grace", api.DefaultKeyGrace, "with --new: how long the old pair keeps working (0 ends it at once)")
+	revoke := fs.String("revoke", "", "end the old key with this keyId at once")
+	database := fs.String("database", "", "a postgres:// URL (default: the bbolt file in --data)")
+	masterKeyFile := fs.String("master-key-file", "", "with --database and --new: the instances' master key file")
+	return func(ctx context.Context, env Env, _ []string) error {
+		switch {
+		case *id == "":
+			return usageErrorf("merchant keys: --id is required")
+		case *issue && *revoke != "":
+			return usageErrorf("merchant keys: --new or --revoke, not both")
+		case *grace < 0:
+			return usageErrorf("merchant keys: --grace must not be negative")
+		}
+		cfg := server.Config{Data: *data, Database: *database}
+		if *masterKeyFile != "" {
+			k, err := store.ReadSecretFile(*masterKeyFile)
+			if err != nil {
+				return fmt.Errorf("--master-key-file: %w", err)
+			}
+			cfg.MasterKey = k
+		}
+		if cfg.Database != "" && !cfg.OnPostgres() {
+			return usageErrorf("merchant keys: --database must be a postgres:// URL")
+		}
+		db, sealer, err := server.Open(context.Background(), cfg)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		now := time.Now().UTC()
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		var m *rules.Merchant
+		switch {
+		case *issue:
+			var c api.Credentials
+			if m, c, err = api.RotateKey(db, server.SealMerchantSecret(sealer), *id, *grace, now); err == nil {
+				return enc.Encode(api.NewKeyView{KeyID: rules.KeyID(m.APIKeyHash), APIKey: c.APIKey, APISecret: c.APISecret, Keys: api.KeyViews(m, now)})
+			}
+		case *revoke != "":
+			if err = api.RevokeKey(db, *id, *revoke, now); err == nil {
+				m, err = db.Merchant(*id)
+			}
+		default:
+			m, err = db.Merchant(*id)
+		}
+		if errors.Is(err, rules.ErrNotFound) {
+			return fmt.Errorf("merchant keys: no merchant %q", *id)
+		}
+		if err != nil {
+			return fmt.Errorf("merchant keys: %w", err)
+		}
+		return enc.Encode(api.KeyViews(m, now))
+	}
+}

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"payouts/api"
+	"payouts/internal/server"
+	"payouts/rules"
+	"payouts/store"
+)
+
+var serveCommand = &Command{
+	Name:  "serve",
+	Usage: "[flags]",
+	Short: "run the server (default 127.0.0.1:8080; --addr to change)",
+	Long: "The server: the signed API, the card form, the dashboard, the lifecycle and the notifications, " +
+		"over the bbolt file in --data (created on first start with its keys, an admin token and a demo merchant) " +
+		"or over PostgreSQL with --database. It drains on SIGTERM or Ctrl-C.",
+	Flags: serveFlags,
+}
+
+func serveFlags(fs *flag.FlagSet) Runner {
+	config := declareServeFlags(fs)
+	return func(ctx context.Context, env Env, _ []string) error {
+		cfg, err := config()
+		if err != nil {
+			return err
+		}
+		return server.Run(ctx, cfg, env.Options, env.Getenv, env.Stdout, env.Stderr)
+	}
+}
+
+// ServeConfig is the configuration `payouts serve args` runs with: its flags parsed and its
+// secret files read, as the command does. Tests start servers from it.
+func ServeConfig(args []string, getenv func(string) string) (server.Config, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	config := declareServeFlags(fs)
+	rest, err := parseFlags(fs, args, getenv)
+	if err != nil {
+		return server.Config{}, err
+	}
+	if len(rest) > 0 {
+		return server.Config{}, usageErrorf("serve: unexpected argument %q (payouts help serve lists the flags)", rest[0])
+	}
+	return config()
+}
+
+// declareServeFlags declares the server's flags on fs; the function it returns gives the
+// configuration they set once they are parsed.
+func declareServeFlags(fs *flag.FlagSet) func() (server.Config, error) {
+	c := &server.Config{}
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
+	fs.StringVar(&c.Data, "data", "./data", "data directory (database, keys); created 0700")
+	fs.StringVar(&c.PublicURL, "public-url", "", "absolute base URL used in iframe links (default http://<addr>)")
+	fs.StringVar(&c.AdminToken, "admin-token", "", "bearer token of the admin API (default: generated on first start, stored in the data dir)")
+	fs.BoolVar(&c.NoDemo, "no-demo", false, "do not seed the demo merchant")
+	fs.StringVar(&c.SMTPURL, "smtp-url", "", "smtp://user:pass@host:port or smtps://… (default: the sandbox mailbox)")
+	fs.StringVar(&c.MailFrom, "mail-from", "payouts@localhost", "sender address of emails")
+	fs.BoolVar(&c.Sandbox, "sandbox", true, "simulated rails and the sandbox endpoints")
+	fs.DurationVar(&c.SandboxDelay, "sandbox-delay", 2*time.Second, "how long a simulated real-time payout takes")
+	fs.DurationVar(&c.SandboxBatchDelay, "sandbox-batch-delay", 30*time.Second, "how long a simulated non-real-time payout takes")
+	fs.Float64Var(&c.RateLimit, "rate-limit", 0, "requests per second per merchant (0: off); past it 429 with Retry-After")
+	fs.StringVar(&c.LogFormat, "log-format", "", "text or json (default: text on a terminal, else json)")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.CardKey, "card-key", "", "64 hex characters: the AES-256 key of stored cards (default: card.key in the data dir)")
+	fs.BoolVar(&c.AllowPrivateNotifURL, "allow-private-notification-urls", false, "let merchant notifications go to private and loopback addresses (development)")
+	fs.BoolVar(&c.NoSync, "unsafe-no-fsync", false, "do not fsync the database (tests only: a crash may lose acknowledged payouts)")
+	adminTokenFile := fs.String("admin-token-file", "", "file holding the admin token (keeps it out of the command line)")
+	cardKeyPath := fs.String("card-key-file", "", "file holding --card-key (keeps it out of the command line)")
+	smtpURLFile := fs.String("smtp-url-file", "", "file holding --smtp-url with its password (keeps it out of the command line)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve /metrics without a token on this address of its own (default: only on --addr, with the admin token)")
+	proxies := fs.String("trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For/Forwarded give the client address")
+	fs.StringVar(&c.BenchSeedFrom, "bench-seed-from", "", "benchmarks: start an empty data directory as a copy of this seeded one (payouts seed)")
+	fs.StringVar(&c.PprofAddr, "pprof", "", "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060 (profiling; off by default)")
+	fs.StringVar(&c.Database, "database", "", "postgres://user:pass@host:5432/db to run on PostgreSQL, several instances at once (default: the bbolt file in --data)")
+	databaseFile := fs.String("database-file", "", "file holding --database with its password (keeps it out of the command line)")
+	fs.StringVar(&c.MasterKey, "master-key", "", "64 hex characters: the AES-256 key that seals merchant secrets (default: master.key in the data dir; required on PostgreSQL)")
+	masterKeyFile := fs.String("master-key-file", "", "file holding --master-key (keeps it out of the command line)")
+	fs.StringVar(&c.NotificationKeyFile, "notification-key-file", "", "PEM file of the RSA key that signs merchant notifications (default: notification-key.pem in the data dir, created on first start; required on PostgreSQL)")
+	fs.StringVar(&c.Instance, "instance", "", "this instance's name in the claims it takes on PostgreSQL (default: host, process id and a random suffix)")
+	fs.IntVar(&c.DBMaxConns, "db-max-conns", 16, "PostgreSQL connections of this instance's pool")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 20*time.Second, "on SIGTERM: how long requests, workers and database writes get to finish before the process exits anyway, logging what it abandoned")
+	fs.DurationVar(&c.ClaimLease, "claim-lease", rules.ClaimLease, "on PostgreSQL: how long a claimed step or event stays this instance's, and a step it queued past its due time; a crashed instance's claims and steps are taken over after it")
+	return func() (server.Config, error) {
+		var err error
+		if c.TrustedProxies, err = api.ParseTrustedProxies(*proxies); err != nil {
+			return *c, err
+		}
+		err = readSecretFiles([]secretFile{{"admin-token", *adminTokenFile, &c.AdminToken}, {"card-key", *cardKeyPath, &c.CardKey},
+			{"smtp-url", *smtpURLFile, &c.SMTPURL}, {"database", *databaseFile, &c.Database}, {"master-key", *masterKeyFile, &c.MasterKey}})
+		return *c, err
+	}
+}
+
+// secretFile is a --X-file flag: the file holding the value of --X.
+type secretFile struct {
+	name, file string
+	dst        *string
+}
+
+// readSecretFiles reads each given --X-file into its --X, refusing both at once.
+func readSecretFiles(files []secretFile) error {
+	for _, f := range files {
+		if f.file == "" {
+			continue
+		}
+		if *f.dst != "" {
+			return fmt.Errorf("--%s and --%s-file are both set: give one", f.name, f.name)
+		}
+		var err error
+		if *f.dst, err = store.ReadSecretFile(f.file); err != nil {
+			return fmt.Errorf("--%s-file: %w", f.name, err)
+		}
+	}
+	return nil
+}

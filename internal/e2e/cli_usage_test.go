@@ -1,0 +1,237 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"payouts/internal/cli"
+)
+
+// Issue 25 item 5: a command line the binary cannot run exits 2 with one short line (no
+// flag list); help help, --version; -h leaves out the test and benchmark flags.
+func TestCLIUsageErrorsExitTwoWithOneLine(t *testing.T) {
+	for _, args := range [][]string{
+		{"--no-such-flag"},
+		{"serve", "--addr"},
+		{"frobnicate"},
+		{"merchant"},
+		{"merchant", "create", "--bogus"},
+		{"merchant", "keys"},
+		{"backup", "stray-argument"},
+		{"sign", "--secret", "s"},
+		{"help", "nope"},
+		{"version", "extra"},
+		{"serve", "--rate-limit", "lots"},
+	} {
+		out, err := runCLI(t, nil, args...)
+		if code := cli.ExitCode(err); code != 2 {
+			t.Errorf("%v: exit code %d (%v), want 2", args, code, err)
+			continue
+		}
+		if strings.Contains(out, "-sandbox-delay") || strings.Contains(out, "Usage") || strings.Count(err.Error(), "\n") > 0 {
+			t.Errorf("%v: more than one short line:\nerr %q\nout %q", args, err, out)
+		}
+		if !strings.Contains(err.Error(), "payouts help") && !strings.Contains(err.Error(), "required") && !strings.Contains(err.Error(), "takes") && !strings.Contains(err.Error(), "PAYOUTS_") {
+			t.Errorf("%v: %q does not say where to look", args, err)
+		}
+	}
+	if code := cli.ExitCode(errorString("database locked")); code != 1 {
+		t.Errorf("a failure that is not a usage error exits %d, want 1", code)
+	}
+
+	for _, args := range [][]string{{"help", "help"}, {"--version"}, {"-version"}, {"version"}, {"help", "merchant"}} {
+		out, err := runCLI(t, nil, args...)
+		if cli.ExitCode(err) != 0 || out == "" {
+			t.Errorf("%v: exit %d (%v) output %q", args, cli.ExitCode(err), err, out)
+		}
+	}
+	if out, _ := runCLI(t, nil, "--version"); !strings.HasPrefix(out, "payouts ") {
+		t.Errorf("--version printed %q", out)
+	}
+	if out, _ := runCLI(t, nil, "help", "merchant"); !strings.Contains(out, "-new") || !strings.Contains(out, "-card-payouts") {
+		t.Errorf("help merchant lacks the flags of create or keys:\n%s", out)
+	}
+	for _, args := range [][]string{{"-h"}, {"help", "serve"}, {"serve", "-h"}} {
+		out, err := runCLI(t, nil, args...)
+		if cli.ExitCode(err) != 0 {
+			t.Errorf("%v: %v", args, err)
+		}
+		for _, hidden := range []string{"unsafe-no-fsync", "bench-seed-from"} {
+			if strings.Contains(out, hidden) {
+				t.Errorf("%v lists the test flag --%s", args, hidden)
+			}
+		}
+		if !strings.Contains(out, "-sandbox-delay") {
+			t.Errorf("%v does not list the ordinary flags:\n%s", args, out)
+		}
+	}
+	// Hidden is not removed: the flag still parses.
+	if cfg, err := cli.ServeConfig([]string{"--unsafe-no-fsync"}, func(string) string { return "" }); err != nil || !cfg.NoSync {
+		t.Errorf("--unsafe-no-fsync: %v %+v", err, cfg.NoSync)
+	}
+}
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+// Issue 25 item 6: sign refuses a path without its leading /, --curl without --key, and takes
+// its flags after the path too.
+func TestCLISignRefusesWhatCannotWork(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sign", "--secret", "s", "api/v1/1/balance"}, "must start with /"},
+		{[]string{"sign", "--secret", "s", "--curl", "/api/v1/1/balance"}, "--curl needs --key"},
+		{[]string{"sign", "--secret", "s", "/api/v1/1/balance", "/api/v1/1/payouts"}, "one PATH only"},
+		{[]string{"sign", "/api/v1/1/balance"}, "--secret"},
+		{[]string{"sign", "--secret", "s", "http://127.0.0.1:8080/api/v1/1/balance"}, "path only"},
+	} {
+		out, err := runCLI(t, nil, tc.args...)
+		if cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: exit %d, %v (want a usage error saying %q)", tc.args, cli.ExitCode(err), err, tc.want)
+		}
+		if strings.Contains(out, "http") {
+			t.Errorf("%v printed %q", tc.args, out)
+		}
+	}
+	out, err := runCLI(t, nil, "sign", "/api/v1/1/payouts", "--secret", "s", "--key", "pk_1", "--curl", "--body", `{"a":1}`)
+	if err != nil || !strings.HasPrefix(out, "curl -sS -X POST 'http://127.0.0.1:8080/api/v1/1/payouts?timestamp=") ||
+		!strings.Contains(out, "monnet-api-key: pk_1") {
+		t.Errorf("flags after the path: %v\n%s", err, out)
+	}
+	out, err = runCLI(t, nil, "sign", "--secret", "s", "--", "/api/v1/1/balance")
+	if err != nil || !strings.Contains(out, "/api/v1/1/balance?timestamp=") {
+		t.Errorf("-- before the path: %v %q", err, out)
+	}
+}
+
+// Issue 25 item 1: when the address is taken nothing is created and nothing is printed as
+// shown once; the first start names the dashboard and /docs; a restart says how to get new
+// credentials, and both ways it names work.
+func TestStartUpTellsWhereToGoAndHowToGetCredentialsAgain(t *testing.T) {
+	boltOnly(t, "the demo merchant is seeded on the bbolt engine only")
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	dir := filepath.Join(t.TempDir(), "data")
+	out, err := runCLI(t, nil, "--addr", busy.Addr().String(), "--data", dir)
+	if err == nil {
+		t.Fatal("the server started on a taken address")
+	}
+	if strings.Contains(out, "shown once") || strings.Contains(out, "apiSecret") {
+		t.Errorf("printed as shown once before the listen failed:\n%s", out)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the data directory was created before the listen failed (%v)", err)
+	}
+	if !strings.Contains(err.Error(), "--addr") {
+		t.Errorf("the error %q does not say how to pick another address", err)
+	}
+
+	first := startDemo(t, dir)
+	for _, want := range []string{first.base + "/dashboard", first.base + "/docs", "payouts merchant keys --id 1 --new"} {
+		if !strings.Contains(first.out.String(), want) {
+			t.Errorf("the first start does not print %q:\n%s", want, first.out.String())
+		}
+	}
+	first.stop()
+
+	second := startDemo(t, dir)
+	text := second.out.String()
+	if strings.Contains(text, "apiSecret") {
+		t.Errorf("a restart printed credentials:\n%s", text)
+	}
+	line := regexp.MustCompile(`curl -sS -X POST \S+/admin/v1/merchants/1/keys -H "Authorization: Bearer [^"]+"`).FindString(text)
+	if line == "" || !strings.Contains(text, "payouts merchant keys --id 1 --new") || !strings.Contains(text, second.base+"/dashboard") {
+		t.Fatalf("a restart does not say how to get new credentials:\n%s", text)
+	}
+	if _, err := exec.LookPath("curl"); err == nil {
+		res, err := exec.Command("sh", "-c", line).CombinedOutput()
+		var rotated struct{ APIKey, APISecret string }
+		if err != nil || json.Unmarshal(res, &rotated) != nil || rotated.APISecret == "" {
+			t.Errorf("the printed curl: %v\n%s", err, res)
+		} else if code := signedGet(t, second.base, "1", rotated.APIKey, rotated.APISecret); code != 200 {
+			t.Errorf("the credentials of the printed curl answer %d", code)
+		}
+	}
+	second.stop()
+
+	out, err = runCLI(t, nil, "merchant", "keys", "--data", dir, "--id", "1", "--new", "--grace", "0")
+	var issued struct {
+		APIKey, APISecret, KeyID string
+		Keys                     []struct {
+			KeyID   string
+			Current bool
+		}
+	}
+	if err != nil || json.Unmarshal([]byte(out), &issued) != nil || issued.APISecret == "" || len(issued.Keys) == 0 || !issued.Keys[0].Current || issued.Keys[0].KeyID != issued.KeyID {
+		t.Fatalf("merchant keys --new: %v\n%s", err, out)
+	}
+	if out, err := runCLI(t, nil, "merchant", "keys", "--data", dir, "--id", "1"); err != nil || strings.Contains(out, issued.APISecret) || !strings.Contains(out, issued.KeyID) {
+		t.Errorf("merchant keys lists %v:\n%s", err, out)
+	}
+	if _, err := runCLI(t, nil, "merchant", "keys", "--data", dir, "--id", "77"); err == nil || !strings.Contains(err.Error(), "no merchant") {
+		t.Errorf("merchant keys of an unknown merchant: %v", err)
+	}
+	third := startDemo(t, dir)
+	defer third.stop()
+	if code := signedGet(t, third.base, "1", issued.APIKey, issued.APISecret); code != 200 {
+		t.Errorf("the credentials of merchant keys --new answer %d", code)
+	}
+}
+
+type demoRun struct {
+	base string
+	out  *syncBuffer
+	stop func()
+}
+
+func startDemo(t *testing.T, dir string) demoRun {
+	t.Helper()
+	out := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- runMain(ctx, []string{"--addr", "127.0.0.1:0", "--data", dir, "--log-level", "warn", "--unsafe-no-fsync"}, out, &syncBuffer{})
+	}()
+	deadline := time.Now().Add(15 * time.Second)
+	for !listenLine.MatchString(out.String()) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	m := listenLine.FindStringSubmatch(out.String())
+	if m == nil {
+		cancel()
+		t.Fatalf("the server did not start:\n%s", out.String())
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			<-done
+		}
+	}
+	t.Cleanup(stop)
+	return demoRun{base: m[1], out: out, stop: stop}
+}
+
+// signedGet signs GET /api/v1/{mid}/balance with the pair and answers its status.
+func signedGet(t *testing.T, base, mid, key, secret string) int {
+	t.Helper()
+	c := &merchantClient{Base: base, MerchantID: mid, Key: key, Secret: secret, HTTP: &http.Client{Timeout: 10 * time.Second}}
+	code, _, _ := c.do(t, "GET", "balance", nil, "")
+	return code
+}

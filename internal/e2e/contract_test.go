@@ -1,0 +1,397 @@
+package e2e
+
+// The OpenAPI document is the contract: every answer the end-to-end tests get from
+// a payouts server, and every request it accepts, is checked against the operation the
+// server's own /openapi.json declares, with a JSON Schema validator (libopenapi-validator,
+// which reads OpenAPI 3.1 as served). An undeclared status, a missing declared header or a
+// body that does not validate fails the test that sent the request; a server no test owns
+// (a binary started by exec) fails the run from TestMain.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/pb33f/libopenapi-validator/config"
+	verrors "github.com/pb33f/libopenapi-validator/errors"
+	"github.com/pb33f/libopenapi-validator/paths"
+	"github.com/pb33f/libopenapi-validator/schema_validation"
+	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+)
+
+// contractChecker holds a validator per distinct document and the test owning each server.
+type contractChecker struct {
+	inner http.RoundTripper
+
+	mu            sync.Mutex
+	owners        map[string]testing.TB     // host → the test that started the server
+	byHost        map[string]*contractDoc   // host → its document (nil: not a payouts server)
+	byDigest      map[[32]byte]*contractDoc // one validator per distinct document
+	seen          map[string]map[int]bool   // "METHOD /path/{template}" → statuses answered
+	orphans       []string
+	answers       atomic.Int64
+	requests      atomic.Int64
+	outside       atomic.Int64
+	notifications atomic.Int64
+}
+
+type contractDoc struct {
+	v     validator.Validator
+	model *v3.Document
+}
+
+var contract = &contractChecker{
+	owners: map[string]testing.TB{}, byHost: map[string]*contractDoc{}, byDigest: map[[32]byte]*contractDoc{},
+	seen: map[string]map[int]bool{},
+}
+
+// own makes t the test whose requests to base are checked (startServer calls it).
+func (c *contractChecker) own(base string, t testing.TB) {
+	host := strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://")
+	c.mu.Lock()
+	c.owners[host] = t
+	delete(c.byHost, host) // a port may be reused by a server of another configuration
+	c.mu.Unlock()
+	t.Cleanup(func() {
+		c.mu.Lock()
+		if c.owners[host] == t {
+			delete(c.owners, host)
+		}
+		delete(c.byHost, host)
+		c.mu.Unlock()
+	})
+}
+
+type contractTransport struct{ inner http.RoundTripper }
+
+func (ct *contractTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var reqBody []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		reqBody = b
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
+	resp, err := ct.inner.RoundTrip(req)
+	if err != nil || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, err // a stream is read as it comes; its operation is checked by its own test
+	}
+	respBody, rerr := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(respBody))
+	if rerr != nil {
+		return resp, nil
+	}
+	contract.check(req, reqBody, resp, respBody)
+	return resp, nil
+}
+
+// check validates one exchange and reports what does not match to the owning test.
+func (c *contractChecker) check(req *http.Request, reqBody []byte, resp *http.Response, respBody []byte) {
+	doc := c.document(req.URL.Scheme + "://" + req.URL.Host)
+	if doc == nil {
+		return
+	}
+	// The validator reads bodies: give it copies.
+	vreq := req.Clone(req.Context())
+	vreq.Body = io.NopCloser(bytes.NewReader(reqBody))
+	vresp := *resp
+	vresp.Body = io.NopCloser(bytes.NewReader(respBody))
+	vresp.Request = vreq
+
+	_, errs := doc.v.ValidateHttpResponse(vreq, &vresp)
+	if len(errs) == 1 && (errs[0].IsPathMissingError() || errs[0].IsOperationMissingError()) {
+		c.outside.Add(1)
+		return
+	}
+	c.answers.Add(1)
+	_, _, template := paths.FindPath(vreq, doc.model, config.NewValidationOptions())
+	c.note(req.Method+" "+template, resp.StatusCode)
+	var problems []string
+	for _, e := range errs {
+		problems = append(problems, "answer: "+describeViolation(e))
+	}
+	if resp.StatusCode < 400 {
+		c.requests.Add(1)
+		vreq.Body = io.NopCloser(bytes.NewReader(reqBody))
+		if _, errs := doc.v.ValidateHttpRequest(vreq); len(errs) > 0 {
+			for _, e := range errs {
+				problems = append(problems, "accepted request: "+describeViolation(e))
+			}
+		}
+	}
+	if len(problems) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("the OpenAPI document does not describe %s %s → %d:\n  %s\n  request body: %.400s\n  answer body: %.600s",
+		req.Method, req.URL.Path, resp.StatusCode, strings.Join(problems, "\n  "), reqBody, respBody)
+	c.mu.Lock()
+	t := c.owners[req.URL.Host]
+	if t == nil {
+		c.orphans = append(c.orphans, msg)
+	}
+	c.mu.Unlock()
+	if t != nil {
+		t.Errorf("%s", msg)
+	}
+}
+
+func describeViolation(e *verrors.ValidationError) string {
+	s := e.Message
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	for _, f := range e.SchemaValidationErrors {
+		s += fmt.Sprintf(" [%s at %s]", f.Reason, f.FieldPath)
+	}
+	return s
+}
+
+func (c *contractChecker) note(k string, status int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen[k] == nil {
+		c.seen[k] = map[int]bool{}
+	}
+	c.seen[k][status] = true
+}
+
+// document is the validator of the server at base, fetched once per server; nil when base
+// serves no OpenAPI document (a test's own receiver of notifications).
+func (c *contractChecker) document(base string) *contractDoc {
+	host := strings.TrimPrefix(base, "http://")
+	c.mu.Lock()
+	d, ok := c.byHost[host]
+	c.mu.Unlock()
+	if ok {
+		return d
+	}
+	d = c.fetch(base)
+	c.mu.Lock()
+	c.byHost[host] = d
+	c.mu.Unlock()
+	return d
+}
+
+func (c *contractChecker) fetch(base string) *contractDoc {
+	req, _ := http.NewRequest("GET", base+"/openapi.json", nil)
+	resp, err := c.inner.RoundTrip(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		return nil
+	}
+	// Servers differ only in their address: one validator per document without it.
+	var doc map[string]any
+	if json.Unmarshal(raw, &doc) != nil || doc["openapi"] == nil {
+		return nil
+	}
+	delete(doc, "servers")
+	norm, _ := json.Marshal(doc)
+	digest := sha256.Sum256(norm)
+	c.mu.Lock()
+	d := c.byDigest[digest]
+	c.mu.Unlock()
+	if d != nil {
+		return d
+	}
+	parsed, err := libopenapi.NewDocument(norm)
+	if err != nil {
+		panic(fmt.Sprintf("contract: the served document does not parse: %v", err))
+	}
+	v, errs := validator.NewValidator(parsed)
+	if len(errs) > 0 {
+		panic(fmt.Sprintf("contract: no validator for the served document: %v", errs))
+	}
+	model, err := parsed.BuildV3Model()
+	if err != nil {
+		panic(fmt.Sprintf("contract: the served document has no model: %v", err))
+	}
+	d = &contractDoc{v: v, model: &model.Model}
+	c.mu.Lock()
+	c.byDigest[digest] = d
+	c.mu.Unlock()
+	return d
+}
+
+func (c *contractChecker) orphanFailures() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.orphans...)
+}
+
+func (c *contractChecker) operationsSeen() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.seen)
+}
+
+func (c *contractChecker) statusesSeen() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, s := range c.seen {
+		n += len(s)
+	}
+	return n
+}
+
+// seenStatuses lists the statuses the tests saw per operation (PAYOUTS_CONTRACT_SEEN=1).
+func (c *contractChecker) seenStatuses() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for k, s := range c.seen {
+		var codes []string
+		for code := range s {
+			codes = append(codes, fmt.Sprint(code))
+		}
+		sort.Strings(codes)
+		out = append(out, k+" "+strings.Join(codes, ","))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// contractRecorder is a test whose errors are kept, to test the checker itself.
+type contractRecorder struct {
+	testing.TB
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (r *contractRecorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
+}
+
+func TestContractCheckerRefusesWhatTheDocumentDoesNotDeclare(t *testing.T) {
+	const doc = `{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/things/{id}":{"get":{
+		"parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],
+		"responses":{"200":{"description":"ok","headers":{"Location":{"required":true,"schema":{"type":"string"}}},
+		"content":{"application/json":{"schema":{"type":"object","required":["name"],"properties":{"name":{"type":"string"}},"additionalProperties":false}}}}}}}}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/openapi.json":
+			w.Write([]byte(doc))
+		case "/things/1":
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Location", "/things/1")
+			w.Write([]byte(`{"name":"a"}`))
+		case "/things/2": // a body the schema refuses
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Location", "/things/2")
+			w.Write([]byte(`{"nom":1}`))
+		case "/things/3": // an undeclared status
+			w.WriteHeader(http.StatusTeapot)
+		case "/things/4": // a declared header missing
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"name":"a"}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		path string
+		want int
+	}{{"/things/1", 0}, {"/things/2", 1}, {"/things/3", 1}, {"/things/4", 1}, {"/elsewhere", 0}} {
+		t.Run(tc.path, func(t *testing.T) {
+			rec := &contractRecorder{TB: t}
+			contract.own(srv.URL, rec)
+			resp, err := http.Get(srv.URL + tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if len(rec.msgs) != tc.want {
+				t.Errorf("GET %s: %d violations, want %d: %v", tc.path, len(rec.msgs), tc.want, rec.msgs)
+			}
+		})
+	}
+}
+
+// checkNotification validates a notification a test's receiver got against the webhook's
+// body in the document; what does not match fails the run (TestMain), as the receiver does
+// not know its test.
+func (c *contractChecker) checkNotification(body []byte) {
+	name := "payout-outcome"
+	var probe struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(body, &probe) == nil && strings.HasPrefix(probe.Type, "batch.") {
+		name = "batch-completed" // a batch's notification (issue 24)
+	}
+	c.mu.Lock()
+	var doc *contractDoc
+	for _, d := range c.byDigest {
+		if d.model.Webhooks != nil && d.model.Webhooks.GetOrZero(name) != nil {
+			doc = d
+			break
+		}
+	}
+	c.mu.Unlock()
+	if doc == nil {
+		return
+	}
+	hook := doc.model.Webhooks.GetOrZero(name)
+	if hook.Post == nil || hook.Post.RequestBody == nil {
+		c.fail("the document's webhook " + name + " has no body")
+		return
+	}
+	mt := hook.Post.RequestBody.Content.GetOrZero("application/json")
+	if mt == nil || mt.Schema == nil {
+		c.fail("the document's webhook " + name + " has no JSON schema")
+		return
+	}
+	c.notifications.Add(1)
+	if ok, errs := schema_validation.NewSchemaValidator().ValidateSchemaBytesWithVersion(mt.Schema.Schema(), body, 3.1); !ok {
+		var problems []string
+		for _, e := range errs {
+			problems = append(problems, describeViolation(e))
+		}
+		c.fail(fmt.Sprintf("a notification does not match the document's webhook:\n  %s\n  body: %.600s", strings.Join(problems, "\n  "), body))
+	}
+}
+
+func (c *contractChecker) fail(msg string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.orphans = append(c.orphans, msg)
+}
+
+func TestContractCheckerRefusesANotificationOfAnotherShape(t *testing.T) {
+	s := startServer(t, "")
+	if contract.document(s.URL) == nil {
+		t.Fatal("no document")
+	}
+	before := len(contract.orphanFailures())
+	contract.checkNotification([]byte(`{"payout":{"id":29,"amount":"1"},"output":{"stage":"REJECTED"}}`)) // id a number, fields missing
+	contract.checkNotification([]byte(`{"payout":{"id":"29","country":"PER","amount":"100","currency":"PEN","orderId":"A","merchantId":"1","bankCode":"002","accountNumber":"****1234","name":"Ana Quispe","customerEmail":"a@b.pe"},"output":{"stage":"SUCCESS","status":"PROCESSED","statusChangeDateTime":"2026-11-21T10:00:00Z"}}`))
+	contract.mu.Lock()
+	got := contract.orphans[before:]
+	contract.orphans = contract.orphans[:before] // this test's own failures do not fail the run
+	contract.mu.Unlock()
+	if len(got) != 1 || !strings.Contains(got[0], "does not match the document's webhook") {
+		t.Errorf("got %d failures, want 1 (the first body): %v", len(got), got)
+	}
+}

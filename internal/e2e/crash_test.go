@@ -1,0 +1,198 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"payouts/rules"
+	"payouts/store/bolt"
+)
+
+// startProcess runs the built binary as its own process and returns it with its base URL.
+func startProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	bin, err := payoutsBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--admin-token", "test-admin-token-0123456789",
+		"--no-demo", "--log-format", "json", "--log-level", "warn"}, args...)...)
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	found := make(chan string, 1)
+	go func() {
+		for lines.Scan() {
+			if m := listenLine.FindStringSubmatch(lines.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	select {
+	case u := <-found:
+		return cmd, u
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the binary did not start")
+	}
+	return nil, ""
+}
+
+// TestCrashLosesNoAcknowledgedPayout kills the server with SIGKILL while 8 clients create
+// payouts (and their outcome emails go into the sandbox mailbox); after a restart every
+// payout that was answered 201 is there, no orderId has two payouts, and every payout has
+// exactly one outcome email: none lost, none twice (contract section 7).
+func TestCrashLosesNoAcknowledgedPayout(t *testing.T) {
+	boltOnly(t, "the bbolt file's crash safety; TestTwoInstancesOnOnePostgreSQL kills an instance on PostgreSQL")
+	if testing.Short() {
+		t.Skip("builds and kills the binary")
+	}
+	dir := t.TempDir()
+	cmd, base := startProcess(t, dir, "--sandbox-delay", "100ms")
+	s := &testServer{URL: base, AdminToken: "test-admin-token-0123456789"}
+	c := s.newMerchant(t, map[string]any{"emailNotifications": true})
+
+	var mu sync.Mutex
+	acked := map[string]int64{} // orderId → Id answered 201
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				order := fmt.Sprintf("K%d-%d", w, i)
+				body, _ := json.Marshal(perBankRequest(order))
+				resp, err := c.HTTP.Do(c.request("POST", "payouts", body, ""))
+				if err != nil {
+					return // the server died under us: this one was not acknowledged
+				}
+				var p payoutAnswer
+				json.NewDecoder(resp.Body).Decode(&p)
+				resp.Body.Close()
+				if resp.StatusCode == 201 {
+					mu.Lock()
+					acked[order] = p.Payout.ID
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	close(stop)
+	wg.Wait()
+	if len(acked) < 50 {
+		t.Fatalf("only %d payouts acknowledged before the kill; the test needs more", len(acked))
+	}
+
+	s2 := startServer(t, dir)
+	c = c.with(func(c *merchantClient) { c.Base = s2.URL })
+	seen := map[string]int{}
+	cursor := ""
+	for {
+		q := "limit=200"
+		if cursor != "" {
+			q += "&cursor=" + cursor
+		}
+		code, _, raw := c.do(t, "GET", "payouts", nil, q)
+		if code != 200 {
+			t.Fatalf("list: %d %s", code, raw)
+		}
+		var page struct {
+			Items      []payoutAnswer
+			NextCursor *string
+		}
+		json.Unmarshal(raw, &page)
+		for _, p := range page.Items {
+			seen[p.Payout.OrderID]++
+			if id, ok := acked[p.Payout.OrderID]; ok && id != p.Payout.ID {
+				t.Errorf("orderId %s: acknowledged as %d, stored as %d", p.Payout.OrderID, id, p.Payout.ID)
+			}
+		}
+		if page.NextCursor == nil {
+			break
+		}
+		cursor = *page.NextCursor
+	}
+	for order := range acked {
+		if seen[order] != 1 {
+			t.Errorf("acknowledged orderId %s is stored %d times", order, seen[order])
+		}
+	}
+	for order, n := range seen {
+		if n > 1 {
+			t.Errorf("orderId %s stored %d times", order, n)
+		}
+	}
+	t.Logf("%d payouts acknowledged before SIGKILL, %d stored after restart", len(acked), len(seen))
+
+	// Every payout finishes and its outcome email leaves the outbox; then the mailbox is
+	// counted in the database itself (the mailbox pages show at most 1,000).
+	waitFor(t, "every payout finished and the outbox empty", 60*time.Second, func() bool {
+		for _, stage := range []string{"IN_PROGRESS", "PENDING"} {
+			code, _, raw := c.do(t, "GET", "payouts", nil, "limit=1&stage="+stage)
+			if code != 200 || !strings.Contains(string(raw), `"items":[]`) {
+				return false
+			}
+		}
+		return s2.metric(t, "payouts_outbox_depth") == 0
+	})
+	s2.Stop(t)
+	db, err := bolt.Open(filepath.Join(dir, "payouts.db"), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	raws, err := db.SandboxMails(bolt.KeepSandboxMails)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byEvent, byPayout := map[string]int{}, map[int64]int{}
+	for _, raw := range raws {
+		var m struct {
+			EventID  string `json:"eventId"`
+			Kind     string `json:"kind"`
+			PayoutID int64  `json:"payoutId"`
+		}
+		json.Unmarshal(raw, &m)
+		byEvent[m.EventID]++
+		if m.Kind == rules.EventBeneficiaryMail {
+			byPayout[m.PayoutID]++
+		}
+	}
+	for id, n := range byEvent {
+		if n != 1 {
+			t.Errorf("sandbox mail of event %s kept %d times, want once", id, n)
+		}
+	}
+	if len(byPayout) != len(seen) {
+		t.Errorf("%d payouts have an outcome email, want all %d", len(byPayout), len(seen))
+	}
+	for id, n := range byPayout {
+		if n != 1 {
+			t.Errorf("payout %d has %d outcome emails, want 1", id, n)
+		}
+	}
+	t.Logf("%d sandbox mails, one per payout", len(raws))
+}

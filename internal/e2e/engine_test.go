@@ -1,0 +1,174 @@
+package e2e
+
+// The end-to-end tests run on either engine: bbolt by default, PostgreSQL when
+// PAYOUTS_TEST_ENGINE=postgres (and PAYOUTS_TEST_DATABASE_URL names a server; .ci/run runs
+// the package both ways). On PostgreSQL each test server's data directory is paired with a
+// database of its own and the shared keys the server then requires.
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"payouts/internal/server"
+	"payouts/rules"
+	"payouts/store"
+	"payouts/store/bolt"
+	"payouts/store/postgres"
+	"payouts/store/postgres/pgtest"
+)
+
+// testEngine is the engine the end-to-end tests run on.
+func testEngine() string {
+	if os.Getenv("PAYOUTS_TEST_ENGINE") == "postgres" {
+		return "postgres"
+	}
+	return "bolt"
+}
+
+// onPostgresTests reports whether the end-to-end tests run on PostgreSQL.
+func onPostgresTests() bool { return testEngine() == "postgres" }
+
+// boltOnly skips a test that is about the bbolt file itself (its lock, its offline copy,
+// its crash safety) when the tests run on PostgreSQL.
+func boltOnly(t testing.TB, why string) {
+	t.Helper()
+	if onPostgresTests() {
+		t.Skip("bbolt only: " + why)
+	}
+}
+
+var (
+	pgMu   sync.Mutex
+	pgDirs = map[string]string{} // data directory → its database URL
+)
+
+// databaseFor is the database paired with a test server's data directory, created with its
+// key files on the directory's first server.
+func databaseFor(t testing.TB, dir string) string {
+	t.Helper()
+	pgMu.Lock()
+	defer pgMu.Unlock()
+	if u, ok := pgDirs[dir]; ok {
+		return u
+	}
+	u := pgtest.Database(t)
+	keys := filepath.Join(dir, "shared-keys")
+	if _, err := os.Stat(keys); os.IsNotExist(err) {
+		if err := writeKeys(keys); err != nil {
+			t.Fatalf("keys: %v", err)
+		}
+	}
+	pgDirs[dir] = u
+	return u
+}
+
+// engineArgs are the flags that put a test server on the tests' engine.
+func engineArgs(t testing.TB, dir string, given []string) []string {
+	t.Helper()
+	if !onPostgresTests() {
+		return nil
+	}
+	keys := filepath.Join(databaseDirKeys(t, dir))
+	args := []string{"--database", databaseFor(t, dir),
+		"--master-key-file", filepath.Join(keys, "master.key"),
+		"--notification-key-file", filepath.Join(keys, server.NotificationKeyFile)}
+	if !slices.ContainsFunc(given, func(a string) bool { return strings.HasPrefix(strings.TrimLeft(a, "-"), "card-key") }) {
+		args = append(args, "--card-key-file", filepath.Join(keys, server.CardKeyFile))
+	}
+	return args
+}
+
+func databaseDirKeys(t testing.TB, dir string) string {
+	databaseFor(t, dir)
+	return filepath.Join(dir, "shared-keys")
+}
+
+// openTestStore opens the store of a stopped test server.
+func openTestStore(t testing.TB, dir string) (rules.Storage, error) {
+	if onPostgresTests() {
+		return postgres.Open(context.Background(), databaseFor(t, dir), postgres.Options{})
+	}
+	return bolt.Open(filepath.Join(dir, "payouts.db"), bolt.Options{NoSync: true})
+}
+
+// openTestData opens a test server's store with the sealer of its secrets, while the
+// server is stopped (or before its first start).
+func openTestData(t testing.TB, dir string) (rules.Storage, *store.Sealer, error) {
+	t.Helper()
+	if !onPostgresTests() {
+		return server.Open(context.Background(), server.Config{Data: dir, NoSync: false})
+	}
+	key, err := store.ReadSecretFile(filepath.Join(databaseDirKeys(t, dir), "master.key"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return server.Open(context.Background(), server.Config{Database: databaseFor(t, dir), MasterKey: key})
+}
+
+// storedBytes is everything a stopped test server stored, as bytes to search: the bbolt
+// file, or the PostgreSQL database's dump.
+func storedBytes(t testing.TB, dir string) []byte {
+	t.Helper()
+	if !onPostgresTests() {
+		raw, err := os.ReadFile(filepath.Join(dir, "payouts.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	db, err := openTestStore(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var out []byte
+	if err := db.Dump(func(r rules.DumpRecord) error { out = append(append(out, r.Value...), '\n'); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// storedCards counts a stopped test server's cards on file and cards kept for one payout.
+func storedCards(t testing.TB, dir string) (onFile, perPayout int) {
+	t.Helper()
+	for _, c := range storedCardRecords(t, dir) {
+		if c.DocNumber != "" {
+			onFile++
+		} else {
+			perPayout++
+		}
+	}
+	return onFile, perPayout
+}
+
+// storedCardRecords are a stopped test server's cards as stored (sealed).
+func storedCardRecords(t testing.TB, dir string) []rules.DumpedCard {
+	t.Helper()
+	db, err := openTestStore(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var out []rules.DumpedCard
+	err = db.Dump(func(r rules.DumpRecord) error {
+		if r.Kind != rules.DumpCard {
+			return nil
+		}
+		var c rules.DumpedCard
+		if err := json.Unmarshal(r.Value, &c); err != nil {
+			return err
+		}
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

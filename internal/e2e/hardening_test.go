@@ -1,0 +1,753 @@
+package e2e
+
+// End-to-end tests of issue 11 (hardening): each item through the real server.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"payouts/rules"
+)
+
+// tarpit accepts connections and never answers: a merchant endpoint that hangs every
+// notification until the 15 s timeout.
+type tarpit struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newTarpit(t testing.TB) *tarpit {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := &tarpit{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			tp.mu.Lock()
+			tp.conns = append(tp.conns, c)
+			tp.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		tp.mu.Lock()
+		for _, c := range tp.conns {
+			c.Close()
+		}
+		tp.mu.Unlock()
+	})
+	return tp
+}
+
+func (tp *tarpit) accepted() int {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	return len(tp.conns)
+}
+
+// Item 2: a merchant whose endpoint accepts and never answers, with 16 rejected payouts
+// to notify, does not delay another merchant's notification by more than 2 s.
+func TestTarpitMerchantDoesNotDelayAnotherMerchantsNotification(t *testing.T) {
+	tp := newTarpit(t)
+	hook := &hookReceiver{tries: map[string]int{}, accepted: map[string][][]byte{},
+		verify: func([]byte, string) error { return nil }}
+	recv := httptest.NewServer(hook)
+	defer recv.Close()
+	s := startServer(t, "", "--allow-private-notification-urls")
+	slow := s.newMerchant(t, map[string]any{"notificationUrl": "http://" + tp.ln.Addr().String() + "/hook"})
+	other := s.newMerchant(t, map[string]any{"notificationUrl": recv.URL + "/hook"})
+
+	rejected := func(order string) map[string]any {
+		r := perBankRequest(order)
+		r["destination"] = map[string]any{"bankAccount": map[string]any{"bankCode": "003", "accountType": 2, "accountNumber": "1231234569999"}}
+		return r
+	}
+	var ids []int64
+	for i := 0; i < 16; i++ {
+		ids = append(ids, slow.create(t, rejected("TARPIT-"+strconv.Itoa(i))).Payout.ID)
+	}
+	for _, id := range ids {
+		slow.waitStage(t, id, "REJECTED", 10*time.Second)
+	}
+	waitFor(t, "the tarpit holds notifications", 5*time.Second, func() bool { return tp.accepted() >= 2 })
+	time.Sleep(300 * time.Millisecond) // every worker the tarpit may take is taken
+
+	id := other.create(t, rejected("OTHER-1")).Payout.ID
+	other.waitStage(t, id, "REJECTED", 10*time.Second)
+	finished := time.Now()
+	waitFor(t, "the other merchant's notification", 2*time.Second, func() bool {
+		_, _, _, n := hook.snapshot()
+		return n > 0
+	})
+	t.Logf("other merchant notified %v after its payout finished; the tarpit holds %d connections",
+		time.Since(finished).Round(time.Millisecond), tp.accepted())
+	if n := tp.accepted(); n > 4 {
+		t.Errorf("the tarpit merchant holds %d workers at once, want at most its share of 4", n)
+	}
+}
+
+// signedStatus sends a signed GET of the balance with extra headers and says its status.
+func (c *merchantClient) statusWith(t testing.TB, headers map[string]string) int {
+	t.Helper()
+	req := c.request("GET", "balance", nil, "")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// Item 3: failed authentications count per (client address, API key presented); a correctly
+// signed request is never refused for anyone's failures; the address comes from
+// X-Forwarded-For only through --trusted-proxies.
+func TestAuthFailuresCountPerAddressAndKeyBehindTrustedProxies(t *testing.T) {
+	s := startServer(t, "", "--trusted-proxies", "127.0.0.1/32")
+	a := s.newMerchant(t, nil)
+	b := s.newMerchant(t, nil)
+	badA := a.with(func(c *merchantClient) { c.Secret = "not the secret" })
+	badB := b.with(func(c *merchantClient) { c.Secret = "not the secret" })
+	fromX := map[string]string{"X-Forwarded-For": "203.0.113.7"}
+
+	statuses := map[int]int{}
+	for i := 0; i < 25; i++ {
+		statuses[badA.statusWith(t, fromX)]++
+	}
+	if statuses[401] != 20 || statuses[429] != 5 {
+		t.Errorf("25 wrong signatures answered %v, want 20 × 401 then 5 × 429", statuses)
+	}
+	// The same client and key, correctly signed: served.
+	if code := a.statusWith(t, fromX); code != 200 {
+		t.Errorf("a correctly signed request after the failures: %d, want 200", code)
+	}
+	// Another merchant behind the same proxy and client address: its own count.
+	if code := badB.statusWith(t, fromX); code != 401 {
+		t.Errorf("another API key from the same address: %d, want 401", code)
+	}
+	// Another client behind the proxy, same key: its own count.
+	if code := badA.statusWith(t, map[string]string{"X-Forwarded-For": "203.0.113.8"}); code != 401 {
+		t.Errorf("another client address (X-Forwarded-For) with the same key: %d, want 401", code)
+	}
+	if code := badA.statusWith(t, map[string]string{"Forwarded": `for="203.0.113.7:5000"`}); code != 429 {
+		t.Errorf("the blocked client named by Forwarded: %d, want 429", code)
+	}
+
+	// A server that does not trust the peer ignores the headers: rotating them does not
+	// escape the count.
+	s2 := startServer(t, "", "--trusted-proxies", "10.0.0.0/8")
+	c := s2.newMerchant(t, nil)
+	bad := c.with(func(c *merchantClient) { c.Secret = "not the secret" })
+	last := 0
+	for i := 0; i < 21; i++ {
+		last = bad.statusWith(t, map[string]string{"X-Forwarded-For": "198.51.100." + strconv.Itoa(i)})
+	}
+	if last != 429 {
+		t.Errorf("21st failure with spoofed X-Forwarded-For from an untrusted peer: %d, want 429", last)
+	}
+}
+
+// Item 3: wrong admin tokens are limited like signatures (429 past 20 a minute per
+// address); the right token still works; a short --admin-token is refused at start.
+func TestAdminTokenFailuresLimitedAndShortTokenRefused(t *testing.T) {
+	s := startServer(t, "")
+	statuses := map[int]int{}
+	for i := 0; i < 25; i++ {
+		req, _ := http.NewRequest("GET", s.URL+"/admin/v1/merchants/1", nil)
+		req.Header.Set("Authorization", "Bearer wrong-token-"+strconv.Itoa(i))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		statuses[resp.StatusCode]++
+		if resp.StatusCode == 429 && resp.Header.Get("Retry-After") == "" {
+			t.Errorf("429 without Retry-After")
+		}
+	}
+	if statuses[401] != 20 || statuses[429] != 5 {
+		t.Errorf("25 wrong admin tokens answered %v, want 20 × 401 then 5 × 429", statuses)
+	}
+	if code := s.admin(t, "GET", "/admin/v1/merchants/none", nil, nil); code != 404 {
+		t.Errorf("the right admin token after the failures: %d, want 404 (served)", code)
+	}
+
+	var out, errOut syncBuffer
+	err := runMain(t.Context(), []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--admin-token", "short-token-23-chars-xx", "--no-demo"}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "at least 24 characters") {
+		t.Errorf("a 23-character admin token: %v, want refused", err)
+	}
+}
+
+// rawAdmin calls the admin API and returns the status and the problem body.
+func (s *testServer) adminProblem(t testing.TB, method, path string, body any) (int, problemAnswer) {
+	t.Helper()
+	var b []byte
+	if body != nil {
+		b, _ = json.Marshal(body)
+	}
+	req, _ := http.NewRequest(method, s.URL+path, bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var p problemAnswer
+	if resp.StatusCode >= 300 {
+		p = decodeProblem(t, raw)
+	}
+	return resp.StatusCode, p
+}
+
+// Item 4: unknown merchant paths answer 404 without authentication and without a panic;
+// the admin API refuses reserved merchant ids.
+func TestReservedMerchantPathsAnswer404AndAreRefusedAsIDs(t *testing.T) {
+	s := startServer(t, "")
+	for _, path := range []string{"/api/v1/notifications/balance", "/api/v1/notifications/payouts/1", "/api-payout-plus-real-time/notifications"} {
+		for _, method := range []string{"GET", "POST"} {
+			req, _ := http.NewRequest(method, s.URL+path, strings.NewReader("{}"))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 404 || decodeProblem(t, raw).Code != rules.CodeNoSuchEndpoint {
+				t.Errorf("%s %s: %d %s, want 404 %s", method, path, resp.StatusCode, raw, rules.CodeNoSuchEndpoint)
+			}
+		}
+	}
+	for _, path := range []string{"/api/v1/nosuchmerchant/balance", "/api/v1/nosuchmerchant/payouts/1"} {
+		resp, err := http.Get(s.URL + path + "?timestamp=1&signature=00")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 401 {
+			t.Errorf("GET %s: %d, want 401 (unknown merchant, unsigned)", path, resp.StatusCode)
+		}
+	}
+	if resp, err := http.Get(s.URL + "/api/v1/notifications/public-key"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("the public key is no longer served: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	for _, id := range []string{"notifications", "Notifications"} {
+		code, p := s.adminProblem(t, "POST", "/admin/v1/merchants", map[string]any{"merchantId": id, "name": "Squatter"})
+		if code != 400 || p.Code != rules.CodeReservedMerchantID || p.Errors[0].Location != "body.merchantId" {
+			t.Errorf("merchant id %q: %d %+v, want 400 %s at body.merchantId", id, code, p, rules.CodeReservedMerchantID)
+		}
+	}
+	if strings.Contains(s.Stderr.String(), "panic") {
+		t.Errorf("the server log has a panic:\n%s", s.Stderr.String())
+	}
+}
+
+// Item 5: funding amounts out of range, overflowing balances and withdrawals above the
+// available balance are refused with 400/409 and a code, and change nothing.
+func TestAdminFundingOverflowAndOverdrawRefused(t *testing.T) {
+	s := startServer(t, "")
+	var m struct{ MerchantID string }
+	if code := s.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "Funds"}, &m); code != 201 {
+		t.Fatal(code)
+	}
+	path := "/admin/v1/merchants/" + m.MerchantID + "/balance"
+	fund := func(amount any) (int, problemAnswer) {
+		return s.adminProblem(t, "POST", path, json.RawMessage(`{"country":"PER","currency":"PEN","amount":`+fmt.Sprint(amount)+`}`))
+	}
+	if code, _ := fund(500); code != 200 {
+		t.Fatalf("fund 500: %d", code)
+	}
+	for _, tc := range []struct {
+		name   string
+		amount any
+		status int
+		code   string
+	}{
+		{"2^63-1", "9223372036854775807", 400, rules.CodeFundAmount},
+		{"-2^63", "-9223372036854775808", 400, rules.CodeFundAmount},
+		{"zero", 0, 400, rules.CodeFundAmount},
+		{"10^15 on top of 500", rules.MaxBalance, 409, rules.CodeBalanceLimit},
+		{"withdraw 501 of 500", -501, 409, rules.CodeWithdrawalTooLarge},
+	} {
+		code, p := fund(tc.amount)
+		if code != tc.status || p.Code != tc.code {
+			t.Errorf("%s: %d %s, want %d %s", tc.name, code, p.Code, tc.status, tc.code)
+		}
+	}
+	if code, _ := fund(rules.MaxBalance - 500); code != 200 {
+		t.Errorf("fund up to exactly 10^15: %d, want 200", code)
+	}
+	if code, p := fund(1); code != 409 || p.Code != rules.CodeBalanceLimit {
+		t.Errorf("one more above 10^15: %d %s, want 409 %s", code, p.Code, rules.CodeBalanceLimit)
+	}
+	if code, _ := fund(-rules.MaxBalance); code != 200 {
+		t.Errorf("withdraw everything: %d, want 200", code)
+	}
+	if strings.Contains(s.Stderr.String(), `"status":500`) {
+		t.Errorf("a 500 in the log:\n%s", s.Stderr.String())
+	}
+}
+
+// Item 6: a body that is not JSON is 415; control characters and text that is not UTF-8
+// are 400 at their field; free-text fields have length limits; nothing is stored.
+func TestInputLimitsMediaTypeControlCharactersUTF8AndLengths(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, nil)
+	body, _ := json.Marshal(perBankRequest("CT-1"))
+	for ct, want := range map[string]int{"text/plain": 415, "application/x-www-form-urlencoded": 415, "application/json; charset=utf-8": 201} {
+		req := c.request("POST", "payouts", body, "")
+		req.Header.Set("Content-Type", ct)
+		resp, err := c.HTTP.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Content-Type %s: %d %s, want %d", ct, resp.StatusCode, raw, want)
+		}
+		if want == 415 && decodeProblem(t, raw).Code != rules.CodeUnsupportedMediaType {
+			t.Errorf("Content-Type %s: code %s, want %s", ct, decodeProblem(t, raw).Code, rules.CodeUnsupportedMediaType)
+		}
+	}
+	req, _ := http.NewRequest("POST", s.URL+"/admin/v1/merchants", strings.NewReader(`name=x`))
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 415 {
+		t.Errorf("admin API with a form body: %v %v, want 415", resp, err)
+	}
+
+	long := strings.Repeat("x", rules.MaxTextLength+1)
+	edit := func(order string, f func(r map[string]any)) []byte {
+		r := perBankRequest(order)
+		f(r)
+		b, _ := json.Marshal(r)
+		return b
+	}
+	ben := func(r map[string]any) map[string]any { return r["beneficiary"].(map[string]any) }
+	for _, tc := range []struct {
+		name, order string
+		body        []byte
+		code, loc   string
+	}{
+		{"NUL in orderId", "NUL\x00A", edit("NUL\x00A", func(map[string]any) {}), rules.CodeControlCharacter, "body.orderId"},
+		{"line break in name", "CC-2", edit("CC-2", func(r map[string]any) { ben(r)["name"] = "Ana\nMaría" }), rules.CodeControlCharacter, "body.beneficiary.name"},
+		{"C1 control in document", "CC-3", edit("CC-3", func(r map[string]any) {
+			ben(r)["document"] = map[string]any{"type": 1, "number": "4567\u00858912"}
+		}), rules.CodeControlCharacter, "body.beneficiary.document.number"},
+		{"invalid UTF-8 in orderId", "UTF-\xff", bytes.Replace(edit("UTF-X1", func(map[string]any) {}), []byte("UTF-X1"), []byte("UTF-\xff"), 1), rules.CodeControlCharacter, "body.orderId"},
+		{"a lone surrogate escape", "SURR", bytes.Replace(edit("SURR-1", func(map[string]any) {}), []byte("SURR-1"), []byte(`SURR-\ud800`), 1), rules.CodeControlCharacter, "body.orderId"},
+		{"name over 100", "LEN-1", edit("LEN-1", func(r map[string]any) { ben(r)["name"] = long }), rules.CodeTooLong, "body.beneficiary.name"},
+		{"lastName over 100", "LEN-2", edit("LEN-2", func(r map[string]any) { ben(r)["lastName"] = long }), rules.CodeTooLong, "body.beneficiary.lastName"},
+		{"customerId over 100", "LEN-3", edit("LEN-3", func(r map[string]any) { ben(r)["customerId"] = long }), rules.CodeTooLong, "body.beneficiary.customerId"},
+		{"userName over 100", "LEN-4", edit("LEN-4", func(r map[string]any) { ben(r)["userName"] = long }), rules.CodeTooLong, "body.beneficiary.userName"},
+		{"phoneNumber over 100", "LEN-5", edit("LEN-5", func(r map[string]any) { ben(r)["phoneNumber"] = long }), rules.CodeTooLong, "body.beneficiary.phoneNumber"},
+		{"address city over 100", "LEN-6", edit("LEN-6", func(r map[string]any) { ben(r)["address"] = map[string]any{"city": long} }), rules.CodeTooLong, "body.beneficiary.address.city"},
+		{"subMerchantInfo.url over 100", "LEN-7", edit("LEN-7", func(r map[string]any) {
+			r["subMerchantInfo"] = map[string]any{"code": "S1", "name": "Shop", "url": "https://shop.example/" + long}
+		}), rules.CodeTooLong, "body.subMerchantInfo.url"},
+	} {
+		code, _, raw := c.do(t, "POST", "payouts", tc.body, "")
+		if code != 400 {
+			t.Errorf("%s: %d %s, want 400", tc.name, code, raw)
+			continue
+		}
+		p := decodeProblem(t, raw)
+		if p.Code != tc.code || len(p.Errors) != 1 || p.Errors[0].Location != tc.loc {
+			t.Errorf("%s: %s %+v, want %s at %s", tc.name, p.Code, p.Errors, tc.code, tc.loc)
+		}
+		if code, _, raw := c.do(t, "GET", "payouts", nil, "orderId="+url.QueryEscape(tc.order)); code != 200 || !strings.Contains(string(raw), `"items":[]`) {
+			t.Errorf("%s: something was stored: %d %s", tc.name, code, raw)
+		}
+	}
+	// Exactly 100 characters is fine.
+	ok := perBankRequest("LEN-OK")
+	ok["beneficiary"].(map[string]any)["name"] = strings.Repeat("ñ", rules.MaxTextLength)
+	c.create(t, ok)
+}
+
+// Item 6: notificationUrl must be https (http only with --allow-private-notification-urls);
+// allowedOrigins entries must be origins, * refused; on create and on change.
+func TestMerchantSettingsNotificationURLAndOriginsChecked(t *testing.T) {
+	s := startServer(t, "")
+	create := func(settings map[string]any) (int, problemAnswer) {
+		return s.adminProblem(t, "POST", "/admin/v1/merchants", map[string]any{"name": "Settings", "settings": settings})
+	}
+	for _, tc := range []struct {
+		settings map[string]any
+		code     string
+		loc      string
+	}{
+		{map[string]any{"notificationUrl": "http://shop.example/hook"}, rules.CodeNotificationURL, "body.settings.notificationUrl"},
+		{map[string]any{"notificationUrl": "https://user:pw@shop.example/hook"}, rules.CodeNotificationURL, "body.settings.notificationUrl"},
+		{map[string]any{"notificationUrl": "ftp://shop.example"}, rules.CodeNotificationURL, "body.settings.notificationUrl"},
+		{map[string]any{"allowedOrigins": []string{"*"}}, rules.CodeAllowedOrigin, "body.settings.allowedOrigins[0]"},
+		{map[string]any{"allowedOrigins": []string{"https://shop.example", "https://shop.example/checkout"}}, rules.CodeAllowedOrigin, "body.settings.allowedOrigins[1]"},
+		{map[string]any{"allowedOrigins": []string{"https://*.shop.example"}}, rules.CodeAllowedOrigin, "body.settings.allowedOrigins[0]"},
+		{map[string]any{"allowedOrigins": []string{"shop.example"}}, rules.CodeAllowedOrigin, "body.settings.allowedOrigins[0]"},
+	} {
+		code, p := create(tc.settings)
+		if code != 400 || p.Code != tc.code || len(p.Errors) == 0 || p.Errors[0].Location != tc.loc {
+			t.Errorf("%v: %d %+v, want 400 %s at %s", tc.settings, code, p, tc.code, tc.loc)
+		}
+	}
+	var m struct{ MerchantID string }
+	if code := s.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "Good", "settings": map[string]any{
+		"notificationUrl": "https://shop.example/hook", "allowedOrigins": []string{"https://shop.example", "http://localhost:3000"}}}, &m); code != 201 {
+		t.Fatalf("good settings: %d", code)
+	}
+	if code, p := s.adminProblem(t, "PATCH", "/admin/v1/merchants/"+m.MerchantID, map[string]any{"settings": map[string]any{"allowedOrigins": []string{"*"}}}); code != 400 || p.Code != rules.CodeAllowedOrigin {
+		t.Errorf("PATCH allowedOrigins *: %d %s, want 400 %s", code, p.Code, rules.CodeAllowedOrigin)
+	}
+	var got struct {
+		Settings struct{ AllowedOrigins []string }
+	}
+	s.admin(t, "GET", "/admin/v1/merchants/"+m.MerchantID, nil, &got)
+	if len(got.Settings.AllowedOrigins) != 2 {
+		t.Errorf("a refused PATCH changed the origins: %v", got.Settings.AllowedOrigins)
+	}
+	// With the development flag, http is allowed.
+	s2 := startServer(t, "", "--allow-private-notification-urls")
+	if code := s2.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "Dev", "settings": map[string]any{"notificationUrl": "http://127.0.0.1:9/hook"}}, nil); code != 201 {
+		t.Errorf("http notificationUrl with --allow-private-notification-urls: %d, want 201", code)
+	}
+}
+
+// Item 7: secrets may come from files, so that they stay out of /proc/*/cmdline; the keys
+// the first start writes are whole, 0600, with no temporary file left.
+func TestSecretsFromFilesStayOutOfTheCommandLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin, err := payoutsBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, secrets := t.TempDir(), t.TempDir()
+	token := "file-admin-token-" + strings.Repeat("a", 20)
+	cardKey := strings.Repeat("ab", 32)
+	smtpURL := "smtp://mailer:pa55w0rd-in-a-file@" + freeAddr(t)
+	write := func(name, v string) string {
+		p := filepath.Join(secrets, name)
+		if err := os.WriteFile(p, []byte(v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", dir, "--no-demo", "--log-format", "json",
+		"--admin-token-file", write("admin-token", token), "--card-key-file", write("card-key", cardKey),
+		"--smtp-url-file", write("smtp-url", smtpURL))
+	var stderr syncBuffer
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	base := ""
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if m := listenLine.FindStringSubmatch(sc.Text()); m != nil {
+			base = m[1]
+			break
+		}
+	}
+	if base == "" {
+		t.Fatalf("the binary did not start: %s", stderr.String())
+	}
+	go io.Copy(io.Discard, stdout)
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid))
+	if err != nil {
+		t.Skip("no /proc here:", err)
+	}
+	for _, secret := range []string{token, cardKey, "pa55w0rd"} {
+		if bytes.Contains(cmdline, []byte(secret)) {
+			t.Errorf("/proc/<pid>/cmdline shows a secret: %q", cmdline)
+		}
+		if strings.Contains(stderr.String(), secret) {
+			t.Errorf("the log shows a secret")
+		}
+	}
+	s := &testServer{URL: base, AdminToken: token}
+	if code := s.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "From files"}, nil); code != 201 {
+		t.Errorf("the admin token from the file: %d, want 201", code)
+	}
+	if !strings.Contains(stderr.String(), "mail goes out over SMTP") {
+		t.Errorf("the SMTP URL from the file is not used:\n%s", stderr.String())
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("a temporary file is left in the data directory: %s", e.Name())
+		}
+		if st, _ := os.Stat(filepath.Join(dir, e.Name())); !e.IsDir() && st.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is readable by others: %v", e.Name(), st.Mode().Perm())
+		}
+	}
+	for _, f := range []string{"master.key", "notification-key.pem"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "card.key")); err == nil {
+		t.Errorf("card.key written although the card key came from a file")
+	}
+
+	// Both the flag and its file: refused.
+	err = runMain(t.Context(), []string{"serve", "--data", t.TempDir(), "--admin-token", token, "--admin-token-file", filepath.Join(secrets, "admin-token")}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "both set") {
+		t.Errorf("--admin-token with --admin-token-file: %v, want refused", err)
+	}
+}
+
+// Item 8: key rotation. A new pair is issued; the old one keeps working for the grace
+// period, then stops, or is revoked at once; the list shows the keys, never a secret.
+func TestAPIKeyRotationWithGraceListAndRevoke(t *testing.T) {
+	s := startServer(t, "")
+	old := s.newMerchant(t, nil)
+	keys := "/admin/v1/merchants/" + old.MerchantID + "/keys"
+	type rotated struct {
+		KeyID, APIKey, APISecret string
+		Keys                     []struct {
+			KeyID     string
+			Current   bool
+			ExpiresAt *string
+		}
+	}
+	var r rotated
+	if code := s.admin(t, "POST", keys, map[string]any{}, &r); code != 201 || r.APIKey == "" || r.APISecret == "" {
+		t.Fatalf("rotate: %d %+v", code, r)
+	}
+	fresh := old.with(func(c *merchantClient) { c.Key, c.Secret = r.APIKey, r.APISecret })
+	if code := old.statusWith(t, nil); code != 200 {
+		t.Errorf("the old key during its grace period: %d, want 200", code)
+	}
+	if code := fresh.statusWith(t, nil); code != 200 {
+		t.Errorf("the new key: %d, want 200", code)
+	}
+	// The new key with the old secret (or the reverse) is not a key pair.
+	if code := old.with(func(c *merchantClient) { c.Key = r.APIKey }).statusWith(t, nil); code != 401 {
+		t.Errorf("new key, old secret: %d, want 401", code)
+	}
+	req, _ := http.NewRequest("GET", s.URL+keys, nil)
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, secret := range []string{old.Key, old.Secret, r.APIKey, r.APISecret, "sealed", "Hash"} {
+		if strings.Contains(string(raw), secret) {
+			t.Errorf("the key list shows %q: %s", secret, raw)
+		}
+	}
+	var list []struct {
+		KeyID     string
+		Current   bool
+		ExpiresAt *string
+	}
+	json.Unmarshal(raw, &list)
+	if len(list) != 2 || !list[0].Current || list[0].KeyID != r.KeyID || list[1].Current || list[1].ExpiresAt == nil {
+		t.Fatalf("keys: %s; want the current one and the old one with its expiry", raw)
+	}
+	if exp, _ := time.Parse(time.RFC3339, *list[1].ExpiresAt); exp.Sub(time.Now()) < 23*time.Hour || exp.Sub(time.Now()) > 25*time.Hour {
+		t.Errorf("the old key expires at %s, want in 24 h", *list[1].ExpiresAt)
+	}
+
+	if code, p := s.adminProblem(t, "DELETE", keys+"/"+r.KeyID, nil); code != 409 || p.Code != rules.CodeWrongState {
+		t.Errorf("revoking the current key: %d %s, want 409 %s", code, p.Code, rules.CodeWrongState)
+	}
+	if code, p := s.adminProblem(t, "DELETE", keys+"/key_000000000000", nil); code != 404 || p.Code != rules.CodeAPIKeyNotFound {
+		t.Errorf("revoking an unknown key: %d %s, want 404 %s", code, p.Code, rules.CodeAPIKeyNotFound)
+	}
+	if code, _ := s.adminProblem(t, "DELETE", keys+"/"+list[1].KeyID, nil); code != 204 {
+		t.Errorf("revoking the old key: %d, want 204", code)
+	}
+	if code := old.statusWith(t, nil); code != 401 {
+		t.Errorf("the revoked key: %d, want 401", code)
+	}
+	if code := fresh.statusWith(t, nil); code != 200 {
+		t.Errorf("the current key after the revocation: %d, want 200", code)
+	}
+
+	// A grace of one second: the replaced key stops by itself.
+	var r2 rotated
+	if code := s.admin(t, "POST", keys, map[string]any{"graceSeconds": 1}, &r2); code != 201 {
+		t.Fatal(code)
+	}
+	if code := fresh.statusWith(t, nil); code != 200 {
+		t.Errorf("the replaced key within its 1 s grace: %d, want 200", code)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if code := fresh.statusWith(t, nil); code != 401 {
+		t.Errorf("the replaced key after its grace: %d, want 401", code)
+	}
+	// graceSeconds 0: the replaced key stops at once.
+	newest := fresh.with(func(c *merchantClient) { c.Key, c.Secret = r2.APIKey, r2.APISecret })
+	var r3 rotated
+	if code := s.admin(t, "POST", keys, map[string]any{"graceSeconds": 0}, &r3); code != 201 {
+		t.Fatal(code)
+	}
+	if code := newest.statusWith(t, nil); code != 401 {
+		t.Errorf("the key replaced with graceSeconds 0: %d, want 401", code)
+	}
+	if code := newest.with(func(c *merchantClient) { c.Key, c.Secret = r3.APIKey, r3.APISecret }).statusWith(t, nil); code != 200 {
+		t.Errorf("the newest key: %d, want 200", code)
+	}
+}
+
+var metricsLine = regexp.MustCompile(`metrics served on (http://[0-9.:]+/metrics)`)
+
+// Item 10: /metrics on the main listener needs the admin token; --metrics-addr serves it on
+// a listener of its own without one, and that listener serves nothing else.
+func TestMetricsNeedTheAdminTokenOrTheirOwnListener(t *testing.T) {
+	s := startServer(t, "", "--metrics-addr", "127.0.0.1:0")
+	resp, err := http.Get(s.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Errorf("/metrics on the main listener without the token: %d, want 401", resp.StatusCode)
+	}
+	if resp, err := s.getMetrics(); err != nil || resp.StatusCode != 200 {
+		t.Errorf("/metrics with the admin token: %v %v, want 200", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	m := metricsLine.FindStringSubmatch(s.Stdout.String())
+	if m == nil {
+		t.Fatalf("no metrics listener in:\n%s", s.Stdout.String())
+	}
+	resp, err = http.Get(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(raw), "payouts_outbox_depth") {
+		t.Errorf("/metrics on its own listener: %d, want 200 with the metrics", resp.StatusCode)
+	}
+	for _, path := range []string{"/admin/v1/backup", "/healthz", "/api/v1/notifications/public-key"} {
+		resp, err := http.Get(strings.TrimSuffix(m[1], "/metrics") + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 404 {
+			t.Errorf("%s on the metrics listener: %d, want 404", path, resp.StatusCode)
+		}
+	}
+}
+
+// balanceOf reads one of the merchant's balances through the API.
+func (c *merchantClient) balanceOf(t testing.TB, currency string) (available, balance int64) {
+	t.Helper()
+	code, _, raw := c.do(t, "GET", "balance", nil, "")
+	if code != 200 {
+		t.Fatalf("GET balance: %d %s", code, raw)
+	}
+	var bs []struct {
+		Currency  string `json:"currency"`
+		Available int64  `json:"availableBalance"`
+		Balance   int64  `json:"balance"`
+	}
+	json.Unmarshal(raw, &bs)
+	for _, b := range bs {
+		if b.Currency == currency {
+			return b.Available, b.Balance
+		}
+	}
+	return 0, 0
+}
+
+// Item 1: the sandbox cannot mint money. REVERSED only follows PROCESSED: on a payout that
+// waits for balance or for the bank it is 409 (2050) and changes nothing; on a processed
+// payout it returns the money. The ledger invariant is checked after the test (harness).
+func TestSimulateReversedOnlyAfterProcessedAndTheLedgerHolds(t *testing.T) {
+	s := startServer(t, "")
+	var m struct{ MerchantID, APIKey, APISecret string }
+	if code := s.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "No money", "settings": map[string]any{"pendingOnNoBalance": true}}, &m); code != 201 {
+		t.Fatal(code)
+	}
+	c := &merchantClient{Base: s.URL, MerchantID: m.MerchantID, Key: m.APIKey, Secret: m.APISecret, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	simulate := func(id int64, body map[string]any) (int, []byte) {
+		code, _, raw := c.do(t, "POST", "payouts/"+strconv.FormatInt(id, 10)+"/simulate", body, "")
+		return code, raw
+	}
+	reversed := map[string]any{"stage": "REJECTED", "status": "REVERSED"}
+
+	// No balance: the payout waits as PENDING_BALANCE, and cannot be "returned".
+	held := c.create(t, perBankRequest("MINT-1")).Payout.ID
+	c.waitStage(t, held, "PENDING", 5*time.Second)
+	if code, raw := simulate(held, reversed); code != 409 || decodeProblem(t, raw).Code != rules.CodeWrongState {
+		t.Errorf("REVERSED on PENDING_BALANCE: %d %s, want 409 %s", code, raw, rules.CodeWrongState)
+	}
+	if a, b := c.balanceOf(t, "PEN"); a != 0 || b != 0 {
+		t.Errorf("balance after the refused simulate: available %d, balance %d; want 0 and 0", a, b)
+	}
+
+	// Funded: the payout is released to the bank and stays PENDING_BANK (account …9997).
+	if code := s.admin(t, "POST", "/admin/v1/merchants/"+m.MerchantID+"/balance", map[string]any{"country": "PER", "currency": "PEN", "amount": 500000}, nil); code != 200 {
+		t.Fatal(code)
+	}
+	r := perBankRequest("MINT-2")
+	r["destination"] = map[string]any{"bankAccount": map[string]any{"bankCode": "003", "accountType": 2, "accountNumber": "1231234569997"}}
+	atBank := c.create(t, r).Payout.ID
+	waitFor(t, "the payout at the bank", 5*time.Second, func() bool {
+		code, _, raw := c.do(t, "GET", "payouts/"+strconv.FormatInt(atBank, 10), nil, "")
+		return code == 200 && decodePayout(t, raw).Output.Status == "PENDING_BANK"
+	})
+	if code, raw := simulate(atBank, reversed); code != 409 || decodeProblem(t, raw).Code != rules.CodeWrongState {
+		t.Errorf("REVERSED on PENDING_BANK: %d %s, want 409 %s", code, raw, rules.CodeWrongState)
+	}
+	// Both payouts (100000 each) are reserved now.
+	if a, b := c.balanceOf(t, "PEN"); a != 300000 || b != 500000 {
+		t.Errorf("balance with two reservations: available %d, balance %d; want 300000 and 500000", a, b)
+	}
+	// SUCCESS, then REVERSED: the money leaves, then comes back.
+	if code, raw := simulate(atBank, map[string]any{"stage": "SUCCESS"}); code != 200 {
+		t.Fatalf("SUCCESS: %d %s", code, raw)
+	}
+	if a, b := c.balanceOf(t, "PEN"); a != 300000 || b != 400000 {
+		t.Errorf("after PROCESSED: available %d, balance %d; want 300000 and 400000", a, b)
+	}
+	if code, raw := simulate(atBank, reversed); code != 200 || decodePayout(t, raw).Output.Status != "REVERSED" {
+		t.Errorf("REVERSED on PROCESSED: %d %s, want 200 REVERSED", code, raw)
+	}
+	if a, b := c.balanceOf(t, "PEN"); a != 400000 || b != 500000 {
+		t.Errorf("after REVERSED: available %d, balance %d; want 400000 and 500000", a, b)
+	}
+	if code, _ := simulate(atBank, reversed); code != 409 {
+		t.Errorf("REVERSED twice: %d, want 409", code)
+	}
+}

@@ -1,0 +1,411 @@
+package e2e
+
+// The end-to-end harness: it runs the real server (cli.Run, the same code as the binary) on
+// a free port with its own data directory, creates merchants through the admin API, and
+// signs requests as a merchant's client would.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"payouts/internal/cli"
+	"payouts/internal/server"
+	"payouts/rules"
+)
+
+// runMain runs a command line in-process, as the binary would, with an empty environment.
+func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return cli.Run(ctx, args, cli.Env{Stdout: stdout, Stderr: stderr})
+}
+
+// writeKeys writes a set of the keys instances on PostgreSQL share into dir (payouts keys).
+func writeKeys(dir string) error {
+	return runMain(context.Background(), []string{"keys", "--out", dir}, io.Discard, io.Discard)
+}
+
+// syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type testServer struct {
+	URL        string
+	Data       string
+	AdminToken string
+	Stdout     *syncBuffer
+	Stderr     *syncBuffer
+	cancel     context.CancelFunc
+	done       chan error
+}
+
+var listenLine = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
+
+// startServer runs the server on a free port over dir (a t.TempDir() to keep, or "" for a
+// new one) and waits until it is ready. The server stops at the end of the test.
+func startServer(t testing.TB, dir string, args ...string) *testServer {
+	t.Helper()
+	return startServerWith(t, dir, server.Options{}, args...)
+}
+
+// startServerWith is startServer with what a test injects: a clock, write faults, a card
+// session's length.
+func startServerWith(t testing.TB, dir string, opts server.Options, args ...string) *testServer {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	s := &testServer{Data: dir, AdminToken: "test-admin-token-0123456789", Stdout: &syncBuffer{}, Stderr: &syncBuffer{}, done: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	all := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--admin-token", s.AdminToken,
+		"--no-demo", "--log-format", "json", "--sandbox-delay", "200ms", "--sandbox-batch-delay", "500ms"}, args...)
+	all = append(all, engineArgs(t, dir, args)...)
+	go func() { s.done <- cli.Run(ctx, all, cli.Env{Stdout: s.Stdout, Stderr: s.Stderr, Options: opts}) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := listenLine.FindStringSubmatch(s.Stdout.String()); m != nil {
+			s.URL = m[1]
+			break
+		}
+		select {
+		case err := <-s.done:
+			t.Fatalf("server exited: %v\n%s", err, s.Stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if s.URL == "" {
+		t.Fatalf("server did not start:\n%s\n%s", s.Stdout.String(), s.Stderr.String())
+	}
+	contract.own(s.URL, t) // every answer is checked against the served document (contract_test.go)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(s.URL + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// After the test: stop the server and check the ledger invariant of everything it
+	// stored (rules.Storage.CheckAllLedgers), so that every lifecycle test also tests the ledger.
+	t.Cleanup(func() {
+		s.Stop(t)
+		checkLedgers(t, dir)
+	})
+	return s
+}
+
+// checkLedgers opens a stopped server's database and checks every balance against its
+// payouts.
+func checkLedgers(t testing.TB, dir string) {
+	t.Helper()
+	db, err := openTestStore(t, dir)
+	if err != nil {
+		t.Errorf("ledger check: %v", err)
+		return
+	}
+	defer db.Close()
+	if err := db.CheckAllLedgers(); err != nil {
+		t.Errorf("ledger check: %v", err)
+	}
+	checkEntriesAddUp(t, db)
+}
+
+// checkEntriesAddUp checks, for every merchant and balance a stopped server stored, that
+// its ledger entries add up to it: the sum of their changes is its available
+// balance and its balance, each entry's running figures follow the one before, and the
+// last carries the balance.
+func checkEntriesAddUp(t testing.TB, db rules.Storage) {
+	t.Helper()
+	ms, err := db.Merchants()
+	if err != nil {
+		t.Errorf("ledger entries check: %v", err)
+		return
+	}
+	for _, m := range ms {
+		bs, err := db.Balances(m.ID)
+		if err != nil {
+			t.Errorf("ledger entries check: %v", err)
+			return
+		}
+		for _, b := range bs {
+			entries, err := rules.AllEntries(db, m.ID, b.Country, b.Currency)
+			if err != nil {
+				t.Errorf("ledger entries check: %v", err)
+				return
+			}
+			var sa, sb int64
+			prev := rules.Entry{}
+			for _, e := range entries {
+				da, db := e.Deltas()
+				sa, sb = sa+da, sb+db
+				if e.ID != prev.ID+1 || e.Type != rules.EntryOpening && (e.Available != prev.Available+da || e.Balance != prev.Balance+db) {
+					t.Errorf("merchant %s %s: entry %+v does not follow %+v", m.ID, b.Currency, e, prev)
+				}
+				prev = e
+			}
+			if sa != b.Available || sb != b.Balance || prev.Available != b.Available || prev.Balance != b.Balance {
+				t.Errorf("merchant %s %s: the entries add up to %d/%d and end on %d/%d; the balance is %d/%d",
+					m.ID, b.Currency, sa, sb, prev.Available, prev.Balance, b.Available, b.Balance)
+			}
+		}
+	}
+}
+
+// Stop shuts the server down gracefully and reports its error.
+func (s *testServer) Stop(t testing.TB) {
+	if s.cancel == nil {
+		return
+	}
+	s.cancel()
+	s.cancel = nil
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Errorf("server stopped with error: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Errorf("server did not stop within 30s")
+	}
+}
+
+// admin calls the admin API and decodes the JSON answer into out (may be nil).
+func (s *testServer) admin(t testing.TB, method, path string, body any, out any) int {
+	t.Helper()
+	code, _, raw := s.rawAdmin(t, method, path, body)
+	if out != nil && code < 300 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, raw)
+		}
+	}
+	if code >= 300 {
+		t.Logf("%s %s: %d %s", method, path, code, raw)
+	}
+	return code
+}
+
+// rawAdmin calls the admin API and returns the answer as it is.
+func (s *testServer) rawAdmin(t testing.TB, method, path string, body any) (int, http.Header, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, s.URL+path, rd)
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, raw
+}
+
+// getMetrics reads /metrics on the main listener, which needs the admin token.
+func (s *testServer) getMetrics() (*http.Response, error) {
+	req, err := http.NewRequest("GET", s.URL+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+	return http.DefaultClient.Do(req)
+}
+
+// merchantClient signs requests for one merchant.
+type merchantClient struct {
+	Base, MerchantID, Key, Secret string
+	HTTP                          *http.Client
+	// Now signs with this clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// newMerchant creates a merchant with the given settings (JSON names) and funds it.
+func (s *testServer) newMerchant(t testing.TB, settings map[string]any) *merchantClient {
+	t.Helper()
+	var out struct {
+		MerchantID, APIKey, APISecret string
+	}
+	if code := s.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "Test " + t.Name(), "settings": settings}, &out); code != 201 {
+		t.Fatalf("create merchant: %d", code)
+	}
+	for _, f := range [][3]any{{"COL", "COP", 100_000_000_000}, {"PER", "PEN", 1_000_000_000}, {"PER", "USD", 100_000_000}} {
+		if code := s.admin(t, "POST", "/admin/v1/merchants/"+out.MerchantID+"/balance",
+			map[string]any{"country": f[0], "currency": f[1], "amount": f[2]}, nil); code != 200 {
+			t.Fatalf("fund: %d", code)
+		}
+	}
+	return &merchantClient{Base: s.URL, MerchantID: out.MerchantID, Key: out.APIKey, Secret: out.APISecret, HTTP: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// do sends a signed request; path is relative to /api/v1/{merchantId} unless it starts
+// with "/". query is extra query parameters ("limit=2&stage=SUCCESS").
+func (c *merchantClient) do(t testing.TB, method, path string, body any, query string) (int, http.Header, []byte) {
+	t.Helper()
+	var raw []byte
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		raw = b
+	case string:
+		raw = []byte(b)
+	default:
+		raw, _ = json.Marshal(b)
+	}
+	req := c.request(method, path, raw, query)
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, out
+}
+
+// request builds a signed request.
+func (c *merchantClient) request(method, path string, body []byte, query string) *http.Request {
+	if !strings.HasPrefix(path, "/") {
+		path = "/api/v1/" + c.MerchantID + "/" + path
+	}
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	ts := now().UnixMilli()
+	sig := rules.Signature(c.Secret, method, path, ts, body)
+	u := fmt.Sprintf("%s%s?timestamp=%d&signature=%s", c.Base, path, ts, sig)
+	if query != "" {
+		u += "&" + query
+	}
+	req, _ := http.NewRequest(method, u, bytes.NewReader(body))
+	req.Header.Set("monnet-api-key", c.Key)
+	req.Header.Set("Content-Type", "application/json")
+	return req
+}
+
+// payoutAnswer is the wire payout (spec 2.7) with the GET additions the tests read.
+type payoutAnswer struct {
+	Payout struct {
+		ID       int64  `json:"Id"`
+		Country  string `json:"country"`
+		Amount   int64  `json:"amount"`
+		Currency string `json:"currency"`
+		OrderID  string `json:"orderId"`
+	} `json:"payout"`
+	Output struct {
+		Stage                string `json:"stage"`
+		Status               string `json:"status"`
+		StatusChangeDateTime string `json:"statusChangeDateTime"`
+	} `json:"output"`
+	Errors []struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"errors"`
+	History []struct {
+		Status string `json:"status"`
+	} `json:"history"`
+}
+
+func decodePayout(t testing.TB, raw []byte) payoutAnswer {
+	t.Helper()
+	var p payoutAnswer
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatalf("decode payout: %v: %s", err, raw)
+	}
+	return p
+}
+
+// problemAnswer is the error body of contract section 3.
+type problemAnswer struct {
+	Title   string   `json:"title"`
+	Status  int      `json:"status"`
+	Detail  string   `json:"detail"`
+	Code    string   `json:"code"`
+	Message []string `json:"message"`
+	Errors  []struct {
+		Code     string `json:"code"`
+		Message  string `json:"message"`
+		Location string `json:"location"`
+	} `json:"errors"`
+}
+
+func decodeProblem(t testing.TB, raw []byte) problemAnswer {
+	t.Helper()
+	var p problemAnswer
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatalf("decode problem: %v: %s", err, raw)
+	}
+	return p
+}
+
+// waitStage polls GET /payouts/{id} until the payout reaches stage (or fails the test).
+func (c *merchantClient) waitStage(t testing.TB, id int64, stage string, within time.Duration) payoutAnswer {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var last payoutAnswer
+	for time.Now().Before(deadline) {
+		code, _, raw := c.do(t, "GET", "payouts/"+strconv.FormatInt(id, 10), nil, "")
+		if code != 200 {
+			t.Fatalf("GET payout %d: %d %s", id, code, raw)
+		}
+		last = decodePayout(t, raw)
+		if last.Output.Stage == stage {
+			return last
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("payout %d did not reach %s within %v: last %s/%s", id, stage, within, last.Output.Stage, last.Output.Status)
+	return last
+}
+
+// Sample requests, valid for the all-on merchant.
+func perBankRequest(orderID string) map[string]any {
+	return map[string]any{
+		"country": "PER", "amount": 100000, "currency": "PEN", "orderId": orderID,
+		"beneficiary": map[string]any{"name": "Ana", "lastName": "Quispe", "email": "ana.quispe@gmail.com",
+			"document": map[string]any{"type": 1, "number": "45678912"}},
+		"destination": map[string]any{"bankAccount": map[string]any{"bankCode": "002", "accountType": 2, "accountNumber": "19312345678012"}},
+	}
+}
+
+func colBankRequest(orderID string) map[string]any {
+	return map[string]any{
+		"country": "COL", "amount": 5000000, "currency": "COP", "orderId": orderID,
+		"beneficiary": map[string]any{"name": "Juan", "lastName": "Pérez", "email": "juan.perez@gmail.com",
+			"document": map[string]any{"type": 1, "number": "1020304050"}},
+		"destination": map[string]any{"bankAccount": map[string]any{"bankCode": "007", "accountType": 2, "accountNumber": "12345678901"}},
+	}
+}
+
+// with is a copy of the client changed by edit (for signing with a wrong key, clock, id).
+func (c *merchantClient) with(edit func(*merchantClient)) *merchantClient {
+	n := &merchantClient{Base: c.Base, MerchantID: c.MerchantID, Key: c.Key, Secret: c.Secret, HTTP: c.HTTP, Now: c.Now}
+	edit(n)
+	return n
+}

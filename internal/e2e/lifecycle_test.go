@@ -1,0 +1,135 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEndToEndLifecycle watches payouts move on the real server: a payout reaches SUCCESS,
+// a 9999 account REJECTED/REJECTED_BANK with 4001, a held one waits for simulate, the
+// listing pages with its cursor and filters, the balance adds up and /metrics counts it all.
+func TestEndToEndLifecycle(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true})
+
+	create := func(order, account string) int64 {
+		t.Helper()
+		req := perBankRequest(order)
+		// Bank 003 (13 digits): a bank 002 account cannot end in a sandbox trigger, its
+		// digit 11 or 12 is the currency (1213, 1221).
+		ba := req["destination"].(map[string]any)["bankAccount"].(map[string]any)
+		ba["bankCode"], ba["accountNumber"] = "003", account
+		code, _, raw := c.do(t, "POST", "payouts", req, "")
+		if code != 201 {
+			t.Fatalf("create %s: %d %s", order, code, raw)
+		}
+		return decodePayout(t, raw).Payout.ID
+	}
+	ok := create("LC-OK", "1231234567801")
+	bad := create("LC-9999", "1231234569999")
+	held := create("LC-9997", "1231234569997")
+
+	got := c.waitStage(t, ok, "SUCCESS", 10*time.Second)
+	if got.Output.Status != "PROCESSED" || len(got.History) != 5 {
+		t.Fatalf("success: %+v", got)
+	}
+	got = c.waitStage(t, bad, "REJECTED", 10*time.Second)
+	if got.Output.Status != "REJECTED_BANK" || len(got.Errors) != 1 || got.Errors[0].Code != "4001" {
+		t.Fatalf("9999: %+v", got)
+	}
+	time.Sleep(time.Second) // longer than the batch delay: 9997 stays held
+	code, _, raw := c.do(t, "GET", "payouts/"+itoa(held), nil, "")
+	if p := decodePayout(t, raw); code != 200 || p.Output.Status != "PENDING_BANK" {
+		t.Fatalf("9997: %d %s", code, raw)
+	}
+	code, _, raw = c.do(t, "POST", "payouts/"+itoa(held)+"/simulate", map[string]any{"stage": "SUCCESS"}, "")
+	if p := decodePayout(t, raw); code != 200 || p.Output.Stage != "SUCCESS" {
+		t.Fatalf("simulate: %d %s", code, raw)
+	}
+	code, _, raw = c.do(t, "POST", "payouts/"+itoa(bad)+"/simulate", map[string]any{"stage": "SUCCESS"}, "")
+	if code != 409 || decodeProblem(t, raw).Code != "2950" {
+		t.Fatalf("simulate on a rejected payout: %d %s, want 409 2050", code, raw)
+	}
+
+	// Balance: two processed payouts of 1,000.00 debited from the funded 10,000,000.00.
+	code, _, raw = c.do(t, "GET", "balance", nil, "")
+	var balances []struct {
+		Country, Currency string
+		Available         int64 `json:"availableBalance"`
+		Balance           int64 `json:"balance"`
+	}
+	json.Unmarshal(raw, &balances)
+	for _, b := range balances {
+		if b.Currency == "PEN" && (b.Balance != 1_000_000_000-200000 || b.Available != b.Balance) {
+			t.Fatalf("PEN balance %+v", b)
+		}
+	}
+
+	// Listing: newest first, two per page, then the last page.
+	var seen []int64
+	cursor := ""
+	for pages := 0; pages < 5; pages++ {
+		q := "limit=2"
+		if cursor != "" {
+			q += "&cursor=" + cursor
+		}
+		code, _, raw = c.do(t, "GET", "payouts", nil, q)
+		var page struct {
+			Items      []payoutAnswer `json:"items"`
+			NextCursor *string        `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(raw, &page); err != nil || code != 200 {
+			t.Fatalf("list: %d %s", code, raw)
+		}
+		for _, p := range page.Items {
+			seen = append(seen, p.Payout.ID)
+		}
+		if page.NextCursor == nil {
+			break
+		}
+		cursor = *page.NextCursor
+	}
+	if len(seen) != 3 || seen[0] != held || seen[1] != bad || seen[2] != ok {
+		t.Fatalf("listing %v, want %v", seen, []int64{held, bad, ok})
+	}
+	for q, want := range map[string]int{"stage=SUCCESS": 2, "status=REJECTED_BANK": 1, "stage=IN_PROGRESS": 0, "country=COL": 0, "orderId=LC-9999": 1} {
+		_, _, raw = c.do(t, "GET", "payouts", nil, q)
+		var page struct{ Items []payoutAnswer }
+		json.Unmarshal(raw, &page)
+		if len(page.Items) != want {
+			t.Errorf("%s: %d items, want %d", q, len(page.Items), want)
+		}
+	}
+
+	resp, err := s.getMetrics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`payouts_created_total{channel="BATCH",country="PER"} 3`,
+		`payouts_finished_total{country="PER",stage="SUCCESS",status="PROCESSED"} 2`,
+		`payouts_finished_total{country="PER",stage="REJECTED",status="REJECTED_BANK"} 1`,
+		`payouts_http_requests_total{route="POST /api/v1/{merchantId}/payouts",status="201"} 3`,
+		`payouts_outbox_depth`,
+	} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+func TestSimulateRefusedWithoutSandbox(t *testing.T) {
+	s := startServer(t, "", "--sandbox=false")
+	c := s.newMerchant(t, nil)
+	_, _, raw := c.do(t, "POST", "payouts", perBankRequest("NS-1"), "")
+	id := decodePayout(t, raw).Payout.ID
+	code, _, raw := c.do(t, "POST", "payouts/"+itoa(id)+"/simulate", map[string]any{"stage": "SUCCESS"}, "")
+	if code != 403 || decodeProblem(t, raw).Code != "2960" {
+		t.Fatalf("simulate without sandbox: %d %s", code, raw)
+	}
+}

@@ -1,0 +1,75 @@
+// Package e2e tests the whole service from outside: servers started on a free port with a
+// data directory of their own (in-process, by the same cli.Run as the binary, or as the real
+// binary where a test kills or inspects the process), signed requests as a merchant's client
+// sends them, and every answer checked against the served OpenAPI document (contract_test.go).
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	inner := http.DefaultTransport
+	contract.inner = inner
+	http.DefaultTransport = &contractTransport{inner: inner}
+	code := m.Run()
+	removeBinary()
+	fmt.Printf("contract: %d answers and %d accepted requests checked against the served OpenAPI document, over %d operations and %d of their statuses (%d answers outside it: pages, health checks, static files), and %d notifications against its webhook\n",
+		contract.answers.Load(), contract.requests.Load(), contract.operationsSeen(), contract.statusesSeen(), contract.outside.Load(), contract.notifications.Load())
+	if os.Getenv("PAYOUTS_CONTRACT_SEEN") != "" {
+		fmt.Println("contract: statuses seen per operation:\n  " + strings.Join(contract.seenStatuses(), "\n  "))
+	}
+	if msgs := contract.orphanFailures(); len(msgs) > 0 {
+		fmt.Printf("contract: %d answers of servers no test owned, or notifications, do not match the document:\n%s\n", len(msgs), strings.Join(msgs, "\n"))
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// repoRoot is the repository's root directory: the tests read its docs, examples and
+// static files, and build its binary.
+var repoRoot = func() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}()
+
+// repoPath is a path of the repository, from its root.
+func repoPath(elem ...string) string { return filepath.Join(append([]string{repoRoot}, elem...)...) }
+
+var (
+	binaryDir  string
+	binaryOnce = sync.OnceValues(func() (string, error) {
+		dir, err := os.MkdirTemp("", "payouts-e2e-bin-")
+		if err != nil {
+			return "", err
+		}
+		binaryDir = dir
+		bin := filepath.Join(dir, "payouts")
+		build := exec.Command("go", "build", "-o", bin, ".")
+		build.Dir = repoRoot
+		if out, err := build.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go build: %v\n%s", err, out)
+		}
+		return bin, nil
+	})
+)
+
+// payoutsBinary is the real payouts binary, built once for the whole run (by the first test that
+// needs it) and removed by TestMain when the run ends.
+func payoutsBinary() (string, error) { return binaryOnce() }
+
+func removeBinary() {
+	if binaryDir != "" {
+		os.RemoveAll(binaryDir)
+	}
+}

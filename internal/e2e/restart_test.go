@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestEndToEndCreateRestartRead is the foundation's end-to-end path: merchant through the
+// admin API, signed create, replay, conflict, restart on the same data dir, read back.
+func TestEndToEndCreateRestartRead(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	c := s.newMerchant(t, map[string]any{"emailNotifications": true})
+
+	code, hdr, raw := c.do(t, "POST", "payouts", perBankRequest("E2E-1"), "")
+	if code != 201 {
+		t.Fatalf("create: got %d %s, want 201", code, raw)
+	}
+	created := decodePayout(t, raw)
+	if created.Payout.ID == 0 || created.Output.Stage != "IN_PROGRESS" || created.Output.Status != "CREATED" {
+		t.Fatalf("create answer: %+v", created)
+	}
+	if want := "/api/v1/" + c.MerchantID + "/payouts/" + strconv.FormatInt(created.Payout.ID, 10); hdr.Get("Location") != want {
+		t.Errorf("Location = %q, want %q", hdr.Get("Location"), want)
+	}
+
+	code, hdr, raw = c.do(t, "POST", "payouts", perBankRequest("E2E-1"), "")
+	if code != 200 || hdr.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay: got %d %q %s, want 200 replayed", code, hdr.Get("Idempotent-Replayed"), raw)
+	}
+	if again := decodePayout(t, raw); again.Payout.ID != created.Payout.ID {
+		t.Fatalf("replay returned payout %d, want %d", again.Payout.ID, created.Payout.ID)
+	}
+
+	other := perBankRequest("E2E-1")
+	other["amount"] = 200000
+	code, _, raw = c.do(t, "POST", "payouts", other, "")
+	if p := decodeProblem(t, raw); code != 409 || p.Code != "2005" {
+		t.Fatalf("conflict: got %d %s, want 409 2005", code, raw)
+	}
+
+	s.Stop(t)
+	s2 := startServer(t, dir)
+	c = c.with(func(c *merchantClient) { c.Base = s2.URL })
+	code, _, raw = c.do(t, "GET", "payouts/"+strconv.FormatInt(created.Payout.ID, 10), nil, "")
+	if code != 200 {
+		t.Fatalf("read after restart: %d %s", code, raw)
+	}
+	got := decodePayout(t, raw)
+	if got.Payout.OrderID != "E2E-1" || got.Payout.Amount != 100000 {
+		t.Fatalf("read after restart: %+v", got)
+	}
+	// The lifecycle resumes after the restart and finishes the payout.
+	c.waitStage(t, created.Payout.ID, "SUCCESS", 10*time.Second)
+}

@@ -1,0 +1,606 @@
+package e2e
+
+// End-to-end tests of the sandbox powers of issue 15 through the real server: cancel before
+// sending, the test clock, scripted outcomes, the integration token with the Peru lookup,
+// and the Bre-B key lookup.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"payouts/rules"
+	"payouts/web/notify"
+)
+
+// perAccountRequest is a Peru batch payout to a bank 003 account (13 digits): a bank 002
+// account cannot end in a sandbox trigger, its digit 12 being the currency digit.
+func perAccountRequest(orderID, account string) map[string]any {
+	req := perBankRequest(orderID)
+	ba := req["destination"].(map[string]any)["bankAccount"].(map[string]any)
+	ba["bankCode"], ba["accountNumber"] = "003", account
+	return req
+}
+
+// waitStatus polls GET /payouts/{id} until the payout has status.
+func (c *merchantClient) waitStatus(t testing.TB, id int64, status string, within time.Duration) payoutAnswer {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var last payoutAnswer
+	for time.Now().Before(deadline) {
+		_, _, raw := c.do(t, "GET", "payouts/"+itoa(id), nil, "")
+		if last = decodePayout(t, raw); last.Output.Status == status {
+			return last
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("payout %d did not reach %s within %v: %s/%s", id, status, within, last.Output.Stage, last.Output.Status)
+	return last
+}
+
+func (c *merchantClient) cancel(t testing.TB, id int64) (int, []byte) {
+	t.Helper()
+	code, _, raw := c.do(t, "POST", "payouts/"+itoa(id)+"/cancel", nil, "")
+	return code, raw
+}
+
+func wantCancelled(t testing.TB, what string, code int, raw []byte) payoutAnswer {
+	t.Helper()
+	p := decodePayout(t, raw)
+	if code != 200 || p.Output.Stage != "REJECTED" || p.Output.Status != "ERROR" || len(p.Errors) != 1 || p.Errors[0].Code != rules.CodeCancelled {
+		t.Fatalf("cancel %s: %d %s, want 200 REJECTED/ERROR 2961", what, code, raw)
+	}
+	return p
+}
+
+// Cancel in PENDING_BALANCE and of a card payout whose form was not submitted, with the
+// balances checked, the notification and the email sent; idempotent; refused (409 2960)
+// once the payout is at the bank or ended. WAITING_ROUTING is held still by a server
+// without a rail (--sandbox=false).
+func TestCancelBeforeSending(t *testing.T) {
+	hook := &hookReceiver{tries: map[string]int{}, accepted: map[string][][]byte{}}
+	recv := httptest.NewServer(hook)
+	defer recv.Close()
+	s := startServer(t, "", "--allow-private-notification-urls")
+	pub, err := notify.ParsePublicKeyPEM(fetchPublicKey(t, s.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.newMerchant(t, map[string]any{"pendingOnNoBalance": true, "cardPayouts": true, "emailNotifications": true,
+		"notificationUrl": recv.URL + "/hook"})
+	hook.mu.Lock()
+	hook.verify = func(body []byte, sig string) error { return notify.Verify(pub, c.MerchantID, body, sig) }
+	hook.mu.Unlock()
+
+	// PENDING_BALANCE: nothing is held, nothing moves; a later funding does not revive it.
+	if code := s.admin(t, "POST", "/admin/v1/merchants/"+c.MerchantID+"/balance",
+		map[string]any{"country": "COL", "currency": "COP", "amount": -100_000_000_000}, nil); code != 200 {
+		t.Fatalf("withdraw: %d", code)
+	}
+	held := c.create(t, colBankRequest("CANCEL-HELD"))
+	c.waitStatus(t, held.Payout.ID, "PENDING_BALANCE", 5*time.Second)
+	code, raw := c.cancel(t, held.Payout.ID)
+	wantCancelled(t, "PENDING_BALANCE", code, raw)
+	s.admin(t, "POST", "/admin/v1/merchants/"+c.MerchantID+"/balance", map[string]any{"country": "COL", "currency": "COP", "amount": 100_000_000_000}, nil)
+	if avail, total := c.balanceOf(t, "COP"); avail != 100_000_000_000 || total != 100_000_000_000 {
+		t.Fatalf("COP after cancel and funding: %d/%d", avail, total)
+	}
+
+	// A card payout waiting for its form holds its amount; cancel releases it.
+	penAvail, penTotal := c.balanceOf(t, "PEN")
+	card := c.openCard(t, cardRequest("CANCEL-CARD"), 200)
+	c.waitStatus(t, card.Payout.ID, "AUTHORIZED", 5*time.Second)
+	waitFor(t, "the card payout's reservation", 5*time.Second, func() bool {
+		a, _ := c.balanceOf(t, "PEN")
+		return a == penAvail-card.Payout.Amount
+	})
+	code, raw = c.cancel(t, card.Payout.ID)
+	first := wantCancelled(t, "a card payout without its card", code, raw)
+	if a, tot := c.balanceOf(t, "PEN"); a != penAvail || tot != penTotal {
+		t.Fatalf("PEN after cancel: %d/%d, want %d/%d", a, tot, penAvail, penTotal)
+	}
+	if st := waitCardStatus(t, card.Iframe, 5*time.Second); st.Topic != "mps-payout-finished-fail" {
+		t.Fatalf("the card form after cancel: %+v", st)
+	}
+	code, raw = c.cancel(t, card.Payout.ID) // idempotent
+	if again := wantCancelled(t, "again", code, raw); again.Output.StatusChangeDateTime != first.Output.StatusChangeDateTime {
+		t.Fatalf("a second cancel changed the payout: %s", raw)
+	}
+
+	// At the bank (9997 holds it there), and after its end: too late.
+	bank := c.create(t, perAccountRequest("CANCEL-BANK", "1231234569997"))
+	c.waitStatus(t, bank.Payout.ID, "PENDING_BANK", 5*time.Second)
+	code, raw = c.cancel(t, bank.Payout.ID)
+	if p := decodeProblem(t, raw); code != 409 || p.Code != rules.CodeCancelRefused {
+		t.Fatalf("cancel PENDING_BANK: %d %s, want 409 2960", code, raw)
+	}
+	c.do(t, "POST", "payouts/"+itoa(bank.Payout.ID)+"/simulate", map[string]any{"stage": "SUCCESS"}, "")
+	if code, raw = c.cancel(t, bank.Payout.ID); code != 409 || decodeProblem(t, raw).Code != rules.CodeCancelRefused {
+		t.Fatalf("cancel SUCCESS: %d %s, want 409 2960", code, raw)
+	}
+	if code, raw = c.cancel(t, 999999); code != 404 {
+		t.Fatalf("cancel unknown: %d %s", code, raw)
+	}
+
+	// The notification and the email of a rejection, once each.
+	for _, id := range []int64{held.Payout.ID, card.Payout.ID} {
+		ev := fmt.Sprintf("merchant.notification:%d:ERROR", id)
+		waitFor(t, "notification "+ev, 10*time.Second, func() bool {
+			acc, _, _, _ := hook.snapshot()
+			return len(acc[ev]) == 1
+		})
+		s.waitMails(t, "?kind=beneficiary.mail&payoutId="+itoa(id), 1, 10*time.Second)
+	}
+
+	// WAITING_ROUTING, with its amount held, on a server that has no rail.
+	off := startServer(t, "", "--sandbox=false")
+	oc := off.newMerchant(t, nil)
+	avail, _ := oc.balanceOf(t, "PEN")
+	routing := oc.create(t, perBankRequest("CANCEL-ROUTING"))
+	oc.waitStatus(t, routing.Payout.ID, "WAITING_ROUTING", 5*time.Second)
+	if a, _ := oc.balanceOf(t, "PEN"); a != avail-routing.Payout.Amount {
+		t.Fatalf("not held while routing: %d", a)
+	}
+	code, raw = oc.cancel(t, routing.Payout.ID)
+	wantCancelled(t, "WAITING_ROUTING", code, raw)
+	if a, _ := oc.balanceOf(t, "PEN"); a != avail {
+		t.Fatalf("PEN after cancelling a routed payout: %d, want %d", a, avail)
+	}
+}
+
+type clockAnswer struct {
+	Now, RealNow, Offset string
+	OffsetSeconds        int64
+}
+
+// advance moves the sandbox clock and returns its view.
+func (s *testServer) advance(t testing.TB, by string) clockAnswer {
+	t.Helper()
+	var out clockAnswer
+	if code := s.admin(t, "POST", "/admin/v1/sandbox/clock", map[string]any{"advance": by}, &out); code != 200 {
+		t.Fatalf("advance %s: %d", by, code)
+	}
+	return out
+}
+
+// The test clock: a batch payout settles, a card session and a cash claim expire after an
+// advance, each in well under a second of wall time; the clock never goes back, survives a
+// restart, returns to real time on DELETE, and --sandbox=false refuses it and ignores it.
+func TestSandboxClockMovesTheServiceNotTheWallClock(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, "--sandbox-batch-delay", "1h")
+	c := s.newMerchant(t, map[string]any{"cashPayouts": true, "cardPayouts": true})
+
+	batch := c.create(t, perBankRequest("CLOCK-BATCH"))
+	cash := c.create(t, colCashRequest("CLOCK-CASH"))
+	card := c.openCard(t, cardRequest("CLOCK-CARD"), 200)
+	c.waitStatus(t, batch.Payout.ID, "PENDING_BANK", 5*time.Second)
+	c.waitStatus(t, cash.Payout.ID, "PENDING_BANK", 5*time.Second)
+	c.waitStatus(t, card.Payout.ID, "AUTHORIZED", 5*time.Second)
+
+	start := time.Now()
+	view := s.advance(t, "61m")
+	if view.OffsetSeconds != 61*60 || view.Offset != "1h1m0s" {
+		t.Fatalf("clock after 61m: %+v", view)
+	}
+	got := c.waitStatus(t, batch.Payout.ID, "PROCESSED", time.Second) // signed with real time: still accepted
+	c.waitStatus(t, card.Payout.ID, "EXPIRED", time.Second)
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("the batch settled after %v of wall time", took)
+	}
+	if at, _ := time.Parse(time.RFC3339, got.Output.StatusChangeDateTime); at.Before(time.Now().Add(time.Hour)) {
+		t.Fatalf("settled at %s: not by the service's clock", got.Output.StatusChangeDateTime)
+	}
+	if _, _, raw := c.do(t, "GET", "payouts/"+itoa(cash.Payout.ID), nil, ""); decodePayout(t, raw).Output.Status != "PENDING_BANK" {
+		t.Fatalf("the cash claim ended early: %s", raw)
+	}
+	start = time.Now()
+	s.advance(t, "8d")
+	exp := c.waitStatus(t, cash.Payout.ID, "EXPIRED", time.Second)
+	if took := time.Since(start); took > time.Second || len(exp.Errors) != 1 || exp.Errors[0].Code != rules.CodeExpired {
+		t.Fatalf("cash claim: %+v after %v", exp, took)
+	}
+
+	// Never back, and a clear error where.
+	for _, bad := range []string{"-1h", "0s", "soon", ""} {
+		code, _, raw := s.rawAdmin(t, "POST", "/admin/v1/sandbox/clock", map[string]any{"advance": bad})
+		p := decodeProblem(t, raw)
+		if code != 400 || p.Code != rules.CodeClockAdvance || len(p.Errors) != 1 || p.Errors[0].Location != "body.advance" {
+			t.Fatalf("advance %q: %d %s, want 400 2962 at body.advance", bad, code, raw)
+		}
+	}
+
+	// A restart keeps the clock; --sandbox=false ignores it and refuses the endpoint.
+	s.Stop(t)
+	s = startServer(t, dir)
+	var kept clockAnswer
+	if code := s.admin(t, "GET", "/admin/v1/sandbox/clock", nil, &kept); code != 200 || kept.OffsetSeconds != 61*60+8*86400 {
+		t.Fatalf("after a restart: %d %+v", code, kept)
+	}
+	s.Stop(t)
+	s = startServer(t, dir, "--sandbox=false")
+	if code, _, raw := s.rawAdmin(t, "GET", "/admin/v1/sandbox/clock", nil); code != 403 || decodeProblem(t, raw).Code != rules.CodeSandboxOff {
+		t.Fatalf("sandbox off: %d %s", code, raw)
+	}
+	c.Base = s.URL
+	real := c.create(t, perBankRequest("CLOCK-REAL"))
+	if at, _ := time.Parse(time.RFC3339, real.Output.StatusChangeDateTime); at.After(time.Now().Add(time.Minute)) {
+		t.Fatalf("with --sandbox=false the offset still applies: %s", real.Output.StatusChangeDateTime)
+	}
+	s.Stop(t)
+	s = startServer(t, dir)
+	var back clockAnswer
+	if code := s.admin(t, "DELETE", "/admin/v1/sandbox/clock", nil, &back); code != 200 || back.OffsetSeconds != 0 || back.Offset != "0s" {
+		t.Fatalf("DELETE: %d %+v", code, back)
+	}
+}
+
+// Scripted outcomes: a rule overrides the magic ending 9999, another rejects by amount with a
+// catalogue code, another holds by bank; invalid lists are refused with every error and its
+// place, storing nothing.
+func TestScriptedOutcomesOverrideTheMagicEndings(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, nil)
+	rulesPath := "/admin/v1/merchants/" + c.MerchantID + "/sandbox/rules"
+	list := map[string]any{"rules": []any{
+		map[string]any{"match": map[string]any{"accountSuffix": "9999"}, "outcome": map[string]any{"stage": "SUCCESS", "afterSeconds": 0}},
+		map[string]any{"match": map[string]any{"country": "PER", "amountMin": 150000, "amountMax": 250000},
+			"outcome": map[string]any{"stage": "REJECTED", "status": "DENIED", "code": rules.CodeDenied}},
+		map[string]any{"match": map[string]any{"bankCode": "007"}, "outcome": map[string]any{"stage": "IN_PROGRESS"}},
+	}}
+	var stored struct {
+		Rules []struct {
+			Outcome struct{ Stage, Status, Code string }
+		}
+	}
+	if code := s.admin(t, "PUT", rulesPath, list, &stored); code != 200 || len(stored.Rules) != 3 || stored.Rules[2].Outcome.Status != "PENDING_BANK" {
+		t.Fatalf("PUT rules: %d %+v", code, stored)
+	}
+
+	ok := c.create(t, perAccountRequest("SCRIPT-9999", "1231234569999"))
+	big := perBankRequest("SCRIPT-BIG")
+	big["amount"] = 200000
+	denied := c.create(t, big)
+	held := c.create(t, colBankRequest("SCRIPT-HELD"))
+	plain := c.create(t, perBankRequest("SCRIPT-PLAIN")) // no rule fits: the channel's delay, success
+
+	if p := c.waitStage(t, ok.Payout.ID, "SUCCESS", 5*time.Second); p.Output.Status != "PROCESSED" {
+		t.Fatalf("9999 under a SUCCESS rule: %+v", p)
+	}
+	p := c.waitStage(t, denied.Payout.ID, "REJECTED", 5*time.Second)
+	if p.Output.Status != "DENIED" || len(p.Errors) != 1 || p.Errors[0].Code != rules.CodeDenied {
+		t.Fatalf("amount rule: %+v", p)
+	}
+	c.waitStage(t, plain.Payout.ID, "SUCCESS", 5*time.Second)
+	s.advance(t, "2h") // far past every delay: the held one still waits for simulate
+	time.Sleep(100 * time.Millisecond)
+	if _, _, raw := c.do(t, "GET", "payouts/"+itoa(held.Payout.ID), nil, ""); decodePayout(t, raw).Output.Status != "PENDING_BANK" {
+		t.Fatalf("held rule: %s", raw)
+	}
+
+	bad := map[string]any{"rules": []any{
+		map[string]any{"match": map[string]any{}, "outcome": map[string]any{"stage": "REJECTED", "code": "0042"}},
+		map[string]any{"match": map[string]any{"bankCode": "7", "amountMin": 10, "amountMax": 5}, "outcome": map[string]any{"stage": "SUCCESS", "code": rules.CodeDenied}},
+	}}
+	code, _, raw := s.rawAdmin(t, "PUT", rulesPath, bad)
+	prob := decodeProblem(t, raw)
+	want := []string{"body.rules[0].outcome.code", "body.rules[1].match.bankCode", "body.rules[1].match.amountMax", "body.rules[1].outcome.code"}
+	if code != 400 || prob.Code != rules.CodeScriptRule || len(prob.Errors) != len(want) {
+		t.Fatalf("invalid rules: %d %s", code, raw)
+	}
+	for i, e := range prob.Errors {
+		if e.Location != want[i] || e.Code != rules.CodeScriptRule {
+			t.Errorf("error %d at %s (%s), want %s", i, e.Location, e.Code, want[i])
+		}
+	}
+	if code := s.admin(t, "GET", rulesPath, nil, &stored); code != 200 || len(stored.Rules) != 3 {
+		t.Fatalf("a refused PUT changed the rules: %d %+v", code, stored)
+	}
+	if code, _, raw := s.rawAdmin(t, "PUT", "/admin/v1/merchants/nobody/sandbox/rules", list); code != 404 || decodeProblem(t, raw).Code != rules.CodeMerchantNotFound {
+		t.Fatalf("unknown merchant: %d %s", code, raw)
+	}
+	off := startServer(t, "", "--sandbox=false")
+	oc := off.newMerchant(t, nil)
+	if code, _, raw := off.rawAdmin(t, "PUT", "/admin/v1/merchants/"+oc.MerchantID+"/sandbox/rules", list); code != 403 || decodeProblem(t, raw).Code != rules.CodeSandboxOff {
+		t.Fatalf("sandbox off: %d %s", code, raw)
+	}
+}
+
+// postJSON posts body (any JSON, or a string as is) with headers and returns the answer.
+func postJSON(t testing.TB, url string, body any, headers map[string]string) (int, http.Header, []byte) {
+	t.Helper()
+	raw, ok := body.(string)
+	if !ok {
+		b, _ := json.Marshal(body)
+		raw = string(b)
+	}
+	req, _ := http.NewRequest("POST", url, bytes.NewReader([]byte(raw)))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, out
+}
+
+type lookupAnswer struct {
+	TraceID string `json:"traceId"`
+	Data    struct {
+		RequestID         string `json:"requestId"`
+		AccountIdentifier string `json:"accountIdentifier"`
+		Entities          []struct {
+			EntityBrand string `json:"entityBrand"`
+			Status      string `json:"status"`
+		} `json:"entities"`
+		Date string `json:"date"`
+	} `json:"data"`
+	Errors []struct {
+		Code     string `json:"code"`
+		Message  string `json:"message"`
+		Location string `json:"location"`
+	} `json:"errors"`
+}
+
+const (
+	tokenPath  = "/ms-authentication-service/authentication/api-integration/token"
+	lookupPath = "/ms-payouts-scanning-entities/api/v1/scanning/account-info"
+)
+
+// The original's bearer scheme and Peru lookup: an integration user (password hashed,
+// rotated), its 5-minute token, each directory case, an admin's entry, every published
+// error code, and the limit of 60 lookups a minute per merchant.
+func TestTokenAndPeruBeneficiaryLookup(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, nil)
+	other := s.newMerchant(t, nil)
+	var user struct{ MerchantID, User, Password string }
+	if code := s.admin(t, "POST", "/admin/v1/merchants/"+c.MerchantID+"/integration-user", nil, &user); code != 201 || user.Password == "" {
+		t.Fatalf("integration user: %d %+v", code, user)
+	}
+	if code, _, raw := s.rawAdmin(t, "GET", "/admin/v1/merchants/"+c.MerchantID+"/integration-user", nil); code != 200 || bytes.Contains(raw, []byte(user.Password)) {
+		t.Fatalf("GET integration user: %d %s", code, raw)
+	}
+	if b, _ := readDB(t, s); bytes.Contains(b, []byte(user.Password)) {
+		t.Fatal("the password is in the database in plain text")
+	}
+
+	token := func(u, pw string) (int, string, []byte) {
+		code, _, raw := postJSON(t, s.URL+tokenPath, map[string]string{"user": u, "password": pw}, nil)
+		var tok struct {
+			AccessToken string `json:"access_token"`
+			ExpiresIn   int    `json:"expires_in"`
+			TokenType   string `json:"token_type"`
+		}
+		json.Unmarshal(raw, &tok)
+		if code == 200 && (tok.ExpiresIn != 300 || tok.TokenType != "Bearer" || tok.AccessToken == "") {
+			t.Fatalf("token answer: %s", raw)
+		}
+		return code, tok.AccessToken, raw
+	}
+	if code, _, raw := token(user.User, "wrong"); code != 401 || !bytes.Contains(raw, []byte(`"code":"`+rules.CodeAuthentication+`"`)) {
+		t.Fatalf("wrong password: %d %s", code, raw)
+	}
+	code, tok, raw := token(user.User, user.Password)
+	if code != 200 {
+		t.Fatalf("token: %d %s", code, raw)
+	}
+
+	n := 0
+	lookup := func(mid, auth string, body any) (int, lookupAnswer) {
+		t.Helper()
+		h := map[string]string{}
+		if mid != "" {
+			h["MID"] = mid
+		}
+		if auth != "" {
+			h["Authorization"] = auth
+		}
+		code, _, raw := postJSON(t, s.URL+lookupPath, body, h)
+		var a lookupAnswer
+		if err := json.Unmarshal(raw, &a); err != nil || a.TraceID == "" {
+			t.Fatalf("lookup answer: %d %s", code, raw)
+		}
+		return code, a
+	}
+	req := func(phone string) map[string]any {
+		n++
+		return map[string]any{"request_id": fmt.Sprintf("3f1c2a7e-5b6d-4e8f-9a0b-%012d", n), "account_type": "4",
+			"account_identifier": phone, "country": "PER"}
+	}
+	entities := func(a lookupAnswer) string {
+		out := ""
+		for _, e := range a.Data.Entities {
+			out += e.EntityBrand + ":" + e.Status + " "
+		}
+		return out
+	}
+	for _, tc := range []struct{ phone, want string }{
+		{"987654321", "Yape:AVAILABLE Plin:AVAILABLE "},
+		{"987654322", "Yape:AVAILABLE Interbank:NOT_AVAILABLE "},
+		{"987654323", "Plin:AVAILABLE "},
+		{"987654324", "Yape:NOT_AVAILABLE "},
+		{"987654325", "BBVA:AVAILABLE Interbank:AVAILABLE Scotiabank:NOT_AVAILABLE "},
+		{"987654326", "Yape:AVAILABLE "},
+	} {
+		body := req(tc.phone)
+		code, a := lookup(c.MerchantID, tok, body)
+		if code != 200 || entities(a) != tc.want || a.Data.RequestID != body["request_id"] || a.Data.AccountIdentifier != tc.phone || a.Data.Date == "" {
+			t.Errorf("lookup %s: %d %+v, want %s", tc.phone, code, a, tc.want)
+		}
+	}
+	if code, a := lookup(c.MerchantID, tok, req("987654320")); code != 404 || len(a.Errors) != 1 || a.Errors[0].Code != "PV002" {
+		t.Errorf("ending 0: %d %+v, want 404 PV002", code, a)
+	}
+	// An admin's entry wins, both ways.
+	if code := s.admin(t, "PUT", "/admin/v1/sandbox/directory/PER/987654320", map[string]any{"entities": []any{map[string]any{"entityBrand": "Tunki", "status": "AVAILABLE"}}}, nil); code != 200 {
+		t.Fatalf("put entry: %d", code)
+	}
+	s.admin(t, "PUT", "/admin/v1/sandbox/directory/PER/987654321", map[string]any{"entities": []any{}}, nil)
+	if code, a := lookup(c.MerchantID, tok, req("987654320")); code != 200 || entities(a) != "Tunki:AVAILABLE " {
+		t.Errorf("admin entry: %d %+v", code, a)
+	}
+	if code, a := lookup(c.MerchantID, tok, req("987654321")); code != 404 || a.Errors[0].Code != "PV002" {
+		t.Errorf("admin entry with none: %d %+v", code, a)
+	}
+	if code, _, raw := s.rawAdmin(t, "PUT", "/admin/v1/sandbox/directory/PER/12345", map[string]any{"entities": []any{map[string]any{"entityBrand": "", "status": "MAYBE"}}}); code != 400 ||
+		decodeProblem(t, raw).Code != rules.CodeDirectoryEntry || len(decodeProblem(t, raw).Errors) != 3 {
+		t.Errorf("invalid entry: %d %s", code, raw)
+	}
+
+	// Every published error code.
+	dup := req("987654326")
+	lookup(c.MerchantID, tok, dup)
+	cases := []struct {
+		name, mid, auth string
+		body            any
+		status          int
+		want            []string
+	}{
+		{"no token", c.MerchantID, "", req("987654326"), 401, []string{"AUTH001"}},
+		{"no MID", "", tok, req("987654326"), 401, []string{"AUTH001"}},
+		{"unknown token", c.MerchantID, "tk_nothing", req("987654326"), 401, []string{"AUTH002"}},
+		{"another merchant's MID", other.MerchantID, tok, req("987654326"), 401, []string{"AUTH002"}},
+		{"duplicated request_id", c.MerchantID, tok, dup, 400, []string{"VAL001"}},
+		{"every field wrong", c.MerchantID, tok, map[string]any{"request_id": "123", "account_type": "2", "account_identifier": "87654321", "country": "COL"}, 400,
+			[]string{"VAL006", "VAL002", "VAL003", "VAL004"}},
+		{"missing fields", c.MerchantID, tok, map[string]any{"account_type": 4}, 400, []string{"VAL005", "VAL005", "VAL005"}},
+		{"not JSON", c.MerchantID, tok, "{", 400, []string{"VAL005"}},
+	}
+	for _, tc := range cases {
+		code, a := lookup(tc.mid, tc.auth, tc.body)
+		var got []string
+		for _, e := range a.Errors {
+			got = append(got, e.Code)
+			if e.Location == "" {
+				t.Errorf("%s: error %s without a location", tc.name, e.Code)
+			}
+		}
+		if code != tc.status || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: %d %v, want %d %v", tc.name, code, got, tc.status, tc.want)
+		}
+	}
+
+	// Rotation ends the old password and the old token.
+	var rotated struct{ User, Password string }
+	s.admin(t, "POST", "/admin/v1/merchants/"+c.MerchantID+"/integration-user", nil, &rotated)
+	if code, a := lookup(c.MerchantID, tok, req("987654326")); code != 401 || a.Errors[0].Code != "AUTH002" {
+		t.Errorf("token after rotation: %d %+v", code, a)
+	}
+	if code, _, _ := token(user.User, user.Password); code != 401 {
+		t.Errorf("old password after rotation: %d", code)
+	}
+	_, tok, _ = token(rotated.User, rotated.Password)
+
+	// 60 a minute per merchant, then RL001; the lookups so far count too.
+	limited := 0
+	for i := 0; i < 61; i++ {
+		if code, a := lookup(c.MerchantID, tok, req("987654326")); code == 429 {
+			if a.Errors[0].Code != "RL001" {
+				t.Fatalf("limit: %+v", a)
+			}
+			limited++
+		}
+	}
+	if limited == 0 {
+		t.Fatal("more than 60 lookups in a minute were all answered")
+	}
+}
+
+// readDB reads the server's database file (bbolt allows readers of the file while it runs).
+func readDB(t testing.TB, s *testServer) ([]byte, error) {
+	t.Helper()
+	return os.ReadFile(filepath.Join(s.Data, "payouts.db"))
+}
+
+func colKeyRequest(orderID, key string) map[string]any {
+	return map[string]any{
+		"country": "COL", "amount": 8000000, "currency": "COP", "orderId": orderID,
+		"beneficiary": map[string]any{"name": "Andrea", "lastName": "Martínez", "document": map[string]any{"type": 1, "number": "1032456789"}},
+		"destination": map[string]any{"bankAccount": map[string]any{"accountType": 5, "accountNumber": key}},
+	}
+}
+
+// Bre-B key lookup (signed, our extension) over the simulated directory, and the rail: a key
+// the directory does not know is rejected 4027 instead of succeeding.
+func TestBreBKeyLookupAndUnknownKeyRejected(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, map[string]any{"realTimeKey": true})
+	var view struct {
+		Key, HolderName, BankCode, AccountType string
+	}
+	code, _, raw := c.do(t, "GET", "breb/keys/@andreamartinez", nil, "")
+	json.Unmarshal(raw, &view)
+	if code != 200 || view.Key != "@andreamartinez" || view.BankCode == "" || (view.AccountType != "SAVINGS" && view.AccountType != "CURRENT") ||
+		view.HolderName == "" || !bytes.Contains([]byte(view.HolderName), []byte("*")) {
+		t.Fatalf("known key: %d %s", code, raw)
+	}
+	for _, key := range []string{"3001234027", "@unknownperson"} {
+		code, _, raw = c.do(t, "GET", "breb/keys/"+key, nil, "")
+		if p := decodeProblem(t, raw); code != 404 || p.Code != rules.CodeBreBKeyUnknown || p.Errors[0].Location != "path.key" {
+			t.Fatalf("unknown key %s: %d %s", key, code, raw)
+		}
+	}
+	if code, _, raw = c.do(t, "GET", "breb/keys/ab", nil, ""); code != 401 || decodeProblem(t, raw).Code != rules.CodeBreBKeyLength {
+		t.Fatalf("malformed key: %d %s", code, raw)
+	}
+	// An admin's entry: a holder for an unknown key, and a known key made absent.
+	if code := s.admin(t, "PUT", "/admin/v1/sandbox/directory/COL/@unknownperson",
+		map[string]any{"holderName": "Luisa Gómez", "bankCode": "007", "accountType": "CURRENT"}, nil); code != 200 {
+		t.Fatalf("put COL entry: %d", code)
+	}
+	code, _, raw = c.do(t, "GET", "breb/keys/@unknownperson", nil, "")
+	json.Unmarshal(raw, &view)
+	if code != 200 || view.HolderName != "Lu*** Gó***" || view.BankCode != "007" || view.AccountType != "CURRENT" {
+		t.Fatalf("admin's key: %d %s", code, raw)
+	}
+	s.admin(t, "PUT", "/admin/v1/sandbox/directory/COL/@gonekey", map[string]any{"absent": true}, nil)
+	if code, _, raw := s.rawAdmin(t, "PUT", "/admin/v1/sandbox/directory/COL/@x", map[string]any{"holderName": "A", "bankCode": "040", "accountType": "OTHER"}); code != 400 ||
+		len(decodeProblem(t, raw).Errors) != 4 {
+		t.Fatalf("invalid COL entry: %d %s", code, raw)
+	}
+
+	known := c.create(t, colKeyRequest("BREB-KNOWN", "@andreamartinez"))
+	unknown := c.create(t, colKeyRequest("BREB-UNKNOWN", "3001234027"))
+	gone := c.create(t, colKeyRequest("BREB-GONE", "@gonekey"))
+	added := c.create(t, colKeyRequest("BREB-ADDED", "@unknownperson"))
+	c.waitStage(t, known.Payout.ID, "SUCCESS", 5*time.Second)
+	c.waitStage(t, added.Payout.ID, "SUCCESS", 5*time.Second)
+	for _, p := range []payoutAnswer{unknown, gone} {
+		got := c.waitStage(t, p.Payout.ID, "REJECTED", 5*time.Second)
+		if got.Output.Status != "REJECTED_BANK" || len(got.Errors) != 1 || got.Errors[0].Code != rules.CodeDirectoryUnavailable {
+			t.Fatalf("unknown key %s: %+v", p.Payout.OrderID, got)
+		}
+	}
+	if avail, total := c.balanceOf(t, "COP"); avail != total || total != 100_000_000_000-2*8000000 {
+		t.Fatalf("COP after two paid and two rejected: %d/%d", avail, total)
+	}
+
+	// The OpenAPI marks the lookup as our extension.
+	resp, err := http.Get(s.URL + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Paths map[string]map[string]map[string]any `json:"paths"`
+	}
+	json.NewDecoder(resp.Body).Decode(&doc)
+	if op := doc.Paths["/api/v1/{merchantId}/breb/keys/{key}"]["get"]; op["x-payouts-extension"] != true {
+		t.Fatalf("the Bre-B lookup is not marked as an extension: %v", op)
+	}
+	if doc.Paths[lookupPath]["post"] == nil || doc.Paths[tokenPath]["post"] == nil {
+		t.Fatal("the lookup or the token endpoint is missing from the OpenAPI document")
+	}
+}

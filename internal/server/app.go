@@ -1,0 +1,184 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"payouts/api"
+	"payouts/rules"
+	"payouts/store"
+	"payouts/web"
+)
+
+// app is the running service: its handler and the workers behind it.
+type app struct {
+	metrics http.Handler
+	handler http.Handler
+	fund    func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error)
+	stops   []func()
+	// onShutdown end the long-lived requests when the server shuts down (http.Server.RegisterOnShutdown).
+	onShutdown []func()
+}
+
+func (a *app) stop() {
+	for i := len(a.stops) - 1; i >= 0; i-- {
+		a.stops[i]()
+	}
+}
+
+// wiring holds the parts of a running service while newApp assembles them; each feature's
+// wire function (one file each) fills its part of the API's dependencies and adds its hooks
+// and workers.
+type wiring struct {
+	cfg     Config
+	opts    Options
+	db      rules.Storage
+	sealer  *store.Sealer
+	logger  *slog.Logger
+	now     func() time.Time
+	keys    *api.Keyring
+	metrics *api.Metrics
+	lc      *rules.Lifecycle
+	svc     *rules.Service
+	deps    *api.Deps
+	// workers run until shutdown, in the background.
+	workers []func(ctx context.Context)
+
+	// realNow is real time (signatures, tokens); now is the service's clock, which in the
+	// sandbox is the test clock over it. kicks wake the workers that sleep until a due time,
+	// when the test clock moves.
+	realNow   func() time.Time
+	clock     *rules.SandboxClock
+	kicks     []func()
+	scripts   *rules.ScriptBook
+	directory *rules.SimulatedDirectory
+	// onShutdown run when the server starts shutting down, before it waits for the open
+	// requests: long-lived ones (the event streams) end there.
+	onShutdown []func()
+	// cards is the card form (wireCards), which the dashboard reopens.
+	cards *web.Cards
+	// batches are the merchants' batches (wireBatches), which the dashboard uploads too.
+	batches *rules.Batches
+}
+
+func newApp(cfg Config, opts Options, db rules.Storage, sealer *store.Sealer, logger *slog.Logger, token string) (*app, error) {
+	realNow := opts.now()
+	w := &wiring{cfg: cfg, opts: opts, db: db, sealer: sealer, logger: logger, now: realNow, realNow: realNow}
+	if cfg.Sandbox { // --sandbox=false ignores any offset a sandbox run left
+		clock, err := rules.NewSandboxClock(realNow, db)
+		if err != nil {
+			return nil, err
+		}
+		w.clock, w.now = clock, clock.Now
+	}
+	w.keys = api.NewKeyring(merchantSource{db, sealer})
+	w.metrics = api.NewMetrics(func() float64 { return float64(db.OutboxDepth()) })
+	w.scripts, w.directory = &rules.ScriptBook{Store: db}, &rules.SimulatedDirectory{Store: db}
+	if g, ok := db.(rules.GaugeSource); ok {
+		w.metrics.AddGauges(g)
+	}
+	if cfg.OnPostgres() {
+		w.shareWithOtherInstances()
+	}
+	var rail rules.Rail = &rules.SimulatedRail{Delay: cfg.SandboxDelay, BatchDelay: cfg.SandboxBatchDelay, Now: w.now,
+		Scripts: w.scripts.Rules, Directory: w.directory}
+	if !cfg.Sandbox {
+		rail = rules.UnconnectedRail{}
+	}
+	w.lc = &rules.Lifecycle{
+		Store:     db,
+		Rail:      func(rules.Channel) rules.Rail { return rail },
+		Merchants: w.keys.Merchant,
+		Now:       w.now,
+		Log:       logger,
+		OnFinal:   func(p *rules.Payout, m *rules.Merchant) []rules.Event { return rules.OutcomeEvents(p, m, w.now()) },
+		Finished:  w.metrics.Finished,
+	}
+	if cfg.OnPostgres() {
+		w.lc.Workers = 2 // its rounds wait on round trips (rules.Lifecycle.Workers); bbolt's on its one writer
+	}
+	w.svc = &rules.Service{Store: db, Now: w.now, Admit: w.lc.Admit, Created: func(p *rules.Payout) {
+		w.metrics.Created(p)
+		if p.Status.Final() && w.lc.Finished != nil { // rejected as it was admitted (NO_BALANCE)
+			w.lc.Finished(p)
+		}
+		w.lc.Kick()
+	}}
+	w.deps = &api.Deps{
+		Service:                  w.svc,
+		Store:                    db,
+		Keys:                     w.keys,
+		Auth:                     api.NewAuthenticator(w.keys, w.realNow, cfg.RateLimit),
+		Seal:                     SealMerchantSecret(sealer),
+		AdminToken:               token,
+		AdminFailures:            api.NewFailureLimiter(api.AuthFailuresPerMinute), // the dashboard's sign-in counts here too
+		TrustedProxies:           cfg.TrustedProxies,
+		AllowHTTPNotificationURL: cfg.AllowPrivateNotifURL,
+		Sandbox:                  cfg.Sandbox,
+		PublicURL:                cfg.PublicURL,
+		Now:                      w.now,
+		Logger:                   logger,
+		Observe:                  w.metrics.Observe,
+		Fund:                     w.lc.Fund,
+		Simulate: func(ctx context.Context, merchantID string, id int64, stage rules.Stage, status rules.Status) (*rules.Payout, error) {
+			return w.lc.Settle(ctx, merchantID, id, status, "", "")
+		},
+		Metrics: w.metrics.Handler(),
+	}
+	w.workers = append(w.workers, w.lc.Run)
+	if err := w.wireNotifications(); err != nil {
+		return nil, err
+	}
+	w.wireBatches()
+	if err := w.wireCards(); err != nil {
+		return nil, err
+	}
+	if err := w.wireSandbox(); err != nil {
+		return nil, err
+	}
+	w.wireUsers()
+	w.wireDashboard()
+	w.wireLedger()
+	a := &app{fund: w.lc.Fund, metrics: w.metrics.Handler(), onShutdown: w.onShutdown}
+	a.handler, _ = api.New(*w.deps)
+
+	workCtx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, run := range w.workers {
+		wg.Add(1)
+		go func() { defer wg.Done(); run(workCtx) }()
+	}
+	a.stops = append(a.stops, func() { cancel(); wg.Wait() })
+	return a, nil
+}
+
+// sharedCacheTTL is how long an instance on PostgreSQL trusts what it cached of a merchant
+// (keys, settings, scripted sandbox rules): another instance may have changed it.
+const sharedCacheTTL = 2 * time.Second
+
+// shareWithOtherInstances makes this instance see, within seconds, what another instance on
+// the same PostgreSQL changed in what it caches: merchants, scripted sandbox rules and the
+// sandbox clock.
+func (w *wiring) shareWithOtherInstances() {
+	w.keys.TTL, w.scripts.TTL = sharedCacheTTL, sharedCacheTTL
+	if w.clock == nil {
+		return
+	}
+	w.workers = append(w.workers, func(ctx context.Context) {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := w.clock.Sync(); err != nil && ctx.Err() == nil {
+					w.logger.Warn("sandbox clock: reading the shared offset failed", "err", err)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,126 @@
+// Package server is the composition root: it opens the store and its keys, wires every
+// feature (the API, the card form, the dashboard, the lifecycle, the outbox), serves, and
+// drains on shutdown. Config is what the flags set; Options what tests inject.
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Config is the server's configuration: what `payouts serve`'s flags and PAYOUTS_ variables
+// set (docs/reference/cli.md lists them).
+type Config struct {
+	Addr                 string
+	Data                 string
+	PublicURL            string
+	AdminToken           string
+	NoDemo               bool
+	SMTPURL              string
+	MailFrom             string
+	Sandbox              bool
+	SandboxDelay         time.Duration
+	SandboxBatchDelay    time.Duration
+	RateLimit            float64
+	LogFormat            string
+	LogLevel             string
+	CardKey              string
+	AllowPrivateNotifURL bool
+	NoSync               bool
+	TrustedProxies       []netip.Prefix
+	MetricsAddr          string
+	PprofAddr            string
+	BenchSeedFrom        string
+
+	// Database is empty for the bbolt file in Data, or a postgres:// URL.
+	Database            string
+	MasterKey           string
+	NotificationKeyFile string
+	Instance            string
+	DBMaxConns          int
+	// DrainTimeout bounds a shutdown: requests, workers and the store get this long, then
+	// what is still running is abandoned, and logged.
+	DrainTimeout time.Duration
+	ClaimLease   time.Duration
+
+	// publicURLFromProxy: no PublicURL was given, so a trusted proxy's forwarded scheme and
+	// host give the card iframe's URL.
+	publicURLFromProxy bool
+}
+
+// Options are what a test injects into a server; the binary leaves them zero.
+type Options struct {
+	// Now is the server's real clock (default time.Now): the tests of the published signing
+	// vectors, signed in 2023, set it back. In the sandbox the test clock runs over it for
+	// everything but signatures and tokens.
+	Now func() time.Time
+	// WriteFault, when set, is asked before every database write of the bbolt engine: a
+	// full disk, a stalled disk (bolt.Options.Fault).
+	WriteFault func() error
+	// CardSessionLength, when set, is the length of every card form session, so that a
+	// browser test watches a form expire in seconds instead of the 5-minute minimum of
+	// expirationTime.
+	CardSessionLength time.Duration
+}
+
+func (o Options) now() func() time.Time {
+	if o.Now == nil {
+		return time.Now
+	}
+	return o.Now
+}
+
+// OnPostgres reports whether the service runs on PostgreSQL rather than its bbolt file.
+func (c Config) OnPostgres() bool { return IsPostgresURL(c.Database) }
+
+// IsPostgresURL reports whether s names a PostgreSQL database rather than a data directory.
+func IsPostgresURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// RedactURL is a database URL without its password, for logs and messages.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// Check refuses a configuration the server cannot start with.
+func (c Config) Check() error {
+	if c.LogFormat != "" && c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("--log-format must be text or json")
+	}
+	if c.Database != "" && !c.OnPostgres() {
+		return errors.New("--database must be a postgres:// (or postgresql://) URL; leave it empty for the bbolt file in --data")
+	}
+	if c.OnPostgres() {
+		return sharedSecretsGiven(c)
+	}
+	return nil
+}
+
+// sharedSecretsGiven refuses to run on PostgreSQL without the secrets every instance must
+// share: generated per data directory, two instances would each seal, tokenize and sign
+// with their own. None of them is ever stored in the database.
+func sharedSecretsGiven(c Config) error {
+	var missing []string
+	for _, k := range []struct{ flag, value string }{
+		{"--master-key(-file)", c.MasterKey}, {"--card-key(-file)", c.CardKey},
+		{"--notification-key-file", c.NotificationKeyFile}, {"--admin-token(-file)", c.AdminToken},
+	} {
+		if k.value == "" {
+			missing = append(missing, k.flag)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("on PostgreSQL every instance must share its keys; missing %s (`payouts keys --out DIR` writes a set)",
+			strings.Join(missing, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"payouts/api"
+	"payouts/rules"
+	"payouts/web/dashboard"
+)
+
+// wireDashboard adds the operators' dashboard under /dashboard and the offline API reference
+// at /docs.
+func (w *wiring) wireDashboard() {
+	d := dashboard.New(dashboard.Config{
+		Store:                    w.db,
+		Outbox:                   dashOutbox{w.db},
+		Sessions:                 w.db.Sessions(w.now),
+		AdminToken:               w.deps.AdminToken,
+		Secure:                   strings.HasPrefix(w.cfg.PublicURL, "https://"),
+		Limiter:                  api.NewSignInLimiter(w.deps.AdminFailures),
+		Sandbox:                  w.cfg.Sandbox,
+		AllowHTTPNotificationURL: w.cfg.AllowPrivateNotifURL,
+		Settle: func(ctx context.Context, merchantID string, id int64, status rules.Status) (*rules.Payout, error) {
+			return w.lc.Settle(ctx, merchantID, id, status, "", "")
+		},
+		Fund: w.lc.Fund,
+		CreateMerchant: func(id, name string, s rules.Settings) (*rules.Merchant, string, string, error) {
+			m, c, err := api.CreateMerchant(w.db, SealMerchantSecret(w.sealer), id, name, s, w.now())
+			return m, c.APIKey, c.APISecret, err
+		},
+		CreatePayout: func(ctx context.Context, m *rules.Merchant, body []byte, ep rules.Endpoint) (*rules.Payout, error) {
+			res, err := w.svc.CreatePayout(ctx, m, body, ep)
+			if err != nil {
+				return nil, err
+			}
+			return res.Payout, nil
+		},
+		Scripts: w.scripts.Rules,
+		Forget:  w.keys.Forget,
+		Events:  w.db,
+		Ledger:  w.db,
+		RotateKey: func(id string, grace time.Duration) (string, string, string, error) {
+			m, c, err := api.RotateKey(w.db, SealMerchantSecret(w.sealer), id, grace, w.realNow().UTC())
+			if err != nil {
+				return "", "", "", err
+			}
+			return rules.KeyID(m.APIKeyHash), c.APIKey, c.APISecret, nil
+		},
+		RevokeKey: func(id, keyID string) error { return api.RevokeKey(w.db, id, keyID, w.realNow().UTC()) },
+		AddRoleKey: func(id string, role rules.KeyRole) (string, string, string, error) {
+			_, c, err := api.AddRoleKey(w.db, SealMerchantSecret(w.sealer), id, role, w.realNow().UTC())
+			return rules.KeyID(api.HashAPIKey(c.APIKey)), c.APIKey, c.APISecret, err
+		},
+		Batches:  w.batches,
+		BatchCSV: api.BatchResultCSV,
+		Cancel:   w.lc.Cancel,
+		CardForm: func(ctx context.Context, p *rules.Payout, lang string) (string, error) {
+			if w.cards == nil {
+				return "", nil
+			}
+			m, err := w.keys.Merchant(p.MerchantID)
+			if err != nil {
+				return "", err
+			}
+			// The session's length is the request's own (expirationTime), as its create's was.
+			route, err := rules.Check(&p.Request, m, w.now(), rules.EndpointCard)
+			if err != nil {
+				return "", err
+			}
+			f, err := w.cards.Open(ctx, m, rules.CreateResult{Payout: p, Route: route}, lang)
+			return f.URL, err
+		},
+		Now: w.now,
+		Log: w.logger,
+
+		Users:     w.deps.Users,
+		AuditLog:  w.deps.AuditLog,
+		Auditor:   w.deps.Auditor,
+		PublicURL: w.cfg.PublicURL,
+		Seal:      func(plain []byte, bound string) []byte { return w.sealer.Seal(plain, []byte("dashboard-totp:"+bound)) },
+		Open: func(sealed []byte, bound string) ([]byte, error) {
+			return w.sealer.Open(sealed, []byte("dashboard-totp:"+bound))
+		},
+		RealNow:    w.realNow,
+		ClientAddr: api.ClientAddr,
+	})
+	w.deps.Pages = append(w.deps.Pages, d)
+}
+
+// dashOutbox shows the store's outbox to the dashboard.
+type dashOutbox struct{ db rules.Storage }
+
+func delivery(rec rules.OutboxRecord) dashboard.Delivery {
+	return dashboard.Delivery{Event: rec.Event, State: string(rec.State), DeliveredAt: rec.DeliveredAt}
+}
+
+func (o dashOutbox) list(read func(int, func(rules.OutboxRecord) bool) ([]rules.OutboxRecord, error),
+	limit int, keep func(dashboard.Delivery) bool) ([]dashboard.Delivery, error) {
+	recs, err := read(limit, func(rec rules.OutboxRecord) bool { return keep == nil || keep(delivery(rec)) })
+	out := make([]dashboard.Delivery, len(recs))
+	for i, rec := range recs {
+		out[i] = delivery(rec)
+	}
+	return out, err
+}
+
+func (o dashOutbox) Held(limit int, keep func(dashboard.Delivery) bool) ([]dashboard.Delivery, error) {
+	return o.list(o.db.OutboxRecords, limit, keep)
+}
+
+func (o dashOutbox) Delivered(limit int, keep func(dashboard.Delivery) bool) ([]dashboard.Delivery, error) {
+	return o.list(o.db.DeliveredRecords, limit, keep)
+}
+
+func (o dashOutbox) Resend(id string, now time.Time) (rules.Event, bool, error) {
+	return o.db.ResendEvent(id, now)
+}
+
+func (o dashOutbox) Depth() int { return o.db.OutboxDepth() }

@@ -1,0 +1,129 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"payouts/rules"
+	"payouts/store"
+)
+
+// A data directory knows it was initialised: a database that is missing or empty
+// where one was is a loss to restore, never a first start, and a key that is missing or is
+// not the one that sealed the store's secrets is refused rather than generated anew.
+
+// InitialisedMarker is written into a data directory once its store was opened with its
+// keys: from then on, a missing or empty payouts.db there is a loss.
+const InitialisedMarker = "initialised"
+
+const markerText = "This data directory was initialised by payouts: its payouts.db holds the service's records.\n" +
+	"If payouts.db goes missing or empty, the server refuses to start instead of starting afresh.\n"
+
+// checkDataDir refuses a data directory whose database was lost: missing or empty while the
+// directory was initialised, or empty (0 bytes: never a database bbolt wrote) next to a
+// master key, for directories from before the marker.
+func checkDataDir(dir string) error {
+	dbPath := filepath.Join(dir, DatabaseFile)
+	state := "missing"
+	if st, err := os.Stat(dbPath); err == nil {
+		if st.Size() > 0 {
+			return nil
+		}
+		state = "empty (0 bytes)"
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	marker := filepath.Join(dir, InitialisedMarker)
+	_, markerErr := os.Stat(marker)
+	_, keyErr := os.Stat(filepath.Join(dir, MasterKeyFile))
+	if markerErr != nil && (state == "missing" || keyErr != nil) {
+		return nil // a new directory
+	}
+	why := marker + " says so"
+	if markerErr != nil {
+		why = "its master.key is there"
+	}
+	return fmt.Errorf("%s is %s, but %s was initialised (%s): the database was lost, this is not a first start. "+
+		"Restore it with the server stopped: copy a backup (`payouts backup --out FILE` writes one) to %s. "+
+		"To start afresh on purpose, move %s aside and start on an empty directory",
+		dbPath, state, dir, why, dbPath, dir)
+}
+
+// markInitialised writes the marker once; an existing one is kept.
+func markInitialised(dir string) error {
+	err := store.WriteFileOnce(filepath.Join(dir, InitialisedMarker), []byte(markerText), 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	return err
+}
+
+// sealedKey is one key that seals secrets in the store: its name in the store's
+// fingerprints ("master", "card"), where it came from (a file or a flag) and how to give it.
+type sealedKey struct {
+	name, source, flag string
+	// opensSecret, when the store recorded no fingerprint yet (a store from before them),
+	// tells whether the key opens a secret the store already holds; nil when it holds none.
+	opensSecret func() error
+}
+
+// missingKeyError is the refusal to generate a key anew for a store whose secrets a lost
+// one sealed; nil when the store has none sealed with the key named.
+func missingKeyError(db rules.KeyFingerprints, k sealedKey, where string, holdsSecrets bool) error {
+	fp, err := db.KeyFingerprint(k.name)
+	if err != nil {
+		return err
+	}
+	if fp == "" && !holdsSecrets {
+		return nil
+	}
+	seal := "secrets sealed with a " + k.name + " key"
+	if fp != "" {
+		seal += " (fingerprint " + fp + ")"
+	}
+	return fmt.Errorf("%s is missing, but %s holds %s: a new key would lock them out. Copy the key that goes with "+
+		"this database to %s (after `payouts migrate --to DIR`: the source directory's %s), or give it with %s",
+		k.source, where, seal, k.source, filepath.Base(k.source), k.flag)
+}
+
+// checkSealedKey compares key with the fingerprint the store recorded for it, and records it
+// on the store's first start with it.
+func checkSealedKey(db rules.KeyFingerprints, k sealedKey, key []byte, where string) error {
+	fp := store.Fingerprint(key)
+	recorded, err := db.KeyFingerprint(k.name)
+	if err != nil {
+		return err
+	}
+	if recorded == "" && k.opensSecret != nil {
+		if err := k.opensSecret(); err != nil {
+			recorded = "unknown: the key does not open the secrets already stored"
+		}
+	}
+	if recorded == "" {
+		if recorded, err = db.RecordKeyFingerprint(k.name, fp); err != nil {
+			return err
+		}
+	}
+	if recorded != fp {
+		return fmt.Errorf("the %s key (%s, fingerprint %s) is not the one that sealed the secrets of %s (fingerprint %s): "+
+			"give the key that goes with this database (%s), e.g. restored from the backup of this directory, "+
+			"or start with the database that goes with this key", k.name, k.source, fp, where, recorded, k.flag)
+	}
+	return nil
+}
+
+// firstMerchantOpens tells whether sealer opens the API secret of a merchant already stored;
+// nil when there is none.
+func firstMerchantOpens(db rules.Storage, sealer *store.Sealer) func() error {
+	return func() error {
+		ms, err := db.Merchants()
+		if err != nil || len(ms) == 0 {
+			return err
+		}
+		_, err = merchantSource{db, sealer}.OpenSecret(ms[0], ms[0].SealedSecret)
+		return err
+	}
+}

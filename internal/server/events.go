@@ -1,0 +1,66 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"payouts/api"
+	"payouts/rules"
+)
+
+// wireEvents adds the operations over the event log that the notify lane's deliverer
+// writes: the events (list, read, resend), the sandbox inbox, the event stream of
+// `payouts listen`, the delivery chaos, and the log's housekeeping.
+func (w *wiring) wireEvents(n *notifications) {
+	streams := api.NewEventStreams()
+	n.webhook.Logged = streams.Notify
+	w.onShutdown = append(w.onShutdown, streams.Close)
+	// Resends run one after the other on a worker of their own, never on the request, and
+	// never hold up the dispatcher's deliveries.
+	resends := make(chan rules.LoggedEvent, 256)
+	ev := api.Events{Log: w.db, Sandbox: w.cfg.Sandbox, Headers: n.webhook.Headers, Merchant: w.db.Merchant, Streams: streams,
+		Resend: func(ctx context.Context, e rules.LoggedEvent) error {
+			m, err := w.lc.Merchants(e.MerchantID)
+			if err != nil {
+				return err
+			}
+			if m.Settings.NotificationURL == "" {
+				return rules.Errorf(rules.KindConflict, rules.CodeNoDeliveryURL, "the merchant has no notificationUrl to resend to")
+			}
+			select {
+			case resends <- e:
+				return nil
+			default:
+				return rules.Errorf(rules.KindRateLimited, rules.CodeRateLimited, "too many resends waiting; try again in a moment")
+			}
+		}}
+	w.deps.Events = &ev
+	w.workers = append(w.workers, func(ctx context.Context) {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e := <-resends:
+				if err := n.webhook.Resend(ctx, e); err != nil && ctx.Err() == nil {
+					w.logger.Warn("event resend failed", "event", e.ID, "merchant", e.MerchantID, "err", err)
+				}
+			}
+		}
+	}, func(ctx context.Context) {
+		// Events are kept rules.EventLogRetention after their first try, then forgotten.
+		t := time.NewTicker(time.Hour)
+		defer t.Stop()
+		for {
+			if k, err := w.db.PruneEventLog(w.now().Add(-rules.EventLogRetention)); err != nil {
+				w.logger.Error("event log housekeeping", "err", err)
+			} else if k > 0 {
+				w.logger.Info("event log housekeeping", "removed", k)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+}

@@ -1,0 +1,273 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"payouts/api"
+	"payouts/rules"
+	"payouts/store"
+	"payouts/web/notify"
+)
+
+// wireNotifications adds the outbox dispatcher, beneficiary emails, the cash OTP and the
+// signed merchant notifications (contract section 7).
+func (w *wiring) wireNotifications() error {
+	n, err := w.newNotifications()
+	if err != nil {
+		return err
+	}
+	n.install(w)
+	return nil
+}
+
+// notifications are the parts wireNotifications assembles; tests drive the dispatcher and
+// the claims with their own clock.
+type notifications struct {
+	dispatcher  *rules.Dispatcher // the mail lane: beneficiary emails and cash codes
+	notifier    *rules.Dispatcher // the notify lane: merchant notifications
+	claims      *rules.CashClaims
+	mailbox     notify.MailboxHandlers
+	publicKey   []byte
+	certificate []byte
+	sealer      *store.Sealer
+	webhook     *notify.Notifier // the notify lane's deliverer: also resends and signs the event stream
+}
+
+func (w *wiring) newNotifications() (*notifications, error) {
+	keyPath := w.cfg.NotificationKeyFile
+	if keyPath != "" {
+		if _, err := os.Stat(keyPath); err != nil { // given, it must exist: instances share it
+			return nil, fmt.Errorf("--notification-key-file: %w", err)
+		}
+	} else { // the data directory's, created on first start
+		keyPath = filepath.Join(w.cfg.Data, NotificationKeyFile)
+		if err := createNotificationKey(keyPath); err != nil {
+			return nil, fmt.Errorf("notification key: %w", err)
+		}
+	}
+	key, err := notify.LoadOrCreateKey(keyPath)
+	if err != nil {
+		return nil, fmt.Errorf("notification key: %w", err)
+	}
+	src := notifySource{db: w.db, merchants: w.lc.Merchants}
+	var sender notify.Sender = &notify.SandboxSender{Box: w.db, Now: w.now}
+	if w.cfg.SMTPURL != "" {
+		s, err := notify.NewSMTP(w.cfg.SMTPURL, w.cfg.MailFrom)
+		if err != nil {
+			return nil, err
+		}
+		sender = s
+		w.logger.Info("mail goes out over SMTP", "server", s.Addr(), "from", w.cfg.MailFrom)
+	} else if !w.cfg.Sandbox {
+		w.logger.Warn("no --smtp-url and --sandbox=false: mail is kept in the sandbox mailbox, which is not served")
+	}
+	cert, err := notify.CertificatePEM(key)
+	if err != nil {
+		return nil, fmt.Errorf("notification certificate: %w", err)
+	}
+	n := &notifications{publicKey: notify.PublicKeyPEM(key), certificate: cert, sealer: w.sealer,
+		mailbox: notify.MailboxHandlers{Box: w.db, Sandbox: w.cfg.Sandbox}}
+	mailer := &notify.Mailer{Source: src, Sender: sender, OpenCode: n.openCode, Now: w.now}
+	// One dispatcher per lane: a merchant endpoint that hangs until its timeout never holds
+	// up a beneficiary's email or cash code.
+	lane := func(l rules.Lane, deliverers map[string]rules.Deliverer) *rules.Dispatcher {
+		return &rules.Dispatcher{
+			Store:      w.db,
+			Lane:       l,
+			Deliverers: deliverers,
+			Now:        w.now,
+			Log:        w.logger,
+			Delivered:  func(kind string) { w.metrics.OutboxSent.WithLabelValues(kind).Inc() },
+			Failed:     func(kind string) { w.metrics.OutboxFailures.WithLabelValues(kind).Inc() },
+		}
+	}
+	n.dispatcher = lane(rules.LaneMail, map[string]rules.Deliverer{rules.EventBeneficiaryMail: mailer, rules.EventCashOTP: mailer})
+	n.webhook = &notify.Notifier{Source: src, Body: api.NotificationJSON, Key: key, Client: notify.NewHTTPClient(w.cfg.AllowPrivateNotifURL),
+		Log: w.db, Sandbox: w.cfg.Sandbox, Now: w.now, Logger: w.logger}
+	n.notifier = lane(rules.LaneNotify, map[string]rules.Deliverer{rules.EventMerchantNotification: n.webhook,
+		rules.EventBatchNotification: n.webhook})
+	n.claims = &rules.CashClaims{Store: w.db, Settle: w.lc.Settle, Now: w.now}
+	return n, nil
+}
+
+// createNotificationKey writes the installation's RSA key on a first start, durably and
+// never over an existing key (store.WriteFileOnce): a power cut right after the first start
+// leaves either no key or the whole key, never one that merchants cannot verify.
+func createNotificationKey(path string) error {
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	k, err := rsa.GenerateKey(rand.Reader, notify.KeyBits)
+	if err != nil {
+		return err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		return err
+	}
+	err = store.WriteFileOnce(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil // another first start wrote it
+	}
+	return err
+}
+
+// eventfulOutcomes are the payouts whose outcome wrote events, until the outcome is
+// committed (Finished). An outcome whose transaction failed and that is never retried here
+// (another instance took it over) stays until the set reaches maxEventfulOutcomes and starts
+// again: at worst a lane then finds an event on its next look, a second later.
+type eventfulOutcomes struct {
+	mu  sync.Mutex
+	ids map[int64]struct{}
+}
+
+const maxEventfulOutcomes = 10_000
+
+func (o *eventfulOutcomes) wrote(id int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ids == nil || len(o.ids) >= maxEventfulOutcomes {
+		o.ids = map[int64]struct{}{}
+	}
+	o.ids[id] = struct{}{}
+}
+
+// committed forgets id and says whether its outcome wrote events.
+func (o *eventfulOutcomes) committed(id int64) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.ids[id]
+	delete(o.ids, id)
+	return ok
+}
+
+// The one-time code of a cash payout is sealed with the installation's key and bound to
+// its event id: a copy in another event does not open.
+func (n *notifications) sealCode(code []byte, eventID string) []byte {
+	return n.sealer.Seal(code, []byte("cash-otp:"+eventID))
+}
+
+func (n *notifications) openCode(sealed []byte, eventID string) ([]byte, error) {
+	return n.sealer.Open(sealed, []byte("cash-otp:"+eventID))
+}
+
+// install hooks the notifications into the lifecycle and the service, and adds their
+// routes and the dispatcher.
+func (n *notifications) install(w *wiring) {
+	// The events of an outcome carry a snapshot of it: the notification body as it was
+	// then (so retries send the same bytes), and the outcome a beneficiary email announces.
+	final := w.lc.OnFinal
+	w.lc.OnFinal = func(p *rules.Payout, m *rules.Merchant) []rules.Event {
+		var evs []rules.Event
+		if final != nil {
+			evs = final(p, m)
+		}
+		for i := range evs {
+			switch evs[i].Kind {
+			case rules.EventBeneficiaryMail:
+				evs[i].Data = notify.OutcomeData(p)
+			case rules.EventMerchantNotification:
+				if body, err := api.NotificationJSON(p); err == nil {
+					evs[i].Data = body
+				}
+			}
+		}
+		return evs
+	}
+	// The lanes are woken for an outcome that wrote events, not for every payout that ends:
+	// a round settling hundreds of payouts of a merchant without a notification URL would
+	// have them look at the outbox for nothing, twice a round (they look once a second
+	// anyway, for what other instances wrote).
+	withEvents := &eventfulOutcomes{}
+	onFinal := w.lc.OnFinal
+	w.lc.OnFinal = func(p *rules.Payout, m *rules.Merchant) []rules.Event {
+		evs := onFinal(p, m)
+		if len(evs) > 0 {
+			withEvents.wrote(p.ID)
+		}
+		return evs
+	}
+	finished := w.lc.Finished
+	w.lc.Finished = func(p *rules.Payout) {
+		if finished != nil {
+			finished(p)
+		}
+		if withEvents.committed(p.ID) {
+			n.dispatcher.Kick()
+			n.notifier.Kick()
+		}
+	}
+	w.kicks = append(w.kicks, n.dispatcher.Kick, n.notifier.Kick)
+	// A Colombia cash payout is created with its one-time code (spec 6): only the hash on
+	// the payout, the code sealed in the event that emails it.
+	onCreate := w.svc.OnCreate
+	w.svc.OnCreate = func(p *rules.Payout, m *rules.Merchant) ([]rules.Event, error) {
+		var evs []rules.Event
+		if onCreate != nil {
+			var err error
+			if evs, err = onCreate(p, m); err != nil {
+				return nil, err
+			}
+		}
+		if p.Channel == rules.ChannelCash {
+			ev, err := rules.CashOTPEvent(p, rand.Reader, n.sealCode, w.now().UTC())
+			if err != nil {
+				return nil, err
+			}
+			evs = append(evs, ev)
+		}
+		return evs, nil
+	}
+	created := w.svc.Created
+	w.svc.Created = func(p *rules.Payout) {
+		if created != nil {
+			created(p)
+		}
+		if p.Channel == rules.ChannelCash {
+			n.dispatcher.Kick()
+		}
+	}
+	w.wireEvents(n)
+	w.deps.NotificationKeys = &api.NotificationKeys{PublicKey: n.publicKey, Certificate: n.certificate}
+	w.deps.Claim = n.claims.Claim
+	w.deps.Pages = append(w.deps.Pages, n.mailbox)
+	w.workers = append(w.workers, n.dispatcher.Run, n.notifier.Run, func(ctx context.Context) {
+		// Old delivered ids and old sandbox mail are forgotten: the outbox stays bounded.
+		t := time.NewTicker(time.Hour)
+		defer t.Stop()
+		for {
+			if n, err := w.db.PruneOutbox(w.now()); err != nil {
+				w.logger.Error("outbox housekeeping", "err", err)
+			} else if n > 0 {
+				w.logger.Info("outbox housekeeping", "removed", n)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+}
+
+// notifySource gives the deliverers the payouts and (cached) merchants.
+type notifySource struct {
+	db        rules.Storage
+	merchants func(id string) (*rules.Merchant, error)
+}
+
+func (s notifySource) Payout(merchantID string, id int64) (*rules.Payout, error) {
+	return s.db.Payout(merchantID, id)
+}
+
+func (s notifySource) Merchant(id string) (*rules.Merchant, error) { return s.merchants(id) }

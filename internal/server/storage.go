@@ -1,0 +1,153 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"payouts/rules"
+	"payouts/store"
+	"payouts/store/bolt"
+	"payouts/store/postgres"
+)
+
+// The files of a data directory besides its database: the keys and the admin token, each
+// 0600, created on first start unless given by flag.
+const (
+	DatabaseFile        = "payouts.db"
+	MasterKeyFile       = "master.key"
+	CardKeyFile         = "card.key"
+	NotificationKeyFile = "notification-key.pem"
+	AdminTokenFile      = "admin-token"
+)
+
+// Open opens the engine the configuration names, and the sealer of its secrets: the bbolt
+// file in the data directory (the default), or PostgreSQL (Database). Only this package
+// knows the engines; everything else sees rules.Storage.
+func Open(ctx context.Context, cfg Config) (rules.Storage, *store.Sealer, error) {
+	return open(ctx, cfg, Options{})
+}
+
+func open(ctx context.Context, cfg Config, opts Options) (rules.Storage, *store.Sealer, error) {
+	if cfg.OnPostgres() {
+		if cfg.MasterKey == "" {
+			return nil, nil, errors.New("on PostgreSQL the master key must be given (--master-key or --master-key-file): every instance needs the same one")
+		}
+		key, err := store.ParseKey(cfg.MasterKey)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--master-key: %w", err)
+		}
+		sealer, err := store.NewSealer(key)
+		if err != nil {
+			return nil, nil, err
+		}
+		db, err := postgres.Open(ctx, cfg.Database, postgres.Options{Instance: cfg.Instance, MaxConns: int32(cfg.DBMaxConns), Lease: cfg.ClaimLease})
+		if err != nil {
+			return nil, nil, err
+		}
+		k := sealedKey{name: "master", source: "--master-key", flag: "--master-key-file", opensSecret: firstMerchantOpens(db, sealer)}
+		if err := checkSealedKey(db, k, key, storeWhere(cfg)); err != nil {
+			db.Close()
+			return nil, nil, err
+		}
+		return db, sealer, nil
+	}
+	dir := cfg.Data
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	os.Chmod(dir, 0o700)
+	if err := checkDataDir(dir); err != nil {
+		return nil, nil, err
+	}
+	db, err := bolt.Open(filepath.Join(dir, DatabaseFile), bolt.Options{NoSync: cfg.NoSync, Fault: opts.WriteFault})
+	if err != nil {
+		return nil, nil, err
+	}
+	sealer, err := openMasterKey(cfg, db)
+	if err == nil {
+		// Versions before signatures became reusable saved a replay guard here; it means nothing now.
+		_, err = db.TakeMeta("replay-guard")
+	}
+	if err == nil {
+		err = markInitialised(dir)
+	}
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, sealer, nil
+}
+
+// openMasterKey reads the master key of a data directory (or --master-key), generating it
+// only for a store that holds nothing it sealed, and checks it against the store.
+func openMasterKey(cfg Config, db rules.Storage) (*store.Sealer, error) {
+	path := filepath.Join(cfg.Data, MasterKeyFile)
+	k := sealedKey{name: "master", source: path, flag: "--master-key-file"}
+	var key []byte
+	var err error
+	if cfg.MasterKey != "" {
+		k.source = "--master-key"
+		key, err = store.ParseKey(cfg.MasterKey)
+	} else {
+		if _, statErr := os.Stat(path); errors.Is(statErr, os.ErrNotExist) {
+			ms, err := db.Merchants()
+			if err != nil {
+				return nil, err
+			}
+			if err := missingKeyError(db, k, storeWhere(cfg), len(ms) > 0); err != nil {
+				return nil, err
+			}
+		}
+		key, err = store.LoadOrCreateKey(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("master key: %w", err)
+	}
+	sealer, err := store.NewSealer(key)
+	if err != nil {
+		return nil, err
+	}
+	k.opensSecret = firstMerchantOpens(db, sealer)
+	if err := checkSealedKey(db, k, key, storeWhere(cfg)); err != nil {
+		return nil, err
+	}
+	return sealer, nil
+}
+
+// storeWhere names the store of cfg in messages: its file, or its database without the
+// password.
+func storeWhere(cfg Config) string {
+	if cfg.OnPostgres() {
+		return "the PostgreSQL database " + RedactURL(cfg.Database)
+	}
+	return filepath.Join(cfg.Data, DatabaseFile)
+}
+
+// OpenEngine opens the store at where, a data directory or a postgres:// URL, without a
+// sealer: `payouts migrate` copies sealed secrets as they are.
+func OpenEngine(ctx context.Context, where string) (rules.Storage, error) {
+	if IsPostgresURL(where) {
+		return postgres.Open(ctx, where, postgres.Options{})
+	}
+	return bolt.Open(filepath.Join(where, DatabaseFile), bolt.Options{})
+}
+
+// SealMerchantSecret seals a merchant's API secret, bound to its id.
+func SealMerchantSecret(s *store.Sealer) func([]byte, string) []byte {
+	return func(plain []byte, id string) []byte { return s.Seal(plain, []byte("merchant-secret:"+id)) }
+}
+
+// merchantSource lets the API open sealed secrets without knowing the key.
+type merchantSource struct {
+	db     rules.Storage
+	sealer *store.Sealer
+}
+
+func (m merchantSource) Merchant(id string) (*rules.Merchant, error) { return m.db.Merchant(id) }
+func (m merchantSource) OpenSecret(x *rules.Merchant, sealed []byte) (string, error) {
+	b, err := m.sealer.Open(sealed, []byte("merchant-secret:"+x.ID))
+	return string(b), err
+}
