@@ -353,7 +353,17 @@ func (d *Dashboard) showLogin(w http.ResponseWriter, r *http.Request, code int, 
 		f.Error = f.W.S(errKey)
 	}
 	f.Path = "/dashboard/login"
-	d.render(w, r, code, templates.DashLogin(templates.LoginView{Frame: f, Users: d.cfg.Users != nil}))
+	d.render(w, r, code, templates.DashLogin(templates.LoginView{Frame: f, Users: d.hasUsers()}))
+}
+
+// hasUsers reports whether a named user could sign in: until an operator creates one, the
+// page offers the admin token alone, as the start-up text says.
+func (d *Dashboard) hasUsers() bool {
+	if d.cfg.Users == nil {
+		return false
+	}
+	us, err := d.cfg.Users.Store.Users()
+	return err != nil || len(us) > 0 // on a read error, offer both rather than hide a way in
 }
 
 // login takes the admin token: a new session token (no fixation), 303 to the overview.
