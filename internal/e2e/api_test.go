@@ -234,49 +234,18 @@ func TestFiftyConcurrentIdenticalCreatesMakeOnePayout(t *testing.T) {
 
 func TestHealthOpenAPIAndDocs(t *testing.T) {
 	s := startServer(t, "")
-	for _, path := range []string{"/healthz", "/readyz", "/openapi.json", "/openapi.yaml", "/docs"} {
-		resp, err := http.Get(s.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Errorf("%s: %d", path, resp.StatusCode)
-		}
-	}
-	resp, err := http.Get(s.URL + "/openapi.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var doc struct {
-		OpenAPI string                     `json:"openapi"`
-		Paths   map[string]json.RawMessage `json:"paths"`
-	}
-	json.NewDecoder(resp.Body).Decode(&doc)
-	if !strings.HasPrefix(doc.OpenAPI, "3.1") || doc.Paths["/api/v1/{merchantId}/payouts"] == nil {
-		t.Fatalf("openapi %s with %d paths", doc.OpenAPI, len(doc.Paths))
-	}
-	// Unknown paths and methods answer problem+json too.
-	for path, want := range map[string]int{"/nope": 404, "/healthz": 405} {
-		resp, err := http.Post(s.URL+path, "application/json", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != want || resp.Header.Get("Content-Type") != "application/problem+json" {
-			t.Errorf("POST %s: %d %s, want %d problem+json", path, resp.StatusCode, resp.Header.Get("Content-Type"), want)
-		}
-	}
-	// The admin API needs the token.
-	resp, err = http.Get(s.URL + "/admin/v1/merchants/1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 401 {
-		t.Fatalf("admin without token: %d", resp.StatusCode)
-	}
+	problem := map[string]string{"Content-Type": "application/problem+json"}
+	s.run(t, []scenario{
+		{Name: "health", Path: "/healthz", WantStatus: 200},
+		{Name: "ready", Path: "/readyz", WantStatus: 200},
+		{Name: "the OpenAPI 3.1 document", Path: "/openapi.json", WantStatus: 200,
+			WantContains: []string{`"openapi":"3.1`, `"/api/v1/{merchantId}/payouts"`}},
+		{Name: "the document in YAML", Path: "/openapi.yaml", WantStatus: 200},
+		{Name: "the docs page", Path: "/docs", WantStatus: 200},
+		{Name: "an unknown path answers problem+json", Method: "POST", Path: "/nope", WantStatus: 404, WantHeaders: problem},
+		{Name: "an unknown method answers problem+json", Method: "POST", Path: "/healthz", WantStatus: 405, WantHeaders: problem},
+		{Name: "the admin API needs the token", Path: "/admin/v1/merchants/1", WantStatus: 401},
+	})
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -230,41 +230,22 @@ func (s *testServer) adminProblem(t testing.TB, method, path string, body any) (
 // the admin API refuses reserved merchant ids.
 func TestReservedMerchantPathsAnswer404AndAreRefusedAsIDs(t *testing.T) {
 	s := startServer(t, "")
+	var cases []scenario
 	for _, path := range []string{"/api/v1/notifications/balance", "/api/v1/notifications/payouts/1", "/api-payout-plus-real-time/notifications"} {
 		for _, method := range []string{"GET", "POST"} {
-			req, _ := http.NewRequest(method, s.URL+path, strings.NewReader("{}"))
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 404 || decodeProblem(t, raw).Code != rules.CodeNoSuchEndpoint {
-				t.Errorf("%s %s: %d %s, want 404 %s", method, path, resp.StatusCode, raw, rules.CodeNoSuchEndpoint)
-			}
+			cases = append(cases, scenario{Name: method + " " + path, Method: method, Path: path, Body: "{}",
+				WantStatus: 404, WantCode: rules.CodeNoSuchEndpoint})
 		}
 	}
 	for _, path := range []string{"/api/v1/nosuchmerchant/balance", "/api/v1/nosuchmerchant/payouts/1"} {
-		resp, err := http.Get(s.URL + path + "?timestamp=1&signature=00")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 401 {
-			t.Errorf("GET %s: %d, want 401 (unknown merchant, unsigned)", path, resp.StatusCode)
-		}
+		cases = append(cases, scenario{Name: "unknown merchant, unsigned: " + path, Path: path + "?timestamp=1&signature=00", WantStatus: 401})
 	}
-	if resp, err := http.Get(s.URL + "/api/v1/notifications/public-key"); err != nil || resp.StatusCode != 200 {
-		t.Errorf("the public key is no longer served: %v %v", resp, err)
-	} else {
-		resp.Body.Close()
-	}
+	cases = append(cases, scenario{Name: "the public key is still served", Path: "/api/v1/notifications/public-key", WantStatus: 200})
 	for _, id := range []string{"notifications", "Notifications"} {
-		code, p := s.adminProblem(t, "POST", "/admin/v1/merchants", map[string]any{"merchantId": id, "name": "Squatter"})
-		if code != 400 || p.Code != rules.CodeReservedMerchantID || p.Errors[0].Location != "body.merchantId" {
-			t.Errorf("merchant id %q: %d %+v, want 400 %s at body.merchantId", id, code, p, rules.CodeReservedMerchantID)
-		}
+		cases = append(cases, scenario{Name: "merchant id " + id, Method: "POST", Path: "/admin/v1/merchants", Admin: true,
+			Body: map[string]any{"merchantId": id, "name": "Squatter"}, WantStatus: 400, WantCode: rules.CodeReservedMerchantID, WantLocation: "body.merchantId"})
 	}
+	s.run(t, cases)
 	if strings.Contains(s.Stderr.String(), "panic") {
 		t.Errorf("the server log has a panic:\n%s", s.Stderr.String())
 	}
