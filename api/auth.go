@@ -254,7 +254,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		if signer.Role != rules.KeyRoleFull {
-			// A key's role (issue 24): checked once here, for every signed operation.
+			// A key's role: checked once here, for every signed operation.
 			if act := rules.ActionOf(r.Method, signedRest(r.URL.Path)); !signer.Role.Allows(act) {
 				writeProblem(w, problemOf(rules.KindForbidden, rules.CodeKeyRoleRefused, signer.Role.Refusal(act, r.Method, r.URL.Path).Message))
 				return
@@ -283,7 +283,7 @@ func timestampMillis(ts int64) int64 {
 // signature is not single-use: the original scheme signs neither the query nor a nonce, and
 // clients resend the same signed request after a time-out (contract section 2).
 //
-// The reason names the part that failed (issue 25), checked in an order that tells a guesser
+// The reason names the part that failed, for the integrator, checked in an order that tells a guesser
 // nothing: what the request itself shows first (the header, the timestamp and its window, the
 // signature's form), then key and signature together, with one answer whether the key is
 // unknown, another merchant's, or known with a wrong signature — a known key is never

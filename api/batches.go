@@ -16,7 +16,7 @@ import (
 	"payouts/rules"
 )
 
-// Batches (issue 24, item 3): the signed operations of a merchant's batches, our own
+// Batches: the signed operations of a merchant's batches, our own
 // extension of the original API.
 
 // BatchView is a batch as the API answers it.
@@ -289,7 +289,7 @@ func registerBatches(a huma.API, d Deps) {
 		}
 		if d.Auditor != nil {
 			// The signed API has no actor in its context (payout creates are not audited);
-			// an approval is, as the key that made it (issue 24's maker-checker trail).
+			// an approval is, as the key that made it (the maker-checker trail: who approved).
 			addr, _ := ctx.Value(clientAddrKey{}).(string)
 			d.Auditor.Record(rules.Actor{Principal: b.ApprovedBy, Name: "API key " + strings.TrimPrefix(b.ApprovedBy, "key:")}, addr, "",
 				"batch.approve", "batch:"+strconv.FormatInt(b.ID, 10), b.MerchantID, map[string]any{"batchId": b.BatchID, "items": b.Items, "madeBy": b.MadeBy})

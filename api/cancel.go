@@ -12,7 +12,7 @@ import (
 // CancelFunc cancels a merchant's payout that was not yet sent to the rail.
 type CancelFunc func(ctx context.Context, merchantID string, id int64) (*rules.Payout, error)
 
-// registerCancel adds POST /api/v1/{merchantId}/payouts/{id}/cancel (issue 15): a payout
+// registerCancel adds POST /api/v1/{merchantId}/payouts/{id}/cancel: a payout
 // not yet sent to the rail ends REJECTED/ERROR with code 2961; a second cancel answers the
 // cancelled payout again; a payout already at the bank, or ended, answers 409 (2960).
 func registerCancel(a huma.API, cancel CancelFunc) {

@@ -24,7 +24,7 @@ type Problem struct {
 	Code    string         `json:"code"`
 	Message []string       `json:"message"`
 	Errors  []ProblemError `json:"errors"`
-	// ErrorType tells the two kinds of 401 apart (issue 25): the specification answers a
+	// ErrorType tells the two kinds of 401 apart: the specification answers a
 	// country-rule refusal 401 like a failed signature, and a client must not retry the one
 	// as if it were the other. The header X-Payouts-Error-Type carries the same word.
 	ErrorType string `json:"errorType,omitempty" enum:"validation,authentication" doc:"On a 401 only: validation (the request breaks a country rule or the merchant's configuration: fix the data, not the credentials) or authentication (code 1001: the key, timestamp or signature). Also in the header X-Payouts-Error-Type."`
@@ -62,7 +62,7 @@ func (p *Problem) withHeader(k, v string) *Problem {
 }
 
 // in is the problem in the client's language (Accept-Language): the rules' messages exist in
-// Spanish too (issue 25). A 1001 keeps its English, which names the part that failed, and a
+// Spanish too. A 1001 keeps its English, which names the part that failed, and a
 // 500 says nothing either way.
 func (p *Problem) in(lang string) *Problem {
 	if !rules.Spanish(lang) || p.Code == rules.CodeAuthentication || p.Status >= 500 || len(p.Errors) == 0 {

@@ -16,7 +16,7 @@ import (
 	"payouts/rules"
 )
 
-// Events are the operations of issue 23 over the event log: the merchant's events (kept,
+// Events are the operations over the event log: the merchant's events (kept,
 // read and resent; also outside the sandbox), the sandbox inbox, the event stream that
 // `payouts listen` follows, and the admin's delivery chaos.
 type Events struct {

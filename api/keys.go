@@ -175,7 +175,7 @@ func RotateKey(st merchantUpdater, seal func([]byte, string) []byte, id string, 
 }
 
 // AddRoleKey gives merchant id a new key pair with role (not full) beside its current key,
-// valid until revoked (issue 24).
+// valid until revoked, unlike the old key of a rotation.
 func AddRoleKey(st merchantUpdater, seal func([]byte, string) []byte, id string, role rules.KeyRole, now time.Time) (*rules.Merchant, Credentials, error) {
 	c := NewCredentials()
 	m, err := st.UpdateMerchant(id, func(m *rules.Merchant) error {

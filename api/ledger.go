@@ -15,7 +15,7 @@ import (
 	"payouts/rules"
 )
 
-// Ledger is issue 24's operations over a balance's ledger entries: the entries, paged, and
+// Ledger holds the operations over a balance's ledger entries: the entries, paged, and
 // a day's statement built from them.
 type Ledger struct {
 	Entries rules.LedgerEntries
@@ -83,7 +83,7 @@ func statementView(s rules.Statement) StatementView {
 	return v
 }
 
-const ledgerDoc = "Issue 24: every change of a balance writes an append-only ledger entry in the same transaction, " +
+const ledgerDoc = "This project's extension: every change of a balance writes an append-only ledger entry in the same transaction, " +
 	"so that the entries of a balance add up to it: the sum of the entries' available changes is the available balance, " +
 	"of their balance changes the balance, and the last entry carries both."
 

@@ -21,7 +21,7 @@ type MerchantList struct {
 	Items []MerchantListItem `json:"items"`
 }
 
-// registerMerchantList adds GET /admin/v1/merchants (issue 25): every merchant, by id as the
+// registerMerchantList adds GET /admin/v1/merchants: every merchant, by id as the
 // store orders them, so that an operator finds the demo merchant's id without the dashboard.
 func registerMerchantList(a huma.API, d Deps) {
 	type listOut struct {

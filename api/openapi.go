@@ -1,6 +1,6 @@
 package api
 
-// The OpenAPI document is the contract (issue 22): what huma derives from the Go types is
+// The OpenAPI document is the contract: what huma derives from the Go types is
 // completed here, once every operation is registered, with what the types cannot say — the
 // signature, the statuses the middleware answers, the fields the rules read as text or
 // number, the servers and the order of the sections. The end-to-end tests check every answer
@@ -115,7 +115,7 @@ func finishOperation(o *huma.OpenAPI, path, method string, op *huma.Operation) {
 		// 404: a merchantId the API reserves (contract: "notifications") names no merchant's path.
 		statuses = append(statuses, 401, 404, 429)
 		if method != http.MethodGet && method != http.MethodHead {
-			// A key whose role does not allow the operation (issue 24, 2913): only GETs are
+			// A key whose role does not allow the operation (403, 2913): only GETs are
 			// open to every role.
 			statuses = append(statuses, http.StatusForbidden)
 		}

@@ -1,6 +1,6 @@
 package api
 
-// The Postman collection (issue 22): generated from the OpenAPI document when first asked, a
+// The Postman collection: generated from the OpenAPI document when first asked, a
 // folder per tag in the document's order, a request per operation (one per example request
 // for the creates), and a collection-level pre-request script that signs every merchant call
 // with Postman's built-in CryptoJS (require('crypto-js')), so that a developer imports /postman.json, sets apiKey and

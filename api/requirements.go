@@ -10,7 +10,7 @@ import (
 	"payouts/rules"
 )
 
-// RequirementsPath is the signed operation that answers what a destination needs (issue 23).
+// RequirementsPath is the signed operation that answers what a destination needs (rules.Requirements).
 const RequirementsPath = "/api/v1/{merchantId}/requirements"
 
 // RequirementsInput is the query of GET requirements: any subset of the destination.

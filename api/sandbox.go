@@ -11,7 +11,7 @@ import (
 	"payouts/rules"
 )
 
-// Sandbox holds the admin powers of the sandbox (issue 15). Enabled is false with
+// Sandbox holds the admin powers of the sandbox. Enabled is false with
 // --sandbox=false: every operation then answers 403 (2060).
 type Sandbox struct {
 	Enabled bool
@@ -122,7 +122,7 @@ func registerSandbox(a huma.API, sb Sandbox) {
 func registerScripts(a huma.API, sb Sandbox) {
 	const doc = "Scripted outcomes of the simulated rail for one merchant (sandbox only): an ordered list of " +
 		"{match: {accountSuffix?, bankCode?, country?, amountMin?, amountMax?}, outcome: {stage, status?, code?, afterSeconds?, then?}}. " +
-		"outcome.then (this project's extension, issue 23) is a timeline of later steps on the sandbox clock, each afterSeconds " +
+		"outcome.then (this project's extension) is a timeline of later steps on the sandbox clock, each afterSeconds " +
 		"after the one before, such as SUCCESS then REVERSED three days later with a code of the catalogue: each step moves the " +
 		"balance and notifies as a real one would. " +
 		"The first rule that fits a payout decides, before the magic endings and the test cards; cash payouts settle by their claim " +

@@ -16,7 +16,7 @@ import (
 	"payouts/rules"
 )
 
-// Issue 24 (U): the named users of the dashboard and the audit log, for operators with the
+// The named users of the dashboard and the audit log, for operators with the
 // admin token. The users sign in to the dashboard only; this API creates, lists, disables,
 // enables and resets them, and reads the audit log as JSON or CSV.
 
@@ -75,7 +75,7 @@ func registerUsers(a huma.API, d Deps) {
 	if d.Users == nil {
 		return
 	}
-	const usersDoc = "This project's extension (issue 24): named users of the dashboard. "
+	const usersDoc = "This project's extension: named users of the dashboard. "
 	type createUserIn struct {
 		Body NewUserBody
 	}
@@ -215,7 +215,7 @@ func registerAudit(a huma.API, d Deps) {
 	huma.Register(a, huma.Operation{
 		OperationID: "admin-audit-log", Method: http.MethodGet, Path: "/admin/v1/audit",
 		Summary: "Read the audit log", Tags: []string{"Users"}, Security: adminSecurity, Errors: []int{400}, Extensions: extension,
-		Description: "This project's extension (issue 24): every state-changing action of the admin API and the dashboard — who " +
+		Description: "This project's extension: every state-changing action of the admin API and the dashboard — who " +
 			"(principal and name), when, what (action, target, a small detail), from where (address, user agent) — newest first, " +
 			"paged by nextCursor. The signed merchant API's payout creates are not in it (a payout records itself). " +
 			"format=csv or Accept: text/csv gives the page as CSV (header " + strings.Join(rules.AuditCSVHeader, ",") + "). " +

@@ -171,7 +171,7 @@ type NotificationPayout struct {
 	AccountNumber string `json:"accountNumber,omitempty" doc:"Masked: the last four characters"`
 	Name          string `json:"name,omitempty"`
 	CustomerEmail string `json:"customerEmail,omitempty"`
-	// PaymentCode is on SUCCESS only (issue 25): a Colombia cash payout's claim code, the one
+	// PaymentCode is on SUCCESS only, as the original sends it: a Colombia cash payout's claim code, the one
 	// the beneficiary collected the cash with; otherwise the rail's reference of the transfer.
 	PaymentCode string `json:"paymentCode,omitempty" doc:"On SUCCESS: the claim code of a cash payout, else the rail's reference"`
 }

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// The audit log (issue 24, item 1): every state-changing action of the admin API and the
+// The audit log: every state-changing action of the admin API and the
 // dashboard, who did it, when and from where, appended and never changed. Record is the one
 // way in; the signed merchant API's payout creates are not audited (a payout records itself).
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// ParseBatchCSV reads a batch uploaded as CSV (issue 24): a header row of dotted field
+// ParseBatchCSV reads a batch uploaded as CSV: a header row of dotted field
 // names (beneficiary.document.number), then one row per item. Each cell takes the JSON type
 // the request schema gives its field (amount and document.type are numbers; a cell that is
 // not one stays a string, for the rules to report); an empty cell leaves its field out. A

@@ -133,7 +133,7 @@ func (c *CashClaims) Claim(ctx context.Context, merchantID string, id int64, cod
 			right = true
 			// The cash network's reference of a collected payout is the code it was collected
 			// with (spent now): the success notification's paymentCode, as the original sends
-			// it (issue 25). Settled below, by the lifecycle.
+			// it. Settled below, by the lifecycle.
 			p.RailRef = code
 			return claimRequeue(p, now), nil
 		}

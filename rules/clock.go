@@ -19,14 +19,14 @@ type ClockStore interface {
 // MaxClockOffset bounds how far the sandbox clock may run ahead of real time.
 const MaxClockOffset = 10 * 365 * 24 * time.Hour
 
-// SandboxClock is the service's clock in the sandbox (issue 15): real time plus an offset
+// SandboxClock is the service's clock in the sandbox: real time plus an offset
 // that Advance only grows and Reset sets back to zero. Every part of the service that falls
 // due (the rails, card sessions, cash claims, the outbox's retries) reads it; signatures and
 // tokens keep real time, since a client signs with its own clock.
 //
 // Now never waits: the group writer reads the clock inside its transaction, so a reader
 // that waited for a change in progress (which writes the store) would wait for the writer
-// that waits for it (issue 21: one advance under create traffic wedged every write). The
+// that waits for it (one advance under create traffic once wedged every write). The
 // offset is an atomic; changes are serialised by their own mutex, which nothing on the
 // write path ever takes.
 type SandboxClock struct {

@@ -153,7 +153,7 @@ const (
 	CodeUnsupportedMediaType = "1908"
 	CodeControlCharacter     = "1909"
 
-	// Issue 20: the database out of reach (an outage, a restart, a cut network).
+	// The database out of reach (an outage, a restart, a cut network): a 503 to retry.
 	CodeUnavailable = "1925"
 
 	// This service's own: field rules of both countries (1950–1969).
@@ -204,8 +204,8 @@ const (
 	CodeReversed = "4901"
 	CodeInternal = "5000"
 
-	// Issue 15, sandbox powers. This project's own codes in the 29xx business block (2990–2995,
-	// free of issue 10's numbers); 4027 is the original's published bank code.
+	// Sandbox powers. This project's own codes in the 29xx business block (2990–2995, clear
+	// of the codes the block already held); 4027 is the original's published bank code.
 	CodeCancelRefused        = "2990" // 409: the payout was already sent to the rail
 	CodeCancelled            = "2991" // outcome REJECTED/ERROR: cancelled by the merchant
 	CodeClockAdvance         = "2992" // 400: the test clock's advance is not a positive duration
@@ -214,30 +214,30 @@ const (
 	CodeBreBKeyUnknown       = "2995" // 404: the directory knows no such Bre-B key
 	CodeDirectoryUnavailable = "4027" // (wire) the directory has no entry for the key
 
-	// Issue 21, faults an operator meets (2954–2959).
+	// Faults an operator meets (2954–2959).
 	CodeFundCurrency = "2954" // 400: a balance in a currency its country does not hold
 
-	// Issue 23, events and the sandbox's webhook tools (2996–2999).
+	// Events and the sandbox's webhook tools (2996–2999).
 	CodeEventNotFound = "2996" // 404: the merchant has no logged event with that id
 	CodeDeliveryChaos = "2997" // 400: a delivery chaos setting is out of bounds
 	CodeNoDeliveryURL = "2998" // 409: resend, but the merchant has no notificationUrl
-	// Issue 24, ledger entries, statements and reconciliation (2933–2939).
+	// Ledger entries, statements and reconciliation (2933–2939).
 	CodeStatementDate   = "2933" // 400: a statement's date is not YYYY-MM-DD
 	CodeStatementFuture = "2934" // 400: the statement's day has not begun yet (UTC−5)
 	CodeLedgerCurrency  = "2935" // 400: no balance is kept in that currency (COP, PEN, USD)
 	CodeReconcileRange  = "2936" // 400: a reconciliation's range is not from ≤ to within 366 days
-	// Issue 23, items 5–6: requirements from the rules (2982–2989).
+	// Requirements, generated from the rules (2982–2989).
 	CodeRequirementsQuery = "2982" // 400: a requirements query names no country, account type or bank of the tables
 	CodeRequirementsNone  = "2983" // 400: no payout to the queried destination passes the rules for this merchant
 
-	// Issue 24 (U), named users and the audit log (2955–2959, 2961–2964).
+	// Named users of the dashboard and the audit log (2955–2959, 2961–2964).
 	CodeUserField    = "2955" // 400: a user's name, email, role or merchantId is invalid
 	CodeUserExists   = "2956" // 409: another user has this email
 	CodeUserNotFound = "2957" // 404: no such user
 	CodeUserState    = "2958" // 409: the user's status does not allow this (reset a disabled user)
 	CodeAuditQuery   = "2959" // 400: an audit query's filter is invalid
 
-	// Issue 24 (B), key roles and batches (2913–2919, 2921–2925).
+	// API key roles and batches (2913–2919, 2921–2925).
 	CodeKeyRoleRefused      = "2913" // 403: the API key's role does not allow the operation
 	CodeKeyRole             = "2914" // 400: a key role that is not full, maker, checker or read
 	CodeBatchSelfApproval   = "2915" // 403: the batch's maker cannot approve it
@@ -439,7 +439,7 @@ var Catalogue = []CodeInfo{
 	{CodeReversed, 200, false, "payout returned by the beneficiary's bank (status REVERSED)"},
 	{CodeInternal, 500, false, "internal failure; the server log has the details"},
 
-	// Issue 15, sandbox powers.
+	// Sandbox powers and the event log.
 	{CodeCancelRefused, 409, false, "the payout was already sent to the rail (or ended): it can no longer be cancelled"},
 	{CodeCancelled, 200, false, "payout cancelled by the merchant before it was sent to the rail (status ERROR)"},
 	{CodeClockAdvance, 400, false, "the sandbox clock moves only forward: advance must be a positive duration such as 48h"},
@@ -451,21 +451,21 @@ var Catalogue = []CodeInfo{
 	{CodeNoDeliveryURL, 409, false, "the event cannot be resent: the merchant has no notificationUrl"},
 	{CodeDirectoryUnavailable, 200, true, "payout rejected: the Bre-B directory has no entry for the key (status REJECTED_BANK)"},
 
-	// Issue 23, requirements.
+	// Requirements, generated from the rules.
 	{CodeRequirementsQuery, 400, false, "a requirements query names a country, account type or bank code that is not in the rule tables"},
 	{CodeRequirementsNone, 400, false, "no payout to the queried destination passes the rules for this merchant (the reason says which rule)"},
-	// Issue 24 (U), named users and the audit log.
+	// Named users of the dashboard and the audit log.
 	{CodeUserField, 400, false, "a user's name, email, role or merchantId is invalid (an operator has no merchantId; a maker, checker or viewer needs an existing one)"},
 	{CodeUserExists, 409, false, "another user has this email (compared without case)"},
 	{CodeUserNotFound, 404, false, "no such user"},
 	{CodeUserState, 409, false, "the user's status does not allow this: enable a disabled user before sending it a new set-up link"},
 	{CodeAuditQuery, 400, false, "an audit query's filter is invalid: from and to are RFC 3339 times, limit 1–1000, format json or csv"},
-	// Issue 24, ledger entries, statements and reconciliation.
+	// Ledger entries, statements and reconciliation.
 	{CodeStatementDate, 400, false, "a statement's date must be a day as YYYY-MM-DD"},
 	{CodeStatementFuture, 400, false, "the statement's day has not begun yet (days are UTC−5)"},
 	{CodeLedgerCurrency, 400, false, "no balance is kept in that currency: COP (Colombia), PEN or USD (Peru)"},
 	{CodeReconcileRange, 400, false, "a reconciliation's range must have from on or before to, at most 366 days"},
-	// Issue 20, PostgreSQL at network distance.
+	// A database at network distance (PostgreSQL) out of reach.
 	{CodeUnavailable, 503, false, "service temporarily unavailable: its database cannot be reached; send the same request again after the Retry-After header"},
 }
 

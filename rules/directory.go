@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// The simulated directory (issue 15): who can be paid at a Peru cellphone (the wallets and
+// The simulated directory: who can be paid at a Peru cellphone (the wallets and
 // banks behind it, for the original's beneficiary lookup) and who holds a Colombia Bre-B key.
 // It moves no money. A real connector (a wallet scanner, the Bre-B directory) implements
 // Directory; this binary ships only SimulatedDirectory, deterministic from the number or key

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The event log (issue 23): every merchant notification the dispatcher tried, with the
+// The event log: every merchant notification the dispatcher tried, with the
 // exact body it sent and each delivery attempt, kept for EventLogRetention, so that a
 // merchant can list, read and resend its events (also outside the sandbox). The sandbox adds
 // the built-in inbox (notificationUrl SandboxInboxURL) and per-merchant delivery chaos.

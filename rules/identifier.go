@@ -10,7 +10,7 @@ import (
 // byte but read by people, in the dashboard and in CSV files: one holding an invisible or
 // direction-changing character (U+200B, U+202E, U+FEFF: Unicode's format characters,
 // category Cf) looks like another that it is not. They refuse those as they refuse control
-// characters, with CodeControlCharacter at the field (issue 21).
+// characters, with CodeControlCharacter at the field that holds one.
 
 // identifierFields are the request's fields that identify rather than describe.
 var identifierFields = map[string]bool{

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// KeyRole is what a merchant's API key may do (issue 24, item 2). The current key of a
+// KeyRole is what a merchant's API key may do: full, maker, checker or read. The current key of a
 // merchant, and the old keys of its rotations, are full keys; a key of another role is an
 // additional pair beside them, kept until revoked.
 type KeyRole string

@@ -6,7 +6,7 @@ import (
 	"payouts/rules"
 )
 
-// TestKeyRoleAllows: each role against each kind of signed operation (issue 24, item 2).
+// TestKeyRoleAllows: each role against each kind of signed operation.
 func TestKeyRoleAllows(t *testing.T) {
 	cases := []struct {
 		method, rest string

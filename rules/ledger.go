@@ -57,7 +57,7 @@ func ApplyFunding(b Balance, amount int64) (Balance, error) {
 	return b, nil
 }
 
-// ErrLedger is the ledger invariant failing (issue 11): the write that would break it is
+// ErrLedger is the ledger invariant failing (CheckBalanceChange): the write that would break it is
 // refused whole, by every storage engine.
 var ErrLedger = errors.New("ledger invariant broken")
 

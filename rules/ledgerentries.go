@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// EntryType is what one ledger entry did to a balance (issue 24, item 4).
+// EntryType is what one ledger entry did to a balance.
 type EntryType string
 
 // The movements the code makes on a balance: Fund (funding, withdrawal), the lifecycle's
@@ -169,7 +169,7 @@ type EntryPage struct {
 	Next  int64
 }
 
-// LedgerEntries reads the entries of the balances (issue 24).
+// LedgerEntries reads the entries of the balances, a page at a time.
 type LedgerEntries interface {
 	// Entries lists a balance's entries with an id above after, oldest first, up to limit.
 	Entries(merchantID, country, currency string, after int64, limit int) (EntryPage, error)

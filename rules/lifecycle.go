@@ -169,7 +169,7 @@ func (lc *Lifecycle) RunOnce(ctx context.Context) (int, error) {
 	var railIDs []int64
 	for _, d := range due {
 		ids = append(ids, d.ID)
-		// A PROCESSED payout is queued only when its rail has a later word on it (issue 23).
+		// A PROCESSED payout is queued only when its rail has a later word on it (a return, say).
 		if d.Status == StatusWaitingRouting || d.Status == StatusPendingBank || d.Status == StatusProcessed {
 			railIDs = append(railIDs, d.ID)
 		}
@@ -325,11 +325,11 @@ func (lc *Lifecycle) step(p *Payout, m *Merchant, l Ledger, now time.Time, sub S
 		}
 		next, err := lc.finish(p, m, l, now, out.Status, out.Code, out.Note)
 		if err == nil && out.Then > 0 {
-			next = now.Add(out.Then) // the rail has a later word (issue 23)
+			next = now.Add(out.Then) // the rail has a later word: ask it then
 		}
 		return next, err
 	case StatusProcessed:
-		// The rail's later word on a paid payout (issue 23: a scripted return), or nothing
+		// The rail's later word on a paid payout (a scripted return, say), or nothing
 		// more, which takes it off the queue.
 		if railErr != nil {
 			lc.Log.Warn("rail outcome failed; retrying", "payout", p.ID, "err", railErr)

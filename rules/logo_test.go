@@ -6,7 +6,7 @@ import (
 	"payouts/rules"
 )
 
-// Issue 25 item 4: an https logo, or an http one on the loopback (the server's own
+// LogoURLAllowed: an https logo, or an http one on the loopback (the server's own
 // /static/logo-demo.svg on a developer's machine); nothing else.
 func TestLogoURLAllowed(t *testing.T) {
 	for raw, want := range map[string]bool{

@@ -2,7 +2,7 @@ package rules
 
 import "strings"
 
-// The rules' messages in Spanish (issue 25): a Spanish client (Accept-Language: es on the API)
+// The rules' messages in Spanish: a Spanish client (Accept-Language: es on the API)
 // and the Spanish dashboard read every error and history note in Spanish. An error's Spanish
 // message is its code's, beside the English meaning in the Catalogue; the English message a
 // check wrote may be more precise (it names the value), so the English stays the default.
@@ -185,7 +185,7 @@ var spanishByCode = map[string]string{
 	CodeRequirementsQuery:    "la consulta de requisitos nombra un país, tipo de cuenta o código de banco que no está en las tablas de reglas",
 	CodeRequirementsNone:     "ningún pago al destino consultado pasa las reglas para este comercio (el motivo dice qué regla)",
 	CodeDirectoryUnavailable: "pago rechazado: el directorio Bre-B no tiene la llave",
-	// Issue 24 (U).
+	// Named users and the audit log.
 	CodeUserField:           "el nombre, email, rol o merchantId de un usuario no es válido (un operador no tiene merchantId; maker, checker o viewer necesitan uno existente)",
 	CodeUserExists:          "otro usuario tiene este email (sin distinguir mayúsculas)",
 	CodeUserNotFound:        "no existe ese usuario",

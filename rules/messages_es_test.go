@@ -8,7 +8,7 @@ import (
 	"payouts/rules"
 )
 
-// Issue 25: every code of the catalogue reads in Spanish too, and so does every history note
+// Every code of the catalogue reads in Spanish too, and so does every history note
 // the rules write.
 func TestEveryCodeAndNoteHasItsSpanish(t *testing.T) {
 	for _, c := range rules.Catalogue {

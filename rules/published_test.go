@@ -244,8 +244,8 @@ func TestEveryPublishedCodeHasARow(t *testing.T) {
 	}
 }
 
-// Generic and country errors of one request come back together, as 400 (contract section 3,
-// issue 10 item 5): an unknown field no longer hides a DNI too short.
+// Generic and country errors of one request come back together, as 400 (contract
+// section 3): an unknown field does not hide a DNI too short.
 func TestValidateReportsGenericAndCountryErrorsTogether(t *testing.T) {
 	m := &rules.Merchant{ID: "1", Settings: rules.AllSettings()}
 	cases := []struct {

@@ -31,7 +31,7 @@ type Outcome struct {
 	Note    string
 	CheckAt time.Time
 	// Then, on a settled outcome, says the rail has a later word on the payout this long
-	// after it (issue 23: a scripted return after the money was paid); zero: none. The
+	// after it (a scripted return after the money was paid, for one); zero: none. The
 	// lifecycle asks Outcome again then, with the payout in its settled status.
 	Then time.Duration
 }
@@ -41,17 +41,17 @@ type Outcome struct {
 // the destination (sandboxEndings): an account number, CCI, key or phone ending in 9999 is
 // rejected by the bank (4001), 9998 is denied (3007), 9997 stays PENDING_BANK until
 // simulated, 9996 is an account that does not exist (4025), 9995 a bank out of service
-// (4008), 9994 is paid and then returned three days later (REVERSED, 4901; issue 23); the card 4000000000000002 is declined (4032). It keeps no state: everything it needs is on the
+// (4008), 9994 is paid and then returned three days later (REVERSED, 4901); the card 4000000000000002 is declined (4032). It keeps no state: everything it needs is on the
 // payout, so a restart loses nothing.
 type SimulatedRail struct {
 	Delay      time.Duration
 	BatchDelay time.Duration
 	Now        func() time.Time
 
-	// Scripts returns a merchant's scripted outcomes (issue 15, scripts.go): the first
+	// Scripts returns a merchant's scripted outcomes (scripts.go): the first
 	// rule that fits a payout decides, before the magic endings. Nil: none.
 	Scripts func(merchantID string) ([]ScriptRule, error)
-	// Directory knows the Bre-B keys (issue 15, directory.go): a key payout to a key it
+	// Directory knows the Bre-B keys (directory.go): a key payout to a key it
 	// does not know is rejected (4027). Nil: every key is known.
 	Directory Directory
 }
@@ -63,13 +63,13 @@ func (r *SimulatedRail) Submit(ctx context.Context, p *Payout) (Submission, erro
 }
 
 func (r *SimulatedRail) delay(p *Payout) time.Duration {
-	if rule, err := r.script(p); err == nil && rule != nil { // issue 15: scripted outcomes
+	if rule, err := r.script(p); err == nil && rule != nil { // a scripted rule may set its own delay
 		return rule.delay(r.channelDelay(p))
 	}
 	return r.channelDelay(p)
 }
 
-// script is the merchant's first scripted rule that fits p, or nil (issue 15).
+// script is the merchant's first scripted rule that fits p, or nil when none fits.
 func (r *SimulatedRail) script(p *Payout) (*ScriptRule, error) {
 	if r.Scripts == nil {
 		return nil, nil
@@ -100,7 +100,7 @@ func (r *SimulatedRail) Outcome(ctx context.Context, p *Payout, now time.Time) (
 	if now.Before(due) {
 		return Outcome{CheckAt: due}, nil
 	}
-	// Issue 15: a scripted rule decides before the test cards and the magic endings.
+	// A scripted rule decides first, before the test cards and the magic endings.
 	if rule, err := r.script(p); err != nil {
 		return Outcome{}, err
 	} else if rule != nil {
@@ -114,7 +114,7 @@ func (r *SimulatedRail) Outcome(ctx context.Context, p *Payout, now time.Time) (
 	}
 	end := SandboxEnding(p)
 	if end == "" {
-		return r.settleByDirectory(ctx, p) // issue 15: processed, unless an unknown Bre-B key
+		return r.settleByDirectory(ctx, p) // processed, unless to a Bre-B key the directory lacks
 	}
 	o := sandboxEndings[end]
 	if o.Status == "" {
@@ -124,7 +124,7 @@ func (r *SimulatedRail) Outcome(ctx context.Context, p *Payout, now time.Time) (
 	return o, nil
 }
 
-// afterPaid is the rail's later word on a PROCESSED payout (issue 23): the next step of its
+// afterPaid is the rail's later word on a PROCESSED payout: the next step of its
 // scripted timeline, or the return of the magic ending 9994, due that long after the payout
 // was paid. Nothing more (a zero Outcome with no CheckAt) when neither applies, for instance
 // because the merchant's rules changed since.
@@ -158,7 +158,7 @@ func (r *SimulatedRail) afterPaid(p *Payout, now time.Time) (Outcome, error) {
 }
 
 // settleByDirectory processes a payout, unless it goes to a Bre-B key the directory does
-// not know (issue 15): that one is rejected 4027.
+// not know: that one is rejected 4027, the original's code for it.
 func (r *SimulatedRail) settleByDirectory(ctx context.Context, p *Payout) (Outcome, error) {
 	if p.Channel == ChannelRealTimeKey && r.Directory != nil {
 		h, err := r.Directory.BreBKey(ctx, string(p.Request.Destination.BankAccount.AccountNumber))
@@ -181,7 +181,7 @@ var sandboxEndings = map[string]Outcome{
 	"9997": {},
 	"9996": {Status: StatusRejectedBank, Code: CodeAccountNotFound, Note: "the account does not exist (sandbox account ending 9996)"},
 	"9995": {Status: StatusRejectedBank, Code: CodeBankOutOfService, Note: "the bank is out of service (sandbox account ending 9995)"},
-	// Issue 23: paid, then returned by the bank three days later (sandboxReturns).
+	// Paid, then returned by the bank three days later (sandboxReturns).
 	"9994": {Status: StatusProcessed, Then: sandboxReturnAfter},
 }
 

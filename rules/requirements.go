@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Requirements (issue 23, item 6): a JSON Schema (2020-12) of a payout body that passes the
+// Requirements: a JSON Schema (2020-12) of a payout body that passes the
 // rules for one destination and one merchant, generated from the tables the validator runs
 // (requestShape, limitedFields, the document, bank, account and limit tables of colombia.go
 // and peru.go, the dummy email lists), never from a copy of them. Each constraint carries the
@@ -114,7 +114,7 @@ func Requirements(q RequirementsQuery, m *Merchant, now time.Time) (Schema, erro
 	s := root.render()
 	s["$schema"] = SchemaDialect
 	s["title"] = title + " that passes the rules for merchant " + m.ID
-	s["description"] = "Generated from the rule tables the validator runs (this project's extension, issue 23). " +
+	s["description"] = "Generated from the rule tables the validator runs (this project's extension). " +
 		"x-code is the error code the validator answers when a constraint fails; x-required-codes, when a required field is missing. " +
 		"A body that passes the schema may still be refused for what JSON Schema cannot express (a field that repeats another, an amount written with a fraction of zeros, the directory and balance)."
 	s["x-payouts-extension"] = true

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Scripted outcomes (issue 15): a merchant's ordered list of rules that decide what the
+// Scripted outcomes: a merchant's ordered list of rules that decide what the
 // simulated rail answers, before the magic endings. The first rule whose match fits the
 // payout decides; a payout no rule fits goes on to the magic endings and the test cards.
 // Cash payouts are not scripted: they settle by their claim.
@@ -27,7 +27,7 @@ type ScriptOutcome struct {
 	Status       Status `json:"status,omitempty" doc:"Defaults: PROCESSED, REJECTED_BANK, PENDING_BANK; REJECTED takes REJECTED_BANK, DENIED, ERROR, BUSINESS_ERROR or DATA_ERROR"`
 	Code         string `json:"code,omitempty" doc:"For REJECTED: a code of the catalogue (default by status)"`
 	AfterSeconds *int64 `json:"afterSeconds,omitempty" doc:"Seconds after the payout reached PENDING_BANK (default: the channel's sandbox delay)"`
-	// Then is the outcome's timeline (issue 23): later steps on the sandbox clock, each a
+	// Then is the outcome's timeline: later steps on the sandbox clock, each a
 	// move the lifecycle allows from the status before it, such as SUCCESS then REVERSED
 	// three days later (a return after the money was paid, which banks do).
 	Then []ScriptStep `json:"then,omitempty" doc:"Later steps on the sandbox clock, in order, each afterSeconds after the step before it (this project's extension): after SUCCESS, REVERSED" maxItems:"5"`
@@ -135,7 +135,7 @@ func CheckScriptRules(rs []ScriptRule) error {
 	return nil
 }
 
-// checkTimeline checks an outcome's later steps (issue 23): each a move the lifecycle allows
+// checkTimeline checks an outcome's later steps: each a move the lifecycle allows
 // from the status before it (contract section 5: only a PROCESSED payout is REVERSED), after
 // a positive delay, with a code of the catalogue (defaulted by status).
 func checkTimeline(ps *problems, o *ScriptOutcome, at func(string) string) {
@@ -283,8 +283,8 @@ type ScriptBook struct {
 	TTL time.Duration
 
 	// mu guards the cache for the time of a map access, never across the store (the rail
-	// reads rules while the group writer waits on it: issue 21). putting serialises Puts,
-	// so that the cache keeps the last one written; only Put takes it.
+	// reads rules while the group writer waits on it: held there, the two would deadlock).
+	// putting serialises Puts, so that the cache keeps the last one written; only Put takes it.
 	mu      sync.RWMutex
 	putting sync.Mutex
 	cache   map[string][]ScriptRule

@@ -22,7 +22,7 @@ func StatementDay(date string) (time.Time, error) {
 	return d, nil
 }
 
-// Statement is a balance's day (issue 24, item 5), built from its ledger entries:
+// Statement is a balance's day, built from its ledger entries:
 //
 //	closing          = opening + funded + withdrawn + paid + reversed + opened
 //	closingAvailable = openingAvailable + funded + withdrawn + reserved + released + reversed + opened

@@ -63,8 +63,8 @@ type Storage interface {
 
 // KeyFingerprints are the fingerprints of the keys that sealed a store's secrets ("master":
 // the merchants' API secrets; "card": the stored cards), so that a store is never opened
-// with another key, nor with a key lost and generated anew (issue 21): half its secrets
-// would be sealed with each. A fingerprint is a hash, never the key.
+// with another key, nor with a key lost and generated anew: half its secrets would be
+// sealed with each. A fingerprint is a hash, never the key.
 type KeyFingerprints interface {
 	// KeyFingerprint is the fingerprint recorded for the key named; "" when none is.
 	KeyFingerprint(name string) (string, error)
@@ -329,7 +329,7 @@ type Gauge struct {
 }
 
 // WriterHealth is an engine whose writes go through one writer that can stall (store/bolt's
-// group writer): /readyz answers 503 with the reason while it does (issue 21).
+// group writer): /readyz answers 503 with the reason while it does, so traffic goes elsewhere.
 type WriterHealth interface {
 	// WriterStalled says why writes cannot be relied on now, or "" when they can.
 	WriterStalled() string

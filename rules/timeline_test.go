@@ -10,7 +10,7 @@ import (
 	"payouts/rules"
 )
 
-// scripted puts rs as the world's merchant's scripted outcomes (issue 15) on its rail.
+// scripted puts rs as the world's merchant's scripted outcomes on its rail.
 func (w *world) scripted(rs []rules.ScriptRule) {
 	w.t.Helper()
 	if err := rules.CheckScriptRules(rs); err != nil {
@@ -21,7 +21,7 @@ func (w *world) scripted(rs []rules.ScriptRule) {
 	w.lc.Rail = func(rules.Channel) rules.Rail { return rail }
 }
 
-// Issue 23: a scripted outcome's timeline, SUCCESS after a minute then REVERSED three days
+// A scripted outcome's timeline, SUCCESS after a minute then REVERSED three days
 // later, moves the balance twice and writes the outcome events of each step.
 func TestScriptedTimelinePaidThenReturned(t *testing.T) {
 	for _, tc := range []struct {

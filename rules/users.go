@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Named users of the dashboard (issue 24, item 1): an operator creates them, each sets a
+// Named users of the dashboard: an operator creates them, each sets a
 // password and enrols a TOTP second factor on a one-time link, and signs in as itself. The
 // admin token stays as the break-glass sign-in.
 
@@ -228,7 +228,7 @@ type UserStore interface {
 	UpdateUser(id string, fn func(*User) error) (*User, error)
 }
 
-// Dump kinds of issue 24 (the users and the audit log), after the others (this file's init
+// Dump kinds of the named users and the audit log, after the others (this file's init
 // runs after eventlog.go's).
 const (
 	DumpUser  = "user"  // User, with its hashes and sealed secret

@@ -12,7 +12,7 @@ import (
 )
 
 // Roles are read in one place: an operator everything, everywhere; a merchant's users only
-// on their merchant, each its own actions (issue 24, item 1).
+// on their merchant, each the actions of its role.
 func TestActorCan(t *testing.T) {
 	op := rules.AdminActor("admin-token:ab")
 	maker := rules.Actor{Principal: "user:u1:1", Role: rules.RoleMaker, MerchantID: "M1"}

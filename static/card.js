@@ -4,7 +4,7 @@
 (function () {
   "use strict";
   // A logo that cannot be loaded (offline, a wrong URL) gives way to the merchant's name,
-  // never a broken image (issue 25).
+  // never a broken image.
   var logo = document.querySelector("img.logo");
   if (logo) {
     var byName = function () {

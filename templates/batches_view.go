@@ -1,6 +1,6 @@
 package templates
 
-// Batches (issue 24): a merchant's batches page and one batch's page.
+// Batches: a merchant's batches page and one batch's page.
 
 // BatchesView is /dashboard/merchants/{id}/batches: the upload form and the batches.
 type BatchesView struct {

@@ -1,6 +1,6 @@
 package templates
 
-// The view models of the dashboard (issue 12): server-rendered pages for operators, in
+// The view models of the dashboard: server-rendered pages for operators, in
 // Spanish and English, that work without JavaScript.
 
 // Frame is what every dashboard page shows around its content.
@@ -65,7 +65,7 @@ type KV struct{ K, V string }
 type LoginView struct {
 	Frame
 	OtherLangHref string
-	Users         bool // named users can sign in (issue 24): their form comes first
+	Users         bool // named users can sign in: their form comes first
 }
 
 // OverviewView is /dashboard: the last 24 hours.
@@ -150,7 +150,7 @@ type PayoutDetailView struct {
 	CanSettle, CanReverse  bool
 	RejectStatuses         []Option
 	SimulateURL, ResendURL string
-	Actions                PayoutActions // issue 25
+	Actions                PayoutActions // Cancel, the card form
 }
 
 // TimelineItem is one transition of a payout.
@@ -222,11 +222,11 @@ type MerchantView struct {
 	Balances          []BalanceRow
 	Fund              FundForm
 	PayoutsHref       string
-	Webhooks          *WebhooksPanel // notifications, inbox and delivery chaos (issue 23)
-	// Sandbox shows the merchant's scripted outcomes (issues 15 and 23).
+	Webhooks          *WebhooksPanel // notifications, inbox and delivery chaos
+	// Sandbox shows the merchant's scripted outcomes and their timelines.
 	Sandbox bool
 	Scripts []ScriptRow
-	Keys    []KeyRow // issue 25
+	Keys    []KeyRow // the live API keys, ids only
 }
 
 // Creds are a new merchant's credentials, shown once.

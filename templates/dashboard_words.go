@@ -67,7 +67,7 @@ var dashES = Words{
 	"m.nameRequired": "Escribe un nombre.", "m.badURL": "Una URL http o https completa.",
 	"m.badOrigin": "Cada origen es esquema://host[:puerto], http o https.", "m.badAmount": "Un monto con hasta dos decimales, distinto de cero.",
 	"m.fixErrors": "Revisa los campos marcados.",
-	// Issue 25.
+	// API keys, a balance's movements, a payout's actions.
 	"k.title": "Claves API", "k.hint": "Solo se muestran sus ids: la clave y el secreto se ven una vez, al crearlos.",
 	"k.id": "Clave", "k.expires": "Deja de funcionar", "k.never": "Cuando se reemplace", "k.current": "Actual",
 	"k.revoke": "Revocar ya", "k.new": "Nueva clave y secreto", "k.grace": "La clave actual sigue funcionando",
@@ -133,7 +133,7 @@ var dashEN = Words{
 	"m.nameRequired": "Enter a name.", "m.badURL": "A full http or https URL.",
 	"m.badOrigin": "Each origin is scheme://host[:port], http or https.", "m.badAmount": "An amount with up to two decimals, not zero.",
 	"m.fixErrors": "Please check the marked fields.",
-	// Issue 25.
+	// API keys, a balance's movements, a payout's actions.
 	"k.title": "API keys", "k.hint": "Only their ids: a key and its secret are shown once, when issued.",
 	"k.id": "Key", "k.expires": "Stops working", "k.never": "When replaced", "k.current": "Current",
 	"k.revoke": "Revoke now", "k.new": "New key and secret", "k.grace": "The current key keeps working",

@@ -1,6 +1,6 @@
 package templates
 
-// The views of issue 23's dashboard pages: a merchant's webhook tools (inbox, delivery
+// The views of the event log's dashboard pages: a merchant's webhook tools (inbox, delivery
 // chaos) and one logged event with its attempts.
 
 // WebhooksPanel is the merchant page's section on notifications: where they go, the

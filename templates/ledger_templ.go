@@ -8,7 +8,7 @@ package templates
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-// DashLedger is /dashboard/merchants/{id}/ledger (issue 24): a balance's entries, paged; a
+// DashLedger is /dashboard/merchants/{id}/ledger: a balance's entries, paged; a
 // day's statement; the reconciliation of a range of days with its findings.
 func DashLedger(v LedgerView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {

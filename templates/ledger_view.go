@@ -1,6 +1,6 @@
 package templates
 
-// The view of issue 24's ledger page: a merchant's ledger entries of one balance, a day's
+// The view of the ledger page: a merchant's ledger entries of one balance, a day's
 // statement and the reconciliation of a range of days.
 
 // LedgerView is /dashboard/merchants/{id}/ledger.

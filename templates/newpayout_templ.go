@@ -8,7 +8,7 @@ package templates
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-// DashNewPayout is the sandbox's "New payout" form (issue 23): first the destination, then
+// DashNewPayout is the sandbox's "New payout" form: first the destination, then
 // the fields of its requirements schema.
 func DashNewPayout(v NewPayoutView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {

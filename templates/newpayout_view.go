@@ -1,6 +1,6 @@
 package templates
 
-// NewPayoutView is /dashboard/merchants/{id}/new-payout (issue 23, sandbox): a payout form
+// NewPayoutView is /dashboard/merchants/{id}/new-payout (sandbox only): a payout form
 // built from the requirements schema of the chosen destination, posted through the same
 // service as the API.
 type NewPayoutView struct {

@@ -8,8 +8,8 @@ package templates
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-// scriptedOutcomes lists a merchant's scripted outcomes with their timelines (issues 15 and
-// 23), on the merchant's page in the sandbox.
+// scriptedOutcomes lists a merchant's scripted outcomes with their timelines, on the
+// merchant's page in the sandbox.
 func scriptedOutcomes(w Words, rows []ScriptRow) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

@@ -8,7 +8,7 @@ package templates
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-// Issue 24 (U): the sign-in with a user, the set-up page, the Users page, the account page
+// Named users: the sign-in with a user, the set-up page, the Users page, the account page
 // and the Audit page.
 
 // fieldError is a field's message, when it has one.

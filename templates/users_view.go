@@ -2,7 +2,7 @@ package templates
 
 import "fmt"
 
-// Issue 24 (U): the views of the sign-in with a user, the set-up page, the Users page, the
+// Named users: the views of the sign-in with a user, the set-up page, the Users page, the
 // account page and the Audit page.
 
 // Perms is what the signed-in actor may do, as the pages need it (rules.Actor.Can).

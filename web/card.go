@@ -327,7 +327,7 @@ func langOf(r *http.Request) string {
 
 // baseURL is the absolute URL a request reached this server at: --public-url when it was
 // given, else the https address a trusted proxy forwarded (rules.PublicBase), else the
-// listener's (issue 25: an iframe served over TLS is an https:// one).
+// listener's (so that an iframe served over TLS is an https:// one).
 func (c *Cards) baseURL(ctx context.Context) string {
 	if c.cfg.BaseFromProxy {
 		if b := rules.PublicBase(ctx); b != "" {

@@ -16,7 +16,7 @@ import (
 	"payouts/store/bolt"
 )
 
-// reconcileCommand is `payouts reconcile` (issue 24, item 5): for one merchant's balance and
+// reconcileCommand is `payouts reconcile`: for one merchant's balance and
 // a range of days (UTC−5), it proves that each day's closing is the next day's opening, that
 // the ledger entries add up to the balance, and that each payout moved as its final state
 // says (rules.Reconcile); it names every difference and exits 1 when there is one. On a data

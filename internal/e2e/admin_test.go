@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Issue 25 item 3: GET /admin/v1/merchants lists every merchant with its live keys (ids
+// GET /admin/v1/merchants lists every merchant with its live keys (ids
 // only), and only with the admin token.
 func TestAdminListsMerchants(t *testing.T) {
 	s := startServer(t, "")

@@ -11,7 +11,7 @@ import (
 )
 
 // TestDashboardBatchesBrowser opens the batch pages in Chromium (375 and 1280 px): an INVALID
-// batch's report and a key's batch approved there and followed to COMPLETED (issue 24).
+// batch's report and a key's batch approved there and followed to COMPLETED.
 func TestDashboardBatchesBrowser(t *testing.T) {
 	ctx := newBrowser(t)
 	s := startServer(t, "")

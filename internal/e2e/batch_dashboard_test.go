@@ -15,7 +15,7 @@ import (
 
 // TestDashboardBatches: upload a CSV, read its report, approve a key's batch as the signed-in
 // principal (and not one's own), follow it, download the result; a key with a role from the
-// merchant's page (issue 24).
+// merchant's page.
 func TestDashboardBatches(t *testing.T) {
 	s := startServer(t, "")
 	m := s.newMerchant(t, nil)

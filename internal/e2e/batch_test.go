@@ -16,7 +16,7 @@ import (
 	"payouts/web/notify"
 )
 
-// Batches and key roles (issue 24, items 2 and 3), end to end on the real server.
+// Batches and key roles, end to end on the real server.
 
 // roleKey issues merchant c a key with role and returns a client signing with it.
 func (s *testServer) roleKey(t testing.TB, c *merchantClient, role string) *merchantClient {

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// TestDashboardCheckerUserApprovesMakerUsersBatch joins issue 24's parts: a maker user
+// TestDashboardCheckerUserApprovesMakerUsersBatch joins users, batches and the ledger: a maker user
 // uploads a batch in the dashboard, is refused approving it, a checker user of the same
 // merchant approves it (and cannot upload one), the items become payouts; the audit log
 // names who uploaded and who approved, in the dashboard and through a checker key on the

@@ -1,6 +1,6 @@
 package e2e
 
-// The create benchmark of issue 2: the real HTTP server (run(), fsync on) on loopback,
+// The create benchmark: the real HTTP server (run(), fsync on) on loopback,
 // driven by 64 parallel clients signing POST /payouts, on an empty store and on one that
 // already holds a million payouts.
 //

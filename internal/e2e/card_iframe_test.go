@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Issue 25 item 11: the card answer's iframe URL is https:// when the service is reached over
+// The card answer's iframe URL is https:// when the service is reached over
 // TLS: through --public-url, or through a trusted proxy's X-Forwarded-Proto (or Forwarded);
 // an untrusted peer's headers change nothing.
 func TestCardIframeIsHTTPSBehindTLS(t *testing.T) {

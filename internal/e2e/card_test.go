@@ -1,6 +1,6 @@
 package e2e
 
-// End-to-end tests of the Peru card push payment (contract section 6, issue 5): the signed
+// End-to-end tests of the Peru card push payment (contract section 6): the signed
 // endpoint and its answers, the form as a browser without JavaScript uses it, expiry,
 // lockout, restart, card on file, and that no card number is ever at rest or in a log.
 

@@ -16,7 +16,7 @@ import (
 	"payouts/internal/cli"
 )
 
-// Issue 25 item 5: a command line the binary cannot run exits 2 with one short line (no
+// A command line the binary cannot run exits 2 with one short line (no
 // flag list); help help, --version; -h leaves out the test and benchmark flags.
 func TestCLIUsageErrorsExitTwoWithOneLine(t *testing.T) {
 	for _, args := range [][]string{
@@ -84,7 +84,7 @@ type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
-// Issue 25 item 6: sign refuses a path without its leading /, --curl without --key, and takes
+// `payouts sign` refuses a path without its leading /, --curl without --key, and takes
 // its flags after the path too.
 func TestCLISignRefusesWhatCannotWork(t *testing.T) {
 	for _, tc := range []struct {
@@ -116,7 +116,7 @@ func TestCLISignRefusesWhatCannotWork(t *testing.T) {
 	}
 }
 
-// Issue 25 item 1: when the address is taken nothing is created and nothing is printed as
+// When the address is taken nothing is created and nothing is printed as
 // shown once; the first start names the dashboard and /docs; a restart says how to get new
 // credentials, and both ways it names work.
 func TestStartUpTellsWhereToGoAndHowToGetCredentialsAgain(t *testing.T) {

@@ -339,7 +339,7 @@ func (c *contractChecker) checkNotification(body []byte) {
 		Type string `json:"type"`
 	}
 	if json.Unmarshal(body, &probe) == nil && strings.HasPrefix(probe.Type, "batch.") {
-		name = "batch-completed" // a batch's notification (issue 24)
+		name = "batch-completed" // a batch's notification, told by its type
 	}
 	c.mu.Lock()
 	var doc *contractDoc

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Issue 25 item 3 (and 2's Spanish): on the dashboard, a merchant's API keys are listed,
+// On the dashboard, a merchant's API keys are listed,
 // issued (shown once, the old pair working for its grace) and revoked; a card payout's page
 // opens its form and cancels it while cancelling is allowed; a rejected payout's error and
 // history read in Spanish on the Spanish page.

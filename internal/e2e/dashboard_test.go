@@ -1,6 +1,6 @@
 package e2e
 
-// The dashboard (issue 12) over HTTP, as a browser without JavaScript would use it: every
+// The dashboard over HTTP, as a browser without JavaScript would use it: every
 // page refuses a signed-out request and a cross-site post; the sign-in sets a strict cookie
 // and is rate limited; the CSV holds what the API created.
 
@@ -202,7 +202,7 @@ func TestDashboardSignInIsRateLimited(t *testing.T) {
 	if last != http.StatusTooManyRequests {
 		t.Fatalf("the 25th wrong token in a burst: %d, want 429", last)
 	}
-	// While blocked, the right token still signs in (issue 21): failures are limited, never
+	// While blocked, the right token still signs in: the failures are limited, never
 	// the operator; TestSignInFailuresSharedWithTheAdminAPIAndNeverTheRightToken goes on.
 	resp, err := c.PostForm(s.URL+"/dashboard/login", url.Values{"token": {s.AdminToken}})
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// typedProblem is a problem with issue 25's errorType.
+// typedProblem is a problem with its errorType (validation or authentication).
 type typedProblem struct {
 	Code      string `json:"code"`
 	Detail    string `json:"detail"`
@@ -30,9 +30,9 @@ func sendTyped(t *testing.T, req *http.Request) (int, http.Header, typedProblem)
 	return resp.StatusCode, resp.Header, p
 }
 
-// Issue 25 item 7: a 401 1001 says which part failed, and a known key with a bad signature
-// reads exactly as an unknown key or another merchant's. Item 8: every 401 says, in the body
-// and a header, whether it is authentication or validation.
+// A 401 1001 says which part failed, and a known key with a bad signature reads exactly as
+// an unknown key or another merchant's; every 401 says, in the body and a header, whether it
+// is authentication or validation.
 func TestAuthenticationFailuresSayWhichPart(t *testing.T) {
 	s := startServer(t, "")
 	a := s.newMerchant(t, nil)
@@ -134,7 +134,7 @@ func TestAuthenticationFailuresSayWhichPart(t *testing.T) {
 	}
 }
 
-// Issue 25 item 2: the rules' messages in Spanish for a client that asks for them.
+// The rules' messages in Spanish for a client that asks for them.
 func TestRulesMessagesInSpanishByAcceptLanguage(t *testing.T) {
 	s := startServer(t, "")
 	a := s.newMerchant(t, nil)

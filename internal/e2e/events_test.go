@@ -15,7 +15,7 @@ import (
 	"payouts/web/notify"
 )
 
-// The tests of issue 23 on the real binary: the sandbox inbox, the event log, resend and
+// The event log's tests on the real binary: the sandbox inbox, the event log, resend and
 // delivery chaos.
 
 type inboxAnswer struct {

@@ -1,6 +1,6 @@
 package e2e
 
-// The faults an operator met (issue 21), each end to end on the server: nothing wedges,
+// The faults an operator met, each end to end on the server: nothing wedges,
 // nothing is silently replaced.
 
 import (

@@ -1,6 +1,6 @@
 package e2e
 
-// End-to-end tests of issue 11 (hardening): each item through the real server.
+// End-to-end tests of the hardening: each limit and defence through the real server.
 
 import (
 	"bufio"

@@ -1,6 +1,6 @@
 package e2e
 
-// Two binaries on one PostgreSQL (issue 13): idempotent creates across instances, every
+// Two binaries on one PostgreSQL: idempotent creates across instances, every
 // payout settled and notified once, and an instance killed with SIGKILL mid-run whose
 // claims the other takes over.
 

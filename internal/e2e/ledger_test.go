@@ -1,6 +1,6 @@
 package e2e
 
-// Issue 24, items 4 and 5, end to end on the real server (bbolt, or PostgreSQL with
+// Ledger entries and statements, end to end on the real server (bbolt, or PostgreSQL with
 // PAYOUTS_TEST_ENGINE=postgres): a test-clock week of fundings, payouts paid, rejected,
 // cancelled, returned and still in progress; the ledger entries add up to the balance; each
 // day's statement adds up and opens where the day before closed; `payouts reconcile`, run as

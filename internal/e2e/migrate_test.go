@@ -14,9 +14,9 @@ import (
 	"payouts/store/postgres/pgtest"
 )
 
-// `payouts migrate` moves a bbolt data directory into an empty PostgreSQL database and back
-// (issue 13): the service on the copy answers the same merchant with the same signatures,
-// payouts, statuses and balances, and goes on numbering after them.
+// `payouts migrate` moves a bbolt data directory into an empty PostgreSQL database and back:
+// the service on the copy answers the same merchant with the same signatures, payouts,
+// statuses and balances, and goes on numbering after them.
 func TestMigrateBoltToPostgreSQLAndBack(t *testing.T) {
 	boltOnly(t, "it starts from a bbolt data directory")
 	url := pgtest.Database(t)
@@ -36,7 +36,7 @@ func TestMigrateBoltToPostgreSQLAndBack(t *testing.T) {
 	}
 	_, _, balanceBefore := m.do(t, "GET", "balance", nil, "")
 	_, _, listBefore := m.do(t, "GET", "payouts", nil, "limit=50")
-	// A batch goes along with its items (issue 24, dump kind batch).
+	// A batch goes along with its items (dump kind batch).
 	code, _, raw := m.do(t, "POST", "batches", map[string]any{"batchId": "mig", "items": batchItems("MIGB-", 2)}, "")
 	if code != 201 {
 		t.Fatalf("batch: %d %s", code, raw)

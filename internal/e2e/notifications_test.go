@@ -429,7 +429,7 @@ func TestNotificationSignedRetriedUntil2xxDeliveredOncePerEvent(t *testing.T) {
 	want := map[string]any{"id": strconv.FormatInt(ok.Payout.ID, 10), "merchantId": c.MerchantID, "orderId": "HOOK-OK",
 		"amount": "100000", "currency": "PEN", "country": "PER", "bankCode": "002", "accountNumber": "**********8012",
 		"name": "Ana Quispe", "customerEmail": "ana.quispe@gmail.com"}
-	// paymentCode (issue 25): on a success, the rail's reference, as authorizationCode.
+	// paymentCode, the original's field: on a success, the rail's reference, as authorizationCode.
 	want["paymentCode"] = got.Output["authorizationCode"]
 	for k, v := range want {
 		if got.Payout[k] != v {

@@ -1,6 +1,6 @@
 package e2e
 
-// The OpenAPI document's answer examples are real answers of this server (issue 22): this
+// The OpenAPI document's answer examples are real answers of this server: this
 // test sends one request per documented operation and status it can provoke, and checks that
 // api/examples holds an answer of the same shape (the same fields, recursively) as the one it
 // got. PAYOUTS_UPDATE_EXAMPLES=1 rewrites the files from the answers.
@@ -124,9 +124,9 @@ func TestOpenAPIExamplesAreRealAnswers(t *testing.T) {
 	keep("breb-key-lookup", 404, code, raw)
 	code, _, raw = s.rawAdmin(t, "GET", "/api/v1/"+c.MerchantID+"/balance", nil)
 	keep("get-balance", 401, code, raw)
-	keepBatchExamples(t, s, c, keep) // issue 24: batches and key roles (batch_e2e_test.go)
+	keepBatchExamples(t, s, c, keep) // batches and key roles (batch_test.go)
 
-	// Issue 24 (U): the dashboard's users and the audit log.
+	// The dashboard's named users and the audit log.
 	code, _, raw = s.rawAdmin(t, "POST", "/admin/v1/users", map[string]any{"name": "Ana Rojas", "email": "ana.rojas@tiendalima.pe", "role": "maker", "merchantId": "tienda-lima"})
 	keep("admin-create-user", 201, code, raw)
 	var newUser struct{ ID string }
@@ -260,8 +260,8 @@ func jsonShape(t *testing.T, raw []byte) []string {
 }
 
 // The 3.0 rendition and the Postman collection are served, generated from the document, with
-// the servers of --public-url and a collection that signs (issue 22, items 4 and 5; .ci/run
-// runs generated clients and newman against them).
+// the servers of --public-url and a collection that signs (.ci/run runs generated clients
+// and newman against them).
 func TestOpenAPIRenditionsAndPostmanCollection(t *testing.T) {
 	s := startServer(t, "", "--public-url", "https://payouts.example.com/")
 	get := func(path string, out any) {

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Issue 25 item 10: the success notification carries payout.paymentCode where the original
+// The success notification carries payout.paymentCode where the original
 // does: a Colombia cash payout's claim code, the rail's reference otherwise; never on a
 // rejection.
 func TestSuccessNotificationCarriesPaymentCode(t *testing.T) {

@@ -1,6 +1,6 @@
 package e2e
 
-// End-to-end tests of the sandbox powers of issue 15 through the real server: cancel before
+// End-to-end tests of the sandbox powers through the real server: cancel before
 // sending, the test clock, scripted outcomes, the integration token with the Peru lookup,
 // and the Bre-B key lookup.
 

@@ -1,8 +1,8 @@
 package e2e
 
-// End-to-end tests of issue 23, items 5 and 6, through the real server: a scripted timeline
-// on the test clock (paid, then returned three days later) and the magic ending that does the
-// same; the requirements endpoint.
+// End-to-end tests of a paid payout's later word, through the real server: a scripted
+// timeline on the test clock (paid, then returned three days later) and the magic ending that
+// does the same; the requirements endpoint.
 
 import (
 	"bytes"

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Issue 25 item 9: the token endpoint takes userName as well as user, answers a refresh token
+// The token endpoint takes userName as well as user, answers a refresh token
 // with its lifetime and takes grant_type refresh_token (once per refresh token); a wrong
 // password answers the published {"message": "Invalid credentials"} with our code beside.
 func TestTokenEndpointSpeaksThePublishedFields(t *testing.T) {

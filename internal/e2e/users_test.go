@@ -1,6 +1,6 @@
 package e2e
 
-// Issue 24 (U), end to end on the real binary: an operator creates a maker and a viewer of one
+// Named users, end to end on the real binary: an operator creates a maker and a viewer of one
 // merchant; each sets a password and enrols TOTP on its one-time link, signs in with a code,
 // and sees only its merchant; the viewer cannot fund; a replayed code is refused; a password
 // change ends the user's other sessions and a disable ends its live one; the audit log has it

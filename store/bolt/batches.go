@@ -10,7 +10,7 @@ import (
 	"payouts/rules"
 )
 
-// Batches (issue 24): the batch records by id, the merchant's batchIds, and the items, one
+// Batches: the batch records by id, the merchant's batchIds, and the items, one
 // record each, so that recording a chunk of created items rewrites only those.
 var (
 	bBatches    = []byte("batches")         // be64(id) → Batch JSON; its sequence numbers batches

@@ -13,7 +13,7 @@ import (
 	"payouts/rules"
 )
 
-// bEntries holds the ledger entries (issue 24): merchantId 0 country 0 currency 0 be64(id)
+// bEntries holds the ledger entries: merchantId 0 country 0 currency 0 be64(id)
 // → the entry, encoded compactly (encodeEntry); written with the balance they move.
 var bEntries = []byte("ledger_entries")
 

@@ -12,7 +12,7 @@ import (
 	"payouts/rules"
 )
 
-// The event log, the sandbox inbox and the delivery chaos (issue 23, rules.EventLog). Their
+// The event log, the sandbox inbox and the delivery chaos (rules.EventLog). Their
 // buckets are made by the first write, so that a file from before them opens unchanged.
 var (
 	bEventLog     = []byte("event_log")          // be64(seq) → LoggedEvent JSON

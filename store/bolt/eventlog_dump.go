@@ -11,7 +11,7 @@ import (
 	"payouts/rules"
 )
 
-// Dump and Restore of the event log, the sandbox inbox and the delivery chaos (issue 23).
+// Dump and Restore of the event log, the sandbox inbox and the delivery chaos (rules.EventLog).
 
 func init() {
 	dumpers[rules.DumpLoggedEvent] = dumpLoggedEvents

@@ -47,7 +47,7 @@ type committer struct {
 	// error fails the commit, its wait stalls it.
 	fault func() error
 
-	// The watchdog's view (issue 21): writes handed in and not yet answered, when the group
+	// The watchdog's view (WriterStalled): writes handed in and not yet answered, when the group
 	// being committed started (0 when idle), and why the last commit failed for lack of space.
 	waiting   atomic.Int64
 	busySince atomic.Int64

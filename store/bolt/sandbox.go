@@ -12,7 +12,7 @@ import (
 	"payouts/rules"
 )
 
-// The sandbox's records (issue 15): the test clock's offset in the meta bucket, and the
+// The sandbox's records: the test clock's offset in the meta bucket, and the
 // per-merchant scripted outcomes, the simulated directory's entries, the integration users
 // and the lookups' request ids in the misc bucket under their own prefixes.
 

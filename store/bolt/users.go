@@ -11,7 +11,7 @@ import (
 	"payouts/rules"
 )
 
-// The named users and the audit log (issue 24): users by id with an index of their emails
+// The named users and the audit log: users by id with an index of their emails
 // (rules.EmailKey), and the audit entries under big-endian ids from the bucket's sequence.
 
 var (

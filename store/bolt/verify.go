@@ -15,8 +15,8 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 )
 
-// A damaged file must be a clear error, never a panic in the middle of serving (issue 21:
-// a truncated file or zeroed pages ended the process with a raw bbolt panic; a damaged
+// A damaged file must be a clear error, never a panic in the middle of serving (a
+// truncated file or zeroed pages once ended the process with a raw bbolt panic; a damaged
 // branch page was served until a page panicked). QuickCheck reads the file's structure with
 // plain reads before bbolt maps it; Check runs bbolt's full consistency check.
 

@@ -11,7 +11,7 @@ import (
 	"payouts/rules"
 )
 
-// Batches (issue 24, migration 00005): a batch is a row with its JSON; its items are rows
+// Batches (migration 00005): a batch is a row with its JSON; its items are rows
 // written and recorded set-based (unnest), so that a 10,000-item batch costs a constant
 // number of round trips; their payouts' stage and status come with them by a join.
 

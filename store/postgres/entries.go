@@ -11,7 +11,7 @@ import (
 	"payouts/rules"
 )
 
-// Ledger entries (issue 24): a transaction that holds its balances locked (ledger.go) numbers
+// Ledger entries (rules.LedgerEntries): a transaction that holds its balances locked (ledger.go) numbers
 // its entries and writes them beside the balance, in the same batch; a set-based write
 // (deltas.go) writes them in the statement that applies its deltas, numbered and chained
 // there on the row as the statement finds it.

@@ -12,7 +12,7 @@ import (
 	"payouts/rules"
 )
 
-// The event log, the sandbox inbox and the delivery chaos (issue 23, rules.EventLog), as
+// The event log, the sandbox inbox and the delivery chaos (rules.EventLog), as
 // store/bolt's eventlog.go keeps them, in the tables of migration 00003.
 
 // logAttemptSQL creates an event's row with its first attempt, or appends the attempt to the

@@ -10,7 +10,7 @@ import (
 	"payouts/rules"
 )
 
-// Dump and Restore of the event log, the sandbox inbox and the delivery chaos (issue 23),
+// Dump and Restore of the event log, the sandbox inbox and the delivery chaos,
 // in store/bolt's order: events by seq, inbox items by merchant then arrival, chaos by
 // merchant.
 

@@ -14,7 +14,7 @@ import (
 	"payouts/rules"
 )
 
-// The sandbox's records (issue 15), as store/bolt's sandbox.go keeps them: the test clock's
+// The sandbox's records, as store/bolt's sandbox.go keeps them: the test clock's
 // offset in meta, the per-merchant scripted outcomes, the simulated directory's entries,
 // the integration users and the lookups' request ids in tables of their own.
 

@@ -13,7 +13,7 @@ import (
 	"payouts/rules"
 )
 
-// The named users (one row each, rules.User as JSON) and the audit log (issue 24): see
+// The named users (one row each, rules.User as JSON) and the audit log: see
 // migrations/00004_users_audit.sql.
 
 func init() {

@@ -11,7 +11,7 @@ import (
 )
 
 // testLedgerEntries: every change of a balance writes its entry in the same write, the
-// entries add up to the balance, and they page in order (issue 24).
+// entries add up to the balance, and they page in order by id.
 func testLedgerEntries(t *testing.T, e Engine) {
 	t.Run("a lifecycle writes one entry a movement, each payout's as its end says, adding up to the balance", func(t *testing.T) {
 		s := e.open(t)

@@ -12,7 +12,7 @@ import (
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// testEventLog: the event log (issue 23: bodies and attempts kept, listed by cursor and
+// testEventLog: the event log (bodies and attempts kept, listed by cursor and
 // filters, pruned), the sandbox inbox and the delivery chaos.
 func testEventLog(t *testing.T, e Engine) {
 	ev := func(merchant string, payout int64, status string, at time.Time) rules.LoggedEvent {

@@ -53,7 +53,7 @@ func testQueue(t *testing.T, e Engine) {
 		}
 	})
 
-	t.Run("a paid payout stays queued for its rail's later word (issue 23: a scripted return)", func(t *testing.T) {
+	t.Run("a paid payout stays queued for its rail's later word (a scripted return)", func(t *testing.T) {
 		s := e.open(t)
 		addMerchants(t, s, m1)
 		p := create(t, s, newPayout(m1, "Q-paid", 1000, T0), time.Time{})

@@ -10,7 +10,7 @@ import (
 	"payouts/rules"
 )
 
-// testUsers: the named users (issue 24): unique emails whatever their case, lookups by id,
+// testUsers: the named users: unique emails whatever their case, lookups by id,
 // email and set-up hash, updates in one transaction that keep the id and email.
 func testUsers(t *testing.T, e Engine) {
 	newUser := func(id, email string, d time.Duration) *rules.User {

@@ -14,7 +14,7 @@ import (
 	"payouts/templates"
 )
 
-// Batches (issue 24): a merchant's batches page — upload a CSV, read its validation report,
+// Batches: a merchant's batches page — upload a CSV, read its validation report,
 // approve, follow its progress, download the result.
 
 // batchRoutes adds the batch pages (called from Routes, signed in).

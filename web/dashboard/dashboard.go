@@ -1,6 +1,6 @@
-// Package dashboard serves the operators' dashboard (issue 12): server-rendered pages under
-// /dashboard (templ + chi, no JavaScript) behind a sign-in with a named user (issue 24:
-// password and TOTP, its role read by rules.Actor.Can) or the admin token, and /docs.
+// Package dashboard serves the operators' dashboard: server-rendered pages under /dashboard
+// (templ + chi, no JavaScript) behind a sign-in with a named user (a password and TOTP, its
+// role read by rules.Actor.Can) or the admin token, and /docs.
 package dashboard
 
 import (
@@ -93,18 +93,18 @@ type Config struct {
 	// CreateMerchant makes a merchant with fresh credentials (api.CreateMerchant).
 	CreateMerchant func(id, name string, s rules.Settings) (m *rules.Merchant, apiKey, apiSecret string, err error)
 	// CreatePayout creates a payout as the API does (the service's CreatePayout): the sandbox's
-	// "New payout" form posts through it (issue 23).
+	// "New payout" form posts through it.
 	CreatePayout func(ctx context.Context, m *rules.Merchant, body []byte, ep rules.Endpoint) (*rules.Payout, error)
 	// Scripts reads a merchant's scripted outcomes (the rail's ScriptBook); nil without the sandbox.
 	Scripts func(merchantID string) ([]rules.ScriptRule, error)
 	// Forget drops a changed merchant from the API's cache.
 	Forget func(id string)
-	// Events is the event log (issue 23): attempts, inbox, delivery chaos. May be nil.
+	// Events is the event log: attempts, inbox, delivery chaos. May be nil.
 	Events EventLog
-	// Ledger is what the ledger page reads (issue 24): entries, balances, payouts. May be nil.
+	// Ledger is what the ledger page reads: entries, balances, payouts. May be nil.
 	Ledger rules.ReconcileSource
 
-	// Issue 25: a merchant's API keys, a payout's cancel, a card payout's form.
+	// A merchant's API keys, a payout's cancel, a card payout's form (keys_actions.go).
 	// RotateKey issues a new key and secret (api.RotateKey; the old pair works for grace).
 	RotateKey func(id string, grace time.Duration) (keyID, apiKey, apiSecret string, err error)
 	// RevokeKey ends an old key at once (api.RevokeKey).
@@ -117,7 +117,7 @@ type Config struct {
 	Now      func() time.Time
 	Log      *slog.Logger
 
-	// Issue 24 (U): named users (nil: the admin token only) and the audit log.
+	// Named users (nil: the admin token only) and the audit log.
 	Users     *rules.UserAdmin
 	AuditLog  rules.AuditLog
 	Auditor   *rules.Auditor
@@ -131,14 +131,14 @@ type Config struct {
 	// one); nil takes the peer's.
 	ClientAddr func(*http.Request) string
 
-	// Issue 24 (B): batches (nil: no batch pages), their result CSV (api.BatchResultCSV), and
+	// Batches (nil: no batch pages), their result CSV (api.BatchResultCSV), and
 	// keys with a role beside the current one (api.AddRoleKey).
 	Batches    *rules.Batches
 	BatchCSV   func(items []rules.BatchItem) []byte
 	AddRoleKey func(id string, role rules.KeyRole) (keyID, apiKey, apiSecret string, err error)
 }
 
-// IdleTimeout signs an operator out after this long without a request (issue 12).
+// IdleTimeout signs an operator out after this long without a request: a working day.
 const IdleTimeout = 8 * time.Hour
 
 // Session keys.
@@ -368,7 +368,7 @@ func (d *Dashboard) hasUsers() bool {
 
 // login takes the admin token: a new session token (no fixation), 303 to the overview.
 // Failures count against the address in the admin API's counter; past its allowance a wrong
-// token is answered 429, while the right one always signs in (issue 21: anyone behind the
+// token is answered 429, while the right one always signs in (anyone behind the
 // operator's address could otherwise lock the operator out).
 func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)

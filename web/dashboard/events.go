@@ -16,7 +16,7 @@ import (
 	"payouts/templates"
 )
 
-// The pages of issue 23: a merchant's logged events with their attempts, the sandbox inbox
+// The event log's pages: a merchant's logged events with their attempts, the sandbox inbox
 // with the bodies pretty-printed, and the delivery chaos on the merchant's page.
 
 // EventLog is what the dashboard reads of the event log (rules.EventLog).

@@ -16,7 +16,7 @@ import (
 	"payouts/templates"
 )
 
-// The ledger page of issue 24: a merchant's ledger entries of one balance, a day's
+// The ledger page: a merchant's ledger entries of one balance, a day's
 // statement, and the reconciliation of a range of days with what it found.
 
 // ledgerPage is how many entries the page shows at once.

@@ -15,7 +15,7 @@ import (
 	"payouts/templates"
 )
 
-// The sandbox's "New payout" form (issue 23, item 6): the destination is chosen first, then
+// The sandbox's "New payout" form: the destination is chosen first, then
 // the form is built from its requirements schema (rules.Requirements, the one the API serves)
 // and posted through the same service as POST /payouts.
 

@@ -10,7 +10,7 @@ import (
 	"payouts/templates"
 )
 
-// scriptRows shows a merchant's scripted outcomes, each with its timeline (issue 23).
+// scriptRows shows a merchant's scripted outcomes, each with its timeline.
 func scriptRows(rs []rules.ScriptRule, w templates.Words) []templates.ScriptRow {
 	rows := make([]templates.ScriptRow, 0, len(rs))
 	for i, r := range rs {

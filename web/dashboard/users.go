@@ -23,7 +23,7 @@ import (
 	"payouts/templates"
 )
 
-// Issue 24 (U): who is signed in (the admin token, or a named user at its current credential
+// Named users: who is signed in (the admin token, or a named user at its current credential
 // version), what it may do (rules.Actor.Can: one check per route, the merchant checked where
 // it is read), the set-up page, the sign-in with a password and a TOTP code, the Users,
 // account and Audit pages.

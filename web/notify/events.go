@@ -12,7 +12,7 @@ import (
 )
 
 // The event log, the sandbox inbox and the delivery chaos of merchant notifications
-// (issue 23).
+// (rules.EventLog).
 
 // Headers are the headers of a notification's delivery: the same on every attempt, on a
 // resend, and in the event stream that `payouts listen` forwards from, so that a merchant's

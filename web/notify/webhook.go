@@ -244,7 +244,7 @@ func PublicAddr(a netip.Addr) bool {
 
 // Notifier delivers merchant notifications: the payout's outcome POSTed, signed, to the
 // merchant's notificationUrl (contract section 7). Only a 2xx counts as delivered. With Log
-// set, every attempt is kept with the body sent (issue 23, events.go); in the sandbox, the
+// set, every attempt is kept with the body sent (events.go); in the sandbox, the
 // notificationUrl sandbox:inbox delivers to the server's inbox, and a merchant's delivery
 // chaos makes deliveries late, duplicated, reordered or counted as failed on purpose.
 type Notifier struct {

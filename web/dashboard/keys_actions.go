@@ -12,8 +12,8 @@ import (
 	"payouts/templates"
 )
 
-// Issue 25: what a new operator missed on the merchant and payout pages: the merchant's API
-// keys (new, revoke), a payout's Cancel while it is allowed, a card payout's form.
+// The merchant page's API keys (new, revoke) and the payout page's actions: Cancel while
+// it is allowed, and a fresh link to a card payout's form.
 
 // kCardForm holds the fresh form link of a card payout, for the next page only.
 const kCardForm = "dashboard.cardForm"
@@ -29,7 +29,7 @@ func keyRows(m *rules.Merchant, now time.Time, w templates.Words) []templates.Ke
 	for _, k := range m.LiveOldKeys(now) {
 		rows = append(rows, templates.KeyRow{ID: rules.KeyID(k.APIKeyHash), Role: full, Created: timeText(k.CreatedAt), Expires: timeText(k.ExpiresAt)})
 	}
-	for _, k := range m.RoleKeys { // issue 24: valid until revoked
+	for _, k := range m.RoleKeys { // keys with a role: valid until revoked
 		rows = append(rows, templates.KeyRow{ID: rules.KeyID(k.APIKeyHash), Role: string(k.Role), Created: timeText(k.CreatedAt), Expires: w.S("k.untilRevoked")})
 	}
 	return rows
@@ -47,7 +47,7 @@ func (d *Dashboard) newKey(w http.ResponseWriter, r *http.Request) {
 	if role, ok := rules.ParseKeyRole(r.PostForm.Get("role")); !ok {
 		d.back(w, r, self, "", rules.MessageIn(d.lang(r), rules.CodeKeyRole, "role must be full, maker, checker or read"))
 		return
-	} else if role != rules.KeyRoleFull && d.cfg.AddRoleKey != nil { // issue 24: a key beside the current one
+	} else if role != rules.KeyRoleFull && d.cfg.AddRoleKey != nil { // a role's key goes beside the current one
 		keyID, key, secret, err := d.cfg.AddRoleKey(m.ID, role)
 		if err != nil {
 			d.internal(w, r, err)

@@ -1,6 +1,6 @@
 package templates
 
-// Issue 25's view models: a merchant's API keys, a payout's actions beyond the sandbox.
+// The view models of a merchant's API keys and of a payout's actions beyond the sandbox.
 
 // KeyRow is one of a merchant's live API keys: its id, never the key or the secret.
 type KeyRow struct {
