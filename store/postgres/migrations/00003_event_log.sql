@@ -1,4 +1,4 @@
--- The event log (issue 23): every merchant notification tried, with the exact body sent and
+-- The event log: every merchant notification tried, with the exact body sent and
 -- each delivery attempt, kept 30 days; the sandbox's inbox and delivery chaos.
 
 -- +goose Up

@@ -1,4 +1,4 @@
--- Named users and the audit log (issue 24, part U).
+-- Named users of the dashboard and the audit log.
 
 -- +goose Up
 

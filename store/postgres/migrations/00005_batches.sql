@@ -1,4 +1,4 @@
--- Batches (issue 24): a merchant's batch (rules.Batch JSON in doc, its status beside it for
+-- Batches: a merchant's batch (rules.Batch JSON in doc, its status beside it for
 -- the runner's queue) and its items (rules.BatchItem JSON, the payout they became beside it
 -- for the join that reads their stage and status).
 

@@ -1,4 +1,4 @@
--- Ledger entries (issue 24): every change of a balance, append-only, written in the
+-- Ledger entries: every change of a balance, append-only, written in the
 -- statement that applies the change (deltas.go) or beside it in the same transaction
 -- (ledger.go). balances.entries is the id of the balance's last entry.
 
