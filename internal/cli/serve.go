@@ -52,9 +52,9 @@ func ServeConfig(args []string, getenv func(string) string) (server.Config, erro
 // configuration they set once they are parsed.
 func declareServeFlags(fs *flag.FlagSet) func() (server.Config, error) {
 	c := &server.Config{}
-	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address (default :443 with --https)")
 	fs.StringVar(&c.Data, "data", "./data", "data directory (database, keys); created 0700")
-	fs.StringVar(&c.PublicURL, "public-url", "", "absolute base URL used in iframe links (default http://<addr>)")
+	fs.StringVar(&c.PublicURL, "public-url", "", "absolute base URL used in iframe links (default http://<addr>; with HTTPS https://<name>[:port])")
 	fs.StringVar(&c.AdminToken, "admin-token", "", "bearer token of the admin API (default: generated on first start, stored in the data dir)")
 	fs.BoolVar(&c.NoDemo, "no-demo", false, "do not seed the demo merchant")
 	fs.StringVar(&c.SMTPURL, "smtp-url", "", "smtp://user:pass@host:port or smtps://… (default: the sandbox mailbox)")
@@ -84,11 +84,13 @@ func declareServeFlags(fs *flag.FlagSet) func() (server.Config, error) {
 	fs.IntVar(&c.DBMaxConns, "db-max-conns", 16, "PostgreSQL connections of this instance's pool")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 20*time.Second, "on SIGTERM: how long requests, workers and database writes get to finish before the process exits anyway, logging what it abandoned")
 	fs.DurationVar(&c.ClaimLease, "claim-lease", rules.ClaimLease, "on PostgreSQL: how long a claimed step or event stays this instance's, and a step it queued past its due time; a crashed instance's claims and steps are taken over after it")
+	httpsFlags := declareHTTPSFlags(fs, c) // HTTPS: ACME or one's own certificate (serve_https.go)
 	return func() (server.Config, error) {
 		var err error
 		if c.TrustedProxies, err = api.ParseTrustedProxies(*proxies); err != nil {
 			return *c, err
 		}
+		httpsFlags()
 		err = readSecretFiles([]secretFile{{"admin-token", *adminTokenFile, &c.AdminToken}, {"card-key", *cardKeyPath, &c.CardKey},
 			{"smtp-url", *smtpURLFile, &c.SMTPURL}, {"database", *databaseFile, &c.Database}, {"master-key", *masterKeyFile, &c.MasterKey}})
 		return *c, err

@@ -50,6 +50,17 @@ type Config struct {
 	// publicURLFromProxy: no PublicURL was given, so a trusted proxy's forwarded scheme and
 	// host give the card iframe's URL.
 	publicURLFromProxy bool
+
+	// HTTPS served by the binary itself (https.go): the names whose certificates ACME
+	// obtains and renews, or a certificate's own files; the plain HTTP address that
+	// answers HTTP-01 challenges and redirects to https.
+	HTTPSNames        []string
+	ACMEEmail         string
+	ACMECA            string
+	ACMECARoot        string
+	ACMERenewInterval time.Duration
+	TLSCert, TLSKey   string
+	HTTPAddr          string
 }
 
 // Options are what a test injects into a server; the binary leaves them zero.
@@ -98,6 +109,9 @@ func (c Config) Check() error {
 	}
 	if c.Database != "" && !c.OnPostgres() {
 		return errors.New("--database must be a postgres:// (or postgresql://) URL; leave it empty for the bbolt file in --data")
+	}
+	if err := c.checkHTTPS(); err != nil {
+		return err
 	}
 	if c.OnPostgres() {
 		return sharedSecretsGiven(c)

@@ -48,8 +48,15 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 	// token, no demo merchant) and nothing is printed as shown once.
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("%w (another payouts running? --addr 127.0.0.1:9090 picks another port)", err)
+		return listenError("--addr", err)
 	}
+	// With --https or --tls-cert: the plain HTTP listener and the certificate files (https.go).
+	https, err := listenHTTPS(cfg, logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer https.stop()
 	if cfg.BenchSeedFrom != "" {
 		if err := seedDataDir(cfg.Data, cfg.BenchSeedFrom); err != nil {
 			ln.Close()
@@ -72,13 +79,18 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 		ln.Close()
 		return err
 	}
-	base := reachableBase(ln.Addr())
+	base := https.reachableBase(ln.Addr())
 	if cfg.PublicURL == "" {
 		cfg.PublicURL, cfg.publicURLFromProxy = base, true
 	}
 	app, err := newApp(cfg, opts, db, sealer, logger, token)
 	if err != nil {
 		ln.Close()
+		return err
+	}
+	if err := https.start(app, db, sealer, ln.Addr(), stdout); err != nil {
+		ln.Close()
+		app.stop()
 		return err
 	}
 	if !cfg.NoDemo && !cfg.OnPostgres() { // on PostgreSQL, instances starting together would each seed one
@@ -109,7 +121,7 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 		defer stopPprof()
 	}
 	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- https.serve(srv, ln) }()
 	if cfg.MetricsAddr != "" {
 		// Metrics on a listener of their own (a private interface, for the scraper), without
 		// the admin token; it closes with the server.
