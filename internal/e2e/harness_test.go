@@ -59,9 +59,14 @@ type testServer struct {
 	Stderr     *syncBuffer
 	cancel     context.CancelFunc
 	done       chan error
+	// HTTP, when set, is the client of the admin API and of the merchants made here (an
+	// HTTPS server's: its roots, its names); nil is the default client.
+	HTTP *http.Client
 }
 
-var listenLine = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
+// listenLine is the start-up line with the server's base URL: http://127.0.0.1:port, or
+// with HTTPS https://name:port.
+var listenLine = regexp.MustCompile(`listening on (https?://[A-Za-z0-9.:\[\]-]+)`)
 
 // startServer runs the server on a free port over dir (a t.TempDir() to keep, or "" for a
 // new one) and waits until it is ready. The server stops at the end of the test.
@@ -219,7 +224,11 @@ func (s *testServer) rawAdmin(t testing.TB, method, path string, body any) (int,
 	req, _ := http.NewRequest(method, s.URL+path, rd)
 	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	client := http.DefaultClient
+	if s.HTTP != nil {
+		client = s.HTTP
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -261,7 +270,15 @@ func (s *testServer) newMerchant(t testing.TB, settings map[string]any) *merchan
 			t.Fatalf("fund: %d", code)
 		}
 	}
-	return &merchantClient{Base: s.URL, MerchantID: out.MerchantID, Key: out.APIKey, Secret: out.APISecret, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	return &merchantClient{Base: s.URL, MerchantID: out.MerchantID, Key: out.APIKey, Secret: out.APISecret, HTTP: s.client()}
+}
+
+// client is the server's HTTP client: its own, else a new one over the default transport.
+func (s *testServer) client() *http.Client {
+	if s.HTTP != nil {
+		return s.HTTP
+	}
+	return &http.Client{Timeout: 30 * time.Second}
 }
 
 // do sends a signed request; path is relative to /api/v1/{merchantId} unless it starts
