@@ -17,7 +17,7 @@ func declareHTTPSFlags(fs *flag.FlagSet, c *server.Config) func() {
 	fs.StringVar(&c.ACMECA, "acme-ca", "", "with --https: the ACME directory URL (default Let's Encrypt's, https://acme-v02.api.letsencrypt.org/directory)")
 	fs.StringVar(&c.ACMECARoot, "acme-ca-root", "", "with --https: PEM file of the root that signed the ACME server's own certificate (a private or test CA)")
 	fs.DurationVar(&c.ACMERenewInterval, "acme-renew-interval", 10*time.Minute, "with --https: how often the certificates are checked for renewal "+
-		"(renewed in the last third of their life)")
+		"(renewed in the window the CA suggests, else in the last third of their life)")
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "serve HTTPS with this PEM certificate chain of your own (with --tls-key); reread on SIGHUP and when the file changes")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "the PEM private key of --tls-cert")
 	fs.StringVar(&c.HTTPAddr, "http-addr", "", "with HTTPS: plain HTTP address that answers ACME's HTTP-01 challenges and redirects "+
