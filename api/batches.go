@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"mime"
 	"net/http"
@@ -101,7 +100,7 @@ func itemView(it *rules.BatchItem) BatchItemView {
 // BatchResultCSV writes items as the result CSV: one row an item, with its payout or error.
 func BatchResultCSV(items []rules.BatchItem) []byte {
 	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
+	w := rules.NewCSVWriter(&buf)
 	w.Write([]string{"item", "orderId", "payoutId", "currency", "amount", "stage", "status", "errorCode", "errorLocation", "errorMessage"})
 	for i := range items {
 		it := &items[i]
