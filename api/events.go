@@ -38,7 +38,7 @@ var extension = map[string]any{"x-payouts-extension": true}
 type DeliveryAttemptView struct {
 	At         string `json:"at" example:"2026-11-25T10:15:02.123Z" doc:"When the attempt started"`
 	Status     int    `json:"status,omitempty" example:"200" doc:"The HTTP status the receiver answered; absent when none came"`
-	Error      string `json:"error,omitempty" example:"the notificationUrl of merchant 1 answered 503 Service Unavailable" doc:"Why it did not count as delivered"`
+	Error      string `json:"error,omitempty" example:"the notificationUrl of merchant 1 could not be reached: name not found" doc:"Why it did not count as delivered: the class of the failure (name not found, connection refused, timed out, a TLS failure, HTTP status N), never the server's own network details"`
 	DurationMS int64  `json:"durationMs" example:"42"`
 	Cause      string `json:"cause,omitempty" enum:"resend,chaos-duplicate,chaos-fail-first" doc:"Why the attempt was made, when not the dispatcher's own try"`
 }
@@ -67,7 +67,7 @@ func eventView(e rules.LoggedEvent, withBody bool) EventView {
 		v.Body = &s
 	}
 	for _, a := range e.Attempts {
-		v.Attempts = append(v.Attempts, DeliveryAttemptView{At: wireTime(a.At), Status: a.Status, Error: a.Error,
+		v.Attempts = append(v.Attempts, DeliveryAttemptView{At: wireTime(a.At), Status: a.Status, Error: rules.PublicAttemptError(a.Error),
 			DurationMS: a.Duration.Milliseconds(), Cause: a.Cause})
 	}
 	return v
