@@ -424,7 +424,7 @@ func registerBatches(a huma.API, d Deps) {
 		hooks["batch-completed"] = &huma.PathItem{Post: &huma.Operation{
 			OperationID: "batch-completed-notification",
 			Summary:     "Batch completed: every item reached a final stage, POSTed to the merchant's notificationUrl",
-			Description: "Sent once per batch (event id batch.notification:b<id>:COMPLETED, type batch.COMPLETED), when every item's payout is SUCCESS or REJECTED or its creation was refused; " +
+			Description: "Sent once per batch (event id batch.notification.b<id>.COMPLETED, type batch.COMPLETED), when every item's payout is SUCCESS or REJECTED or its creation was refused; " +
 				"signed and retried as the payout notifications are, and kept in the event log.",
 			Tags:       []string{"Notifications"},
 			Extensions: map[string]any{"x-payouts-extension": true},
