@@ -3,7 +3,8 @@
 # starts it on a free port with a temporary data directory, fetches /openapi.json,
 # /openapi-3.0.json and /postman.json, lints both documents (@redocly/cli, recommended rules,
 # redocly.yaml), generates and runs a Go client (oapi-codegen, .ci/clients/go) and a TypeScript
-# client (openapi-typescript + openapi-fetch, .ci/clients/ts), and runs the Postman collection
+# client (openapi-typescript + openapi-fetch, .ci/clients/ts) — payouts, and an event read and
+# resent by its id, an older id with ":" percent-encoded by the TypeScript client — and runs the Postman collection
 # under newman. Exits non-zero on the first failure. Needs Go, Node 18.17+ and npm (.ci/run
 # installs Debian's when missing).
 set -euo pipefail
@@ -39,11 +40,12 @@ curl -fsS "$base/openapi.json" -o "$tmp/openapi.json"
 curl -fsS "$base/openapi-3.0.json" -o "$tmp/openapi-3.0.json"
 curl -fsS "$base/postman.json" -o "$tmp/postman.json"
 
-# merchant NAME: a merchant with every product on, funded; prints id, key and secret.
+# merchant NAME: a merchant with every product on, funded, notified to the sandbox inbox (so
+# that the clients find events to read and resend); prints id, key and secret.
 merchant() {
   local out id
   out=$(curl -fsS -X POST -H "Authorization: Bearer $token" -H 'Content-Type: application/json' "$base/admin/v1/merchants" \
-    -d "{\"name\":\"$1\",\"settings\":{\"cardPayouts\":true,\"cashPayouts\":true,\"realTimePhoneAccount\":true,\"realTimeKey\":true}}")
+    -d "{\"name\":\"$1\",\"settings\":{\"notificationUrl\":\"sandbox:inbox\",\"cardPayouts\":true,\"cashPayouts\":true,\"realTimePhoneAccount\":true,\"realTimeKey\":true}}")
   id=$(printf '%s' "$out" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const m=JSON.parse(s);console.log(m.merchantId,m.apiKey,m.apiSecret)})')
   for f in 'COL COP 100000000000' 'PER PEN 1000000000' 'PER USD 100000000'; do
     set -- $f

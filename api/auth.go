@@ -314,10 +314,18 @@ func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*Signer
 	if err != nil || len(sig) != sha256.Size {
 		return nil, "the signature query parameter must be 64 hex characters (HMAC-SHA256)", nil
 	}
+	// The path signed is the path as sent, percent-encoding and all: a client that encodes
+	// an event id's ":" as %3A (generated clients do) signs what it sends. The decoded path,
+	// which clients that sign before encoding use, is accepted too.
+	sent := sentPath(r)
 	// Built only on a failure: a correctly signed request (the hot path) hashes its body once.
 	mismatch := func() string {
-		return fmt.Sprintf("the signature does not match, or the API key is not this merchant's: the server signs %q "+
-			"with the secret of merchant %s's key (HMAC-SHA256, hex)", r.Method+":"+r.URL.Path+"?timestamp="+strconv.FormatInt(ts, 10)+":"+bodyHash(body), id)
+		also := ""
+		if sent != r.URL.Path {
+			also = fmt.Sprintf(" (the path as sent; the decoded %q is accepted too)", r.URL.Path)
+		}
+		return fmt.Sprintf("the signature does not match, or the API key is not this merchant's: the server signs %q%s "+
+			"with the secret of merchant %s's key (HMAC-SHA256, hex)", r.Method+":"+sent+"?timestamp="+strconv.FormatInt(ts, 10)+":"+bodyHash(body), also, id)
 	}
 	e, err := a.Keys.get(id)
 	if err != nil {
@@ -327,11 +335,26 @@ func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*Signer
 	if !ok {
 		return nil, mismatch(), nil
 	}
-	want, _ := hex.DecodeString(rules.Signature(k.secret, r.Method, r.URL.Path, ts, body))
+	want, _ := hex.DecodeString(rules.Signature(k.secret, r.Method, sent, ts, body))
 	if subtle.ConstantTimeCompare(sig, want) != 1 {
-		return nil, mismatch(), nil
+		if sent == r.URL.Path {
+			return nil, mismatch(), nil
+		}
+		want, _ = hex.DecodeString(rules.Signature(k.secret, r.Method, r.URL.Path, ts, body))
+		if subtle.ConstantTimeCompare(sig, want) != 1 {
+			return nil, mismatch(), nil
+		}
 	}
 	return k.signer, "", nil
+}
+
+// sentPath is the request's path as the client sent it, before any percent-decoding: the
+// request line's target (an absolute URL's only from a proxy), else the URL's own escaping.
+func sentPath(r *http.Request) string {
+	if p, _, _ := strings.Cut(r.RequestURI, "?"); strings.HasPrefix(p, "/") {
+		return p
+	}
+	return r.URL.EscapedPath()
 }
 
 // signedRest is a signed path below its merchant id ("" for the real-time card path).

@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"mime"
 	"net/http"
@@ -101,7 +100,7 @@ func itemView(it *rules.BatchItem) BatchItemView {
 // BatchResultCSV writes items as the result CSV: one row an item, with its payout or error.
 func BatchResultCSV(items []rules.BatchItem) []byte {
 	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
+	w := rules.NewCSVWriter(&buf)
 	w.Write([]string{"item", "orderId", "payoutId", "currency", "amount", "stage", "status", "errorCode", "errorLocation", "errorMessage"})
 	for i := range items {
 		it := &items[i]
@@ -425,7 +424,7 @@ func registerBatches(a huma.API, d Deps) {
 		hooks["batch-completed"] = &huma.PathItem{Post: &huma.Operation{
 			OperationID: "batch-completed-notification",
 			Summary:     "Batch completed: every item reached a final stage, POSTed to the merchant's notificationUrl",
-			Description: "Sent once per batch (event id batch.notification:b<id>:COMPLETED, type batch.COMPLETED), when every item's payout is SUCCESS or REJECTED or its creation was refused; " +
+			Description: "Sent once per batch (event id batch.notification.b<id>.COMPLETED, type batch.COMPLETED), when every item's payout is SUCCESS or REJECTED or its creation was refused; " +
 				"signed and retried as the payout notifications are, and kept in the event log.",
 			Tags:       []string{"Notifications"},
 			Extensions: map[string]any{"x-payouts-extension": true},

@@ -38,14 +38,14 @@ var extension = map[string]any{"x-payouts-extension": true}
 type DeliveryAttemptView struct {
 	At         string `json:"at" example:"2026-11-25T10:15:02.123Z" doc:"When the attempt started"`
 	Status     int    `json:"status,omitempty" example:"200" doc:"The HTTP status the receiver answered; absent when none came"`
-	Error      string `json:"error,omitempty" example:"the notificationUrl of merchant 1 answered 503 Service Unavailable" doc:"Why it did not count as delivered"`
+	Error      string `json:"error,omitempty" example:"the notificationUrl of merchant 1 could not be reached: name not found" doc:"Why it did not count as delivered: the class of the failure (name not found, connection refused, timed out, a TLS failure, HTTP status N), never the server's own network details"`
 	DurationMS int64  `json:"durationMs" example:"42"`
 	Cause      string `json:"cause,omitempty" enum:"resend,chaos-duplicate,chaos-fail-first" doc:"Why the attempt was made, when not the dispatcher's own try"`
 }
 
 // EventView is a logged event on the wire.
 type EventView struct {
-	EventID     string                `json:"eventId" example:"merchant.notification:1042:PROCESSED" doc:"The event id: the Idempotency-Key header of every delivery"`
+	EventID     string                `json:"eventId" example:"merchant.notification.1042.PROCESSED" doc:"The event id: the Idempotency-Key header of every delivery; the kind, then the payout (or b and the batch) and the status, joined by dots (events logged before joined them with ':')"`
 	Cursor      string                `json:"cursor" example:"17" doc:"The event's place in the log: pass it as after to list the events after it"`
 	Type        string                `json:"type" example:"payout.PROCESSED" doc:"payout. and the status the notification announces"`
 	PayoutID    int64                 `json:"payoutId" example:"1042"`
@@ -67,7 +67,7 @@ func eventView(e rules.LoggedEvent, withBody bool) EventView {
 		v.Body = &s
 	}
 	for _, a := range e.Attempts {
-		v.Attempts = append(v.Attempts, DeliveryAttemptView{At: wireTime(a.At), Status: a.Status, Error: a.Error,
+		v.Attempts = append(v.Attempts, DeliveryAttemptView{At: wireTime(a.At), Status: a.Status, Error: rules.PublicAttemptError(a.Error),
 			DurationMS: a.Duration.Milliseconds(), Cause: a.Cause})
 	}
 	return v
@@ -75,7 +75,7 @@ func eventView(e rules.LoggedEvent, withBody bool) EventView {
 
 // InboxItemView is what the sandbox inbox received.
 type InboxItemView struct {
-	EventID        string            `json:"eventId" example:"merchant.notification:1042:PROCESSED"`
+	EventID        string            `json:"eventId" example:"merchant.notification.1042.PROCESSED"`
 	ReceivedAt     string            `json:"receivedAt" example:"2026-11-25T10:15:02Z"`
 	Headers        map[string]string `json:"headers" doc:"The delivery's headers: Content-Type, verification (the signature), User-Agent, Idempotency-Key"`
 	Body           string            `json:"body" example:"{\"payout\":{\"Id\":\"1042\"},\"output\":{\"stage\":\"SUCCESS\"}}" doc:"The exact body received"`
@@ -147,7 +147,7 @@ func registerEvents(r chi.Router, a huma.API, ev Events) {
 
 	type oneIn struct {
 		MerchantID string `path:"merchantId"`
-		EventID    string `path:"eventId" example:"merchant.notification:1042:PROCESSED"`
+		EventID    string `path:"eventId" example:"merchant.notification.1042.PROCESSED" doc:"The event's id (eventId of the event log, the Idempotency-Key of its deliveries). An id is letters, digits, dots, hyphens and underscores, which a path carries unencoded; an older id holding ':' is found sent as it is or percent-encoded (%3A), and the request is signed over the path as sent"`
 	}
 	type oneOut struct {
 		Body EventView
@@ -174,7 +174,7 @@ func registerEvents(r chi.Router, a huma.API, ev Events) {
 	type resendOut struct {
 		Status int
 		Body   struct {
-			EventID string `json:"eventId" example:"merchant.notification:1042:PROCESSED"`
+			EventID string `json:"eventId" example:"merchant.notification.1042.PROCESSED"`
 			Status  string `json:"status" example:"queued" doc:"The attempt is made at once, in the background; read the event to see it"`
 		}
 	}
@@ -319,7 +319,7 @@ func registerChaos(a huma.API, ev Events) {
 // StreamedEvent is the data of one event of the stream: one delivery the server made (every
 // attempt: retries, resends and the chaos's duplicates too), which `payouts listen` re-delivers.
 type StreamedEvent struct {
-	EventID    string            `json:"eventId" example:"merchant.notification:1042:PROCESSED"`
+	EventID    string            `json:"eventId" example:"merchant.notification.1042.PROCESSED"`
 	MerchantID string            `json:"merchantId" example:"1"`
 	Type       string            `json:"type" example:"payout.PROCESSED"`
 	PayoutID   int64             `json:"payoutId" example:"1042"`
@@ -401,7 +401,7 @@ func registerStream(r chi.Router, a huma.API, ev Events) {
 		},
 		Responses: map[string]*huma.Response{"200": {Description: "The event stream", Content: map[string]*huma.MediaType{
 			"text/event-stream": {Schema: &huma.Schema{Type: "string"},
-				Example: "id: 17\nevent: merchant.notification\ndata: {\"eventId\":\"merchant.notification:1042:PROCESSED\",\"merchantId\":\"1\",\"type\":\"payout.PROCESSED\",\"payoutId\":1042,\"headers\":{\"Content-Type\":\"application/json\",\"Idempotency-Key\":\"merchant.notification:1042:PROCESSED\",\"User-Agent\":\"payouts-notifications/1\",\"verification\":\"…\"},\"body\":\"{…}\"}\n\n"}}}},
+				Example: "id: 17\nevent: merchant.notification\ndata: {\"eventId\":\"merchant.notification.1042.PROCESSED\",\"merchantId\":\"1\",\"type\":\"payout.PROCESSED\",\"payoutId\":1042,\"headers\":{\"Content-Type\":\"application/json\",\"Idempotency-Key\":\"merchant.notification.1042.PROCESSED\",\"User-Agent\":\"payouts-notifications/1\",\"verification\":\"…\"},\"body\":\"{…}\"}\n\n"}}}},
 	})
 	r.Get(path, func(w http.ResponseWriter, req *http.Request) {
 		m := merchantFrom(req.Context())

@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"net/http"
 	"reflect"
@@ -165,7 +164,7 @@ func registerLedger(a huma.API, l Ledger) {
 		Responses: map[string]*huma.Response{"200": {Description: "The statement", Content: map[string]*huma.MediaType{
 			"application/json": {Schema: schema},
 			"text/csv": {Schema: &huma.Schema{Type: "string", Description: "A header row and the day's row",
-				Examples: []any{"currency,date,timezone,complete,opening,...\nPEN,2026-11-24,-05:00,true,1000000,..."}}},
+				Examples: []any{"currency,date,timezone,complete,opening,...\nPEN,2026-11-24,'-05:00,true,1000000,..."}}},
 		}}},
 	}, func(ctx context.Context, in *statementIn) (*statementOut, error) {
 		country, err := balanceCountry(in.Currency, "path.currency")
@@ -188,7 +187,7 @@ func registerLedger(a huma.API, l Ledger) {
 		s := rules.BuildStatement(in.Currency, day, entries, now)
 		if prefersCSV(in.Accept) {
 			var buf bytes.Buffer
-			w := csv.NewWriter(&buf)
+			w := rules.NewCSVWriter(&buf)
 			w.Write(rules.StatementCSVHeader)
 			w.Write(s.CSV())
 			w.Flush()

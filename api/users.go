@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"net/http"
 	"reflect"
@@ -236,7 +235,7 @@ func registerAudit(a huma.API, d Deps) {
 		}
 		if in.Format == "csv" || (in.Format == "" && strings.Contains(in.Accept, "text/csv")) {
 			var buf bytes.Buffer
-			if err := rules.WriteAuditCSV(csv.NewWriter(&buf), page.Entries, true); err != nil {
+			if err := rules.WriteAuditCSV(rules.NewCSVWriter(&buf), page.Entries, true); err != nil {
 				return nil, err
 			}
 			return &auditOut{ContentType: "text/csv; charset=utf-8", ContentDisposition: `attachment; filename="audit.csv"`, Body: buf.Bytes()}, nil

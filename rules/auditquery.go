@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"encoding/csv"
 	"strconv"
 	"strings"
 	"time"
@@ -10,9 +9,8 @@ import (
 // AuditCSVHeader is the header row of the audit log's CSV export (admin API and dashboard).
 var AuditCSVHeader = []string{"id", "at", "principal", "actor", "action", "target", "merchantId", "detail", "remoteAddr", "userAgent"}
 
-// WriteAuditCSV writes entries as CSV rows (the header first when header is set). A cell
-// that a spreadsheet would read as a formula is prefixed with a quote.
-func WriteAuditCSV(w *csv.Writer, es []AuditEntry, header bool) error {
+// WriteAuditCSV writes entries as CSV rows (the header first when header is set).
+func WriteAuditCSV(w *CSVWriter, es []AuditEntry, header bool) error {
 	if header {
 		if err := w.Write(AuditCSVHeader); err != nil {
 			return err
@@ -21,11 +19,6 @@ func WriteAuditCSV(w *csv.Writer, es []AuditEntry, header bool) error {
 	for _, e := range es {
 		row := []string{strconv.FormatInt(e.ID, 10), e.At.UTC().Format(time.RFC3339Nano), e.Principal, e.ActorName, e.Action, e.Target,
 			e.MerchantID, string(e.Detail), e.RemoteAddr, e.UserAgent}
-		for i, c := range row {
-			if c != "" && strings.ContainsRune("=+-@\t\r", rune(c[0])) {
-				row[i] = "'" + c
-			}
-		}
 		if err := w.Write(row); err != nil {
 			return err
 		}

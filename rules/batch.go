@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -166,12 +167,21 @@ func ParseBatchJSON(body []byte) (BatchRequest, error) {
 	return req, nil
 }
 
-// CheckBatchRequest checks what a batch needs besides its items' own rules.
+// MaxBatchIDLength is the most characters a batchId may have.
+const MaxBatchIDLength = 40
+
+// CheckBatchRequest checks what a batch needs besides its items' own rules. The batchId is
+// an identifier as an orderId is (identifier.go): people read it in the dashboard and the
+// CSV files, so it refuses what makes one look like another (1909); white space alone
+// names nothing and counts as missing.
 func CheckBatchRequest(req BatchRequest) error {
+	if err := CheckIdentifier("batchId", req.BatchID); err != nil {
+		return err
+	}
 	switch {
-	case req.BatchID == "" || utf8.RuneCountInString(req.BatchID) > 40 || !utf8.ValidString(req.BatchID) || strings.ContainsFunc(req.BatchID, isControlOrFormat):
+	case strings.TrimFunc(req.BatchID, unicode.IsSpace) == "" || utf8.RuneCountInString(req.BatchID) > MaxBatchIDLength:
 		return &Error{Kind: KindInvalid, Code: CodeBatchBody, Field: "batchId", Value: req.BatchID,
-			Message: "batchId is required: 1 to 40 characters, no control or invisible characters"}
+			Message: fmt.Sprintf("batchId is required: 1 to %d characters, not only white space", MaxBatchIDLength)}
 	case len(req.Items) == 0:
 		return &Error{Kind: KindInvalid, Code: CodeBatchBody, Field: "items", Message: "items is empty: a batch has 1 to 10,000 items"}
 	case len(req.Items) > MaxBatchItems:
@@ -179,10 +189,6 @@ func CheckBatchRequest(req BatchRequest) error {
 			Message: fmt.Sprintf("a batch has at most %d items; this one has %d", MaxBatchItems, len(req.Items))}
 	}
 	return nil
-}
-
-func isControlOrFormat(r rune) bool {
-	return r < 0x20 || r == 0x7f || r == 0x200b || r == 0x200e || r == 0x200f || r == 0xfeff
 }
 
 // Batches creates, approves and reads batches.

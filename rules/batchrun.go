@@ -11,12 +11,12 @@ import (
 
 // EventBatchNotification is the merchant notification of a batch whose every item reached a
 // final stage; it travels the notify lane and is signed as the payouts' are. Its id is
-// batch.notification:b<id>:COMPLETED (the b keeps it from being read as a payout id).
+// batch.notification.b<id>.COMPLETED (the b keeps it from being read as a payout id).
 const EventBatchNotification = "batch.notification"
 
 // BatchEventID is the id of batch id's notification.
 func BatchEventID(id int64) string {
-	return EventBatchNotification + ":b" + strconv.FormatInt(id, 10) + ":" + string(BatchCompleted)
+	return newEventID(EventBatchNotification, "b"+strconv.FormatInt(id, 10), string(BatchCompleted))
 }
 
 // BatchRunner creates the items of approved batches as payouts, and notifies the merchant

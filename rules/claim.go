@@ -65,7 +65,7 @@ func CashOTPEvent(p *Payout, r io.Reader, seal func(code []byte, eventID string)
 	if _, err := io.ReadFull(r, id[:]); err != nil {
 		return Event{}, err
 	}
-	ev := Event{ID: EventCashOTP + ":" + hex.EncodeToString(id[:]), Kind: EventCashOTP,
+	ev := Event{ID: newEventID(EventCashOTP, hex.EncodeToString(id[:])), Kind: EventCashOTP,
 		MerchantID: p.MerchantID, PayoutID: p.ID, CreatedAt: now, NextAt: now}
 	ev.Data, err = json.Marshal(cashOTPData{SealedCode: seal([]byte(code), ev.ID)})
 	if err != nil {

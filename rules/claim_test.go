@@ -59,7 +59,7 @@ func TestCashOTPEventKeepsOnlyTheHashOnThePayoutAndTheCodeSealed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev.Kind != rules.EventCashOTP || !strings.HasPrefix(ev.ID, "cash.otp:") || ev.MerchantID != "m1" || !ev.NextAt.Equal(now) {
+	if ev.Kind != rules.EventCashOTP || !strings.HasPrefix(ev.ID, "cash.otp.") || ev.MerchantID != "m1" || !ev.NextAt.Equal(now) {
 		t.Errorf("event %+v", ev)
 	}
 	code, err := rules.OpenClaimCode(ev, xorOpen)

@@ -388,9 +388,11 @@ func (d *Dispatcher) deliver(ctx context.Context, e OutboxEntry) error {
 		d.Failed(ev.Kind)
 	}
 	ev.Attempts++
-	ev.LastError = truncate(err.Error(), 500)
+	// The dashboard shows LastError to the merchant's users: only its public form; the log
+	// has the whole error.
+	ev.LastError = truncate(PublicDeliveryError(err), 500)
 	attrs := []any{"event", ev.ID, "kind", ev.Kind, "merchant", ev.MerchantID, "payout", ev.PayoutID,
-		"attempts", ev.Attempts, "err", ev.LastError}
+		"attempts", ev.Attempts, "err", truncate(err.Error(), 1000)}
 	if IsPermanent(err) || now.Sub(ev.CreatedAt) >= d.GiveUpAfter {
 		if ev.Kind == EventCashOTP {
 			ev.Data = nil // the sealed one-time code: nothing will deliver it now

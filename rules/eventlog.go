@@ -54,10 +54,16 @@ type LoggedEvent struct {
 }
 
 // EventType is the type of a merchant notification: "payout." and the status it announces
-// (its id is merchant.notification:<payout>:<status>).
+// (its id is merchant.notification.<payout>.<status>), or "batch.COMPLETED".
 func EventType(eventID string) string {
-	if strings.HasPrefix(eventID, EventBatchNotification+":") {
-		return "batch." + eventID[strings.LastIndexByte(eventID, ':')+1:]
+	kind, parts, ok := splitEventID(eventID)
+	switch {
+	case ok && kind == EventBatchNotification:
+		return "batch." + parts[len(parts)-1]
+	case ok && len(parts) > 1:
+		return "payout." + parts[len(parts)-1]
+	case ok:
+		return "payout"
 	}
 	if i := strings.LastIndexByte(eventID, ':'); i >= 0 {
 		return "payout." + eventID[i+1:]

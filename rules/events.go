@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"strconv"
 	"time"
 )
 
@@ -12,13 +11,12 @@ import (
 // never be delivered twice.
 func OutcomeEvents(p *Payout, m *Merchant, now time.Time) []Event {
 	var evs []Event
-	id := strconv.FormatInt(p.ID, 10) + ":" + string(p.Status)
 	if m.Settings.EmailNotifications && p.Request.Beneficiary.Email != "" {
-		evs = append(evs, Event{ID: EventBeneficiaryMail + ":" + id, Kind: EventBeneficiaryMail,
+		evs = append(evs, Event{ID: OutcomeEventID(EventBeneficiaryMail, p.ID, p.Status), Kind: EventBeneficiaryMail,
 			MerchantID: p.MerchantID, PayoutID: p.ID, CreatedAt: now, NextAt: now})
 	}
 	if m.Settings.NotificationURL != "" {
-		evs = append(evs, Event{ID: EventMerchantNotification + ":" + id, Kind: EventMerchantNotification,
+		evs = append(evs, Event{ID: OutcomeEventID(EventMerchantNotification, p.ID, p.Status), Kind: EventMerchantNotification,
 			MerchantID: p.MerchantID, PayoutID: p.ID, CreatedAt: now, NextAt: now})
 	}
 	return evs

@@ -180,11 +180,13 @@ func HeldRecord(ev Event, dead bool) OutboxRecord {
 // the payout of an outcome event (OutcomeEvents' ids; a cash code's id is random).
 func DeliveredRecord(id string, at time.Time) OutboxRecord {
 	ev := Event{ID: id}
-	kind, rest, _ := strings.Cut(id, ":")
+	kind, parts, ok := splitEventID(id)
+	if !ok {
+		kind, _, _ = strings.Cut(id, legacyEventIDSeparator)
+	}
 	ev.Kind = kind
-	if kind != EventCashOTP {
-		num, _, _ := strings.Cut(rest, ":")
-		if n, err := strconv.ParseInt(num, 10, 64); err == nil && n > 0 {
+	if ok && kind != EventCashOTP {
+		if n, err := strconv.ParseInt(parts[0], 10, 64); err == nil && n > 0 {
 			ev.PayoutID = n
 		}
 	}

@@ -3,7 +3,6 @@ package rules_test
 import (
 	"errors"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -103,8 +102,8 @@ func TestScriptedTimelinePaidThenReturned(t *testing.T) {
 				}
 			}
 			slices.Sort(ids)
-			id := rules.EventMerchantNotification + ":" + strconv.FormatInt(p.ID, 10)
-			if wantIDs := []string{id + ":PROCESSED", id + ":REVERSED"}; !slices.Equal(ids, wantIDs) {
+			if wantIDs := []string{rules.OutcomeEventID(rules.EventMerchantNotification, p.ID, rules.StatusProcessed),
+				rules.OutcomeEventID(rules.EventMerchantNotification, p.ID, rules.StatusReversed)}; !slices.Equal(ids, wantIDs) {
 				t.Fatalf("notifications %v, want %v", ids, wantIDs)
 			}
 		})

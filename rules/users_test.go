@@ -95,7 +95,7 @@ func TestAuditQueryAndCSV(t *testing.T) {
 	var buf bytes.Buffer
 	es := []rules.AuditEntry{{ID: 3, At: time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC), Principal: "user:u1:2", ActorName: "=cmd|' /C calc'!A0",
 		Action: "user.create", Detail: []byte(`{"email":"a@b.pe","role":"maker"}`), RemoteAddr: "127.0.0.1", UserAgent: "curl/8"}}
-	if err := rules.WriteAuditCSV(csv.NewWriter(&buf), es, true); err != nil {
+	if err := rules.WriteAuditCSV(rules.NewCSVWriter(&buf), es, true); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()

@@ -224,14 +224,14 @@ func TestBatchMakerCheckerKeyRolesAndNotification(t *testing.T) {
 	// One notification for the batch, signed, of the documented shape (hookReceiver checks both).
 	waitFor(t, "the batch notification", 20*time.Second, func() bool {
 		acc, _, _, _ := hook.snapshot()
-		return len(acc["batch.notification:b"+bid+":COMPLETED"]) > 0
+		return len(acc["batch.notification.b"+bid+".COMPLETED"]) > 0
 	})
 	acc, _, _, _ := hook.snapshot()
 	var note struct {
 		Type  string
 		Batch batchAnswer
 	}
-	if got := acc["batch.notification:b"+bid+":COMPLETED"]; len(got) != 1 || json.Unmarshal(got[0], &note) != nil ||
+	if got := acc["batch.notification.b"+bid+".COMPLETED"]; len(got) != 1 || json.Unmarshal(got[0], &note) != nil ||
 		note.Type != "batch.COMPLETED" || note.Batch.ID != b.ID || note.Batch.Counts.Final != 3 {
 		t.Fatalf("batch notifications: %q", got)
 	}

@@ -204,7 +204,7 @@ func TestDashboardBrowser(t *testing.T) {
 		t.Fatalf("timeline after Succeed: %q (%v)", timeline, err)
 	}
 	detail := fmt.Sprintf("%s/dashboard/payouts/%d", s.URL, idA)
-	waitPageText(t, ctx, detail, `tr[data-event="merchant.notification:`+fmt.Sprint(idA)+`:PROCESSED"]`, "Entregado", 15*time.Second)
+	waitPageText(t, ctx, detail, `tr[data-event="merchant.notification.`+fmt.Sprint(idA)+`.PROCESSED"]`, "Entregado", 15*time.Second)
 	if !h.received(orderA) {
 		t.Fatal("the merchant's endpoint never received the notification the page shows delivered")
 	}
@@ -220,7 +220,7 @@ func TestDashboardBrowser(t *testing.T) {
 	}
 	idB := decodePayout(t, raw).Payout.ID
 	m.waitStage(t, idB, "SUCCESS", 10*time.Second)
-	eventB := fmt.Sprintf("merchant.notification:%d:PROCESSED", idB)
+	eventB := fmt.Sprintf("merchant.notification.%d.PROCESSED", idB)
 	rowB := `tr[data-event="` + eventB + `"]`
 	waitPageText(t, ctx, s.URL+"/dashboard/deliveries?state=retrying", rowB, "Reintentando", 15*time.Second)
 	if code := s.admin(t, "PATCH", "/admin/v1/merchants/"+m.MerchantID, map[string]any{"settings": map[string]any{"notificationUrl": ""}}, nil); code != 200 {

@@ -20,7 +20,7 @@ import (
 // signed-out or forged request must be refused before anything is looked up).
 var dashboardGets = []string{"/dashboard", "/dashboard/payouts", "/dashboard/payouts.csv", "/dashboard/payouts/1",
 	"/dashboard/deliveries", "/dashboard/merchants", "/dashboard/merchants/1", "/dashboard/mail",
-	"/dashboard/merchants/1/inbox", "/dashboard/merchants/1/events", "/dashboard/merchants/1/events/merchant.notification:1:PROCESSED",
+	"/dashboard/merchants/1/inbox", "/dashboard/merchants/1/events", "/dashboard/merchants/1/events/merchant.notification.1.PROCESSED",
 	"/dashboard/merchants/1/new-payout?country=PER"}
 
 var dashboardPosts = []string{"/dashboard/logout", "/dashboard/payouts/1/simulate", "/dashboard/deliveries/resend",

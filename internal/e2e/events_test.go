@@ -85,8 +85,8 @@ func TestInboxReceivesSignedNotificationsThatVerifyWithTheServedKey(t *testing.T
 	bad := c.create(t, rej)
 	c.waitStage(t, ok.Payout.ID, "SUCCESS", 10*time.Second)
 	c.waitStage(t, bad.Payout.ID, "REJECTED", 10*time.Second)
-	okID := fmt.Sprintf("merchant.notification:%d:PROCESSED", ok.Payout.ID)
-	badID := fmt.Sprintf("merchant.notification:%d:REJECTED_BANK", bad.Payout.ID)
+	okID := fmt.Sprintf("merchant.notification.%d.PROCESSED", ok.Payout.ID)
+	badID := fmt.Sprintf("merchant.notification.%d.REJECTED_BANK", bad.Payout.ID)
 	var in inboxAnswer
 	waitFor(t, "two notifications in the inbox", 15*time.Second, func() bool { in = c.inbox(t); return len(in.Items) >= 2 })
 	seen := map[string]bool{}
@@ -142,7 +142,7 @@ func TestEventsKeptListedReadAndResentWithTheSameID(t *testing.T) {
 	for i := range 3 {
 		p := c.create(t, perBankRequest(fmt.Sprintf("EV-%d", i)))
 		c.waitStage(t, p.Payout.ID, "SUCCESS", 10*time.Second)
-		ids = append(ids, fmt.Sprintf("merchant.notification:%d:PROCESSED", p.Payout.ID))
+		ids = append(ids, fmt.Sprintf("merchant.notification.%d.PROCESSED", p.Payout.ID))
 		payouts = append(payouts, p.Payout.ID)
 		// One after the other, so that the log's order is known.
 		waitFor(t, "event "+ids[i]+" logged", 10*time.Second, func() bool {
@@ -229,7 +229,7 @@ func TestEventsKeptListedReadAndResentWithTheSameID(t *testing.T) {
 	for _, try := range []struct {
 		c    *merchantClient
 		path string
-	}{{c, "events/merchant.notification:999999:PROCESSED"}, {other, "events/" + ids[0]}, {other, "events/" + ids[0] + "/resend"}} {
+	}{{c, "events/merchant.notification.999999.PROCESSED"}, {other, "events/" + ids[0]}, {other, "events/" + ids[0] + "/resend"}} {
 		method := "GET"
 		if strings.HasSuffix(try.path, "/resend") {
 			method = "POST"
@@ -290,7 +290,7 @@ func TestDeliveryChaosFailFirstAndDuplicatesSeenAtTheReceiver(t *testing.T) {
 
 	po := c.create(t, perBankRequest("CHAOS-1"))
 	c.waitStage(t, po.Payout.ID, "SUCCESS", 10*time.Second)
-	id := fmt.Sprintf("merchant.notification:%d:PROCESSED", po.Payout.ID)
+	id := fmt.Sprintf("merchant.notification.%d.PROCESSED", po.Payout.ID)
 	// Two sends counted as failed (retried after about 2 s and 4 s), the real one, and its duplicate.
 	waitFor(t, "four deliveries of one event", 30*time.Second, func() bool {
 		acc, _, _, _ := hook.snapshot()
@@ -322,7 +322,7 @@ func TestDeliveryChaosFailFirstAndDuplicatesSeenAtTheReceiver(t *testing.T) {
 	}
 	po2 := c.create(t, perBankRequest("CHAOS-2"))
 	c.waitStage(t, po2.Payout.ID, "SUCCESS", 10*time.Second)
-	id2 := fmt.Sprintf("merchant.notification:%d:PROCESSED", po2.Payout.ID)
+	id2 := fmt.Sprintf("merchant.notification.%d.PROCESSED", po2.Payout.ID)
 	waitFor(t, "the calm delivery", 10*time.Second, func() bool { acc, _, _, _ := hook.snapshot(); return len(acc[id2]) > 0 })
 	time.Sleep(time.Second)
 	if acc, _, _, _ := hook.snapshot(); len(acc[id2]) != 1 {
@@ -353,7 +353,7 @@ func TestDashboardShowsInboxAttemptsAndChaos(t *testing.T) {
 	c := s.newMerchant(t, map[string]any{"notificationUrl": "sandbox:inbox"})
 	po := c.create(t, perBankRequest("DASH-EV"))
 	c.waitStage(t, po.Payout.ID, "SUCCESS", 10*time.Second)
-	id := fmt.Sprintf("merchant.notification:%d:PROCESSED", po.Payout.ID)
+	id := fmt.Sprintf("merchant.notification.%d.PROCESSED", po.Payout.ID)
 	waitFor(t, "the notification in the inbox", 10*time.Second, func() bool { return len(c.inbox(t).Items) == 1 })
 	if code := s.admin(t, "PUT", "/admin/v1/merchants/"+c.MerchantID+"/sandbox/delivery", map[string]any{"reorder": true, "failFirst": 3}, nil); code != 200 {
 		t.Fatal(code)
@@ -427,7 +427,7 @@ func TestEventOperationsAreMarkedExtensionsWithExamples(t *testing.T) {
 			t.Errorf("%s %s: not marked x-payouts-extension (%v)", op.method, op.path, err)
 		}
 	}
-	for _, example := range []string{`"merchant.notification:1042:PROCESSED"`, `"payout.PROCESSED"`, `"2s"`, `id: 17\nevent: merchant.notification`} {
+	for _, example := range []string{`"merchant.notification.1042.PROCESSED"`, `"payout.PROCESSED"`, `"2s"`, `id: 17\nevent: merchant.notification`} {
 		if !strings.Contains(string(full), strings.ReplaceAll(example, "\n", `\n`)) {
 			t.Errorf("the OpenAPI document has no example %s", example)
 		}

@@ -52,7 +52,7 @@ func TestListenForwardsSignedEventsAcrossAServerRestart(t *testing.T) {
 
 	forwarded := func(id string) int { acc, _, _, _ := hook.snapshot(); return len(acc[id]) }
 	p1 := c.create(t, perBankRequest("LISTEN-1"))
-	id1 := fmt.Sprintf("merchant.notification:%d:PROCESSED", p1.Payout.ID)
+	id1 := fmt.Sprintf("merchant.notification.%d.PROCESSED", p1.Payout.ID)
 	waitFor(t, "the first event forwarded", 15*time.Second, func() bool { return forwarded(id1) == 1 })
 
 	s.Stop(t)
@@ -60,7 +60,7 @@ func TestListenForwardsSignedEventsAcrossAServerRestart(t *testing.T) {
 	s = startServer(t, dir, "--addr", addr)
 	c.Base = s.URL
 	p2 := c.create(t, perBankRequest("LISTEN-2")) // perhaps logged before listen is back
-	id2 := fmt.Sprintf("merchant.notification:%d:PROCESSED", p2.Payout.ID)
+	id2 := fmt.Sprintf("merchant.notification.%d.PROCESSED", p2.Payout.ID)
 	waitFor(t, "the second event forwarded after the restart", 30*time.Second, func() bool { return forwarded(id2) == 1 })
 	time.Sleep(500 * time.Millisecond)
 
@@ -91,7 +91,7 @@ func TestListenForwardsSignedEventsAcrossAServerRestart(t *testing.T) {
 		t.Fatal(code)
 	}
 	p3 := c.create(t, perBankRequest("LISTEN-3"))
-	id3 := fmt.Sprintf("merchant.notification:%d:PROCESSED", p3.Payout.ID)
+	id3 := fmt.Sprintf("merchant.notification.%d.PROCESSED", p3.Payout.ID)
 	waitFor(t, "three deliveries of the chaotic event", 30*time.Second, func() bool { return forwarded(id3) == 3 })
 	time.Sleep(500 * time.Millisecond)
 	if acc, _, badSigs, _ := hook.snapshot(); len(acc[id3]) != 3 || badSigs != 0 {

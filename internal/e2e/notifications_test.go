@@ -397,8 +397,8 @@ func TestNotificationSignedRetriedUntil2xxDeliveredOncePerEvent(t *testing.T) {
 	bad := c.create(t, rej)
 	c.waitStage(t, ok.Payout.ID, "SUCCESS", 10*time.Second)
 	c.waitStage(t, bad.Payout.ID, "REJECTED", 10*time.Second)
-	okID := fmt.Sprintf("merchant.notification:%d:PROCESSED", ok.Payout.ID)
-	badID := fmt.Sprintf("merchant.notification:%d:REJECTED_BANK", bad.Payout.ID)
+	okID := fmt.Sprintf("merchant.notification.%d.PROCESSED", ok.Payout.ID)
+	badID := fmt.Sprintf("merchant.notification.%d.REJECTED_BANK", bad.Payout.ID)
 	waitFor(t, "both notifications accepted", 30*time.Second, func() bool {
 		acc, _, _, _ := hook.snapshot()
 		return len(acc[okID]) > 0 && len(acc[badID]) > 0

@@ -64,6 +64,17 @@ func TestOpenAPIExamplesAreRealAnswers(t *testing.T) {
 	req.Header.Set("Content-Type", "text/plain")
 	code, raw = sendRaw(t, req)
 	keep("create-payout", 415, code, raw)
+	// A path under a merchantId the API reserves names no merchant's endpoint.
+	code, _, raw = c.do(t, "POST", "/api/v1/notifications/payouts", col, "")
+	keep("create-payout", 404, code, raw)
+	// Past the merchant's rate limit (--rate-limit 0.01: one request, then none for 100 s).
+	limited := startServer(t, "", "--rate-limit", "0.01")
+	lc := limited.newMerchant(t, nil)
+	if code, _, raw := lc.do(t, "POST", "payouts", col, ""); code != 201 {
+		t.Fatalf("the rate-limited server's first create: %d %s", code, raw)
+	}
+	code, _, raw = lc.do(t, "POST", "payouts", col, "")
+	keep("create-payout", 429, code, raw)
 
 	code, _, raw = c.do(t, "GET", "payouts/"+strconv.FormatInt(id, 10), nil, "")
 	keep("get-payout", 200, code, raw)

@@ -131,7 +131,7 @@ func TestCancelBeforeSending(t *testing.T) {
 
 	// The notification and the email of a rejection, once each.
 	for _, id := range []int64{held.Payout.ID, card.Payout.ID} {
-		ev := fmt.Sprintf("merchant.notification:%d:ERROR", id)
+		ev := fmt.Sprintf("merchant.notification.%d.ERROR", id)
 		waitFor(t, "notification "+ev, 10*time.Second, func() bool {
 			acc, _, _, _ := hook.snapshot()
 			return len(acc[ev]) == 1

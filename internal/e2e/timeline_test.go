@@ -96,7 +96,7 @@ func TestScriptedTimelineOnTheTestClock(t *testing.T) {
 	}
 	for _, id := range []int64{scripted.Payout.ID, magic.Payout.ID} {
 		for _, status := range []string{"PROCESSED", "REVERSED"} {
-			ev := fmt.Sprintf("merchant.notification:%d:%s", id, status)
+			ev := fmt.Sprintf("merchant.notification.%d.%s", id, status)
 			waitFor(t, ev, 20*time.Second, func() bool { acc, _, _, _ := hook.snapshot(); return len(acc[ev]) == 1 })
 			acc, _, badSigs, _ := hook.snapshot()
 			var body struct {

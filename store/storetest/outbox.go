@@ -363,11 +363,13 @@ func testOutboxAdmin(t *testing.T, e Engine) {
 	t.Run("DeliveredRecords lists delivered ids, newest delivery first, read from the id", func(t *testing.T) {
 		s := e.open(t)
 		addMerchants(t, s, m1)
-		ids := []string{rules.EventMerchantNotification + ":41:PROCESSED", rules.EventBeneficiaryMail + ":42:REJECTED_BANK",
-			rules.EventCashOTP + ":00ff", rules.EventMerchantNotification + ":43:REVERSED"}
+		// Ids as the service writes them, and as it wrote them before (":" between the parts).
+		ids := []string{rules.OutcomeEventID(rules.EventMerchantNotification, 41, rules.StatusProcessed), rules.EventBeneficiaryMail + ":42:REJECTED_BANK",
+			rules.EventCashOTP + ".00ff", rules.EventMerchantNotification + ":43:REVERSED"}
+		kinds := map[string]string{ids[0]: rules.EventMerchantNotification, ids[1]: rules.EventBeneficiaryMail, ids[2]: rules.EventCashOTP, ids[3]: rules.EventMerchantNotification}
+		payouts := map[string]int64{ids[0]: 41, ids[1]: 42, ids[3]: 43}
 		for _, id := range ids {
-			kind, _, _ := cutKind(id)
-			writeEvents(t, s, rules.Event{ID: id, Kind: kind, MerchantID: m1, CreatedAt: T0, NextAt: T0})
+			writeEvents(t, s, rules.Event{ID: id, Kind: kinds[id], MerchantID: m1, CreatedAt: T0, NextAt: T0})
 		}
 		for _, lane := range []rules.Lane{rules.LaneNotify, rules.LaneMail} {
 			due, _ := dueEvents(t, s, lane, T0, 10)
@@ -387,7 +389,7 @@ func testOutboxAdmin(t *testing.T, e Engine) {
 		}
 		for _, r := range recs {
 			i := slices.Index(ids, r.ID)
-			kind, payout, _ := cutKind(r.ID)
+			kind, payout := kinds[r.ID], payouts[r.ID]
 			if r.State != rules.OutboxDelivered || !r.DeliveredAt.Equal(at(time.Duration(i)*time.Minute)) || r.Kind != kind || r.PayoutID != payout {
 				t.Errorf("record %+v: want delivered at +%dm, kind %s, payout %d", r, i, kind, payout)
 			}
@@ -431,26 +433,6 @@ func testOutboxAdmin(t *testing.T, e Engine) {
 			t.Errorf("%d mails left, want the 3", len(mails))
 		}
 	})
-}
-
-// cutKind reads the kind and payout of an outcome event's id ("kind:payout:status").
-func cutKind(id string) (kind string, payout int64, ok bool) {
-	for i := range id {
-		if id[i] == ':' {
-			kind = id[:i]
-			rest := id[i+1:]
-			if kind == rules.EventCashOTP {
-				return kind, 0, true
-			}
-			for j := range rest {
-				if rest[j] == ':' {
-					n, err := strconv.ParseInt(rest[:j], 10, 64)
-					return kind, n, err == nil
-				}
-			}
-		}
-	}
-	return id, 0, false
 }
 
 // testSandboxMail: PutSandboxMail and SandboxMails.

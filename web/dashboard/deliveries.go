@@ -30,7 +30,7 @@ func deliveryRow(dl Delivery, w templates.Words, names map[string]string) templa
 	}
 	if dl.State != StateDelivered {
 		row.Attempts = strconv.Itoa(dl.Attempts)
-		row.LastError = dl.LastError
+		row.LastError = rules.PublicAttemptError(dl.LastError)
 		if dl.State != StateDead {
 			row.Next = timeText(dl.NextAt)
 		}

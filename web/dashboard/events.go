@@ -82,7 +82,7 @@ func (d *Dashboard) withAttempts(row *templates.DeliveryRow, dl Delivery) {
 	row.Attempts = strconv.Itoa(len(e.Attempts))
 	row.EventHref = eventHref(dl.MerchantID, dl.ID)
 	if n := len(e.Attempts); n > 0 && row.LastError == "" && e.DeliveredAt.IsZero() {
-		row.LastError = e.Attempts[n-1].Error
+		row.LastError = rules.PublicAttemptError(e.Attempts[n-1].Error)
 	}
 }
 
@@ -156,7 +156,7 @@ func (d *Dashboard) event(w http.ResponseWriter, r *http.Request) {
 		v.PayoutHref = "/dashboard/payouts/" + v.PayoutID
 	}
 	for _, a := range e.Attempts {
-		row := templates.AttemptRow{At: timeText(a.At), Error: a.Error, Duration: a.Duration.Round(time.Millisecond).String(), Cause: a.Cause}
+		row := templates.AttemptRow{At: timeText(a.At), Error: rules.PublicAttemptError(a.Error), Duration: a.Duration.Round(time.Millisecond).String(), Cause: a.Cause}
 		if a.Status > 0 {
 			row.Status = strconv.Itoa(a.Status)
 		}

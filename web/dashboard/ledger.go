@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"net/http"
@@ -178,7 +177,7 @@ func (d *Dashboard) statementCSV(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=statement-%s-%s-%s.csv", m.ID, currency, s.Date))
-	cw := csv.NewWriter(w)
+	cw := rules.NewCSVWriter(w)
 	cw.Write(rules.StatementCSVHeader)
 	cw.Write(s.CSV())
 	cw.Flush()

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/csv"
 	"errors"
 	"net/http"
 	"net/url"
@@ -315,7 +314,7 @@ func (d *Dashboard) payoutsCSV(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Disposition", `attachment; filename="payouts-`+d.cfg.Now().UTC().Format("20060102-150405")+`.csv"`)
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	cw := csv.NewWriter(w)
+	cw := rules.NewCSVWriter(w)
 	cw.Write([]string{"payoutId", "orderId", "merchantId", "merchantName", "country", "currency", "amount", "amountMinor",
 		"stage", "status", "channel", "bankCode", "createdAt", "statusChangedAt", "errorCode"})
 	f := lq.filter
@@ -331,7 +330,7 @@ func (d *Dashboard) payoutsCSV(w http.ResponseWriter, r *http.Request) {
 			if len(p.Errors) > 0 {
 				code = p.Errors[len(p.Errors)-1].Code
 			}
-			cw.Write([]string{strconv.FormatInt(p.ID, 10), csvSafe(p.OrderID), p.MerchantID, csvSafe(names[p.MerchantID]), p.Country,
+			cw.Write([]string{strconv.FormatInt(p.ID, 10), p.OrderID, p.MerchantID, names[p.MerchantID], p.Country,
 				p.Currency, Decimal(p.Amount), strconv.FormatInt(p.Amount, 10), string(p.Stage), string(p.Status),
 				string(p.Channel), p.BankCode, p.CreatedAt.UTC().Format(time.RFC3339Nano),
 				p.StatusChangedAt.UTC().Format(time.RFC3339Nano), code})
@@ -342,14 +341,6 @@ func (d *Dashboard) payoutsCSV(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Cursor = next
 	}
-}
-
-// csvSafe keeps a text cell from being read as a formula by a spreadsheet.
-func csvSafe(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
 }
 
 // payoutByID reads a payout of a merchant the actor sees; another merchant's is not found.

@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"encoding/base32"
 	"encoding/base64"
-	"encoding/csv"
 	"errors"
 	"image/png"
 	"net/http"
@@ -631,7 +630,7 @@ func (d *Dashboard) auditCSV(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="audit.csv"`)
 	w.Header().Set("Cache-Control", "no-store")
-	cw := csv.NewWriter(w)
+	cw := rules.NewCSVWriter(w)
 	af.Limit = 1000
 	for first := true; ; first = false {
 		page, err := d.cfg.AuditLog.AuditEntries(af)

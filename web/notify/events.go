@@ -86,17 +86,29 @@ func (n *Notifier) deliver(ctx context.Context, ev rules.Event, target string, b
 		if k := n.countCause(ev, rules.CauseChaosFailFirst); k < chaos.FailFirst {
 			// Sent, and answered, but counted as failed: the receiver sees the event again,
 			// as when its answer is lost on the way back.
-			err = fmt.Errorf("counted as failed on purpose: delivery chaos failFirst (%d of %d)", k+1, chaos.FailFirst)
+			err = &rules.DeliveryFailure{Public: fmt.Sprintf("counted as failed on purpose: delivery chaos failFirst (%d of %d)", k+1, chaos.FailFirst)}
 			a.Error, a.Cause = err.Error(), rules.CauseChaosFailFirst
 		}
 	}
 	n.log(ev, body, a)
+	if err != nil && cause != "" {
+		n.failed(ev, cause, err) // the dispatcher logs its own tries' failures
+	}
 	if err == nil && chaos.Duplicate > 0 && n.rand() < chaos.Duplicate {
-		d, _ := n.attempt(ctx, ev, target, body, headers)
+		d, derr := n.attempt(ctx, ev, target, body, headers)
 		d.Cause = rules.CauseChaosDuplicate
 		n.log(ev, body, d)
+		if derr != nil {
+			n.failed(ev, d.Cause, derr)
+		}
 	}
 	return err
+}
+
+// failed logs the whole error of an attempt the dispatcher does not see: the event log
+// keeps only its class (rules.PublicDeliveryError).
+func (n *Notifier) failed(ev rules.Event, cause string, err error) {
+	n.logger().Warn("notification: attempt failed", "event", ev.ID, "merchant_id", ev.MerchantID, "cause", cause, "err", err)
 }
 
 // countCause counts the logged attempts of ev made for cause.
@@ -126,7 +138,7 @@ func (n *Notifier) attempt(ctx context.Context, ev rules.Event, target string, b
 	}
 	a.Duration = time.Since(start)
 	if err != nil {
-		a.Error = truncate(err.Error(), 500)
+		a.Error = truncate(rules.PublicDeliveryError(err), 500)
 	}
 	return a, err
 }
@@ -141,7 +153,7 @@ func (n *Notifier) toInbox(ev rules.Event, body []byte, headers map[string]strin
 	valid := n.servedKey != nil && Verify(n.servedKey, ev.MerchantID, body, headers["verification"]) == nil
 	it := rules.InboxItem{EventID: ev.ID, ReceivedAt: at, Headers: headers, Body: body, SignatureValid: valid}
 	if err := n.Log.PutInboxItem(ev.MerchantID, it); err != nil {
-		return 0, fmt.Errorf("the sandbox inbox of merchant %s: %w", ev.MerchantID, err)
+		return 0, &rules.DeliveryFailure{Public: "the sandbox inbox of merchant " + ev.MerchantID + " could not keep it", Err: err}
 	}
 	return 200, nil
 }

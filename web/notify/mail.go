@@ -347,7 +347,7 @@ func (s *SMTP) Send(ctx context.Context, m Mail) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*s.timeout)
 	defer cancel()
 	if err := c.DialAndSendWithContext(ctx, msg); err != nil {
-		return fmt.Errorf("smtp %s: %w", s.Addr(), err)
+		return smtpFailure(fmt.Errorf("smtp %s: %w", s.Addr(), err))
 	}
 	return nil
 }

@@ -277,6 +277,13 @@ func TestSMTPSenderFailsWhileTheServerIsDown(t *testing.T) {
 	if err == nil || rules.IsPermanent(err) {
 		t.Errorf("send to a closed port: %v, want a retriable error", err)
 	}
+	// The merchant's users read the class in the dashboard; the log gets the address.
+	if got := rules.PublicDeliveryError(err); got != "the mail server could not be reached: connection refused" {
+		t.Errorf("public form %q, want the class without the server's address", got)
+	}
+	if !strings.Contains(err.Error(), addr) {
+		t.Errorf("the error %q lost the address the log needs", err)
+	}
 }
 
 func TestNewSMTPReadsTheURL(t *testing.T) {

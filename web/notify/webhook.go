@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -293,9 +294,10 @@ func (n *Notifier) Deliver(ctx context.Context, ev rules.Event) error {
 func (n *Notifier) post(ctx context.Context, ev rules.Event, target string, body []byte, headers map[string]string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, NotificationTimeout)
 	defer cancel()
+	what := "the notificationUrl of merchant " + ev.MerchantID
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
-		return 0, fmt.Errorf("the notificationUrl of merchant %s is not a valid URL", ev.MerchantID)
+		return 0, &rules.DeliveryFailure{Public: what + " is not a valid URL"}
 	}
 	for k, v := range headers {
 		req.Header.Set(k, v)
@@ -307,12 +309,12 @@ func (n *Notifier) post(ctx context.Context, ev rules.Event, target string, body
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return 0, fmt.Errorf("POST to the notificationUrl of merchant %s: %w", ev.MerchantID, err)
+		return 0, unreached(what, err)
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return resp.StatusCode, fmt.Errorf("the notificationUrl of merchant %s answered %s", ev.MerchantID, resp.Status)
+		return resp.StatusCode, &rules.DeliveryFailure{Public: what + " answered HTTP status " + strconv.Itoa(resp.StatusCode)}
 	}
 	return resp.StatusCode, nil
 }

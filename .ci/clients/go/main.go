@@ -1,7 +1,7 @@
 // Command client runs the Go client that oapi-codegen generates from /openapi-3.0.json (into
 // ./payouts, by .ci/run) against a running server: one payout per example request, read back,
-// listed by orderId, and a refused body as a typed problem. Only the signing below is written
-// by hand.
+// listed by orderId, a refused body as a typed problem, and an event read and resent by its
+// id. Only the signing below is written by hand.
 //
 //	PAYOUTS_URL=http://127.0.0.1:8080 MERCHANT_ID=1 API_KEY=pk_… API_SECRET=… EXAMPLES=../../../rules/testdata/examples go run .
 package main
@@ -108,5 +108,39 @@ func run() error {
 		return fmt.Errorf("refused body: want a 401 problem with code 1503: %v %s", err, res.Body)
 	}
 	fmt.Printf("go client: refused body → %d %s %q\n", res.StatusCode(), res.ApplicationproblemJSON401.Code, res.ApplicationproblemJSON401.Detail)
+	return events(ctx, c, mid)
+}
+
+// events reads and resends an event by its id: the payouts above were notified to the
+// merchant's sandbox inbox. An id of the older form, with ":", is signed and reaches the
+// server as well: it answers 404 (no such event), not 401.
+func events(ctx context.Context, c *payouts.ClientWithResponses, mid string) error {
+	var id string
+	for deadline := time.Now().Add(60 * time.Second); id == ""; time.Sleep(500 * time.Millisecond) {
+		list, err := c.ListEventsWithResponse(ctx, mid, &payouts.ListEventsParams{})
+		if err != nil || list.JSON200 == nil {
+			return fmt.Errorf("list events: %v %s", err, list.Body)
+		}
+		if items := list.JSON200.Items; items != nil && len(*items) > 0 {
+			id = (*items)[0].EventId
+		} else if time.Now().After(deadline) {
+			return fmt.Errorf("no event in the log within 60 s")
+		}
+	}
+	got, err := c.GetEventWithResponse(ctx, mid, id, &payouts.GetEventParams{})
+	if err != nil || got.JSON200 == nil || got.JSON200.EventId != id {
+		return fmt.Errorf("read event %s: %v %s", id, err, got.Body)
+	}
+	resent, err := c.ResendEventWithResponse(ctx, mid, id, &payouts.ResendEventParams{})
+	if err != nil || resent.JSON202 == nil || resent.JSON202.EventId != id {
+		return fmt.Errorf("resend event %s: %v %s", id, err, resent.Body)
+	}
+	fmt.Printf("go client: event %s read, resent (%s)\n", id, resent.JSON202.Status)
+	const old = "merchant.notification:999999:PROCESSED"
+	none, err := c.GetEventWithResponse(ctx, mid, old, &payouts.GetEventParams{})
+	if err != nil || none.ApplicationproblemJSON404 == nil || none.ApplicationproblemJSON404.Code != "2996" {
+		return fmt.Errorf("read event %s: want a 404 problem with code 2996: %v %s", old, err, none.Body)
+	}
+	fmt.Printf("go client: event %s (sent as %s) → %d %s\n", old, none.HTTPResponse.Request.URL.EscapedPath(), none.StatusCode(), none.ApplicationproblemJSON404.Code)
 	return nil
 }
