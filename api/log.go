@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,10 +15,19 @@ import (
 )
 
 // logCtx collects what the access log line says about a request as it goes through, and
-// holds the request's logger (the server's, with the request id).
+// gives the request's logger (the server's, with the request id), made when first asked
+// for: most requests log only their access line.
 type logCtx struct {
 	merchantID string
+	requestID  string
+	server     *slog.Logger
+	once       sync.Once
 	logger     *slog.Logger
+}
+
+func (lc *logCtx) requestLogger() *slog.Logger {
+	lc.once.Do(func() { lc.logger = lc.server.With("request_id", lc.requestID) })
+	return lc.logger
 }
 
 // baseLogger logs what happens outside a request (huma errors without one). New sets it to
@@ -27,8 +37,8 @@ var baseLogger atomic.Pointer[slog.Logger]
 // requestLogger is the logger of the request in ctx: the server's (--log-format), with the
 // request id.
 func requestLogger(ctx context.Context) *slog.Logger {
-	if lc := logContext(ctx); lc != nil && lc.logger != nil {
-		return lc.logger
+	if lc := logContext(ctx); lc != nil && lc.server != nil {
+		return lc.requestLogger()
 	}
 	if l := baseLogger.Load(); l != nil {
 		return l
@@ -73,7 +83,7 @@ func accessLog(logger *slog.Logger, observe Observer) func(http.Handler) http.Ha
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			lc := &logCtx{logger: logger.With("request_id", middleware.GetReqID(r.Context()))}
+			lc := &logCtx{requestID: middleware.GetReqID(r.Context()), server: logger}
 			r = r.WithContext(context.WithValue(r.Context(), logKey{}, lc))
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 			next.ServeHTTP(ww, r)
@@ -100,7 +110,7 @@ func accessLog(logger *slog.Logger, observe Observer) func(http.Handler) http.Ha
 				return
 			}
 			logger.LogAttrs(r.Context(), level, "request",
-				slog.String("request_id", middleware.GetReqID(r.Context())),
+				slog.String("request_id", lc.requestID),
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.String("route", route),

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	gojson "github.com/goccy/go-json"
 )
 
 // PayoutRequest is the body of the create operation (spec 2.1), field names exactly as the
@@ -208,38 +206,15 @@ func decode(body []byte) (req, partial *PayoutRequest, err error) {
 	checkLimits(&ps, body, obj) // limits.go: control characters, UTF-8, text lengths
 	if !ps.empty() {
 		prune(obj, requestShape)
-		if b, err := json.Marshal(obj); err == nil {
-			var r PayoutRequest
-			if json.Unmarshal(b, &r) == nil {
-				r.finish(obj)
-				partial = &r
-			}
-		}
-		return nil, partial, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
+		r := requestOf(obj)
+		r.normalize()
+		return nil, &r, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
 	}
-	// The typed decode of a body every check passed (valid UTF-8, known fields, the right
-	// types): goccy/go-json, which the PostgreSQL engine already uses for its documents,
-	// decodes such a body as encoding/json does at about a third of its CPU. The generic
-	// decode above stays encoding/json's: it meets every malformed body, and goccy keeps
-	// invalid UTF-8 in a key where encoding/json makes it U+FFFD (FuzzDecodeAndCheck).
-	var r PayoutRequest
-	if err := gojson.Unmarshal(body, &r); err != nil {
-		// The shape check above accepts only what decodes; this is a bug if reached.
-		ps.add(CodeMalformedJSON, "", "the body could not be decoded: "+err.Error(), nil)
-		return nil, nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
-	}
-	r.finish(obj)
-	return &r, nil, nil
-}
-
-// finish takes the TimeoutURL spelling and normalizes the decoded request.
-func (r *PayoutRequest) finish(obj map[string]any) {
-	if r.TimeoutURL == "" {
-		if v, ok := obj["TimeoutURL"].(string); ok {
-			r.TimeoutURL = v
-		}
-	}
+	// The typed request comes from the generic decode the checks read, not from a second
+	// parse of the body: every value in it has the type its field takes (requestOf).
+	r := requestOf(obj)
 	r.normalize()
+	return &r, nil, nil
 }
 
 // normalize trims white space from the identifiers rules compare, so that the fingerprint

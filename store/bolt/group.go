@@ -17,6 +17,11 @@ import (
 // load and no write waits on a timer; idle, a write commits at once. (bbolt's db.Batch cuts
 // a batch when its timer fires and then queues it behind the lock, so under load it commits
 // many small batches, each with its own fsyncs.)
+//
+// Writes wait in a list, not on a channel: a writer appends its write and sleeps until the
+// write is answered, once. Handed over an unbuffered channel, each write woke its writer
+// twice (when the group took it, then when it was answered), and under load the goroutines
+// woken for nothing queued for the processors ahead of the answers.
 
 // maxGroup bounds one group: its size is the latency added to the last write in it.
 const maxGroup = 512
@@ -38,8 +43,13 @@ type writeOp struct {
 }
 
 type committer struct {
-	db       *bbolt.DB
-	ops      chan *writeOp
+	db *bbolt.DB
+	// mu guards pending and closed, for nanoseconds: never across a commit.
+	mu      sync.Mutex
+	pending []*writeOp
+	closed  bool
+	// wake tells the loop that pending has writes (one signal may stand for many).
+	wake     chan struct{}
 	quit     chan struct{}
 	gone     chan struct{}
 	quitOnce sync.Once
@@ -55,7 +65,7 @@ type committer struct {
 }
 
 func newCommitter(db *bbolt.DB, fault func() error) *committer {
-	c := &committer{db: db, fault: fault, ops: make(chan *writeOp), quit: make(chan struct{}), gone: make(chan struct{})}
+	c := &committer{db: db, fault: fault, wake: make(chan struct{}, 1), quit: make(chan struct{}), gone: make(chan struct{})}
 	go c.loop()
 	return c
 }
@@ -89,36 +99,49 @@ func (c *committer) write(fn func(tx *bbolt.Tx) error, rerun bool) error {
 	op := &writeOp{fn: fn, rerun: rerun, done: make(chan error, 1)}
 	c.waiting.Add(1)
 	defer c.waiting.Add(-1)
-	select {
-	case c.ops <- op:
-	case <-c.quit:
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
 		return errClosed
+	}
+	c.pending = append(c.pending, op)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default: // a signal is already standing
 	}
 	return <-op.done
 }
 
 func (c *committer) loop() {
 	defer close(c.gone)
+	var spare []*writeOp // the list the writers fill next: the one taken before, reused
 	for {
-		var op *writeOp
 		select {
-		case op = <-c.ops:
+		case <-c.wake:
 		case <-c.quit:
+			c.mu.Lock()
+			left := c.pending
+			c.pending, c.closed = nil, true
+			c.mu.Unlock()
+			for _, op := range left {
+				op.done <- errClosed
+			}
 			return
 		}
-		group := []*writeOp{op}
-	gather: // every write already waiting (ops is unbuffered: a waiting writer is a ready sender)
-		for len(group) < maxGroup {
-			select {
-			case op := <-c.ops:
-				group = append(group, op)
-			default:
-				break gather
-			}
+		c.mu.Lock()
+		taken := c.pending
+		c.pending = spare
+		c.mu.Unlock()
+		for waiting := taken; len(waiting) > 0; { // every write that was waiting, maxGroup at a time
+			group := waiting[:min(len(waiting), maxGroup)]
+			waiting = waiting[len(group):]
+			c.busySince.Store(time.Now().UnixNano())
+			c.commit(group)
+			c.busySince.Store(0)
 		}
-		c.busySince.Store(time.Now().UnixNano())
-		c.commit(group)
-		c.busySince.Store(0)
+		clear(taken) // answered: let them go
+		spare = taken[:0]
 	}
 }
 

@@ -30,7 +30,7 @@ func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, 
 		existing, stored = nil, nil
 		if raw := tx.Bucket(bOrders).Get(orderKey); raw != nil {
 			var err error
-			existing, _, err = payoutBucketsOf(tx).read(int64(binary.BigEndian.Uint64(raw)))
+			existing, _, err = s.buckets(tx).read(int64(binary.BigEndian.Uint64(raw)))
 			return err
 		}
 		q := clonePayout(p)
@@ -44,6 +44,9 @@ func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, 
 		return nil, false, err
 	}
 	if stored != nil {
+		// Committed: its id is its own for good, and its core is what a read decodes next.
+		core := coreOf(stored)
+		s.cores.put(stored.ID, &core)
 		return stored, true, nil
 	}
 	return existing, false, nil
@@ -188,7 +191,7 @@ func (s *DB) Payout(merchantID string, id int64) (*rules.Payout, error) {
 			return ErrNotFound
 		}
 		var err error
-		p, _, err = payoutBucketsOf(tx).read(id)
+		p, _, err = s.buckets(tx).read(id)
 		return err
 	})
 	if err != nil {
@@ -209,7 +212,7 @@ func (s *DB) PayoutByOrder(merchantID, orderID string) (*rules.Payout, error) {
 			return ErrNotFound
 		}
 		var err error
-		p, _, err = payoutBucketsOf(tx).read(int64(binary.BigEndian.Uint64(raw)))
+		p, _, err = s.buckets(tx).read(int64(binary.BigEndian.Uint64(raw)))
 		return err
 	})
 	if err != nil {
@@ -248,7 +251,7 @@ func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, err
 	prefix = append(prefix, 0)
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bucket).Cursor()
-		payouts := payoutBucketsOf(tx)
+		payouts := s.buckets(tx)
 		var k []byte
 		if f.Cursor > 0 {
 			k, _ = c.Seek(binary.BigEndian.AppendUint64(bytes.Clone(prefix), uint64(f.Cursor)))
@@ -309,11 +312,11 @@ func matches(p *rules.Payout, f rules.ListFilter) bool {
 func (s *DB) PayoutsByID(ids []int64) ([]*rules.Payout, error) {
 	out := make([]*rules.Payout, 0, len(ids))
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
-		pb := payoutBucketsOf(tx)
+		pb := s.buckets(tx)
 		for _, id := range ids {
 			idKey := be64(uint64(id))
 			state := pb.state.Get(idKey)
-			p, due, err := decodePayout(id, pb.core.Get(idKey), state)
+			p, due, err := pb.decode(id, pb.core.Get(idKey), state)
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
@@ -441,7 +444,7 @@ func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
 	defer s.stepClaims.release(ids...)
 	return s.writer.write(func(tx *bbolt.Tx) error {
 		l := newLedger(tx)
-		pb := payoutBucketsOf(tx)
+		pb := s.buckets(tx)
 		appendOnly(tx)
 		for _, id := range ids {
 			idKey := be64(uint64(id))
@@ -449,7 +452,7 @@ func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
 			p, due := s.decoded.take(id, state)
 			var err error
 			if p == nil {
-				p, due, err = decodePayout(id, pb.core.Get(idKey), state)
+				p, due, err = pb.decode(id, pb.core.Get(idKey), state)
 			}
 			if errors.Is(err, ErrNotFound) {
 				if err := dropDue(tx, id); err != nil {

@@ -268,10 +268,23 @@ func decodeState(raw []byte, p *rules.Payout) (time.Time, error) {
 }
 
 // payoutBuckets are the buckets of one payout's parts in a transaction.
-type payoutBuckets struct{ core, state *bbolt.Bucket }
+type payoutBuckets struct {
+	core, state *bbolt.Bucket
+	// cores, when set, is looked up before a core is decoded; fill says whether a core
+	// decoded here may go into it: only in a read transaction, whose records are committed.
+	cores *coreCache
+	fill  bool
+}
 
 func payoutBucketsOf(tx *bbolt.Tx) payoutBuckets {
-	return payoutBuckets{tx.Bucket(bPayouts), tx.Bucket(bPayoutState)}
+	return payoutBuckets{core: tx.Bucket(bPayouts), state: tx.Bucket(bPayoutState)}
+}
+
+// buckets are the payout buckets of tx with the database's cache of decoded cores.
+func (s *DB) buckets(tx *bbolt.Tx) payoutBuckets {
+	pb := payoutBucketsOf(tx)
+	pb.cores, pb.fill = &s.cores, !tx.Writable()
+	return pb
 }
 
 // appendOnly tells bbolt that the keys of the payout cores, the list indexes and the queue
@@ -303,16 +316,28 @@ func (b payoutBuckets) putState(p *rules.Payout, due time.Time) error {
 // read puts a payout back together, with its queue time; ErrNotFound when there is none.
 func (b payoutBuckets) read(id int64) (*rules.Payout, time.Time, error) {
 	idKey := be64(uint64(id))
-	return decodePayout(id, b.core.Get(idKey), b.state.Get(idKey))
+	return b.decode(id, b.core.Get(idKey), b.state.Get(idKey))
 }
 
 func decodePayout(id int64, coreRaw, stateRaw []byte) (*rules.Payout, time.Time, error) {
+	return payoutBuckets{}.decode(id, coreRaw, stateRaw)
+}
+
+// decode puts a payout back together from its records, its core from the cache if it is
+// there. The payout shares the cached core's request, which no one changes.
+func (b payoutBuckets) decode(id int64, coreRaw, stateRaw []byte) (*rules.Payout, time.Time, error) {
 	if coreRaw == nil || stateRaw == nil {
 		return nil, time.Time{}, ErrNotFound
 	}
-	var c payoutCore
-	if err := unmarshal(coreRaw, &c); err != nil {
-		return nil, time.Time{}, err
+	c := b.cores.get(id)
+	if c == nil {
+		c = new(payoutCore)
+		if err := unmarshal(coreRaw, c); err != nil {
+			return nil, time.Time{}, err
+		}
+		if b.fill {
+			b.cores.put(id, c)
+		}
 	}
 	p := &rules.Payout{ID: id, MerchantID: c.MerchantID, OrderID: c.OrderID, Country: c.Country, Currency: c.Currency,
 		Amount: c.Amount, Channel: c.Channel, AccountType: c.AccountType, BankCode: c.BankCode, Request: c.Request,
@@ -351,6 +376,7 @@ func (b payoutBuckets) update(p *rules.Payout, core payoutCore, due time.Time) e
 		if err := putJSON(b.core, be64(uint64(p.ID)), c); err != nil {
 			return err
 		}
+		b.cores.forget(p.ID)
 	}
 	return b.putState(p, due)
 }

@@ -51,6 +51,7 @@ type DB struct {
 	path    string
 	writer  *committer
 	decoded decodedCache
+	cores   coreCache
 
 	// stepClaims and eventClaims are the claims of the lifecycle queue (by payout id) and of
 	// the outbox (by seq): claims.go.
