@@ -84,8 +84,10 @@ var dashES = Words{
 	"set.realTimePhoneAccount": "Tiempo real por celular o cuenta (Colombia)", "set.realTimeKey": "Llaves Bre-B (Colombia)",
 	"set.pendingOnNoBalance": "Esperar saldo (PENDING_BALANCE) en vez de rechazar",
 	"mail.title":             "Buzón sandbox", "mail.to": "Para", "mail.none": "No hay correos.",
-	"mail.off":     "El buzón sandbox está apagado: el servidor corre con --sandbox=false.",
-	"err.internal": "Algo falló; el registro del servidor tiene el detalle.",
+	"mail.off":          "El buzón sandbox está apagado: el servidor corre con --sandbox=false.",
+	"err.internal":      "Algo falló; el registro del servidor tiene el detalle.",
+	"unavailable.title": "Base de datos no disponible",
+	"unavailable":       "El panel no puede conectarse con su base de datos en este momento. Vuelva a intentarlo en unos segundos.",
 }
 
 var dashEN = Words{
@@ -150,6 +152,8 @@ var dashEN = Words{
 	"set.realTimePhoneAccount": "Real time by phone or account (Colombia)", "set.realTimeKey": "Bre-B keys (Colombia)",
 	"set.pendingOnNoBalance": "Wait for balance (PENDING_BALANCE) instead of rejecting",
 	"mail.title":             "Sandbox mailbox", "mail.to": "To", "mail.none": "No mail.",
-	"mail.off":     "The sandbox mailbox is off: the server runs with --sandbox=false.",
-	"err.internal": "Something failed; the server log has the details.",
+	"mail.off":          "The sandbox mailbox is off: the server runs with --sandbox=false.",
+	"err.internal":      "Something failed; the server log has the details.",
+	"unavailable.title": "Database unavailable",
+	"unavailable":       "The dashboard cannot reach its database just now. Try again in a few seconds.",
 }

@@ -53,27 +53,37 @@ func (d *Dashboard) actor(r *http.Request) rules.Actor {
 // sessionActor resolves the session's principal: the admin token's, or a user's that is
 // active at the version the session holds. false: signed out, or no longer current.
 func (d *Dashboard) sessionActor(r *http.Request) (rules.Actor, bool) {
+	a, ok, _ := d.resolveActor(r)
+	return a, ok
+}
+
+// resolveActor is sessionActor with the error of reading a user: a user's session is not
+// ended because the database could not be reached (signedIn answers 503 instead).
+func (d *Dashboard) resolveActor(r *http.Request) (rules.Actor, bool, error) {
 	if a, ok := r.Context().Value(actorKey{}).(rules.Actor); ok {
-		return a, true
+		return a, true, nil
 	}
 	ctx := r.Context()
 	if !d.sm.GetBool(ctx, kSignedIn) {
-		return rules.Actor{}, false
+		return rules.Actor{}, false, nil
 	}
 	p := d.sm.GetString(ctx, kPrincipal)
 	if d.cfg.AdminToken != "" && p == d.principal {
-		return rules.AdminActor(d.principal), true
+		return rules.AdminActor(d.principal), true, nil
 	}
 	rest, ok := strings.CutPrefix(p, "user:")
 	if !ok || d.cfg.Users == nil {
-		return rules.Actor{}, false
+		return rules.Actor{}, false, nil
 	}
 	id, _, _ := strings.Cut(rest, ":")
 	u, err := d.cfg.Users.Store.User(id)
-	if err != nil || u.Status != rules.UserActive || u.Principal() != p {
-		return rules.Actor{}, false
+	if err != nil && !errors.Is(err, rules.ErrNotFound) {
+		return rules.Actor{}, false, err
 	}
-	return u.Actor(), true
+	if err != nil || u.Status != rules.UserActive || u.Principal() != p {
+		return rules.Actor{}, false, nil
+	}
+	return u.Actor(), true, nil
 }
 
 // withActor is the request's context with its actor and the audit log's scope.
