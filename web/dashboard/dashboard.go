@@ -136,6 +136,10 @@ type Config struct {
 	Batches    *rules.Batches
 	BatchCSV   func(items []rules.BatchItem) []byte
 	AddRoleKey func(id string, role rules.KeyRole) (keyID, apiKey, apiSecret string, err error)
+
+	// SignInDelays are the users' per-account waits after failed sign-ins (nil: the
+	// dashboard's own, rules.NewSignInDelays on RealNow). The admin token has none.
+	SignInDelays *rules.SignInDelays
 }
 
 // IdleTimeout signs an operator out after this long without a request: a working day.
@@ -165,6 +169,7 @@ type Dashboard struct {
 	principal string
 	sm        *scs.SessionManager
 	cop       *http.CrossOriginProtection
+	delays    *rules.SignInDelays
 }
 
 // New makes the dashboard.
@@ -178,6 +183,9 @@ func New(cfg Config) *Dashboard {
 	if cfg.RealNow == nil {
 		cfg.RealNow = time.Now
 	}
+	if cfg.SignInDelays == nil {
+		cfg.SignInDelays = rules.NewSignInDelays(cfg.RealNow)
+	}
 	sm := scs.New()
 	sm.Store = cfg.Sessions
 	sm.HashTokenInStore = true // a copy of the database signs nobody in
@@ -189,7 +197,7 @@ func New(cfg Config) *Dashboard {
 	sm.Cookie.SameSite = http.SameSiteStrictMode
 	sm.Cookie.Secure = cfg.Secure
 	sm.Cookie.Persist = false // gone with the browser
-	d := &Dashboard{cfg: cfg, principal: adminPrincipal(cfg.AdminToken), sm: sm, cop: http.NewCrossOriginProtection()}
+	d := &Dashboard{cfg: cfg, principal: adminPrincipal(cfg.AdminToken), sm: sm, cop: http.NewCrossOriginProtection(), delays: cfg.SignInDelays}
 	sm.ErrorFunc = d.sessionFailed
 	return d
 }

@@ -151,19 +151,37 @@ func (d *Dashboard) hidden(w http.ResponseWriter, r *http.Request) {
 
 // userLogin signs a user in with email, password and a current TOTP code. Every failure
 // answers alike and counts against the address; a code is accepted once (its step is kept).
+// Each checked failure also doubles the account's wait (rules.SignInDelays): until it has
+// passed, an attempt for the account is refused (429, Retry-After) without being checked.
 func (d *Dashboard) userLogin(w http.ResponseWriter, r *http.Request) {
 	email, password, code := strings.TrimSpace(r.PostForm.Get("email")), r.PostForm.Get("password"), strings.TrimSpace(r.PostForm.Get("code"))
-	fail := func(u *rules.User, why string) {
+	account := rules.EmailKey(email)
+	refuse := func(u *rules.User, why string, detail map[string]string) {
 		a := rules.Actor{Principal: "anonymous", Name: email}
 		if u != nil {
 			a = u.Actor()
 		}
+		if detail == nil {
+			detail = map[string]string{}
+		}
+		detail["method"], detail["email"], detail["why"] = "user", email, why
 		d.cfg.Log.Warn("dashboard sign-in failed", "addr", r.RemoteAddr, "why", why)
-		d.audit(r, a, "signin.failure", "dashboard", map[string]string{"method": "user", "email": email, "why": why})
+		d.audit(r, a, "signin.failure", "dashboard", detail)
+	}
+	// fail is a checked attempt that failed: it counts against the account and the address.
+	fail := func(u *rules.User, why string) {
+		n, wait := d.delays.Fail(account)
+		refuse(u, why, map[string]string{"accountFailures": strconv.Itoa(n), "accountWait": wait.String()})
 		d.loginFailed(w, r, "login.userWrong")
 	}
 	if d.cfg.Limiter != nil && d.cfg.Limiter.Blocked(r) {
-		fail(nil, "limited")
+		refuse(nil, "limited", nil)
+		d.loginFailed(w, r, "login.userWrong")
+		return
+	}
+	if wait := d.delays.Wait(account); wait > 0 {
+		refuse(nil, "account waiting", map[string]string{"accountWait": wait.String()})
+		d.accountWaiting(w, r, wait)
 		return
 	}
 	u, err := d.cfg.Users.Store.UserByEmail(email)
@@ -207,7 +225,20 @@ func (d *Dashboard) userLogin(w http.ResponseWriter, r *http.Request) {
 		d.internal(w, r, err)
 		return
 	}
+	d.delays.Succeeded(account)
 	d.startSession(w, r, u.Principal(), u.Actor(), "user")
+}
+
+// accountWaiting answers an attempt refused because its account's wait has not passed: 429
+// with the wait as Retry-After (at least the address's minute when the address is over its
+// allowance too, which the attempt counts against).
+func (d *Dashboard) accountWaiting(w http.ResponseWriter, r *http.Request, wait time.Duration) {
+	retry := int((wait + time.Second - 1) / time.Second)
+	if d.cfg.Limiter != nil && (d.cfg.Limiter.Blocked(r) || d.cfg.Limiter.Fail(r)) {
+		retry = max(retry, 60)
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(retry))
+	d.showLogin(w, r, http.StatusTooManyRequests, "login.accountWaiting")
 }
 
 var errWrongCode = errors.New("wrong or replayed TOTP code")
