@@ -6,19 +6,20 @@ import (
 )
 
 // SignInDelays slows the guessing of one account's password and second factor from many
-// addresses: past its first Free failures in a row (typos), each checked failure of an
-// account doubles the wait before its next attempt is even checked (First, 2×First,
-// 4×First… up to Cap), and a success or a quiet Forget after the last wait ended forgets its
-// failures. A limit per address alone let an attacker holding
-// a password and several addresses try 20 codes a minute from each.
+// addresses: past its first Free failures in a row (typos), each failure of an account
+// doubles the wait before its next attempt is even checked (First, 2×First, 4×First… up to
+// Cap), and a success or a quiet Forget after the last wait ended forgets its failures. A
+// limit per address alone let an attacker holding a password and several addresses try 20
+// codes a minute from each.
 //
-// The key is the account as typed (EmailKey of the email), known or not, so that a wait
-// says nothing of whether the account exists. Only checked attempts count: one refused
-// because of its wait changes nothing, so a wait ends when it says. Its table is in memory
-// and bounded (Max accounts); when it fills, forgotten accounts go first, then those still
-// within their free failures, then all (a spray of made-up emails cannot push out an account
-// that is being made to wait). Safe for concurrent use; no lock is held across
-// anything but the table.
+// An attempt is counted as a failure when it is let through (Attempt), before it is checked,
+// and forgotten if it succeeds: attempts sent together cannot all be checked before the first
+// failure is counted. The key is the account as typed (EmailKey of the email), known or not,
+// so that a wait says nothing of whether the account exists. An attempt refused for its wait
+// changes nothing, so a wait ends when it says. The table is in memory and bounded (Max
+// accounts); when it fills, forgotten accounts go first, then those still within their free
+// failures, then all (a spray of made-up emails cannot push out an account that is being made
+// to wait). Safe for concurrent use; the lock guards the table alone.
 type SignInDelays struct {
 	Free               int
 	First, Cap, Forget time.Duration
@@ -46,27 +47,22 @@ const (
 
 // NewSignInDelays makes the dashboard's delays on now's clock (real time).
 func NewSignInDelays(now func() time.Time) *SignInDelays {
-	return &SignInDelays{Free: SignInDelayFree, First: SignInDelayFirst, Cap: SignInDelayCap, Forget: SignInDelayForget, Max: SignInDelayMax, Now: now}
+	return &SignInDelays{Free: SignInDelayFree, First: SignInDelayFirst, Cap: SignInDelayCap, Forget: SignInDelayForget,
+		Max: SignInDelayMax, Now: now}
 }
 
-// Wait is how long account must still wait before an attempt is checked; 0: now.
-func (s *SignInDelays) Wait(account string) time.Duration {
-	now := s.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if f := s.m[account]; f != nil && now.Before(f.until) {
-		return f.until.Sub(now)
-	}
-	return 0
-}
-
-// Fail counts a checked failure of account and returns its failures in a row and the wait
-// it now has before its next attempt.
-func (s *SignInDelays) Fail(account string) (failures int, wait time.Duration) {
+// Attempt lets an attempt of account be checked, or not. ok: it may be checked, and is
+// counted already as the account's failures-th failure in a row, whose wait follows it
+// unless Succeeded (or Unchecked) says otherwise. Not ok: the account must wait that much
+// longer, and nothing is counted.
+func (s *SignInDelays) Attempt(account string) (failures int, wait time.Duration, ok bool) {
 	now := s.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f := s.m[account]
+	if f != nil && now.Before(f.until) {
+		return f.n, f.until.Sub(now), false
+	}
 	if f == nil || now.Sub(f.until) > s.Forget {
 		if f == nil {
 			s.makeRoom(now)
@@ -86,14 +82,29 @@ func (s *SignInDelays) Fail(account string) (failures int, wait time.Duration) {
 		wait = min(wait, s.Cap)
 	}
 	f.until = now.Add(wait) // also when 0: the quiet Forget counts from the last failure
-	return f.n, wait
+	return f.n, wait, true
 }
 
-// Succeeded forgets account's failures.
+// Succeeded forgets account's failures: its attempt was right.
 func (s *SignInDelays) Succeeded(account string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.m, account)
+}
+
+// Unchecked takes back an attempt that could not be checked (the database out of reach):
+// it is not a failure, and the account may try again at once.
+func (s *SignInDelays) Unchecked(account string) {
+	now := s.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.m[account]; f != nil {
+		f.n--
+		f.until = now
+		if f.n <= 0 {
+			delete(s.m, account)
+		}
+	}
 }
 
 // makeRoom keeps the table under Max before an account is added.

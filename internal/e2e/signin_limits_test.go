@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -32,14 +34,13 @@ func TestSignInFailuresDelayTheAccountAcrossAddresses(t *testing.T) {
 	setUp(t, s, created.SetupLink, &olga, now-1)
 
 	// Each attempt from an address of its own, as an attacker holding the password would.
-	addr := 0
+	var addr atomic.Int32
 	signIn := func(email, password, code string) (int, http.Header, string) {
 		t.Helper()
-		addr++
 		form := url.Values{"email": {email}, "password": {password}, "code": {code}}
 		req, _ := http.NewRequest("POST", s.URL+"/dashboard/login?lang=en", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", addr))
+		req.Header.Set("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", addr.Add(1)))
 		jar, _ := cookiejar.New(nil)
 		resp, err := dashClient(jar).Do(req)
 		if err != nil {
@@ -106,6 +107,24 @@ func TestSignInFailuresDelayTheAccountAcrossAddresses(t *testing.T) {
 		t.Fatalf("the right code after the wait: %d to %q", code, h.Get("Location"))
 	}
 
+	// Attempts sent together: only as many are checked as the account's count lets through
+	// one after the other (three free, then one that sets a wait); the others wait.
+	var mu sync.Mutex
+	answers := map[int]int{}
+	var wg sync.WaitGroup
+	for range 12 {
+		wg.Go(func() {
+			code, _, _ := signIn(olga.Email, olga.Password, wrong)
+			mu.Lock()
+			answers[code]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if answers[401] != 4 || answers[429] != 8 {
+		t.Errorf("12 wrong codes at once: %v, want 4 checked (401) and 8 made to wait (429)", answers)
+	}
+
 	var au struct {
 		Entries []struct {
 			Action     string
@@ -136,8 +155,8 @@ func TestSignInFailuresDelayTheAccountAcrossAddresses(t *testing.T) {
 			}
 		}
 	}
-	if counted != 5 || waiting != 2 {
-		t.Errorf("audit: %d counted failures and %d attempts refused for the wait, want 5 and 2", counted, waiting)
+	if counted != 5+4 || waiting != 2+8 {
+		t.Errorf("audit: %d counted failures and %d attempts refused for the wait, want 9 and 10", counted, waiting)
 	}
 }
 

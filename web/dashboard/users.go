@@ -168,25 +168,31 @@ func (d *Dashboard) userLogin(w http.ResponseWriter, r *http.Request) {
 		d.cfg.Log.Warn("dashboard sign-in failed", "addr", r.RemoteAddr, "why", why)
 		d.audit(r, a, "signin.failure", "dashboard", detail)
 	}
-	// fail is a checked attempt that failed: it counts against the account and the address.
-	fail := func(u *rules.User, why string) {
-		n, wait := d.delays.Fail(account)
-		refuse(u, why, map[string]string{"accountFailures": strconv.Itoa(n), "accountWait": wait.String()})
-		d.loginFailed(w, r, "login.userWrong")
-	}
 	if d.cfg.Limiter != nil && d.cfg.Limiter.Blocked(r) {
 		refuse(nil, "limited", nil)
 		d.loginFailed(w, r, "login.userWrong")
 		return
 	}
-	if wait := d.delays.Wait(account); wait > 0 {
+	failures, wait, ok := d.delays.Attempt(account)
+	if !ok {
 		refuse(nil, "account waiting", map[string]string{"accountWait": wait.String()})
 		d.accountWaiting(w, r, wait)
 		return
 	}
+	// fail is a checked attempt that failed: it counts against the address, and counted
+	// against the account when it was let through.
+	fail := func(u *rules.User, why string) {
+		refuse(u, why, map[string]string{"accountFailures": strconv.Itoa(failures), "accountWait": wait.String()})
+		d.loginFailed(w, r, "login.userWrong")
+	}
+	// unchecked is an attempt that could not be checked (the store failed): not a failure.
+	unchecked := func(err error) {
+		d.delays.Unchecked(account)
+		d.internal(w, r, err)
+	}
 	u, err := d.cfg.Users.Store.UserByEmail(email)
 	if err != nil && !errors.Is(err, rules.ErrNotFound) {
-		d.internal(w, r, err)
+		unchecked(err)
 		return
 	}
 	hash := dummyHash
@@ -195,7 +201,7 @@ func (d *Dashboard) userLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	match, err := argon2id.ComparePasswordAndHash(password, hash)
 	if err != nil {
-		d.internal(w, r, err)
+		unchecked(err)
 		return
 	}
 	switch {
@@ -222,7 +228,7 @@ func (d *Dashboard) userLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		d.internal(w, r, err)
+		unchecked(err)
 		return
 	}
 	d.delays.Succeeded(account)
