@@ -52,8 +52,41 @@ type Statement struct {
 	LastEntry        int64             `json:"lastEntry,omitempty"`
 }
 
+// LedgerNow is where a balance's ledger stands in time: the later of the service's clock now
+// and the balance's last entry. Its days are the statements' days. An entry is never stamped
+// before the one before it (OrderEntryTimes), so when the sandbox's test clock goes back
+// (DELETE /admin/v1/sandbox/clock) the entries written while it was ahead keep their days,
+// and every movement after the reset is stamped at the last entry's time until real time
+// catches up: the ledger does not go back with the clock. Its last day is then the one whose
+// statement closes on the balance, and the days before it are complete, since no entry can
+// land on them any more. Without a reset, LedgerNow is the clock.
+func LedgerNow(now time.Time, entries []Entry) time.Time {
+	if n := len(entries); n > 0 && entries[n-1].At.After(now) {
+		return entries[n-1].At
+	}
+	return now
+}
+
+// StatementOf is the statement of date (YYYY-MM-DD in StatementZone) from a balance's
+// entries (all of them, in id order), at the service's clock now: a day the ledger has not
+// reached (LedgerNow) is refused (CodeStatementFuture), and so is a date that is not one;
+// field is where the date came from ("path.date").
+func StatementOf(currency, date, field string, entries []Entry, now time.Time) (Statement, error) {
+	day, err := StatementDay(date)
+	if err != nil {
+		err.(*Error).Field = field
+		return Statement{}, err
+	}
+	at := LedgerNow(now, entries)
+	if day.After(at) {
+		return Statement{}, &Error{Kind: KindInvalid, Code: CodeStatementFuture, Field: field, Value: date,
+			Message: "the day has not begun yet (the ledger is at " + at.In(StatementZone).Format(time.DateOnly) + " in UTC−5)"}
+	}
+	return BuildStatement(currency, day, entries, at), nil
+}
+
 // BuildStatement builds the statement of the day starting at day from a balance's entries
-// (all of them, in id order); now says whether the day is over.
+// (all of them, in id order); now (LedgerNow) says whether the day is over.
 func BuildStatement(currency string, day time.Time, entries []Entry, now time.Time) Statement {
 	end := day.AddDate(0, 0, 1)
 	s := Statement{Currency: currency, Date: day.Format(time.DateOnly), Timezone: "-05:00", Complete: !now.Before(end),
@@ -307,7 +340,7 @@ type ReconcileSource interface {
 
 // ReconcileBalance reads one balance, its entries and the merchant's payouts in its currency
 // from s, and reconciles the days fromDay..toDay (ReconcileRange: by default from the day of
-// the first entry to the later of now and the last entry).
+// the first entry to the ledger's day, LedgerNow).
 func ReconcileBalance(s ReconcileSource, merchantID, currency, fromDay, toDay string, now time.Time) (Reconciliation, error) {
 	country := CountryOfCurrency(currency)
 	if country == "" {
@@ -328,12 +361,9 @@ func ReconcileBalance(s ReconcileSource, merchantID, currency, fromDay, toDay st
 	if err != nil {
 		return Reconciliation{}, err
 	}
-	first, last := now, now
+	first, last := now, LedgerNow(now, entries)
 	if len(entries) > 0 {
 		first = entries[0].At
-		if at := entries[len(entries)-1].At; at.After(last) {
-			last = at
-		}
 	}
 	from, to, err := ReconcileRange(fromDay, toDay, first, last)
 	if err != nil {

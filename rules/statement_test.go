@@ -68,6 +68,34 @@ func TestStatementsOfAWeekAddUpDayToDay(t *testing.T) {
 	}
 }
 
+// The clock back on the 2nd (a sandbox reset) with the ledger's last entry on the 4th: the
+// ledger's days reach the 4th, which closes on the balance and is the day in progress; the
+// 2nd is complete; the 5th has not begun.
+func TestStatementsFollowTheLedgerWhenTheClockGoesBack(t *testing.T) {
+	b, es, _ := ledgerWeek()
+	now := time.Date(2026, 3, 2, 15, 0, 0, 0, rules.StatementZone)
+	if at := rules.LedgerNow(now, es); !at.Equal(es[len(es)-1].At) {
+		t.Errorf("LedgerNow %v, want the last entry's %v", at, es[len(es)-1].At)
+	}
+	if at := rules.LedgerNow(now.AddDate(0, 0, 5), es); !at.Equal(now.AddDate(0, 0, 5)) {
+		t.Errorf("LedgerNow with the clock past the entries: %v", at)
+	}
+	s, err := rules.StatementOf("PEN", "2026-03-04", "path.date", es, now)
+	if err != nil || s.Closing != b.Balance || s.ClosingAvailable != b.Available || s.Complete {
+		t.Errorf("the ledger's day: %+v %v, want closing on the balance and not complete", s, err)
+	}
+	if s, err := rules.StatementOf("PEN", "2026-03-02", "path.date", es, now); err != nil || !s.Complete {
+		t.Errorf("the clock's day, behind the ledger: %+v %v, want complete", s, err)
+	}
+	_, err = rules.StatementOf("PEN", "2026-03-05", "path.date", es, now)
+	if e, ok := err.(*rules.Error); !ok || e.Code != rules.CodeStatementFuture || e.Field != "path.date" || !strings.Contains(e.Message, "2026-03-04") {
+		t.Errorf("the day after the ledger's: %v", err)
+	}
+	if _, err := rules.StatementOf("PEN", "2026-3-5", "date", es, now); err == nil || err.(*rules.Error).Field != "date" {
+		t.Errorf("not a date: %v", err)
+	}
+}
+
 func TestStatementDayRefusesWhatIsNotADate(t *testing.T) {
 	for _, bad := range []string{"2026-3-4", "2026-02-30", "yesterday", "2026-03-04T00:00:00Z", ""} {
 		_, err := rules.StatementDay(bad)

@@ -62,15 +62,21 @@ type Storage interface {
 }
 
 // KeyFingerprints are the fingerprints of the keys that sealed a store's secrets ("master":
-// the merchants' API secrets; "card": the stored cards), so that a store is never opened
-// with another key, nor with a key lost and generated anew: half its secrets would be
-// sealed with each. A fingerprint is a hash, never the key.
+// the merchants' API secrets; "card": the stored cards) or signed what it sent
+// ("notification": the merchant notifications, whose certificate merchants pin), so that a
+// store is never opened with another key, nor with a key lost and generated anew: half its
+// secrets would be sealed with each, or every merchant would reject its notifications. A
+// fingerprint is a hash, never the key.
 type KeyFingerprints interface {
 	// KeyFingerprint is the fingerprint recorded for the key named; "" when none is.
 	KeyFingerprint(name string) (string, error)
 	// RecordKeyFingerprint records fp for name when none is recorded yet, and returns the
 	// fingerprint recorded: fp, or the one recorded before, which it never replaces.
 	RecordKeyFingerprint(name, fp string) (string, error)
+	// ReplaceKeyFingerprint records fp for name in place of old ("": none recorded), for a
+	// deliberate rotation, and reports whether it did: false when the fingerprint recorded is
+	// no longer old (another rotation came first), which it then leaves as it is.
+	ReplaceKeyFingerprint(name, old, fp string) (bool, error)
 }
 
 // ClaimLease is how long a claimed lifecycle step or outbox event stays its claimer's: a

@@ -19,6 +19,7 @@ func init() {
 		seedCommand,
 		migrateCommand,
 		keysCommand,
+		notificationKeyRotateCommand,
 		checkCommand,
 		reconcileCommand,
 		versionCommand,

@@ -60,7 +60,7 @@ func migrateFlags(fs *flag.FlagSet) Runner {
 		}
 		// The copy's secrets are sealed with the source's keys: it records their fingerprints,
 		// so that a server started on it before the keys are copied refuses instead of making new ones.
-		for _, name := range []string{"master", "card"} {
+		for _, name := range []string{"master", "card", "notification"} {
 			fp, err := src.KeyFingerprint(name)
 			if err == nil && fp != "" {
 				_, err = dst.RecordKeyFingerprint(name, fp)

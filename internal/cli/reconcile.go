@@ -37,7 +37,7 @@ func reconcileFlags(fs *flag.FlagSet) Runner {
 	merchant := fs.String("merchant", "", "the merchant's id (required)")
 	currency := fs.String("currency", "", "the balance's currency: COP, PEN or USD (required)")
 	from := fs.String("from", "", "first day, YYYY-MM-DD in UTC−5 (default: the day of the balance's first entry)")
-	to := fs.String("to", "", "last day, YYYY-MM-DD in UTC−5 (default: today, or the day of the last entry if later)")
+	to := fs.String("to", "", "last day, YYYY-MM-DD in UTC−5 (default: the ledger's day: today on the service's clock, or the day of the last entry if later)")
 	asJSON := fs.Bool("json", false, "print the reconciliation as JSON (days, findings) instead of text")
 	return func(ctx context.Context, env Env, _ []string) error {
 		if *merchant == "" || *currency == "" {
@@ -64,7 +64,13 @@ func reconcileFlags(fs *flag.FlagSet) Runner {
 		if _, err := db.Merchant(*merchant); err != nil {
 			return fmt.Errorf("reconcile: merchant %s: %w", *merchant, err)
 		}
-		r, err := rules.ReconcileBalance(db, *merchant, *currency, *from, *to, time.Now())
+		// The service's clock, the sandbox's test clock when it runs ahead, as the statements
+		// read it; the ledger's days reach the last entry's in any case (rules.LedgerNow).
+		now := time.Now()
+		if off, err := db.SandboxClockOffset(); err == nil && off > 0 {
+			now = now.Add(off)
+		}
+		r, err := rules.ReconcileBalance(db, *merchant, *currency, *from, *to, now)
 		if err != nil {
 			return fmt.Errorf("reconcile: %w", err)
 		}

@@ -405,7 +405,7 @@ func TestLostDatabaseIsRefusedNotReplaced(t *testing.T) {
 	// A zero-length file next to the keys of a directory from before the marker: refused too.
 	os.Remove(filepath.Join(dir, server.InitialisedMarker))
 	os.WriteFile(dbPath, nil, 0o600)
-	if msg := refusedStart(t, "--data", dir); !strings.Contains(msg, "master.key is there") {
+	if msg := refusedStart(t, "--data", dir); !strings.Contains(msg, "it holds master.key") {
 		t.Errorf("empty database next to master.key: %q", msg)
 	}
 	// Restored, it starts with its merchant.

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"payouts/rules"
 	"payouts/store"
@@ -22,9 +23,18 @@ const InitialisedMarker = "initialised"
 const markerText = "This data directory was initialised by payouts: its payouts.db holds the service's records.\n" +
 	"If payouts.db goes missing or empty, the server refuses to start instead of starting afresh.\n"
 
-// checkDataDir refuses a data directory whose database was lost: missing or empty while the
-// directory was initialised, or empty (0 bytes: never a database bbolt wrote) next to a
-// master key, for directories from before the marker.
+// storeTraces are the files a server writes into a data directory only once its database
+// is there (bbolt creates payouts.db before any of them): any one of them beside a missing or
+// empty payouts.db means the directory held a store, so the database was lost. The marker
+// says so plainly; the keys and the admin token say it for a directory whose marker went
+// with its database, or from before the marker. (A directory `payouts keys --out` wrote
+// holds the same files: it is for instances on PostgreSQL, which never look for a
+// payouts.db; a bbolt server is given such keys by flag, with a --data of its own.)
+var storeTraces = []string{InitialisedMarker, MasterKeyFile, CardKeyFile, NotificationKeyFile, AdminTokenFile}
+
+// checkDataDir refuses a data directory whose database was lost: missing or empty (0 bytes:
+// never a database bbolt wrote) beside a file that only a server with a database writes
+// (storeTraces). A directory with none of them is a first start.
 func checkDataDir(dir string) error {
 	dbPath := filepath.Join(dir, DatabaseFile)
 	state := "missing"
@@ -36,19 +46,25 @@ func checkDataDir(dir string) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	marker := filepath.Join(dir, InitialisedMarker)
-	_, markerErr := os.Stat(marker)
-	_, keyErr := os.Stat(filepath.Join(dir, MasterKeyFile))
-	if markerErr != nil && (state == "missing" || keyErr != nil) {
+	var traces []string
+	for _, name := range storeTraces {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			traces = append(traces, name)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("data directory: %w", err)
+		}
+	}
+	if len(traces) == 0 {
 		return nil // a new directory
 	}
-	why := marker + " says so"
-	if markerErr != nil {
-		why = "its master.key is there"
+	why := filepath.Join(dir, InitialisedMarker) + " says so"
+	if traces[0] != InitialisedMarker {
+		why = "it holds " + strings.Join(traces, ", ") + ", which a server writes only once its database is there"
 	}
 	return fmt.Errorf("%s is %s, but %s was initialised (%s): the database was lost, this is not a first start. "+
 		"Restore it with the server stopped: copy a backup (`payouts backup --out FILE` writes one) to %s. "+
-		"To start afresh on purpose, move %s aside and start on an empty directory",
+		"To start afresh on purpose, move %s aside and start on an empty directory (the old keys and admin token "+
+		"go with the old database: a fresh store makes its own)",
 		dbPath, state, dir, why, dbPath, dir)
 }
 

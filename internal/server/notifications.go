@@ -3,13 +3,9 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -44,20 +40,9 @@ type notifications struct {
 }
 
 func (w *wiring) newNotifications() (*notifications, error) {
-	keyPath := w.cfg.NotificationKeyFile
-	if keyPath != "" {
-		if _, err := os.Stat(keyPath); err != nil { // given, it must exist: instances share it
-			return nil, fmt.Errorf("--notification-key-file: %w", err)
-		}
-	} else { // the data directory's, created on first start
-		keyPath = filepath.Join(w.cfg.Data, NotificationKeyFile)
-		if err := createNotificationKey(keyPath); err != nil {
-			return nil, fmt.Errorf("notification key: %w", err)
-		}
-	}
-	key, err := notify.LoadOrCreateKey(keyPath)
+	key, err := w.notificationKey()
 	if err != nil {
-		return nil, fmt.Errorf("notification key: %w", err)
+		return nil, err
 	}
 	src := notifySource{db: w.db, merchants: w.lc.Merchants}
 	var sender notify.Sender = &notify.SandboxSender{Box: w.db, Now: w.now}
@@ -107,15 +92,11 @@ func createNotificationKey(path string) error {
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	k, err := rsa.GenerateKey(rand.Reader, notify.KeyBits)
+	raw, err := newNotificationKeyPEM()
 	if err != nil {
 		return err
 	}
-	der, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		return err
-	}
-	err = store.WriteFileOnce(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	err = store.WriteFileOnce(path, raw, 0o600)
 	if errors.Is(err, os.ErrExist) {
 		return nil // another first start wrote it
 	}

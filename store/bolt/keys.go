@@ -34,3 +34,17 @@ func (s *DB) RecordKeyFingerprint(name, fp string) (string, error) {
 	})
 	return recorded, err
 }
+
+// ReplaceKeyFingerprint records fp in place of old, when old is still the one recorded.
+func (s *DB) ReplaceKeyFingerprint(name, old, fp string) (bool, error) {
+	replaced := false
+	err := s.bdb.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bMeta)
+		if string(b.Get(keyFingerprintKey(name))) != old {
+			return nil
+		}
+		replaced = true
+		return b.Put(keyFingerprintKey(name), []byte(fp))
+	})
+	return replaced && err == nil, err
+}

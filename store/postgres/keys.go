@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The fingerprints of the keys that sealed this database's secrets (rules.KeyFingerprints),
@@ -38,4 +39,22 @@ func (s *DB) RecordKeyFingerprint(name, fp string) (string, error) {
 		return "", fmt.Errorf("record key fingerprint %s: %w", name, err)
 	}
 	return string(v), nil
+}
+
+// ReplaceKeyFingerprint records fp in place of old, when old is still the one recorded: one
+// statement, so that of two rotations at once one replaces and the other is told.
+func (s *DB) ReplaceKeyFingerprint(name, old, fp string) (bool, error) {
+	var tag pgconn.CommandTag
+	var err error
+	if old == "" {
+		tag, err = s.pool.Exec(context.Background(), `INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`,
+			keyFingerprintKey(name), []byte(fp))
+	} else {
+		tag, err = s.pool.Exec(context.Background(), `UPDATE meta SET value = $3 WHERE key = $1 AND value = $2`,
+			keyFingerprintKey(name), []byte(old), []byte(fp))
+	}
+	if err != nil {
+		return false, fmt.Errorf("replace key fingerprint %s: %w", name, err)
+	}
+	return tag.RowsAffected() == 1, nil
 }

@@ -23,4 +23,28 @@ func testKeyFingerprints(t *testing.T, e Engine) {
 			t.Errorf("another key's: %q %v, want none", fp, err)
 		}
 	})
+	t.Run("a rotation replaces the fingerprint it names, and only that one", func(t *testing.T) {
+		s := e.open(t)
+		if ok, err := s.ReplaceKeyFingerprint("notification", "", "aaaa"); err != nil || !ok {
+			t.Fatalf("first fingerprint by replacement: %v %v", ok, err)
+		}
+		if ok, err := s.ReplaceKeyFingerprint("notification", "", "bbbb"); err != nil || ok {
+			t.Errorf("replacing none while one is recorded: %v %v, want false", ok, err)
+		}
+		if ok, err := s.ReplaceKeyFingerprint("notification", "cccc", "bbbb"); err != nil || ok {
+			t.Errorf("replacing another than the one recorded: %v %v, want false", ok, err)
+		}
+		if ok, err := s.ReplaceKeyFingerprint("notification", "aaaa", "bbbb"); err != nil || !ok {
+			t.Errorf("replacing the one recorded: %v %v", ok, err)
+		}
+		if fp, err := s.KeyFingerprint("notification"); err != nil || fp != "bbbb" {
+			t.Errorf("read back: %q %v, want bbbb", fp, err)
+		}
+		if got, err := s.RecordKeyFingerprint("notification", "dddd"); err != nil || got != "bbbb" {
+			t.Errorf("recording after a rotation: %q %v, want the rotation's kept", got, err)
+		}
+		if fp, err := s.KeyFingerprint("master"); err != nil || fp != "" {
+			t.Errorf("another key's: %q %v, want none", fp, err)
+		}
+	})
 }

@@ -136,6 +136,10 @@ type Config struct {
 	Batches    *rules.Batches
 	BatchCSV   func(items []rules.BatchItem) []byte
 	AddRoleKey func(id string, role rules.KeyRole) (keyID, apiKey, apiSecret string, err error)
+
+	// SignInDelays are the users' per-account waits after failed sign-ins (nil: the
+	// dashboard's own, rules.NewSignInDelays on RealNow). The admin token has none.
+	SignInDelays *rules.SignInDelays
 }
 
 // IdleTimeout signs an operator out after this long without a request: a working day.
@@ -165,6 +169,7 @@ type Dashboard struct {
 	principal string
 	sm        *scs.SessionManager
 	cop       *http.CrossOriginProtection
+	delays    *rules.SignInDelays
 }
 
 // New makes the dashboard.
@@ -178,6 +183,9 @@ func New(cfg Config) *Dashboard {
 	if cfg.RealNow == nil {
 		cfg.RealNow = time.Now
 	}
+	if cfg.SignInDelays == nil {
+		cfg.SignInDelays = rules.NewSignInDelays(cfg.RealNow)
+	}
 	sm := scs.New()
 	sm.Store = cfg.Sessions
 	sm.HashTokenInStore = true // a copy of the database signs nobody in
@@ -189,11 +197,9 @@ func New(cfg Config) *Dashboard {
 	sm.Cookie.SameSite = http.SameSiteStrictMode
 	sm.Cookie.Secure = cfg.Secure
 	sm.Cookie.Persist = false // gone with the browser
-	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) {
-		cfg.Log.Error("dashboard session", "path", r.URL.Path, "err", err)
-		http.Error(w, "internal error", http.StatusInternalServerError)
-	}
-	return &Dashboard{cfg: cfg, principal: adminPrincipal(cfg.AdminToken), sm: sm, cop: http.NewCrossOriginProtection()}
+	d := &Dashboard{cfg: cfg, principal: adminPrincipal(cfg.AdminToken), sm: sm, cop: http.NewCrossOriginProtection(), delays: cfg.SignInDelays}
+	sm.ErrorFunc = d.sessionFailed
+	return d
 }
 
 // Routes adds /dashboard and /docs. Every /dashboard form post from another site is refused
@@ -202,7 +208,7 @@ func New(cfg Config) *Dashboard {
 func (d *Dashboard) Routes(r chi.Router) {
 	r.Get("/docs", d.docs)
 	r.Group(func(r chi.Router) {
-		r.Use(d.cop.Handler, d.sm.LoadAndSave)
+		r.Use(d.cop.Handler, keepFirstAnswer, d.sm.LoadAndSave)
 		r.Get("/dashboard/login", d.loginPage)
 		r.Post("/dashboard/login", d.login)
 		r.Post("/dashboard/lang", d.setLang)
@@ -254,7 +260,11 @@ func (d *Dashboard) isSignedIn(r *http.Request) bool {
 // disabled, reset or whose password changed) is ended, not just refused.
 func (d *Dashboard) signedIn(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a, ok := d.sessionActor(r)
+		a, ok, err := d.resolveActor(r)
+		if rules.Unavailable(err) {
+			d.internal(w, r, err)
+			return
+		}
 		if !ok {
 			if d.sm.GetBool(r.Context(), kSignedIn) {
 				d.cfg.Log.Info("dashboard session ended: its principal is no longer current", "addr", r.RemoteAddr)
@@ -332,8 +342,14 @@ func safeBack(to string) string {
 	return to
 }
 
-// internal answers 500 with nothing internal; the log has the error.
+// internal answers 500 with nothing internal; the log has the error. A database out of reach
+// is not an internal error: 503 and the page that says so (outage.go).
 func (d *Dashboard) internal(w http.ResponseWriter, r *http.Request, err error) {
+	if rules.Unavailable(err) {
+		d.cfg.Log.Warn("dashboard: database unavailable", "path", r.URL.Path, "err", err)
+		d.unavailablePage(w, r, d.lang(r))
+		return
+	}
 	d.cfg.Log.Error("dashboard failed", "path", r.URL.Path, "err", err)
 	w.Header().Set("Cache-Control", "no-store")
 	http.Error(w, templates.DashWords(d.lang(r)).S("err.internal"), http.StatusInternalServerError)
@@ -353,17 +369,23 @@ func (d *Dashboard) showLogin(w http.ResponseWriter, r *http.Request, code int, 
 		f.Error = f.W.S(errKey)
 	}
 	f.Path = "/dashboard/login"
-	d.render(w, r, code, templates.DashLogin(templates.LoginView{Frame: f, Users: d.hasUsers()}))
+	users, err := d.hasUsers()
+	if rules.Unavailable(err) {
+		d.internal(w, r, err)
+		return
+	}
+	d.render(w, r, code, templates.DashLogin(templates.LoginView{Frame: f, Users: users}))
 }
 
 // hasUsers reports whether a named user could sign in: until an operator creates one, the
-// page offers the admin token alone, as the start-up text says.
-func (d *Dashboard) hasUsers() bool {
+// page offers the admin token alone, as the start-up text says. On a read error it says
+// true, to offer both rather than hide a way in, with the error.
+func (d *Dashboard) hasUsers() (bool, error) {
 	if d.cfg.Users == nil {
-		return false
+		return false, nil
 	}
 	us, err := d.cfg.Users.Store.Users()
-	return err != nil || len(us) > 0 // on a read error, offer both rather than hide a way in
+	return err != nil || len(us) > 0, err
 }
 
 // login takes the admin token: a new session token (no fixation), 303 to the overview.

@@ -78,11 +78,16 @@ func (d *Dashboard) ledger(w http.ResponseWriter, r *http.Request) {
 	}
 
 	now := d.cfg.Now()
-	v.Date = q.Get("date")
-	if v.Date == "" {
-		v.Date = now.In(rules.StatementZone).Format(time.DateOnly)
+	entries, err := rules.AllEntries(d.cfg.Ledger, m.ID, country, currency)
+	if err != nil {
+		d.internal(w, r, err)
+		return
 	}
-	if s, err := d.statement(m.ID, currency, v.Date, now); err != nil {
+	v.Date = q.Get("date")
+	if v.Date == "" { // the ledger's day: its statement closes on the balance
+		v.Date = rules.LedgerNow(now, entries).In(rules.StatementZone).Format(time.DateOnly)
+	}
+	if s, err := rules.StatementOf(currency, v.Date, "date", entries, now); err != nil {
 		v.DateError = d.problem(f.W, err)
 	} else {
 		v.Statement = statementView(f.W, s, base)
@@ -111,21 +116,17 @@ func (d *Dashboard) problem(w templates.Words, err error) string {
 	return w.S("err.internal")
 }
 
-// statement builds a day's statement as the API does: a day not begun is refused.
+// statement builds a day's statement as the API does (rules.StatementOf).
 func (d *Dashboard) statement(merchantID, currency, date string, now time.Time) (rules.Statement, error) {
-	day, err := rules.StatementDay(date)
-	if err != nil {
+	if _, err := rules.StatementDay(date); err != nil {
+		err.(*rules.Error).Field = "date"
 		return rules.Statement{}, err
-	}
-	if day.After(now) {
-		return rules.Statement{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeStatementFuture, Field: "date", Value: date,
-			Message: "the day has not begun yet (days are UTC−5)"}
 	}
 	entries, err := rules.AllEntries(d.cfg.Ledger, merchantID, rules.CountryOfCurrency(currency), currency)
 	if err != nil {
 		return rules.Statement{}, err
 	}
-	return rules.BuildStatement(currency, day, entries, now), nil
+	return rules.StatementOf(currency, date, "date", entries, now)
 }
 
 func statementView(w templates.Words, s rules.Statement, base string) *templates.StatementView {

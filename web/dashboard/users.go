@@ -52,27 +52,37 @@ func (d *Dashboard) actor(r *http.Request) rules.Actor {
 // sessionActor resolves the session's principal: the admin token's, or a user's that is
 // active at the version the session holds. false: signed out, or no longer current.
 func (d *Dashboard) sessionActor(r *http.Request) (rules.Actor, bool) {
+	a, ok, _ := d.resolveActor(r)
+	return a, ok
+}
+
+// resolveActor is sessionActor with the error of reading a user: a user's session is not
+// ended because the database could not be reached (signedIn answers 503 instead).
+func (d *Dashboard) resolveActor(r *http.Request) (rules.Actor, bool, error) {
 	if a, ok := r.Context().Value(actorKey{}).(rules.Actor); ok {
-		return a, true
+		return a, true, nil
 	}
 	ctx := r.Context()
 	if !d.sm.GetBool(ctx, kSignedIn) {
-		return rules.Actor{}, false
+		return rules.Actor{}, false, nil
 	}
 	p := d.sm.GetString(ctx, kPrincipal)
 	if d.cfg.AdminToken != "" && p == d.principal {
-		return rules.AdminActor(d.principal), true
+		return rules.AdminActor(d.principal), true, nil
 	}
 	rest, ok := strings.CutPrefix(p, "user:")
 	if !ok || d.cfg.Users == nil {
-		return rules.Actor{}, false
+		return rules.Actor{}, false, nil
 	}
 	id, _, _ := strings.Cut(rest, ":")
 	u, err := d.cfg.Users.Store.User(id)
-	if err != nil || u.Status != rules.UserActive || u.Principal() != p {
-		return rules.Actor{}, false
+	if err != nil && !errors.Is(err, rules.ErrNotFound) {
+		return rules.Actor{}, false, err
 	}
-	return u.Actor(), true
+	if err != nil || u.Status != rules.UserActive || u.Principal() != p {
+		return rules.Actor{}, false, nil
+	}
+	return u.Actor(), true, nil
 }
 
 // withActor is the request's context with its actor and the audit log's scope.
@@ -140,24 +150,48 @@ func (d *Dashboard) hidden(w http.ResponseWriter, r *http.Request) {
 
 // userLogin signs a user in with email, password and a current TOTP code. Every failure
 // answers alike and counts against the address; a code is accepted once (its step is kept).
+// Each checked failure also doubles the account's wait (rules.SignInDelays): until it has
+// passed, an attempt for the account is refused (429, Retry-After) without being checked.
 func (d *Dashboard) userLogin(w http.ResponseWriter, r *http.Request) {
 	email, password, code := strings.TrimSpace(r.PostForm.Get("email")), r.PostForm.Get("password"), strings.TrimSpace(r.PostForm.Get("code"))
-	fail := func(u *rules.User, why string) {
+	account := rules.EmailKey(email)
+	refuse := func(u *rules.User, why string, detail map[string]string) {
 		a := rules.Actor{Principal: "anonymous", Name: email}
 		if u != nil {
 			a = u.Actor()
 		}
+		if detail == nil {
+			detail = map[string]string{}
+		}
+		detail["method"], detail["email"], detail["why"] = "user", email, why
 		d.cfg.Log.Warn("dashboard sign-in failed", "addr", r.RemoteAddr, "why", why)
-		d.audit(r, a, "signin.failure", "dashboard", map[string]string{"method": "user", "email": email, "why": why})
-		d.loginFailed(w, r, "login.userWrong")
+		d.audit(r, a, "signin.failure", "dashboard", detail)
 	}
 	if d.cfg.Limiter != nil && d.cfg.Limiter.Blocked(r) {
-		fail(nil, "limited")
+		refuse(nil, "limited", nil)
+		d.loginFailed(w, r, "login.userWrong")
 		return
+	}
+	failures, wait, ok := d.delays.Attempt(account)
+	if !ok {
+		refuse(nil, "account waiting", map[string]string{"accountWait": wait.String()})
+		d.accountWaiting(w, r, wait)
+		return
+	}
+	// fail is a checked attempt that failed: it counts against the address, and counted
+	// against the account when it was let through.
+	fail := func(u *rules.User, why string) {
+		refuse(u, why, map[string]string{"accountFailures": strconv.Itoa(failures), "accountWait": wait.String()})
+		d.loginFailed(w, r, "login.userWrong")
+	}
+	// unchecked is an attempt that could not be checked (the store failed): not a failure.
+	unchecked := func(err error) {
+		d.delays.Unchecked(account)
+		d.internal(w, r, err)
 	}
 	u, err := d.cfg.Users.Store.UserByEmail(email)
 	if err != nil && !errors.Is(err, rules.ErrNotFound) {
-		d.internal(w, r, err)
+		unchecked(err)
 		return
 	}
 	hash := dummyHash
@@ -166,7 +200,7 @@ func (d *Dashboard) userLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	match, err := argon2id.ComparePasswordAndHash(password, hash)
 	if err != nil {
-		d.internal(w, r, err)
+		unchecked(err)
 		return
 	}
 	switch {
@@ -193,10 +227,23 @@ func (d *Dashboard) userLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		d.internal(w, r, err)
+		unchecked(err)
 		return
 	}
+	d.delays.Succeeded(account)
 	d.startSession(w, r, u.Principal(), u.Actor(), "user")
+}
+
+// accountWaiting answers an attempt refused because its account's wait has not passed: 429
+// with the wait as Retry-After (at least the address's minute when the address is over its
+// allowance too, which the attempt counts against).
+func (d *Dashboard) accountWaiting(w http.ResponseWriter, r *http.Request, wait time.Duration) {
+	retry := int((wait + time.Second - 1) / time.Second)
+	if d.cfg.Limiter != nil && (d.cfg.Limiter.Blocked(r) || d.cfg.Limiter.Fail(r)) {
+		retry = max(retry, 60)
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(retry))
+	d.showLogin(w, r, http.StatusTooManyRequests, "login.accountWaiting")
 }
 
 var errWrongCode = errors.New("wrong or replayed TOTP code")

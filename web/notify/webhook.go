@@ -75,20 +75,29 @@ func LoadOrCreateKey(path string) (*rsa.PrivateKey, error) {
 		return nil, err
 	}
 	os.Chmod(path, 0o600)
+	k, err := ParseKey(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return k, nil
+}
+
+// ParseKey reads an RSA private key in PEM (PKCS#8, or PKCS#1 as older tools write it).
+func ParseKey(raw []byte) (*rsa.PrivateKey, error) {
 	block, _ := pem.Decode(raw)
 	if block == nil {
-		return nil, fmt.Errorf("%s is not a PEM file", path)
+		return nil, errors.New("not a PEM file")
 	}
 	parsed, err := x509.ParsePKCS8PrivateKey(block.Bytes)
 	if err != nil {
 		if k, err1 := x509.ParsePKCS1PrivateKey(block.Bytes); err1 == nil {
 			return k, nil
 		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	k, ok := parsed.(*rsa.PrivateKey)
 	if !ok {
-		return nil, fmt.Errorf("%s is not an RSA key", path)
+		return nil, errors.New("not an RSA key")
 	}
 	return k, nil
 }
