@@ -136,6 +136,10 @@ type Config struct {
 	Batches    *rules.Batches
 	BatchCSV   func(items []rules.BatchItem) []byte
 	AddRoleKey func(id string, role rules.KeyRole) (keyID, apiKey, apiSecret string, err error)
+
+	// Backups lists the scheduled backups' targets whose last backup failed, which the
+	// overview warns of (backups.go); nil when the server makes none.
+	Backups func() []BackupProblem
 }
 
 // IdleTimeout signs an operator out after this long without a request: a working day.
