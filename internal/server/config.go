@@ -50,6 +50,17 @@ type Config struct {
 	// publicURLFromProxy: no PublicURL was given, so a trusted proxy's forwarded scheme and
 	// host give the card iframe's URL.
 	publicURLFromProxy bool
+
+	// Scheduled backups of the bbolt file (backups.go): how often, how many to keep, where,
+	// and the S3 copy.
+	BackupEvery             time.Duration
+	BackupKeep              int
+	BackupDir               string
+	BackupS3                string
+	BackupS3Endpoint        string
+	BackupS3CredentialsFile string
+	// getenv is Run's: the S3 credentials may come from the environment.
+	getenv func(string) string
 }
 
 // Options are what a test injects into a server; the binary leaves them zero.
@@ -65,6 +76,11 @@ type Options struct {
 	// browser test watches a form expire in seconds instead of the 5-minute minimum of
 	// expirationTime.
 	CardSessionLength time.Duration
+
+	// BackupEvery, when set, is the interval of the scheduled backups instead of
+	// --backup-every (which still turns them on), so that a test sees several within
+	// seconds; the flag takes no less than a minute.
+	BackupEvery time.Duration
 }
 
 func (o Options) now() func() time.Time {
@@ -98,6 +114,9 @@ func (c Config) Check() error {
 	}
 	if c.Database != "" && !c.OnPostgres() {
 		return errors.New("--database must be a postgres:// (or postgresql://) URL; leave it empty for the bbolt file in --data")
+	}
+	if err := c.checkBackups(); err != nil {
+		return err
 	}
 	if c.OnPostgres() {
 		return sharedSecretsGiven(c)
