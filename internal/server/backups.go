@@ -265,9 +265,10 @@ func (b *backups) lastGood() time.Time {
 func (b *backups) once(ctx context.Context, at time.Time) bool {
 	name := BackupName(at)
 	started := time.Now()
+	removeStalePartials(b.dir, b.log) // one backup at a time: any left is of one cut short
 	size, err := b.writeVerified(ctx, name)
 	if err != nil {
-		b.failed(b.targets[0], err)
+		b.failedUnlessStopping(ctx, b.targets[0], err)
 		return false
 	}
 	b.succeeded(b.targets[0], at)
@@ -286,13 +287,13 @@ func (b *backups) once(ctx context.Context, at time.Time) bool {
 	defer cancel()
 	target := b.targets[1]
 	if err := b.s3.Upload(uctx, filepath.Join(b.dir, name), b.s3Prefix+name); err != nil {
-		b.failed(target, err)
+		b.failedUnlessStopping(ctx, target, err)
 		return false
 	}
 	b.succeeded(target, at)
 	b.log.Info("backup copied", "to", target.where+name)
 	if err := b.pruneS3(uctx); err != nil {
-		b.failed(target, fmt.Errorf("removing the oldest backups: %w", err))
+		b.failedUnlessStopping(ctx, target, fmt.Errorf("removing the oldest backups: %w", err))
 		return false
 	}
 	return ok
@@ -384,6 +385,16 @@ func (b *backups) succeeded(t *backupTarget, at time.Time) {
 	t.lastGood = at
 	b.mu.Unlock()
 	b.metrics.Succeeded(t.label, at)
+}
+
+// failedUnlessStopping is failed, but for a backup the server's shutdown cut short: that is
+// no failure to warn of, and the next start makes one.
+func (b *backups) failedUnlessStopping(ctx context.Context, t *backupTarget, err error) {
+	if ctx.Err() != nil {
+		b.log.Info("backup interrupted by the shutdown", "target", t.label, "where", t.where)
+		return
+	}
+	b.failed(t, err)
 }
 
 func (b *backups) failed(t *backupTarget, err error) {
