@@ -29,7 +29,7 @@ import (
 // MinBackupEvery is the shortest --backup-every: each backup copies and checks the whole file.
 const MinBackupEvery = time.Minute
 
-// retryAfterFailure bounds the wait before another try after a failed backup.
+// retryAfterFailure bounds the wait before another try after a failed backup or copy.
 const retryAfterFailure = 10 * time.Minute
 
 // backupTimeLayout names a backup by the UTC time of its snapshot, to the millisecond, so
@@ -154,15 +154,18 @@ type backupTarget struct {
 
 // backups is the scheduler: one goroutine makes a backup at a time.
 type backups struct {
-	dir      string
-	keep     int
-	every    time.Duration
-	s3       *S3Source // nil without --backup-s3
-	s3Prefix string    // "" or ending with "/"
-	snapshot func(io.Writer) (int64, error)
-	now      func() time.Time
-	log      *slog.Logger
-	metrics  *api.BackupMetrics
+	dir   string
+	keep  int
+	every time.Duration
+	retry time.Duration
+	// off is where backups are copied off site (S3), nil without --backup-s3; offPrefix is ""
+	// or ends with "/".
+	off       offSite
+	offPrefix string
+	snapshot  func(io.Writer) (int64, error)
+	now       func() time.Time
+	log       *slog.Logger
+	metrics   *api.BackupMetrics
 
 	mu      sync.Mutex // guards the targets' state, never held across I/O
 	targets []*backupTarget
@@ -174,7 +177,7 @@ func (w *wiring) wireBackups() error {
 	if c.BackupEvery == 0 {
 		return nil
 	}
-	b := &backups{dir: c.BackupDir, keep: c.BackupKeep, every: c.BackupEvery, snapshot: w.db.Backup,
+	b := &backups{dir: c.BackupDir, keep: c.BackupKeep, every: c.BackupEvery, retry: retryAfterFailure, snapshot: w.db.Backup,
 		now: w.realNow, log: w.logger.With("component", "backups")}
 	if w.opts.BackupEvery > 0 {
 		b.every = w.opts.BackupEvery
@@ -192,7 +195,7 @@ func (w *wiring) wireBackups() error {
 		if key != "" && !strings.HasSuffix(key, "/") {
 			key += "/"
 		}
-		b.s3, b.s3Prefix = s3, key
+		b.off, b.offPrefix = s3, key
 		b.targets = append(b.targets, &backupTarget{label: "s3", where: s3.Where() + "/" + key})
 	}
 	if err := os.MkdirAll(c.BackupDir, 0o700); err != nil {
@@ -231,12 +234,16 @@ func removeStalePartials(dir string, log *slog.Logger) {
 }
 
 // run makes a backup every b.every until ctx ends. The first is due one interval after the
-// newest backup of the directory, so that restarts do not each make one.
+// newest backup of the directory, so that restarts do not each make one. After a failure the
+// next try comes sooner (b.retry); when only the off-site copy failed, that try copies the
+// same backup again rather than making new ones, which would push the older ones out of the
+// directory.
 func (b *backups) run(ctx context.Context) {
 	next := b.now()
 	if last := b.lastGood(); !last.IsZero() {
 		next = last.Add(b.every)
 	}
+	uncopied := "" // the newest backup, while its off-site copy failed
 	for {
 		t := time.NewTimer(next.Sub(b.now()))
 		select {
@@ -246,10 +253,24 @@ func (b *backups) run(ctx context.Context) {
 		case <-t.C:
 		}
 		start := b.now()
-		if b.once(ctx, start) {
-			next = start.Add(b.every)
-		} else {
-			next = start.Add(min(b.every, retryAfterFailure))
+		due := b.lastGood().Add(b.every)
+		retry := start.Add(min(b.every, b.retry))
+		if uncopied != "" && start.Before(due) {
+			if b.copyOffSite(ctx, uncopied) {
+				uncopied, next = "", due
+			} else if next = retry; due.Before(retry) {
+				next = due
+			}
+			continue
+		}
+		name, kept := b.once(ctx, start)
+		switch {
+		case !kept:
+			next = retry
+		case b.off != nil && !b.copyOffSite(ctx, name):
+			uncopied, next = name, retry
+		default:
+			uncopied, next = "", start.Add(b.every)
 		}
 	}
 }
@@ -260,43 +281,47 @@ func (b *backups) lastGood() time.Time {
 	return b.targets[0].lastGood
 }
 
-// once makes one backup, verifies it, keeps it, prunes, and copies it to S3; it reports
-// whether every step succeeded.
-func (b *backups) once(ctx context.Context, at time.Time) bool {
+// once makes one backup, verifies it, keeps it and removes the oldest; it returns the new
+// backup's name and whether it was kept.
+func (b *backups) once(ctx context.Context, at time.Time) (string, bool) {
 	name := BackupName(at)
 	started := time.Now()
 	removeStalePartials(b.dir, b.log) // one backup at a time: any left is of one cut short
 	size, err := b.writeVerified(ctx, name)
 	if err != nil {
 		b.failedUnlessStopping(ctx, b.targets[0], err)
-		return false
+		return name, false
 	}
 	b.succeeded(b.targets[0], at)
 	b.log.Info("backup made and verified", "file", filepath.Join(b.dir, name), "bytes", size,
 		"duration", time.Since(started).Round(time.Millisecond).String())
-	ok := true
 	if err := b.pruneDir(); err != nil {
 		b.failed(b.targets[0], fmt.Errorf("removing the oldest backups: %w", err))
-		ok = false
 	}
-	if b.s3 == nil || ctx.Err() != nil {
-		return ok
+	return name, true
+}
+
+// copyOffSite copies the backup name to S3 and removes the oldest there; it reports whether
+// both succeeded.
+func (b *backups) copyOffSite(ctx context.Context, name string) bool {
+	if ctx.Err() != nil {
+		return false
 	}
 	// An upload gets at least one interval: the next backup waits for it anyway.
 	uctx, cancel := context.WithTimeout(ctx, max(b.every, 5*time.Minute))
 	defer cancel()
 	target := b.targets[1]
-	if err := b.s3.Upload(uctx, filepath.Join(b.dir, name), b.s3Prefix+name); err != nil {
+	if err := b.off.Upload(uctx, filepath.Join(b.dir, name), b.offPrefix+name); err != nil {
 		b.failedUnlessStopping(ctx, target, err)
 		return false
 	}
-	b.succeeded(target, at)
+	b.succeeded(target, backupTime(name))
 	b.log.Info("backup copied", "to", target.where+name)
-	if err := b.pruneS3(uctx); err != nil {
+	if err := b.pruneOffSite(uctx); err != nil {
 		b.failedUnlessStopping(ctx, target, fmt.Errorf("removing the oldest backups: %w", err))
 		return false
 	}
-	return ok
+	return true
 }
 
 // writeVerified writes a snapshot to a temporary file beside the backups, fsyncs and
@@ -363,15 +388,22 @@ func (b *backups) pruneDir() error {
 	return errors.Join(errs...)
 }
 
-// pruneS3 removes the oldest backups under the S3 prefix beyond keep.
-func (b *backups) pruneS3(ctx context.Context) error {
-	names, err := b.s3.Backups(ctx, b.s3Prefix)
+// offSite is where backups are copied off site: S3 (S3Source).
+type offSite interface {
+	Upload(ctx context.Context, path, key string) error
+	Backups(ctx context.Context, prefix string) ([]string, error)
+	Remove(ctx context.Context, key string) error
+}
+
+// pruneOffSite removes the oldest backups off site beyond keep.
+func (b *backups) pruneOffSite(ctx context.Context) error {
+	names, err := b.off.Backups(ctx, b.offPrefix)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, name := range names[:max(len(names)-b.keep, 0)] {
-		if err := b.s3.Remove(ctx, b.s3Prefix+name); err != nil {
+		if err := b.off.Remove(ctx, b.offPrefix+name); err != nil {
 			errs = append(errs, err)
 			continue
 		}

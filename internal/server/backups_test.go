@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,7 +49,7 @@ func TestBackupThatFailsVerificationRemovesNoGoodOne(t *testing.T) {
 		n, err := io.WriteString(w, strings.Repeat("not a bbolt file ", 512))
 		return int64(n), err
 	}
-	if b.once(context.Background(), clock) {
+	if _, kept := b.once(context.Background(), clock); kept {
 		t.Fatal("a backup that is not a database was taken as good")
 	}
 	if got, _ := BackupsIn(dir); !slices.Equal(got, good) {
@@ -63,7 +65,7 @@ func TestBackupThatFailsVerificationRemovesNoGoodOne(t *testing.T) {
 	b.snapshot = db.Backup
 	clock = start.Add(24 * time.Hour)
 	at := clock
-	if !b.once(context.Background(), at) {
+	if _, kept := b.once(context.Background(), at); !kept {
 		t.Fatalf("a good backup failed: %+v", b.problems())
 	}
 	want := append(slices.Clone(good[1:]), BackupName(at))
@@ -72,6 +74,53 @@ func TestBackupThatFailsVerificationRemovesNoGoodOne(t *testing.T) {
 	}
 	if p := b.problems(); len(p) != 0 {
 		t.Errorf("problems %+v after a good backup", p)
+	}
+}
+
+// offSiteDown is an S3 that refuses every upload.
+type offSiteDown struct {
+	mu   sync.Mutex
+	keys []string
+}
+
+func (o *offSiteDown) Upload(_ context.Context, _, key string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.keys = append(o.keys, key)
+	return errors.New("503 Service Unavailable")
+}
+func (o *offSiteDown) Backups(context.Context, string) ([]string, error) { return nil, nil }
+func (o *offSiteDown) Remove(context.Context, string) error              { return nil }
+
+// While S3 is down, the same backup's copy is tried again, and no new backup is made before
+// its time: new ones would push the older ones out of the directory.
+func TestOffSiteFailureRetriesTheCopyNotTheBackup(t *testing.T) {
+	dir := t.TempDir()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), DatabaseFile), bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	off := &offSiteDown{}
+	b := &backups{dir: dir, keep: 3, every: time.Hour, retry: 20 * time.Millisecond, snapshot: db.Backup, now: time.Now,
+		off: off, offPrefix: "nightly/", log: slog.New(slog.DiscardHandler), metrics: api.NewMetrics(nil).Backups("dir", "s3"),
+		targets: []*backupTarget{{label: "dir", where: dir}, {label: "s3", where: "s3://bucket/nightly/"}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	b.run(ctx)
+
+	names, _ := BackupsIn(dir)
+	if len(names) != 1 {
+		t.Fatalf("backups %v, want the one made at start", names)
+	}
+	off.mu.Lock()
+	keys := slices.Clone(off.keys)
+	off.mu.Unlock()
+	if len(keys) < 2 || slices.ContainsFunc(keys, func(k string) bool { return k != "nightly/"+names[0] }) {
+		t.Errorf("uploads tried: %v, want %s again and again", keys, names[0])
+	}
+	if p := b.problems(); len(p) != 1 || p[0].Where != "s3://bucket/nightly/" || !strings.Contains(p[0].Error, "503") {
+		t.Errorf("problems %+v, want the S3 copy's", p)
 	}
 }
 
