@@ -244,6 +244,11 @@ func (b *backups) run(ctx context.Context) {
 		next = last.Add(b.every)
 	}
 	uncopied := "" // the newest backup, while its off-site copy failed
+	if b.off != nil {
+		if uncopied = b.resumeOffSite(ctx); uncopied != "" {
+			next = b.now()
+		}
+	}
 	for {
 		t := time.NewTimer(next.Sub(b.now()))
 		select {
@@ -273,6 +278,27 @@ func (b *backups) run(ctx context.Context) {
 			uncopied, next = "", start.Add(b.every)
 		}
 	}
+}
+
+// resumeOffSite reads at start the newest backup off site, for the metrics and the warning,
+// and returns the newest of the directory when it is not there (its copy was cut short).
+func (b *backups) resumeOffSite(ctx context.Context) string {
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	target := b.targets[1]
+	names, err := b.off.Backups(lctx, b.offPrefix)
+	if err != nil {
+		b.failedUnlessStopping(ctx, target, fmt.Errorf("listing the backups: %w", err))
+		return ""
+	}
+	if len(names) > 0 {
+		b.succeeded(target, backupTime(names[len(names)-1]))
+	}
+	local, err := BackupsIn(b.dir)
+	if err != nil || len(local) == 0 || slices.Contains(names, local[len(local)-1]) {
+		return ""
+	}
+	return local[len(local)-1]
 }
 
 func (b *backups) lastGood() time.Time {

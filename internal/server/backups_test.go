@@ -77,20 +77,43 @@ func TestBackupThatFailsVerificationRemovesNoGoodOne(t *testing.T) {
 	}
 }
 
-// offSiteDown is an S3 that refuses every upload.
-type offSiteDown struct {
-	mu   sync.Mutex
-	keys []string
+// memOffSite is an S3 in memory, which refuses every upload while down.
+type memOffSite struct {
+	mu      sync.Mutex
+	down    bool
+	objects []string
+	tried   []string
 }
 
-func (o *offSiteDown) Upload(_ context.Context, _, key string) error {
+func (o *memOffSite) Upload(_ context.Context, _, key string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.keys = append(o.keys, key)
-	return errors.New("503 Service Unavailable")
+	o.tried = append(o.tried, key)
+	if o.down {
+		return errors.New("503 Service Unavailable")
+	}
+	o.objects = append(o.objects, key)
+	return nil
 }
-func (o *offSiteDown) Backups(context.Context, string) ([]string, error) { return nil, nil }
-func (o *offSiteDown) Remove(context.Context, string) error              { return nil }
+
+func (o *memOffSite) Backups(_ context.Context, prefix string) ([]string, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var names []string
+	for _, k := range o.objects {
+		names = append(names, strings.TrimPrefix(k, prefix))
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+func (o *memOffSite) Remove(context.Context, string) error { return nil }
+
+func (o *memOffSite) uploads() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.tried)
+}
 
 // While S3 is down, the same backup's copy is tried again, and no new backup is made before
 // its time: new ones would push the older ones out of the directory.
@@ -101,7 +124,7 @@ func TestOffSiteFailureRetriesTheCopyNotTheBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	off := &offSiteDown{}
+	off := &memOffSite{down: true}
 	b := &backups{dir: dir, keep: 3, every: time.Hour, retry: 20 * time.Millisecond, snapshot: db.Backup, now: time.Now,
 		off: off, offPrefix: "nightly/", log: slog.New(slog.DiscardHandler), metrics: api.NewMetrics(nil).Backups("dir", "s3"),
 		targets: []*backupTarget{{label: "dir", where: dir}, {label: "s3", where: "s3://bucket/nightly/"}}}
@@ -113,14 +136,43 @@ func TestOffSiteFailureRetriesTheCopyNotTheBackup(t *testing.T) {
 	if len(names) != 1 {
 		t.Fatalf("backups %v, want the one made at start", names)
 	}
-	off.mu.Lock()
-	keys := slices.Clone(off.keys)
-	off.mu.Unlock()
+	keys := off.uploads()
 	if len(keys) < 2 || slices.ContainsFunc(keys, func(k string) bool { return k != "nightly/"+names[0] }) {
 		t.Errorf("uploads tried: %v, want %s again and again", keys, names[0])
 	}
 	if p := b.problems(); len(p) != 1 || p[0].Where != "s3://bucket/nightly/" || !strings.Contains(p[0].Error, "503") {
 		t.Errorf("problems %+v, want the S3 copy's", p)
+	}
+}
+
+// At start the newest backup off site gives the metric its time, and a backup of the
+// directory whose copy a stop cut short is copied without waiting for the next one.
+func TestStartCopiesTheNewestBackupMissingOffSite(t *testing.T) {
+	dir := t.TempDir()
+	older, newest := BackupName(time.Now().Add(-2*time.Hour)), BackupName(time.Now().Add(-time.Hour))
+	for _, name := range []string{older, newest} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("a verified backup"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	off := &memOffSite{objects: []string{"nightly/" + older}}
+	b := &backups{dir: dir, keep: 3, every: 6 * time.Hour, retry: time.Hour, now: time.Now,
+		off: off, offPrefix: "nightly/", log: slog.New(slog.DiscardHandler), metrics: api.NewMetrics(nil).Backups("dir", "s3"),
+		targets: []*backupTarget{{label: "dir", where: dir, lastGood: backupTime(newest)}, {label: "s3", where: "s3://bucket/nightly/"}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	b.run(ctx)
+	if got := off.uploads(); !slices.Equal(got, []string{"nightly/" + newest}) {
+		t.Errorf("uploads %v, want the newest backup only", got)
+	}
+	if names, _ := BackupsIn(dir); len(names) != 2 {
+		t.Errorf("backups %v: a new one was made before its time", names)
+	}
+	b.mu.Lock()
+	last := b.targets[1].lastGood
+	b.mu.Unlock()
+	if !last.Equal(backupTime(newest)) {
+		t.Errorf("off site, the newest good backup is of %v, want %v", last, backupTime(newest))
 	}
 }
 
