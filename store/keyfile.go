@@ -36,10 +36,11 @@ func WriteFileOnce(path string, data []byte, perm os.FileMode) error {
 	if err := os.Link(tmp.Name(), path); err != nil {
 		return err // os.ErrExist when another start won
 	}
-	return syncDir(dir)
+	return SyncDir(dir)
 }
 
-func syncDir(dir string) error {
+// SyncDir fsyncs a directory, so that a file just created or renamed in it survives a power cut.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -78,6 +78,14 @@ type OverviewView struct {
 	Chart                                Chart
 	OutboxDepth, DeadLetters             int
 	Partial                              bool // more payouts than one page reads: the counts are a lower bound
+	// Backups are the scheduled backups' targets whose last backup failed.
+	Backups []BackupWarning
+}
+
+// BackupWarning is a failed scheduled backup: where it was going, when it failed, why, and
+// the newest good backup there.
+type BackupWarning struct {
+	Where, FailedAt, Error, LastGood string
 }
 
 // CountRow counts payouts of one country or channel by how they stand.

@@ -16,6 +16,7 @@ func init() {
 		signCommand,
 		listenCommand,
 		backupCommand,
+		restoreCommand,
 		seedCommand,
 		migrateCommand,
 		keysCommand,

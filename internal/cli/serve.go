@@ -85,6 +85,13 @@ func declareServeFlags(fs *flag.FlagSet) func() (server.Config, error) {
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 20*time.Second, "on SIGTERM: how long requests, workers and database writes get to finish before the process exits anyway, logging what it abandoned")
 	fs.DurationVar(&c.ClaimLease, "claim-lease", rules.ClaimLease, "on PostgreSQL: how long a claimed step or event stays this instance's, and a step it queued past its due time; a crashed instance's claims and steps are taken over after it")
 	httpsFlags := declareHTTPSFlags(fs, c) // HTTPS: ACME or one's own certificate (serve_https.go)
+	// Scheduled backups (internal/server/backups.go).
+	fs.DurationVar(&c.BackupEvery, "backup-every", 0, "make a verified backup of the bbolt file this often, e.g. 6h (at least 1m; 0: none); needs --backup-dir")
+	fs.IntVar(&c.BackupKeep, "backup-keep", 14, "how many verified backups --backup-every keeps, in --backup-dir and in --backup-s3 (the oldest are removed once a new one is verified)")
+	fs.StringVar(&c.BackupDir, "backup-dir", "", "directory of the scheduled backups, outside --data (created 0700)")
+	fs.StringVar(&c.BackupS3, "backup-s3", "", "also copy each verified backup to s3://bucket/prefix (credentials: --backup-s3-credentials-file, else AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; region AWS_REGION)")
+	fs.StringVar(&c.BackupS3Endpoint, "backup-s3-endpoint", "", "URL of an S3-compatible service for --backup-s3, e.g. http://127.0.0.1:9000 for MinIO (default: AWS S3)")
+	fs.StringVar(&c.BackupS3CredentialsFile, "backup-s3-credentials-file", "", "AWS shared credentials file for --backup-s3 (its [default] section, or AWS_PROFILE's)")
 	return func() (server.Config, error) {
 		var err error
 		if c.TrustedProxies, err = api.ParseTrustedProxies(*proxies); err != nil {

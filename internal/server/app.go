@@ -62,6 +62,10 @@ type wiring struct {
 	cards *web.Cards
 	// batches are the merchants' batches (wireBatches), which the dashboard uploads too.
 	batches *rules.Batches
+
+	// backups is the backup scheduler (wireBackups; nil when off), whose failures the
+	// dashboard shows.
+	backups *backups
 }
 
 func newApp(cfg Config, opts Options, db rules.Storage, sealer *store.Sealer, logger *slog.Logger, token string) (*app, error) {
@@ -140,6 +144,9 @@ func newApp(cfg Config, opts Options, db rules.Storage, sealer *store.Sealer, lo
 		return nil, err
 	}
 	w.wireUsers()
+	if err := w.wireBackups(); err != nil {
+		return nil, err
+	}
 	w.wireDashboard()
 	w.wireLedger()
 	a := &app{fund: w.lc.Fund, metrics: w.metrics.Handler(), onShutdown: w.onShutdown}

@@ -61,6 +61,16 @@ type Config struct {
 	ACMERenewInterval time.Duration
 	TLSCert, TLSKey   string
 	HTTPAddr          string
+	// Scheduled backups of the bbolt file (backups.go): how often, how many to keep, where,
+	// and the S3 copy.
+	BackupEvery             time.Duration
+	BackupKeep              int
+	BackupDir               string
+	BackupS3                string
+	BackupS3Endpoint        string
+	BackupS3CredentialsFile string
+	// getenv is Run's: the S3 credentials may come from the environment.
+	getenv func(string) string
 }
 
 // Options are what a test injects into a server; the binary leaves them zero.
@@ -76,6 +86,11 @@ type Options struct {
 	// browser test watches a form expire in seconds instead of the 5-minute minimum of
 	// expirationTime.
 	CardSessionLength time.Duration
+
+	// BackupEvery, when set, is the interval of the scheduled backups instead of
+	// --backup-every (which still turns them on), so that a test sees several within
+	// seconds; the flag takes no less than a minute.
+	BackupEvery time.Duration
 }
 
 func (o Options) now() func() time.Time {
@@ -111,6 +126,9 @@ func (c Config) Check() error {
 		return errors.New("--database must be a postgres:// (or postgresql://) URL; leave it empty for the bbolt file in --data")
 	}
 	if err := c.checkHTTPS(); err != nil {
+		return err
+	}
+	if err := c.checkBackups(); err != nil {
 		return err
 	}
 	if c.OnPostgres() {

@@ -85,6 +85,8 @@ func (w *wiring) wireDashboard() {
 		},
 		RealNow:    w.realNow,
 		ClientAddr: api.ClientAddr,
+
+		Backups: w.backupProblems(),
 	})
 	w.deps.Pages = append(w.deps.Pages, d)
 }

@@ -62,10 +62,11 @@ func checkDataDir(dir string) error {
 		why = "it holds " + strings.Join(traces, ", ") + ", which a server writes only once its database is there"
 	}
 	return fmt.Errorf("%s is %s, but %s was initialised (%s): the database was lost, this is not a first start. "+
-		"Restore it with the server stopped: copy a backup (`payouts backup --out FILE` writes one) to %s. "+
+		"Restore it with the server stopped: `payouts restore --data %s BACKUP` verifies a backup (`payouts backup --out FILE` "+
+		"or --backup-every writes one) and installs it as %s. "+
 		"To start afresh on purpose, move %s aside and start on an empty directory (the old keys and admin token "+
 		"go with the old database: a fresh store makes its own)",
-		dbPath, state, dir, why, dbPath, dir)
+		dbPath, state, dir, why, dir, dbPath, dir)
 }
 
 // markInitialised writes the marker once; an existing one is kept.

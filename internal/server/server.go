@@ -37,6 +37,7 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 	if err := cfg.Check(); err != nil {
 		return err
 	}
+	cfg.getenv = getenv
 	logger := newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
 	if getenv("GOGC") == "" {
 		// The live heap is a few MiB (records live in the mmap'd file), so the default

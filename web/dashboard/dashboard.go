@@ -140,6 +140,9 @@ type Config struct {
 	// SignInDelays are the users' per-account waits after failed sign-ins (nil: the
 	// dashboard's own, rules.NewSignInDelays on RealNow). The admin token has none.
 	SignInDelays *rules.SignInDelays
+	// Backups lists the scheduled backups' targets whose last backup failed, which the
+	// overview warns of (backups.go); nil when the server makes none.
+	Backups func() []BackupProblem
 }
 
 // IdleTimeout signs an operator out after this long without a request: a working day.

@@ -49,6 +49,7 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 	fr := d.frame(r, "ov.title", "overview")
 	v := Summarize(all, since, fr.W)
 	v.Frame, v.Partial = fr, partial
+	v.Backups = d.backupWarnings(r, fr.W)
 	v.OutboxDepth = d.cfg.Outbox.Depth()
 	scope := d.scope(r)
 	dead, err := d.cfg.Outbox.Held(1<<30, func(dl Delivery) bool { return dl.State == StateDead && (scope == "" || dl.MerchantID == scope) })
