@@ -84,6 +84,8 @@ func declareServeFlags(fs *flag.FlagSet) func() (server.Config, error) {
 	fs.IntVar(&c.DBMaxConns, "db-max-conns", 16, "PostgreSQL connections of this instance's pool")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 20*time.Second, "on SIGTERM: how long requests, workers and database writes get to finish before the process exits anyway, logging what it abandoned")
 	fs.DurationVar(&c.ClaimLease, "claim-lease", rules.ClaimLease, "on PostgreSQL: how long a claimed step or event stays this instance's, and a step it queued past its due time; a crashed instance's claims and steps are taken over after it")
+	// Traces.
+	fs.StringVar(&c.OTLPEndpoint, "otlp-endpoint", "", "export OpenTelemetry traces over OTLP/HTTP to this receiver, e.g. http://127.0.0.1:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; neither: off)")
 	return func() (server.Config, error) {
 		var err error
 		if c.TrustedProxies, err = api.ParseTrustedProxies(*proxies); err != nil {

@@ -84,7 +84,7 @@ func (w *wiring) newNotifications() (*notifications, error) {
 		return &rules.Dispatcher{
 			Store:      w.db,
 			Lane:       l,
-			Deliverers: deliverers,
+			Deliverers: w.traceDeliveries(deliverers),
 			Now:        w.now,
 			Log:        w.logger,
 			Delivered:  func(kind string) { w.metrics.OutboxSent.WithLabelValues(kind).Inc() },
@@ -92,7 +92,7 @@ func (w *wiring) newNotifications() (*notifications, error) {
 		}
 	}
 	n.dispatcher = lane(rules.LaneMail, map[string]rules.Deliverer{rules.EventBeneficiaryMail: mailer, rules.EventCashOTP: mailer})
-	n.webhook = &notify.Notifier{Source: src, Body: api.NotificationJSON, Key: key, Client: notify.NewHTTPClient(w.cfg.AllowPrivateNotifURL),
+	n.webhook = &notify.Notifier{Source: src, Body: api.NotificationJSON, Key: key, Client: w.traceNotifications(notify.NewHTTPClient(w.cfg.AllowPrivateNotifURL)),
 		Log: w.db, Sandbox: w.cfg.Sandbox, Now: w.now, Logger: w.logger}
 	n.notifier = lane(rules.LaneNotify, map[string]rules.Deliverer{rules.EventMerchantNotification: n.webhook,
 		rules.EventBatchNotification: n.webhook})
