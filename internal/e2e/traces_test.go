@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -206,7 +207,8 @@ func accessLogIDs(t testing.TB, log, route string) []string {
 // caller's trace and its id is the access log's request id; the create's store write is a
 // child of the request, linked both ways to the group commit that carried it; the rail's
 // submit and outcome are children of lifecycle rounds, with the payout's id; the delivery
-// carries its own span's traceparent to the merchant. No attribute holds a secret.
+// carries its own span's traceparent to the merchant, and to the sandbox inbox of another.
+// No attribute holds a secret.
 func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) {
 	otlp := newOTLPReceiver(t)
 	hook := &traceHook{}
@@ -214,6 +216,7 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 	defer receiver.Close()
 	s := startServer(t, "", "--otlp-endpoint", otlp.URL, "--allow-private-notification-urls")
 	c := s.newMerchant(t, map[string]any{"notificationUrl": receiver.URL + "/hooks/payouts"})
+	inboxed := s.newMerchant(t, map[string]any{"notificationUrl": "sandbox:inbox"})
 
 	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	body, _ := json.Marshal(perBankRequest("trace-1"))
@@ -230,8 +233,11 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 		t.Fatalf("create: %d %s", resp.StatusCode, raw)
 	}
 	id := decodePayout(t, raw).Payout.ID
+	inboxID := inboxed.create(t, perBankRequest("trace-2")).Payout.ID
 	c.waitStage(t, id, "SUCCESS", 15*time.Second)
 	waitFor(t, "the notification", 15*time.Second, func() bool { return len(hook.received()) > 0 })
+	waitFor(t, "the inbox's notification", 15*time.Second, func() bool { return len(inboxed.inbox(t).Items) > 0 })
+	inboxTraceparent := inboxed.inbox(t).Items[0].Headers["traceparent"]
 	s.Stop(t) // exports what is still queued
 	spans, resources, bodies, _ := otlp.received()
 	if len(spans) == 0 {
@@ -261,7 +267,7 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 	}
 
 	// The request continues the caller's trace, and its trace id is the request id.
-	creates := named("POST /api/v1/{merchantId}/payouts", nil)
+	creates := named("POST /api/v1/{merchantId}/payouts", ofPayout)
 	if len(creates) != 1 {
 		t.Fatalf("%d spans of the create request, want 1", len(creates))
 	}
@@ -278,8 +284,8 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 			t.Errorf("the create's span: %s = %q, want %q", k, got, want)
 		}
 	}
-	if ids := accessLogIDs(t, s.Stderr.String(), "/api/v1/{merchantId}/payouts"); len(ids) != 1 || ids[0] != callerTrace {
-		t.Errorf("the create's request id in the access log = %v, want the trace id %s", ids, callerTrace)
+	if ids := accessLogIDs(t, s.Stderr.String(), "/api/v1/{merchantId}/payouts"); !slices.Contains(ids, callerTrace) {
+		t.Errorf("the creates' request ids in the access log are %v, none the caller's trace id %s", ids, callerTrace)
 	}
 	logged := map[string]bool{}
 	for _, rid := range accessLogIDs(t, s.Stderr.String(), "") {
@@ -363,6 +369,15 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 	}
 	if got, want := hook.received()[0], fmt.Sprintf("00-%x-%x-01", d.TraceId, d.SpanId); got != want {
 		t.Errorf("the notification's traceparent = %q, want the delivery span's %q", got, want)
+	}
+	toInbox := named("notification.deliver", func(sp *tracepb.Span) bool {
+		return attr(sp, "payout.id") == fmt.Sprint(inboxID) && attr(sp, "event.kind") == "merchant.notification"
+	})
+	if len(toInbox) != 1 {
+		t.Fatalf("%d notification.deliver spans of payout %d to the sandbox inbox, want 1", len(toInbox), inboxID)
+	}
+	if want := fmt.Sprintf("00-%x-%x-01", toInbox[0].TraceId, toInbox[0].SpanId); inboxTraceparent != want {
+		t.Errorf("the inbox's notification has traceparent %q, want its delivery span's %q", inboxTraceparent, want)
 	}
 
 	// No secret anywhere: not in an attribute, and not in the bytes exported.

@@ -23,6 +23,7 @@ import (
 
 	"payouts/api"
 	"payouts/rules"
+	"payouts/web/notify"
 )
 
 // Traces (docs/guides/operations.md#traces): OpenTelemetry spans of the requests, the store
@@ -183,7 +184,8 @@ func (t *tracing) rules() rules.Tracer {
 }
 
 // wireTracing spans the requests and the lifecycle; the store engines were given their
-// tracer when opened (open), the notifications theirs when wired (traceDeliveries).
+// tracer when opened (open), the notifications theirs when wired (traceDeliveries,
+// traceNotifier).
 func (w *wiring) wireTracing() {
 	t := w.cfg.tracing
 	if t == nil {
@@ -206,16 +208,20 @@ func (w *wiring) traceDeliveries(ds map[string]rules.Deliverer) map[string]rules
 	return out
 }
 
-// traceNotifications makes the merchant notifications' client carry the delivery's
-// traceparent and tell its span the answer's status; as given when tracing is off.
-func (w *wiring) traceNotifications(c *http.Client) *http.Client {
+// traceNotifier makes each merchant notification carry the traceparent of its delivery's
+// span, and its client tell that span the status it was answered; nothing when tracing is
+// off.
+func (w *wiring) traceNotifier(n *notify.Notifier) {
 	t := w.cfg.tracing
 	if t == nil {
-		return c
+		return
 	}
-	traced := *c
-	traced.Transport = tracedTransport{next: c.Transport, propagator: t.propagator}
-	return &traced
+	n.TraceContext = func(ctx context.Context, headers map[string]string) {
+		t.propagator.Inject(ctx, propagation.MapCarrier(headers))
+	}
+	client := *n.Client
+	client.Transport = answerTransport{next: n.Client.Transport}
+	n.Client = &client
 }
 
 // spanStarter is rules.Tracer over OpenTelemetry.
@@ -288,7 +294,7 @@ type tracedDeliverer struct {
 	tracer trace.Tracer
 }
 
-// deliveryAnswer is where tracedTransport leaves the status of a delivery's answer for its
+// deliveryAnswer is where answerTransport leaves the status of a delivery's answer for its
 // span; the delivery and its requests run in one goroutine.
 type deliveryAnswer struct{ status int }
 
@@ -324,17 +330,11 @@ func deliveryFailure(err error, status int) string {
 	return "not delivered"
 }
 
-// tracedTransport is the notification client's transport with tracing: each request
-// carries the traceparent of the span its context holds (the delivery's), and tells the
-// delivery the status it was answered.
-type tracedTransport struct {
-	next       http.RoundTripper
-	propagator propagation.TextMapPropagator
-}
+// answerTransport is the notification client's transport with tracing: it tells the
+// delivery the status its request was answered.
+type answerTransport struct{ next http.RoundTripper }
 
-func (t tracedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context()) // a RoundTripper must not change the request it was given
-	t.propagator.Inject(req.Context(), propagation.HeaderCarrier(req.Header))
+func (t answerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	next := t.next
 	if next == nil {
 		next = http.DefaultTransport
