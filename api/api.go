@@ -91,6 +91,9 @@ type Deps struct {
 	// Pages are the HTML routes beside the API: the card form, the dashboard, the sandbox
 	// mailbox. api does not know them; each registers its own on the router.
 	Pages []Pages
+
+	// Tracing spans every request (trace.go); nil: no tracing, at no cost.
+	Tracing *Tracing
 }
 
 // Pages register HTML routes on the router (web/ implements them).
@@ -111,9 +114,11 @@ func New(d Deps) (http.Handler, huma.API) {
 	}
 	baseLogger.Store(d.Logger)
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID)
+	if d.Tracing == nil {
+		r.Use(middleware.RequestID) // with tracing, the request id is the trace id (accessLog)
+	}
 	r.Use(clientAddrMiddleware(d.TrustedProxies))
-	r.Use(accessLog(d.Logger, d.Observe))
+	r.Use(accessLog(d.Logger, d.Observe, d.Tracing))
 	r.Use(recoverer)
 	r.Use(jsonBodies)
 	r.Use(d.Auth.Middleware)
@@ -341,6 +346,9 @@ func registerPayouts(a huma.API, d Deps) {
 		res, err := d.Service.CreatePayout(ctx, m, in.RawBody, rules.EndpointPayouts)
 		if err != nil {
 			return nil, err
+		}
+		if d.Tracing != nil {
+			notePayout(ctx, res.Payout.ID)
 		}
 		out := &CreatePayoutOutput{Status: http.StatusCreated, Body: payoutView(res.Payout),
 			Location: "/api/v1/" + m.ID + "/payouts/" + itoa(res.Payout.ID)}

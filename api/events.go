@@ -77,7 +77,7 @@ func eventView(e rules.LoggedEvent, withBody bool) EventView {
 type InboxItemView struct {
 	EventID        string            `json:"eventId" example:"merchant.notification.1042.PROCESSED"`
 	ReceivedAt     string            `json:"receivedAt" example:"2026-11-25T10:15:02Z"`
-	Headers        map[string]string `json:"headers" doc:"The delivery's headers: Content-Type, verification (the signature), User-Agent, Idempotency-Key"`
+	Headers        map[string]string `json:"headers" doc:"The delivery's headers: Content-Type, verification (the signature), User-Agent, Idempotency-Key, and traceparent when the server exports traces"`
 	Body           string            `json:"body" example:"{\"payout\":{\"Id\":\"1042\"},\"output\":{\"stage\":\"SUCCESS\"}}" doc:"The exact body received"`
 	SignatureValid bool              `json:"signatureValid" example:"true" doc:"The verification header checked against merchantId + body with the key served at /api/v1/notifications/public-key, as a merchant does"`
 }

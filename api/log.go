@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // logCtx collects what the access log line says about a request as it goes through, and
@@ -23,6 +24,7 @@ type logCtx struct {
 	server     *slog.Logger
 	once       sync.Once
 	logger     *slog.Logger
+	payoutID   int64 // the payout a create made, for the request's span (trace.go)
 }
 
 func (lc *logCtx) requestLogger() *slog.Logger {
@@ -79,10 +81,15 @@ type Observer func(route string, status int, d time.Duration)
 
 // accessLog logs one line per request: method, path (never the query, which carries the
 // signature, nor the body, which may carry card data), route, status, duration, request id.
-func accessLog(logger *slog.Logger, observe Observer) func(http.Handler) http.Handler {
+// With tracing (nil: off) it also spans the request, and the request id is its trace id.
+func accessLog(logger *slog.Logger, observe Observer, tracing *Tracing) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
+			var span trace.Span
+			if tracing != nil {
+				r, span = tracing.startRequestSpan(r)
+			}
 			lc := &logCtx{requestID: middleware.GetReqID(r.Context()), server: logger}
 			r = r.WithContext(context.WithValue(r.Context(), logKey{}, lc))
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
@@ -101,6 +108,9 @@ func accessLog(logger *slog.Logger, observe Observer) func(http.Handler) http.Ha
 			}
 			if observe != nil {
 				observe(r.Method+" "+route, status, d)
+			}
+			if span != nil {
+				endRequestSpan(span, r, route, status, lc)
 			}
 			level := slog.LevelInfo
 			if status >= 500 {

@@ -30,7 +30,7 @@ func TestInternalErrorsLogThroughTheRequestLoggerWithItsID(t *testing.T) {
 
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)
-	r.Use(accessLog(logger, nil))
+	r.Use(accessLog(logger, nil, nil))
 	r.Use(recoverer)
 	r.Get("/panic", func(http.ResponseWriter, *http.Request) {
 		var m map[string]*int

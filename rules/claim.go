@@ -110,7 +110,7 @@ func (c *CashClaims) Claim(ctx context.Context, merchantID string, id int64, cod
 	now := c.Now().UTC()
 	var stepErr error
 	found, right := false, false
-	err := c.Store.UpdatePayouts([]int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
+	err := updatePayouts(ctx, c.Store, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
 		found = true
 		switch {
 		case p.MerchantID != merchantID:

@@ -40,6 +40,9 @@ type Lifecycle struct {
 	OnFinal func(p *Payout, m *Merchant) []Event
 	// Finished is told after a payout reached SUCCESS or REJECTED (metrics). May be nil.
 	Finished func(p *Payout)
+	// Trace, when set, spans each round that finds work and each rail call in it; nil
+	// traces nothing.
+	Trace Tracer
 	// BatchSize caps the payouts moved in one transaction.
 	BatchSize int
 	// Workers bounds the rounds run at once while a backlog lasts (a round took a full
@@ -150,12 +153,11 @@ const gatherWindow = 20 * time.Millisecond
 
 // RunOnce processes one batch of due payouts and says how many it took. Tests call it with
 // an injected clock instead of sleeping.
-func (lc *Lifecycle) RunOnce(ctx context.Context) (int, error) {
+func (lc *Lifecycle) RunOnce(ctx context.Context) (n int, err error) {
 	lc.init()
 	now := lc.Now().UTC()
 	var due []DueEntry
 	var read map[int64]*Payout
-	var err error
 	if dr, ok := lc.Store.(DueReader); ok {
 		due, read, err = dr.DueRead(now, lc.BatchSize)
 	} else {
@@ -163,6 +165,11 @@ func (lc *Lifecycle) RunOnce(ctx context.Context) (int, error) {
 	}
 	if err != nil || len(due) == 0 {
 		return 0, err
+	}
+	if lc.Trace != nil { // a round that found nothing is not worth a span: the worker polls every second
+		var span Span
+		ctx, span = lc.Trace.Start(ctx, "lifecycle.round", slog.Int(AttrPayouts, len(due)))
+		defer func() { span.End(err) }()
 	}
 	// Only the payouts that wait on a rail need reading before the transaction.
 	ids := make([]int64, 0, len(due))
@@ -189,16 +196,16 @@ func (lc *Lifecycle) RunOnce(ctx context.Context) (int, error) {
 	for _, p := range ps {
 		switch p.Status {
 		case StatusWaitingRouting:
-			sub, err := lc.Rail(p.Channel).Submit(ctx, p)
+			sub, err := lc.submit(ctx, p)
 			answers[p.ID] = railAnswer{status: p.Status, sub: sub, err: err}
 		case StatusPendingBank, StatusProcessed:
-			out, err := lc.Rail(p.Channel).Outcome(ctx, p, now)
+			out, err := lc.outcome(ctx, p, now)
 			answers[p.ID] = railAnswer{status: p.Status, out: out, err: err}
 		}
 	}
 	var finished []*Payout
 	merchants := map[string]*Merchant{}
-	err = lc.Store.UpdatePayouts(ids, func(p *Payout, l Ledger) (time.Time, error) {
+	err = updatePayouts(ctx, lc.Store, ids, func(p *Payout, l Ledger) (time.Time, error) {
 		m, err := lc.merchant(merchants, p.MerchantID)
 		if err != nil {
 			return time.Time{}, err
@@ -223,6 +230,34 @@ func (lc *Lifecycle) RunOnce(ctx context.Context) (int, error) {
 	}
 	lc.finished(finished)
 	return len(ids), nil
+}
+
+// submit hands p to its rail, in a span of its own when tracing.
+func (lc *Lifecycle) submit(ctx context.Context, p *Payout) (Submission, error) {
+	if lc.Trace == nil {
+		return lc.Rail(p.Channel).Submit(ctx, p)
+	}
+	ctx, span := lc.Trace.Start(ctx, "rail.submit", slog.String(AttrRailCall, "submit"),
+		slog.String(AttrChannel, string(p.Channel)), slog.Int64(AttrPayoutID, p.ID))
+	sub, err := lc.Rail(p.Channel).Submit(ctx, p)
+	span.End(err)
+	return sub, err
+}
+
+// outcome asks p's rail what became of it, in a span of its own when tracing.
+func (lc *Lifecycle) outcome(ctx context.Context, p *Payout, now time.Time) (Outcome, error) {
+	if lc.Trace == nil {
+		return lc.Rail(p.Channel).Outcome(ctx, p, now)
+	}
+	ctx, span := lc.Trace.Start(ctx, "rail.outcome", slog.String(AttrRailCall, "outcome"),
+		slog.String(AttrChannel, string(p.Channel)), slog.Int64(AttrPayoutID, p.ID))
+	out, err := lc.Rail(p.Channel).Outcome(ctx, p, now)
+	span.Set(slog.Bool(AttrRailSettle, out.Settled))
+	if out.Settled {
+		span.Set(slog.String(AttrStatus, string(out.Status)))
+	}
+	span.End(err)
+	return out, err
 }
 
 // railPayouts are the payouts of ids, in their order: those read with the claim, the others
@@ -459,7 +494,7 @@ func (lc *Lifecycle) Release(ctx context.Context, merchantID string) error {
 	}
 	now := lc.Now().UTC()
 	blocked := map[string]bool{} // country+currency whose oldest held payout did not fit
-	err = lc.Store.UpdatePayouts(ids, func(p *Payout, l Ledger) (time.Time, error) {
+	err = updatePayouts(ctx, lc.Store, ids, func(p *Payout, l Ledger) (time.Time, error) {
 		if p.Status != StatusPendingBalance || blocked[p.Country+p.Currency] {
 			return time.Time{}, ErrNoChange
 		}
@@ -491,7 +526,7 @@ func (lc *Lifecycle) Settle(ctx context.Context, merchantID string, id int64, st
 	now := lc.Now().UTC()
 	var result *Payout
 	var stepErr error
-	err := lc.Store.UpdatePayouts([]int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
+	err := updatePayouts(ctx, lc.Store, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
 		if p.MerchantID != merchantID {
 			stepErr = Errorf(KindNotFound, CodePayoutNotFound, "payout %d not found", id)
 			return time.Time{}, ErrNoChange
@@ -549,7 +584,7 @@ func (lc *Lifecycle) Cancel(ctx context.Context, merchantID string, id int64) (*
 	var result *Payout
 	var stepErr error
 	var cancelled bool
-	err := lc.Store.UpdatePayouts([]int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
+	err := updatePayouts(ctx, lc.Store, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
 		if p.MerchantID != merchantID {
 			stepErr = Errorf(KindNotFound, CodePayoutNotFound, "payout %d not found", id)
 			return time.Time{}, ErrNoChange
@@ -633,7 +668,7 @@ func (lc *Lifecycle) CardEntered(ctx context.Context, id int64, card CardRef) (*
 	now := lc.Now().UTC()
 	var result *Payout
 	var stepErr error
-	err := lc.Store.UpdatePayouts([]int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
+	err := updatePayouts(ctx, lc.Store, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
 		if p.Channel != ChannelCard || p.Card != nil || p.Status.Final() {
 			stepErr = wrongState(p, "take a card")
 			return time.Time{}, ErrNoChange
@@ -666,7 +701,7 @@ func (lc *Lifecycle) RestartCardSession(ctx context.Context, id int64, expiresAt
 	lc.init()
 	var result *Payout
 	var stepErr error
-	err := lc.Store.UpdatePayouts([]int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
+	err := updatePayouts(ctx, lc.Store, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
 		if p.Channel != ChannelCard || p.Card != nil || p.Status.Final() {
 			stepErr = wrongState(p, "restart its card session")
 			return time.Time{}, ErrNoChange

@@ -62,7 +62,7 @@ func (s *Service) CreatePayout(ctx context.Context, m *Merchant, body []byte, ep
 	if s.Admit != nil {
 		admit = func(p *Payout, l Ledger) (time.Time, error) { return s.Admit(p, m, l) }
 	}
-	stored, created, err := s.Store.CreatePayout(p, now, events, admit)
+	stored, created, err := createPayout(ctx, s.Store, p, now, events, admit)
 	if err != nil {
 		return CreateResult{}, err
 	}

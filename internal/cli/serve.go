@@ -92,6 +92,8 @@ func declareServeFlags(fs *flag.FlagSet) func() (server.Config, error) {
 	fs.StringVar(&c.BackupS3, "backup-s3", "", "also copy each verified backup to s3://bucket/prefix (credentials: --backup-s3-credentials-file, else AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; region AWS_REGION)")
 	fs.StringVar(&c.BackupS3Endpoint, "backup-s3-endpoint", "", "URL of an S3-compatible service for --backup-s3, e.g. http://127.0.0.1:9000 for MinIO (default: AWS S3)")
 	fs.StringVar(&c.BackupS3CredentialsFile, "backup-s3-credentials-file", "", "AWS shared credentials file for --backup-s3 (its [default] section, or AWS_PROFILE's)")
+	// Traces.
+	fs.StringVar(&c.OTLPEndpoint, "otlp-endpoint", "", "export OpenTelemetry traces over OTLP/HTTP to this receiver, e.g. http://127.0.0.1:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; neither: off)")
 	return func() (server.Config, error) {
 		var err error
 		if c.TrustedProxies, err = api.ParseTrustedProxies(*proxies); err != nil {

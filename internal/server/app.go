@@ -149,6 +149,7 @@ func newApp(cfg Config, opts Options, db rules.Storage, sealer *store.Sealer, lo
 	}
 	w.wireDashboard()
 	w.wireLedger()
+	w.wireTracing()
 	a := &app{fund: w.lc.Fund, metrics: w.metrics.Handler(), onShutdown: w.onShutdown}
 	a.handler, _ = api.New(*w.deps)
 

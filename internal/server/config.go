@@ -71,6 +71,11 @@ type Config struct {
 	BackupS3CredentialsFile string
 	// getenv is Run's: the S3 credentials may come from the environment.
 	getenv func(string) string
+	// Traces (tracing.go): the base URL of the OTLP/HTTP receiver spans are exported to; empty:
+	// the OTEL_EXPORTER_OTLP_ variables decide, and without them tracing is off. tracing is
+	// what Run started from it, for the store and the wiring (nil: off).
+	OTLPEndpoint string
+	tracing      *tracing
 }
 
 // Options are what a test injects into a server; the binary leaves them zero.
@@ -121,6 +126,11 @@ func RedactURL(raw string) string {
 func (c Config) Check() error {
 	if c.LogFormat != "" && c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("--log-format must be text or json")
+	}
+	if c.OTLPEndpoint != "" {
+		if err := checkEndpoint(c.OTLPEndpoint, "--otlp-endpoint"); err != nil {
+			return err
+		}
 	}
 	if c.Database != "" && !c.OnPostgres() {
 		return errors.New("--database must be a postgres:// (or postgresql://) URL; leave it empty for the bbolt file in --data")

@@ -69,7 +69,7 @@ func (w *wiring) newNotifications() (*notifications, error) {
 		return &rules.Dispatcher{
 			Store:      w.db,
 			Lane:       l,
-			Deliverers: deliverers,
+			Deliverers: w.traceDeliveries(deliverers),
 			Now:        w.now,
 			Log:        w.logger,
 			Delivered:  func(kind string) { w.metrics.OutboxSent.WithLabelValues(kind).Inc() },
@@ -79,6 +79,7 @@ func (w *wiring) newNotifications() (*notifications, error) {
 	n.dispatcher = lane(rules.LaneMail, map[string]rules.Deliverer{rules.EventBeneficiaryMail: mailer, rules.EventCashOTP: mailer})
 	n.webhook = &notify.Notifier{Source: src, Body: api.NotificationJSON, Key: key, Client: notify.NewHTTPClient(w.cfg.AllowPrivateNotifURL),
 		Log: w.db, Sandbox: w.cfg.Sandbox, Now: w.now, Logger: w.logger}
+	w.traceNotifier(n.webhook)
 	n.notifier = lane(rules.LaneNotify, map[string]rules.Deliverer{rules.EventMerchantNotification: n.webhook,
 		rules.EventBatchNotification: n.webhook})
 	n.claims = &rules.CashClaims{Store: w.db, Settle: w.lc.Settle, Now: w.now}

@@ -32,7 +32,7 @@ func Version() string {
 
 // Run serves until ctx ends, then drains within cfg.DrainTimeout. It prints what an operator
 // needs on stdout (the address, the admin token on first start, the demo merchant) and logs
-// on stderr. getenv reads the environment (GOGC).
+// on stderr. getenv reads the environment (GOGC, the OTEL_ variables of tracing.go).
 func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) string, stdout, stderr io.Writer) error {
 	if err := cfg.Check(); err != nil {
 		return err
@@ -64,6 +64,12 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 			return err
 		}
 	}
+	if cfg.tracing, err = startTracing(cfg, getenv, logger); err != nil {
+		ln.Close()
+		return err
+	}
+	var tracingBy time.Time // the drain's deadline once it started; zero before
+	defer func() { cfg.tracing.stop(tracingBy, logger) }()
 	db, sealer, err := open(ctx, cfg, opts)
 	if err != nil {
 		ln.Close()
@@ -155,6 +161,7 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 	}
 	logger.Info("shutting down: draining requests", "drain_timeout", cfg.DrainTimeout.String())
 	draining = true
+	tracingBy = time.Now().Add(cfg.DrainTimeout) // the last spans are exported within the drain
 	return drain(cfg.DrainTimeout, logger, srv, app, db)
 }
 

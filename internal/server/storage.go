@@ -43,7 +43,8 @@ func open(ctx context.Context, cfg Config, opts Options) (rules.Storage, *store.
 		if err != nil {
 			return nil, nil, err
 		}
-		db, err := postgres.Open(ctx, cfg.Database, postgres.Options{Instance: cfg.Instance, MaxConns: int32(cfg.DBMaxConns), Lease: cfg.ClaimLease})
+		db, err := postgres.Open(ctx, cfg.Database, postgres.Options{Instance: cfg.Instance, MaxConns: int32(cfg.DBMaxConns), Lease: cfg.ClaimLease,
+			Trace: cfg.tracing.rules()})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -62,7 +63,7 @@ func open(ctx context.Context, cfg Config, opts Options) (rules.Storage, *store.
 	if err := checkDataDir(dir); err != nil {
 		return nil, nil, err
 	}
-	db, err := bolt.Open(filepath.Join(dir, DatabaseFile), bolt.Options{NoSync: cfg.NoSync, Fault: opts.WriteFault})
+	db, err := bolt.Open(filepath.Join(dir, DatabaseFile), bolt.Options{NoSync: cfg.NoSync, Fault: opts.WriteFault, Trace: cfg.tracing.rules()})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
+
+	"payouts/rules"
 )
 
 // Group commit: one goroutine owns the payout writes (creates and lifecycle steps). It takes
@@ -40,6 +43,7 @@ type writeOp struct {
 	fn    func(tx *bbolt.Tx) error
 	rerun bool
 	done  chan error
+	trace opTrace // the spans of the write and of its group's commit (trace.go); zero when off
 }
 
 type committer struct {
@@ -56,6 +60,8 @@ type committer struct {
 	// fault, when set (tests), runs in each group's transaction before it commits: its
 	// error fails the commit, its wait stalls it.
 	fault func() error
+	// trace, when set, spans each commit and each write waiting for one (trace.go).
+	trace rules.Tracer
 
 	// The watchdog's view (WriterStalled): writes handed in and not yet answered, when the group
 	// being committed started (0 when idle), and why the last commit failed for lack of space.
@@ -64,8 +70,8 @@ type committer struct {
 	noSpace   atomic.Pointer[string]
 }
 
-func newCommitter(db *bbolt.DB, fault func() error) *committer {
-	c := &committer{db: db, fault: fault, wake: make(chan struct{}, 1), quit: make(chan struct{}), gone: make(chan struct{})}
+func newCommitter(db *bbolt.DB, fault func() error, trace rules.Tracer) *committer {
+	c := &committer{db: db, fault: fault, trace: trace, wake: make(chan struct{}, 1), quit: make(chan struct{}), gone: make(chan struct{})}
 	go c.loop()
 	return c
 }
@@ -94,9 +100,14 @@ func lackOfSpace(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG)
 }
 
-// write runs fn in the next group and returns once the group is durable (or failed).
-func (c *committer) write(fn func(tx *bbolt.Tx) error, rerun bool) error {
+// write runs fn in the next group and returns once the group is durable (or failed); ctx
+// names the caller's span, if any, when tracing.
+func (c *committer) write(ctx context.Context, fn func(tx *bbolt.Tx) error, rerun bool) (err error) {
 	op := &writeOp{fn: fn, rerun: rerun, done: make(chan error, 1)}
+	if c.trace != nil {
+		end := c.traceWrite(ctx, op)
+		defer func() { end(err) }()
+	}
 	c.waiting.Add(1)
 	defer c.waiting.Add(-1)
 	c.mu.Lock()
@@ -137,7 +148,13 @@ func (c *committer) loop() {
 			group := waiting[:min(len(waiting), maxGroup)]
 			waiting = waiting[len(group):]
 			c.busySince.Store(time.Now().UnixNano())
-			c.commit(group)
+			if c.trace != nil {
+				end := c.traceCommit(group)
+				c.commit(group)
+				end()
+			} else {
+				c.commit(group)
+			}
 			c.busySince.Store(0)
 		}
 		clear(taken) // answered: let them go

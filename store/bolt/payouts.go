@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -23,9 +24,14 @@ import (
 // conflict. The payout returned for a create is a copy of p as stored; p itself is left as
 // it was given.
 func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) (*rules.Payout, bool, error) {
+	return s.CreatePayoutContext(context.Background(), p, due, events, admit)
+}
+
+// CreatePayoutContext is CreatePayout for a caller whose span ctx carries (rules.ContextWrites).
+func (s *DB) CreatePayoutContext(ctx context.Context, p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) (*rules.Payout, bool, error) {
 	var existing, stored *rules.Payout
 	orderKey := key(p.MerchantID, p.OrderID)
-	err := s.writer.write(func(tx *bbolt.Tx) error {
+	err := s.writer.write(ctx, func(tx *bbolt.Tx) error {
 		// A failed group runs this again in the next one: start clean, from p untouched.
 		existing, stored = nil, nil
 		if raw := tx.Bucket(bOrders).Get(orderKey); raw != nil {
@@ -441,8 +447,13 @@ func dropDue(tx *bbolt.Tx, id int64) error {
 // another write of the group fails, UpdatePayouts fails with nothing stored. Once it
 // returns, the claims Due gave on ids are released, whatever the outcome.
 func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
+	return s.UpdatePayoutsContext(context.Background(), ids, step)
+}
+
+// UpdatePayoutsContext is UpdatePayouts for a caller whose span ctx carries (rules.ContextWrites).
+func (s *DB) UpdatePayoutsContext(ctx context.Context, ids []int64, step rules.Step) error {
 	defer s.stepClaims.release(ids...)
-	return s.writer.write(func(tx *bbolt.Tx) error {
+	return s.writer.write(ctx, func(tx *bbolt.Tx) error {
 		l := newLedger(tx)
 		pb := s.buckets(tx)
 		appendOnly(tx)

@@ -69,6 +69,10 @@ type Options struct {
 	// Fault, for tests only, runs in each group commit's transaction before it commits: its
 	// error fails the commit (a full disk), its wait stalls the writer.
 	Fault func() error
+
+	// Trace, when set, spans the group writer's commits and the writes waiting for them
+	// (trace.go); nil traces nothing.
+	Trace rules.Tracer
 }
 
 // openError says why bbolt could not open path: another process holds it, or what bbolt said.
@@ -106,7 +110,7 @@ func Open(path string, opt Options) (*DB, error) {
 		return nil, openError(path, err)
 	}
 	if opt.ReadOnly {
-		return &DB{bdb: db, path: path, writer: newCommitter(db, nil)}, nil
+		return &DB{bdb: db, path: path, writer: newCommitter(db, nil, nil)}, nil
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, b := range allBuckets {
@@ -126,7 +130,7 @@ func Open(path string, opt Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	return &DB{bdb: db, path: path, writer: newCommitter(db, opt.Fault)}, nil
+	return &DB{bdb: db, path: path, writer: newCommitter(db, opt.Fault, opt.Trace)}, nil
 }
 
 // WriterStalled says why the group writer cannot be relied on, or "" (rules.WriterHealth).

@@ -46,6 +46,10 @@ type Options struct {
 	Lease time.Duration
 	// Tracer, when set, is told of every query and batch sent (the tests count round trips).
 	Tracer pgx.QueryTracer
+
+	// Trace, when set, spans the payout writes: the group writer's commits and the writes
+	// waiting for them, and the lifecycle's steps (trace.go); nil traces nothing.
+	Trace rules.Tracer
 }
 
 // DB is the service's database on PostgreSQL.
@@ -63,6 +67,8 @@ type DB struct {
 	writer *groupWriter
 	steps  claimSet
 	read   readDocs // the payouts PayoutsByID decoded, for the round that steps them
+	// trace spans the payout writes (trace.go); nil when tracing is off.
+	trace rules.Tracer
 }
 
 // Open connects to url, applies the pending migrations, and returns the store.
@@ -100,7 +106,8 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	if s.lease <= 0 {
 		s.lease = rules.ClaimLease
 	}
-	s.writer = newGroupWriter(pool, s.queueLease())
+	s.writer = newGroupWriter(pool, s.queueLease(), opt.Trace)
+	s.trace = opt.Trace
 	return s, nil
 }
 

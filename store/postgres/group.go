@@ -67,7 +67,8 @@ type groupOp struct {
 	rerun  bool
 	ran    bool
 	done   chan error
-	err    error // the answer sent on done
+	err    error   // the answer sent on done
+	trace  opTrace // the spans of the write and of its group's commit (trace.go); zero when off
 }
 
 // answer gives op its answer.
@@ -95,29 +96,36 @@ type groupWriter struct {
 	stock idStock
 	// lease is what the creates give the steps they queue (payouts.go).
 	lease queueLease
+	// trace, when set, spans each commit and each write waiting for one (trace.go).
+	trace rules.Tracer
 }
 
-func newGroupWriter(pool *pgxpool.Pool, lease queueLease) *groupWriter {
+func newGroupWriter(pool *pgxpool.Pool, lease queueLease, trace rules.Tracer) *groupWriter {
 	w := &groupWriter{pool: pool, ops: make(chan *groupOp), quit: make(chan struct{}), gone: make(chan struct{}),
-		known: map[balanceKey]knownBalance{}, lease: lease}
+		known: map[balanceKey]knownBalance{}, lease: lease, trace: trace}
 	go w.loop()
 	return w
 }
 
 // write runs fn in the next group and returns once the group committed (or fn failed).
 func (w *groupWriter) write(fn func(ctx context.Context, tx pgx.Tx) error, rerun bool, keys ...balanceKey) error {
-	return w.send(&groupOp{fn: fn, keys: keys, rerun: rerun, done: make(chan error, 1)})
+	return w.send(context.Background(), &groupOp{fn: fn, keys: keys, rerun: rerun, done: make(chan error, 1)})
 }
 
-// send runs op in the next group and returns once it has its answer.
-func (w *groupWriter) send(op *groupOp) error {
+// send runs op in the next group and returns once it has its answer; ctx names the
+// caller's span, if any, when tracing.
+func (w *groupWriter) send(ctx context.Context, op *groupOp) (err error) {
+	if w.trace != nil {
+		end := w.traceWrite(ctx, op)
+		defer func() { end(err) }()
+	}
 	if w.alone {
 		select {
 		case <-w.quit:
 			return errClosed
 		default:
 		}
-		w.commit([]*groupOp{op})
+		w.traced([]*groupOp{op})
 		return <-op.done
 	}
 	select {
@@ -160,8 +168,19 @@ func (w *groupWriter) loop() {
 				break gather
 			}
 		}
-		w.commit(group)
+		w.traced(group)
 	}
+}
+
+// traced commits a group, in a span when tracing.
+func (w *groupWriter) traced(group []*groupOp) {
+	if w.trace == nil {
+		w.commit(group)
+		return
+	}
+	end := w.traceCommit(group)
+	w.commit(group)
+	end()
 }
 
 // commit runs a group until every write of it has its answer: its creates set-based, then

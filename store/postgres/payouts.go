@@ -43,13 +43,18 @@ const maxOrderRaces = 3
 // between a replay and a conflict. The payout returned for a create is a copy of p as stored;
 // p itself is left as it was given.
 func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) (*rules.Payout, bool, error) {
+	return s.CreatePayoutContext(context.Background(), p, due, events, admit)
+}
+
+// CreatePayoutContext is CreatePayout for a caller whose span ctx carries (rules.ContextWrites).
+func (s *DB) CreatePayoutContext(ctx context.Context, p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) (*rules.Payout, bool, error) {
 	var keys []balanceKey
 	if admit != nil { // only admit draws on the balance
 		keys = []balanceKey{{p.MerchantID, p.Country, p.Currency}}
 	}
 	for range maxOrderRaces {
 		c := &createWrite{p: p, due: due, events: events, admit: admit}
-		err := s.writer.send(&groupOp{create: c, keys: keys, rerun: true, done: make(chan error, 1),
+		err := s.writer.send(ctx, &groupOp{create: c, keys: keys, rerun: true, done: make(chan error, 1),
 			fn: func(ctx context.Context, tx pgx.Tx) error {
 				// A group rolled back runs this again: start clean, from p untouched.
 				var err error

@@ -31,6 +31,11 @@ var errBalanceMoved = errors.New("store: a balance grew under a step it refused;
 // commit only, as a create group's (creates.go). A step the balance refused (one more money could
 // change) locks its balance before the writes and checks that it did not grow meanwhile.
 func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
+	return s.UpdatePayoutsContext(context.Background(), ids, step)
+}
+
+// UpdatePayoutsContext is UpdatePayouts for a caller whose span ctx carries (rules.ContextWrites).
+func (s *DB) UpdatePayoutsContext(ctx context.Context, ids []int64, step rules.Step) (err error) {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -39,7 +44,11 @@ func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
 		return errClosed
 	default:
 	}
-	err := s.updatePayouts(ids, step)
+	if s.trace != nil {
+		end := s.traceSteps(ctx, len(ids))
+		defer func() { end(err) }()
+	}
+	err = s.updatePayouts(ids, step)
 	if err != nil {
 		s.releaseClaims(ids)
 	}

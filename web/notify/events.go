@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"time"
 
@@ -130,6 +131,10 @@ func (n *Notifier) countCause(ev rules.Event, cause string) int {
 func (n *Notifier) attempt(ctx context.Context, ev rules.Event, target string, body []byte, headers map[string]string) (rules.DeliveryAttempt, error) {
 	start := time.Now()
 	a := rules.DeliveryAttempt{At: n.now().UTC()}
+	if n.TraceContext != nil { // per attempt: Headers are the same on every one
+		headers = maps.Clone(headers)
+		n.TraceContext(ctx, headers)
+	}
 	var err error
 	if target == rules.SandboxInboxURL {
 		a.Status, err = n.toInbox(ev, body, headers, a.At)

@@ -271,6 +271,11 @@ type Notifier struct {
 	Logger  *slog.Logger          // where a failure to log an attempt goes; nil: slog.Default
 	Logged  func(merchant string) // told after an attempt is logged (wakes the event streams)
 
+	// TraceContext, when set (the server exports traces), adds the trace context of the span
+	// ctx carries to an attempt's headers (traceparent), so that the merchant's traces
+	// continue from the delivery's; the sandbox inbox keeps it with the other headers.
+	TraceContext func(ctx context.Context, headers map[string]string)
+
 	servedKey     *rsa.PublicKey
 	servedKeyOnce sync.Once
 }
