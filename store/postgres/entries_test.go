@@ -18,7 +18,7 @@ func TestMigrationOpensTheBalancesOfAnOlderDatabase(t *testing.T) {
 	ctx := context.Background()
 	for _, sql := range []string{
 		// back to the schema before 00006, with its version and the later ones forgotten
-		// (00007 runs again on what it left: the same)
+		// (00007 and 00008 run again on what they left: the same)
 		`DROP TABLE ledger_entries`,
 		`ALTER TABLE balances DROP COLUMN entries`,
 		`DELETE FROM goose_db_version WHERE version_id >= 6`,

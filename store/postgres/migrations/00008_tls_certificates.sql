@@ -6,7 +6,7 @@
 -- the server before they come here.
 
 -- +goose Up
-CREATE TABLE tls_certificates (
+CREATE TABLE IF NOT EXISTS tls_certificates (
     key      text PRIMARY KEY COLLATE "C",
     value    bytea NOT NULL,
     modified timestamptz NOT NULL
