@@ -1,0 +1,127 @@
+// Command baseline is the bare stack on bbolt (chi + bbolt: no rules, no auth, no lifecycle),
+// the reference the creates, reads and million figures hold the payouts server against, in
+// the same run on the same machine. /hello returns a fixed JSON; POST /api/v1/{m}/payouts
+// decodes a payout body, writes it to bbolt (db.Batch, fsync per batch) with an orderId
+// index, and returns 201 JSON; GET /api/v1/{m}/payouts/{id} reads the record back by key.
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"flag"
+	"log"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	bolt "go.etcd.io/bbolt"
+)
+
+type payoutReq struct {
+	Country     string          `json:"country"`
+	Amount      int64           `json:"amount"`
+	Currency    string          `json:"currency"`
+	OrderID     string          `json:"orderId"`
+	Description string          `json:"description"`
+	Beneficiary json.RawMessage `json:"beneficiary"`
+	Destination json.RawMessage `json:"destination"`
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:18080", "listen address")
+	path := flag.String("db", "baseline.db", "database file (removed first)")
+	nosync := flag.Bool("nosync", false, "do not fsync (not for measuring: the service fsyncs)")
+	flag.Parse()
+	os.Remove(*path)
+	db, err := bolt.Open(*path, 0600, &bolt.Options{NoSync: *nosync})
+	if err != nil {
+		log.Fatal(err)
+	}
+	db.MaxBatchDelay = 2 * time.Millisecond
+	db.Update(func(tx *bolt.Tx) error {
+		tx.CreateBucketIfNotExists([]byte("payouts"))
+		tx.CreateBucketIfNotExists([]byte("orders"))
+		return nil
+	})
+	r := chi.NewRouter()
+	r.Get("/hello", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	})
+	r.Post("/api/v1/{merchant}/payouts", func(w http.ResponseWriter, r *http.Request) {
+		var p payoutReq
+		if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		m := chi.URLParam(r, "merchant")
+		var id uint64
+		var dup bool
+		err := db.Batch(func(tx *bolt.Tx) error {
+			ob := tx.Bucket([]byte("orders"))
+			key := []byte(m + "/" + p.OrderID)
+			if v := ob.Get(key); v != nil {
+				dup = true
+				id = binary.BigEndian.Uint64(v)
+				return nil
+			}
+			pb := tx.Bucket([]byte("payouts"))
+			id, _ = pb.NextSequence()
+			k := make([]byte, 8)
+			binary.BigEndian.PutUint64(k, id)
+			buf, _ := json.Marshal(p)
+			if err := pb.Put(k, buf); err != nil {
+				return err
+			}
+			return ob.Put(key, k)
+		})
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if dup {
+			w.WriteHeader(200)
+		} else {
+			w.WriteHeader(201)
+		}
+		json.NewEncoder(w).Encode(map[string]any{
+			"payout": map[string]any{"id": id, "country": p.Country, "amount": p.Amount, "currency": p.Currency, "orderId": p.OrderID},
+			"output": map[string]any{"stage": "CREATED", "status": "PENDING", "statusChangeDateTime": time.Now().UTC().Format(time.RFC3339Nano)},
+		})
+	})
+	// GET by id: the stored record, as the reference for reads.
+	r.Get("/api/v1/{merchant}/payouts/{id}", func(w http.ResponseWriter, r *http.Request) {
+		var id uint64
+		for _, c := range chi.URLParam(r, "id") {
+			if c < '0' || c > '9' {
+				http.Error(w, "bad id", 400)
+				return
+			}
+			id = id*10 + uint64(c-'0')
+		}
+		k := make([]byte, 8)
+		binary.BigEndian.PutUint64(k, id)
+		var rec []byte
+		db.View(func(tx *bolt.Tx) error {
+			if v := tx.Bucket([]byte("payouts")).Get(k); v != nil {
+				rec = append([]byte(nil), v...)
+			}
+			return nil
+		})
+		if rec == nil {
+			http.Error(w, "not found", 404)
+			return
+		}
+		var p payoutReq
+		json.Unmarshal(rec, &p)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"payout": map[string]any{"id": id, "country": p.Country, "amount": p.Amount, "currency": p.Currency, "orderId": p.OrderID,
+				"description": p.Description, "beneficiary": p.Beneficiary, "destination": p.Destination},
+			"output": map[string]any{"stage": "IN_PROGRESS", "status": "CREATED", "statusChangeDateTime": time.Now().UTC().Format(time.RFC3339Nano)},
+		})
+	})
+	log.Fatal(http.ListenAndServe(*addr, r))
+}

@@ -1,0 +1,133 @@
+package main
+
+// Smoke tests of the harness itself: each command runs briefly against the real binaries,
+// with goals nobody misses, so that CI notices when a command no longer runs or a side stops
+// answering; the figures themselves are not judged here.
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runBench runs the runner as `go run ./bench args…` would, its work directory under the
+// test's, and returns what it printed.
+func runBench(t *testing.T, args ...string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var out, errs bytes.Buffer
+	args = append(args, "-work", t.TempDir())
+	err := run(ctx, args, func(string) string { return "" }, &out, &errs)
+	if err != nil {
+		t.Fatalf("go run ./bench %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out.String(), errs.String())
+	}
+	t.Logf("go run ./bench %s:\n%s", strings.Join(args, " "), out.String())
+	return strings.Split(strings.TrimSpace(out.String()), "\n")
+}
+
+// checkServed checks the load lines printed under each of the prefixes: at least one each,
+// every one with requests served and no failures.
+func checkServed(t *testing.T, lines []string, prefixes ...string) {
+	t.Helper()
+	for _, prefix := range prefixes {
+		n := 0
+		for _, line := range lines {
+			text, ok := strings.CutPrefix(line, prefix)
+			if !ok {
+				continue
+			}
+			n++
+			l, err := parseLoadLine(strings.TrimSpace(text))
+			if err != nil {
+				t.Errorf("%s: %v", prefix, err)
+				continue
+			}
+			if l.Rate <= 0 || l.Bad != 0 || l.Errors != 0 {
+				t.Errorf("%s served %.0f/s with %d wrong answers and %d errors", prefix, l.Rate, l.Bad, l.Errors)
+			}
+		}
+		if n == 0 {
+			t.Errorf("no line begins %q", prefix)
+		}
+	}
+}
+
+func checkHeader(t *testing.T, lines []string) {
+	t.Helper()
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "# measured ") || !strings.Contains(lines[0], " cores, go") || !strings.Contains(lines[0], ", commit ") {
+		t.Errorf("no header line first: %q", lines)
+	}
+}
+
+func TestCreatesAndReadsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries and drives them for seconds")
+	}
+	for _, mode := range []string{"creates", "reads"} {
+		t.Run(mode, func(t *testing.T) {
+			lines := runBench(t, mode, "-duration", "1s", "-rounds", "1", "-min-ratio", "0", "-max-p99-ms", "1e6")
+			checkHeader(t, lines)
+			checkServed(t, lines, "payouts  round 1:", "baseline round 1:")
+			last, err := parseRatioLine(lines[len(lines)-1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[string]string{"creates": "create", "reads": "get"}[mode]; last.Mode != want || last.Payouts <= 0 || last.Bare <= 0 {
+				t.Errorf("last line %+v", last)
+			}
+		})
+	}
+}
+
+func TestMillionSeedsOnceAndReadsAfterTheStoredPayouts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries and drives them for seconds")
+	}
+	seed := filepath.Join(t.TempDir(), "seed")
+	args := []string{"million", "-payouts", "2000", "-seed-dir", seed, "-duration", "1s", "-rounds", "1", "-min-ratio", "0", "-max-p99-ms", "1e6"}
+	lines := runBench(t, args...)
+	checkHeader(t, lines)
+	checkServed(t, lines, "payouts  round 1:", "baseline round 1:")
+	var modes []string
+	for _, l := range lines {
+		if r, err := parseRatioLine(l); err == nil {
+			modes = append(modes, r.Mode)
+		}
+	}
+	if strings.Join(modes, ",") != "create,get" {
+		t.Errorf("summaries of %v, want create then get", modes)
+	}
+	if !strings.Contains(strings.Join(lines, "\n"), "reading ids 2001..") { // after the 2000 stored
+		t.Errorf("reads do not begin after the stored payouts")
+	}
+	if _, err := os.Stat(filepath.Join(seed, "payouts.db")); err != nil {
+		t.Fatal(err)
+	}
+	note, _ := os.ReadFile(filepath.Join(seed, seedNote))
+	if !strings.Contains(string(note), "2000 settled payouts") {
+		t.Errorf("seed note %q", note)
+	}
+}
+
+func TestPGRuns(t *testing.T) {
+	url := os.Getenv("PAYOUTS_TEST_DATABASE_URL")
+	if url == "" || testing.Short() {
+		t.Skip("PAYOUTS_TEST_DATABASE_URL is not set (a PostgreSQL server whose databases may be created and dropped)")
+	}
+	lines := runBench(t, "pg", "-database-url", url, "-duration", "1s", "-instances", "2", "-merchants", "2",
+		"-min-ratio", "0", "-min-scale", "0", "-max-p99-ms", "1e6")
+	checkHeader(t, lines)
+	checkServed(t, lines, "bare chi+pgx:", "payouts, one instance:", "payouts, 2 instances:", "                      ")
+	last, err := parsePGLine(lines[len(lines)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last.Instances != 2 || last.Bare <= 0 || last.One <= 0 || last.Many <= 0 {
+		t.Errorf("last line %+v", last)
+	}
+}

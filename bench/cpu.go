@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// clockTicks is the unit of /proc/PID/stat's times (USER_HZ, 100 on Linux).
+const clockTicks = 100
+
+// procTimes are a process's CPU times from /proc/PID/stat, in clock ticks: its own, and
+// those of the children it has waited for.
+type procTimes struct{ user, system, childUser, childSystem int64 }
+
+// parseStat reads the times of a /proc/PID/stat line. The command name, in parentheses, may
+// hold spaces and parentheses itself, so the fields are counted from the last ')'.
+func parseStat(b []byte) (procTimes, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procTimes{}, fmt.Errorf("stat: no ')' in %q", b)
+	}
+	f := bytes.Fields(b[i+1:])
+	// f[0] is field 3 (state); utime, stime, cutime, cstime are fields 14 to 17
+	if len(f) < 15 {
+		return procTimes{}, fmt.Errorf("stat: %d fields after the name", len(f))
+	}
+	var t [4]int64
+	for j := range t {
+		v, err := strconv.ParseInt(string(f[11+j]), 10, 64)
+		if err != nil {
+			return procTimes{}, fmt.Errorf("stat field %d: %v", 14+j, err)
+		}
+		t[j] = v
+	}
+	return procTimes{t[0], t[1], t[2], t[3]}, nil
+}
+
+// cpuOf is the CPU seconds the process has used so far (0 once it is gone).
+func cpuOf(pid int) float64 {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	t, err := parseStat(b)
+	if err != nil {
+		return 0
+	}
+	return float64(t.user+t.system) / clockTicks
+}
+
+// postgresUID is the uid of the local postgres user, or -1 when there is none (the server
+// is elsewhere, or runs as another user).
+func postgresUID() int {
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return -1
+	}
+	uid, err := strconv.Atoi(u.Uid)
+	if err != nil {
+		return -1
+	}
+	return uid
+}
+
+// cpuOfUser is the CPU seconds used so far by the processes of uid, with the children they
+// have waited for: a PostgreSQL backend that ends during a run is counted in its
+// postmaster's times once it has gone from /proc, so none is lost between two readings.
+// (The team's script summed `ps -o times`, whole seconds per process, and lost those.)
+func cpuOfUser(uid int) float64 {
+	if uid < 0 {
+		return 0
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var ticks int64
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		dir := filepath.Join("/proc", e.Name())
+		fi, err := os.Stat(dir)
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != uid {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "stat"))
+		if err != nil {
+			continue
+		}
+		if t, err := parseStat(b); err == nil {
+			ticks += t.user + t.system + t.childUser + t.childSystem
+		}
+	}
+	return float64(ticks) / clockTicks
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The bbolt figures: the payouts binary as deployed (fsync on, logging to a file, the
+// lifecycle worker settling every payout during the run on rails shortened to 200 ms and
+// 1 s) and the bare chi+bbolt stack, side by side, driven alternately by the same external
+// load generator, 64 clients signing as one merchant.
+
+// serveFlags are the flags every payouts server of a run gets besides its addresses and
+// storage: no demo merchant, and rails short enough that every payout is authorized,
+// routed, submitted and settled during the run.
+var serveFlags = []string{"--no-demo", "--sandbox-delay", "200ms", "--sandbox-batch-delay", "1s"}
+
+// fillTime is how long reads first create payouts on each server, for them to read.
+const fillTime = 3 * time.Second
+
+type ratioConfig struct {
+	mode     string // create or get
+	duration time.Duration
+	rounds   int
+	seedFrom string // the payouts server starts on a copy of this data directory
+	goals    ratioGoals
+}
+
+func (c *ratioConfig) flags(fs *flag.FlagSet) {
+	fs.DurationVar(&c.duration, "duration", 15*time.Second, "how long each round drives each server")
+	fs.IntVar(&c.rounds, "rounds", 2, "rounds, each driving the payouts server, then the bare stack")
+	fs.Float64Var(&c.goals.MinRatio, "min-ratio", 0.7, "goal: payouts at least this times the bare stack (sums of the rounds)")
+	fs.Float64Var(&c.goals.MaxP99, "max-p99-ms", 25, "goal: the payouts server's worst p99 of a round under this, in ms")
+}
+
+func (c ratioConfig) check() error {
+	if c.duration <= 0 || c.rounds < 1 {
+		return usagef("-duration must be positive and -rounds at least 1")
+	}
+	return nil
+}
+
+func createsCommand(fs *flag.FlagSet, _ func(string) string) runFunc {
+	c := &ratioConfig{mode: "create"}
+	c.flags(fs)
+	fs.StringVar(&c.seedFrom, "seed-from", "", "start the payouts server on a copy of this data directory, made by payouts seed (the bare stack starts empty)")
+	return c.run
+}
+
+func readsCommand(fs *flag.FlagSet, _ func(string) string) runFunc {
+	c := &ratioConfig{mode: "get"}
+	c.flags(fs)
+	fs.StringVar(&c.seedFrom, "seed-from", "", "start the payouts server on a copy of this data directory, made by payouts seed (the bare stack starts empty)")
+	return c.run
+}
+
+func (c *ratioConfig) run(ctx context.Context, s *session, out io.Writer) error {
+	if err := c.check(); err != nil {
+		return err
+	}
+	if err := s.build(ctx, "loadgen", "baseline"); err != nil {
+		return err
+	}
+	s.header(ctx, out)
+	met, err := runRatio(ctx, s, out, *c)
+	if err == nil && !met {
+		err = errBelowGoals
+	}
+	return err
+}
+
+// runRatio is one creates or reads measure: both servers started afresh, ROUNDS rounds of
+// DURATION on each, alternately; it prints each round and the summary, and reports whether
+// the goals were met.
+func runRatio(ctx context.Context, s *session, out io.Writer, c ratioConfig) (bool, error) {
+	dir, err := s.subdir(c.mode)
+	if err != nil {
+		return false, err
+	}
+	paddr, err := freeAddr()
+	if err != nil {
+		return false, err
+	}
+	baddr, err := freeAddr()
+	if err != nil {
+		return false, err
+	}
+	args := []string{"serve", "--addr", paddr, "--data", filepath.Join(dir, "data"), "--admin-token", benchToken}
+	if c.seedFrom != "" {
+		args = append(args, "--bench-seed-from", c.seedFrom)
+	}
+	p, err := s.start("payouts", filepath.Join(dir, "payouts.log"), append(args, serveFlags...)...)
+	if err != nil {
+		return false, err
+	}
+	defer s.stop(p)
+	b, err := s.start("baseline", filepath.Join(dir, "baseline.log"), "-addr", baddr, "-db", filepath.Join(dir, "base.db"))
+	if err != nil {
+		return false, err
+	}
+	defer s.stop(b)
+	pbase, bbase := "http://"+paddr, "http://"+baddr
+	if err := waitReady(ctx, p, pbase+"/readyz"); err != nil {
+		return false, err
+	}
+	if err := waitReady(ctx, b, bbase+"/hello"); err != nil {
+		return false, err
+	}
+	ms, err := fundedMerchants(ctx, pbase, benchToken, 1)
+	if err != nil {
+		return false, err
+	}
+	m := ms[0]
+	pargs := []string{"-base", pbase, "-merchant", m.ID, "-key", m.Key, "-secret", m.Secret}
+	bargs := []string{"-base", bbase, "-merchant", "M1"}
+
+	if c.mode == "get" {
+		// create payouts on both first; read n ids of each, n the smaller count
+		first, err := firstPayout(ctx, pbase, m)
+		if err != nil {
+			return false, err
+		}
+		a, text, err := s.load(ctx, append(pargs, "-d", fillTime.String())...)
+		if err != nil {
+			return false, fmt.Errorf("project seed failed: %v %s", err, text)
+		}
+		bb, text, err := s.load(ctx, append(bargs, "-d", fillTime.String())...)
+		if err != nil {
+			return false, fmt.Errorf("baseline seed failed: %v %s", err, text)
+		}
+		n := readCount(a.Rate, bb.Rate, fillTime)
+		if n < 1 {
+			return false, fmt.Errorf("no payouts to read: %.0f/s and %.0f/s created", a.Rate, bb.Rate)
+		}
+		if first == 1 {
+			fmt.Fprintf(out, "reading ids 1..%d\n", n)
+		} else {
+			fmt.Fprintf(out, "reading ids %d..%d of the payouts server (after the stored ones), 1..%d of the bare stack\n", first, first+n-1, n)
+		}
+		pargs = append(pargs, "-mode", "get", "-ids", strconv.Itoa(n), "-first-id", strconv.Itoa(first))
+		bargs = append(bargs, "-mode", "get", "-ids", strconv.Itoa(n))
+	}
+
+	var pr, br []loadLine
+	d := c.duration.String()
+	for round := 1; round <= c.rounds; round++ {
+		l, text, err := s.load(ctx, append(pargs, "-d", d)...)
+		if err != nil {
+			return false, fmt.Errorf("project load failed: %v", err)
+		}
+		fmt.Fprintf(out, "payouts  round %d: %s\n", round, text)
+		pr = append(pr, l)
+		l, text, err = s.load(ctx, append(bargs, "-d", d)...)
+		if err != nil {
+			return false, fmt.Errorf("baseline load failed: %v", err)
+		}
+		fmt.Fprintf(out, "baseline round %d: %s\n", round, text)
+		br = append(br, l)
+	}
+	line, met := ratioSummary(c.mode, pr, br, c.goals)
+	fmt.Fprintln(out, line)
+	return met, nil
+}
+
+// readCount is how many ids reads ask for: nine tenths of what the slower server created
+// while filling, so that every id read exists on both.
+func readCount(rateA, rateB float64, fill time.Duration) int {
+	return int(math.Min(rateA, rateB) * fill.Seconds() * 0.9)
+}
+
+type millionConfig struct {
+	ratioConfig
+	payouts int
+	seedDir string
+}
+
+func millionCommand(fs *flag.FlagSet, _ func(string) string) runFunc {
+	c := &millionConfig{}
+	c.flags(fs)
+	fs.IntVar(&c.payouts, "payouts", 1_000_000, "payouts stored before the run")
+	fs.StringVar(&c.seedDir, "seed-dir", "", "the seeded data directory, made once when it holds no store yet (default: seed-N in the user's cache directory, payouts-bench)")
+	return c.run
+}
+
+func (c *millionConfig) run(ctx context.Context, s *session, out io.Writer) error {
+	if err := c.check(); err != nil {
+		return err
+	}
+	if c.payouts < 1 {
+		return usagef("-payouts must be at least 1")
+	}
+	if c.seedDir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("no cache directory for the seed (give -seed-dir): %w", err)
+		}
+		c.seedDir = filepath.Join(cache, "payouts-bench", "seed-"+strconv.Itoa(c.payouts))
+	}
+	if err := s.build(ctx, "loadgen", "baseline"); err != nil {
+		return err
+	}
+	about, err := ensureSeed(ctx, s, c.seedDir, c.payouts)
+	if err != nil {
+		return err
+	}
+	s.header(ctx, out)
+	fmt.Fprintf(out, "# store: %s (%s)\n", c.seedDir, about)
+	c.seedFrom = c.seedDir
+	var missed bool
+	for _, mode := range []string{"create", "get"} {
+		c.mode = mode
+		met, err := runRatio(ctx, s, out, c.ratioConfig)
+		if err != nil {
+			return err
+		}
+		missed = missed || !met
+	}
+	if missed {
+		return errBelowGoals
+	}
+	return nil
+}
+
+// seedNote is the file of a seeded directory that says how it was made.
+const seedNote = "bench-seed.txt"
+
+// ensureSeed makes dir a data directory of n settled payouts with `payouts seed`, unless it
+// holds a store already, and returns how it was made. It seeds into a sibling directory and
+// renames it into place, so that an interrupted seed never passes for a whole one.
+func ensureSeed(ctx context.Context, s *session, dir string, n int) (string, error) {
+	if exists(filepath.Join(dir, "payouts.db")) {
+		note, err := os.ReadFile(filepath.Join(dir, seedNote))
+		if err != nil {
+			return "made before, by hand", nil
+		}
+		return "reused: " + strings.TrimSpace(string(note)), nil
+	}
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return "", fmt.Errorf("-seed-dir %s holds files but no payouts.db: remove it or choose another", dir)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	tmp := fmt.Sprintf("%s.making-%d", dir, os.Getpid())
+	defer os.RemoveAll(tmp)
+	fmt.Fprintf(s.stderr, "bench: seeding %d payouts into %s (once)\n", n, dir)
+	o, err := commandOutput(ctx, filepath.Join(s.bin, "payouts"), "seed", "--data", tmp, "--payouts", strconv.Itoa(n))
+	if err != nil {
+		return "", fmt.Errorf("payouts seed: %v: %s", err, o)
+	}
+	made := strings.ReplaceAll(o, tmp, dir)
+	note := fmt.Sprintf("%s; commit %s, %s UTC", made, commit(ctx, s.root), time.Now().UTC().Format("2006-01-02 15:04"))
+	if err := os.WriteFile(filepath.Join(tmp, seedNote), []byte(note+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", errors.Join(errors.New("the seed made, not moved into place"), err)
+	}
+	return "made now: " + note, nil
+}
