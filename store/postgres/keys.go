@@ -31,10 +31,19 @@ func (s *DB) KeyFingerprint(name string) (string, error) {
 // instances starting at once record one, and the other reads it.
 func (s *DB) RecordKeyFingerprint(name, fp string) (string, error) {
 	var v []byte
-	err := s.pool.QueryRow(context.Background(), `WITH ins AS (
-		INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING RETURNING value)
-		SELECT value FROM ins UNION ALL SELECT value FROM meta WHERE key = $1 LIMIT 1`,
-		keyFingerprintKey(name), []byte(fp)).Scan(&v)
+	var err error
+	// Twice at most: when another instance's first start inserts the row while this
+	// statement runs, the insert meets its conflict but the statement's snapshot does not see
+	// the row; the second statement does.
+	for range 2 {
+		err = s.pool.QueryRow(context.Background(), `WITH ins AS (
+			INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING RETURNING value)
+			SELECT value FROM ins UNION ALL SELECT value FROM meta WHERE key = $1 LIMIT 1`,
+			keyFingerprintKey(name), []byte(fp)).Scan(&v)
+		if !errors.Is(err, pgx.ErrNoRows) {
+			break
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("record key fingerprint %s: %w", name, err)
 	}
