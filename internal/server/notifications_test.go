@@ -84,7 +84,7 @@ func TestCashClaimExpiresAtClaimUntilWithInjectedClock(t *testing.T) {
 	clk := &testClock{t: time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)}
 	logs := &bytes.Buffer{}
 	w := &wiring{cfg: Config{Data: dir, Sandbox: true, MailFrom: "pagos@payouts.test"}, db: db, sealer: sealer,
-		logger: newLogger("json", "info", logs, logs), now: clk.Now}
+		logger: newLogger("json", "info", logs), now: clk.Now}
 	w.deps = &api.Deps{}
 	w.keys = api.NewKeyring(merchantSource{db, sealer})
 	w.metrics = api.NewMetrics(nil)

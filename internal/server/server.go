@@ -38,7 +38,7 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 		return err
 	}
 	cfg.getenv = getenv
-	logger := newLogger(cfg.LogFormat, cfg.LogLevel, newLogWriter(stderr), stderr)
+	logger := newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
 	if getenv("GOGC") == "" {
 		// The live heap is a few MiB (records live in the mmap'd file), so the default
 		// target would collect dozens of times a second under load: trade some memory for
@@ -220,11 +220,11 @@ func reachableBase(addr net.Addr) string {
 }
 
 // newLogger writes to w in the format given, or, when none is given, in text on a terminal
-// (term, the destination behind w) and JSON elsewhere.
-func newLogger(format, level string, w, term io.Writer) *slog.Logger {
+// and JSON elsewhere.
+func newLogger(format, level string, w io.Writer) *slog.Logger {
 	if format == "" {
 		format = "json"
-		if f, ok := term.(*os.File); ok {
+		if f, ok := w.(*os.File); ok {
 			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 				format = "text"
 			}

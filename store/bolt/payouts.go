@@ -50,9 +50,6 @@ func (s *DB) CreatePayoutContext(ctx context.Context, p *rules.Payout, due time.
 		return nil, false, err
 	}
 	if stored != nil {
-		// Committed: its id is its own for good, and its core is what a read decodes next.
-		core := coreOf(stored)
-		s.cores.put(stored.ID, &core)
 		return stored, true, nil
 	}
 	return existing, false, nil
@@ -319,6 +316,7 @@ func (s *DB) PayoutsByID(ids []int64) ([]*rules.Payout, error) {
 	out := make([]*rules.Payout, 0, len(ids))
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		pb := s.buckets(tx)
+		pb.fill = false // the lifecycle's reads: each payout twice, then never again
 		for _, id := range ids {
 			idKey := be64(uint64(id))
 			state := pb.state.Get(idKey)
