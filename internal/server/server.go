@@ -39,11 +39,16 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 	}
 	cfg.getenv = getenv
 	logger := newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
-	if getenv("GOGC") == "" {
-		// The live heap is a few MiB (records live in the mmap'd file), so the default
-		// target would collect dozens of times a second under load: trade some memory for
-		// CPU (+15% created payouts per second in BenchmarkCreatePayouts).
-		debug.SetGCPercent(400)
+	if getenv("GOGC") == "" && getenv("GOMEMLIMIT") == "" {
+		// The live heap is a few tens of MiB (records live in the mapped file), so the
+		// default target would collect dozens of times a second under load: trade memory for
+		// CPU. At 1600 % the creates benchmark ran 7–10 % faster than at 400 % with 10 %
+		// less CPU a create (and p99 1–2 ms lower), for about 130 MiB more resident memory
+		// (264 against 136 MiB at the end of a run); the soft limit makes the collector run
+		// sooner rather than let the heap pass 1 GiB. GOGC or GOMEMLIMIT set by the operator
+		// decide instead.
+		debug.SetGCPercent(1600)
+		debug.SetMemoryLimit(1 << 30)
 	}
 	// The address first: when it is taken, nothing is created (no data directory, no admin
 	// token, no demo merchant) and nothing is printed as shown once.
