@@ -128,6 +128,7 @@ func New(d Deps) (http.Handler, huma.API) {
 	r.Use(adminAuth(d.AdminToken, d.AdminFailures, d.Auditor))
 
 	cfg := huma.DefaultConfig("payouts", "1.0.0")
+	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat}
 	cfg.Info.Description = "Payouts to bank accounts, wallets, Bre-B keys, cash and VISA cards in Colombia and Peru. " +
 		"Every /api/v1/{merchantId} call is signed: header monnet-api-key, query timestamp and signature (see the README). " +
 		"A 401 is one of two things, told apart by the body's errorType and the header X-Payouts-Error-Type: " +
