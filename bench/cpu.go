@@ -102,3 +102,82 @@ func cpuOfUser(uid int) float64 {
 	}
 	return float64(ticks) / clockTicks
 }
+
+// machineTimes are the machine's CPU times from the first line of /proc/stat, in clock ticks:
+// busy (user, nice, system, irq, softirq, steal; guest time is inside user) and in all.
+type machineTimes struct{ busy, total int64 }
+
+// parseMachineStat reads the "cpu" line that /proc/stat begins with.
+func parseMachineStat(b []byte) (machineTimes, error) {
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	f := bytes.Fields(line)
+	if len(f) < 9 || string(f[0]) != "cpu" {
+		return machineTimes{}, fmt.Errorf("stat: not a cpu line: %q", line)
+	}
+	var t [8]int64 // user nice system idle iowait irq softirq steal
+	for j := range t {
+		v, err := strconv.ParseInt(string(f[1+j]), 10, 64)
+		if err != nil {
+			return machineTimes{}, fmt.Errorf("stat cpu field %d: %v", 1+j, err)
+		}
+		t[j] = v
+	}
+	busy := t[0] + t[1] + t[2] + t[5] + t[6] + t[7]
+	return machineTimes{busy: busy, total: busy + t[3] + t[4]}, nil
+}
+
+// machineNow reads the machine's CPU times; zero when /proc/stat cannot be read.
+func machineNow() machineTimes {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineTimes{}
+	}
+	t, _ := parseMachineStat(b)
+	return t
+}
+
+// busySince is the share of the machine's CPU time that was busy from then to t, 0 to 1.
+func (t machineTimes) busySince(then machineTimes) float64 {
+	total := t.total - then.total
+	if total <= 0 || then.total == 0 {
+		return 0
+	}
+	return float64(t.busy-then.busy) / float64(total)
+}
+
+// roundCPU is where a round's CPU went: the server's and the load generator's seconds, the
+// requests they served, and how busy the whole machine was.
+type roundCPU struct {
+	server, load float64 // CPU seconds
+	requests     float64
+	busy         float64 // 0 to 1
+}
+
+func (r roundCPU) String() string {
+	return fmt.Sprintf("cpu per request: server %.0f us, load generator %.0f us; machine %.0f %% busy",
+		cpuPerCreate(r.server, r.requests), cpuPerCreate(r.load, r.requests), r.busy*100)
+}
+
+// cpuSummary is the rounds' CPU per request on each side, and the rate that CPU alone would
+// allow the server and its load generator on cpus processors: at that rate the machine has
+// no time left, so a server measured near it is bound by the machine's processors, not by
+// waiting.
+func cpuSummary(payouts, bare []roundCPU, cpus int) string {
+	per := func(rs []roundCPU) (server, load float64) {
+		var s, l, n float64
+		for _, r := range rs {
+			s, l, n = s+r.server, l+r.load, n+r.requests
+		}
+		return cpuPerCreate(s, n), cpuPerCreate(l, n)
+	}
+	ceiling := func(server, load float64) float64 {
+		if server+load <= 0 {
+			return 0
+		}
+		return float64(cpus) * 1e6 / (server + load)
+	}
+	ps, pl := per(payouts)
+	bs, bl := per(bare)
+	return fmt.Sprintf("cpu per request: payouts %.0f us + load generator %.0f us, bare stack %.0f us + load generator %.0f us; "+
+		"on %d CPUs that alone allows at most %.0f/s and %.0f/s", ps, pl, bs, bl, cpus, ceiling(ps, pl), ceiling(bs, bl))
+}

@@ -38,3 +38,51 @@ func TestCPUOfThisProcessGrows(t *testing.T) {
 		t.Error("a process or user that is not there has used CPU")
 	}
 }
+
+func TestParseMachineStat(t *testing.T) {
+	for _, tc := range []struct {
+		name, stat string
+		want       machineTimes
+		wantErr    bool
+	}{
+		// user nice system idle iowait irq softirq steal guest guest_nice
+		{"a kernel of today", "cpu  100 2 30 500 40 0 5 3 0 0\ncpu0 50 1 15 250 20 0 2 1 0 0\n",
+			machineTimes{busy: 140, total: 680}, false},
+		{"an older kernel, steal last", "cpu 10 0 10 80 0 0 0 0\n", machineTimes{busy: 20, total: 100}, false},
+		{"a cpu's own line", "cpu0 10 0 10 80 0 0 0 0 0 0\n", machineTimes{}, true},
+		{"cut short", "cpu 10 0 10\n", machineTimes{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseMachineStat([]byte(tc.stat))
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Errorf("got %+v, %v; want %+v (an error: %v)", got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestBusySince(t *testing.T) {
+	then, now := machineTimes{busy: 100, total: 1000}, machineTimes{busy: 250, total: 1200}
+	if got := now.busySince(then); got != 0.75 {
+		t.Errorf("busy %v, want 0.75", got)
+	}
+	if got := now.busySince(machineTimes{}); got != 0 { // /proc/stat unreadable at the start
+		t.Errorf("busy %v from nothing, want 0", got)
+	}
+	if now := machineNow(); now.total == 0 || now.busy > now.total {
+		t.Errorf("this machine's times: %+v", now)
+	}
+}
+
+func TestCPUSummary(t *testing.T) {
+	payouts := []roundCPU{{server: 1.5, load: 0.5, requests: 10000}, {server: 1.7, load: 0.5, requests: 10000}}
+	bare := []roundCPU{{server: 0.8, load: 0.5, requests: 10000}}
+	got := cpuSummary(payouts, bare, 2)
+	want := "cpu per request: payouts 160 us + load generator 50 us, bare stack 80 us + load generator 50 us; on 2 CPUs that alone allows at most 9524/s and 15385/s"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if r := (roundCPU{server: 1.5, load: 0.5, requests: 10000, busy: 0.93}).String(); r != "cpu per request: server 150 us, load generator 50 us; machine 93 % busy" {
+		t.Errorf("round: %s", r)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -151,21 +152,30 @@ func runRatio(ctx context.Context, s *session, out io.Writer, c ratioConfig) (bo
 	}
 
 	var pr, br []loadLine
+	var pcpu, bcpu []roundCPU
 	d := c.duration.String()
+	// drive runs one round against server x and says where its CPU went.
+	drive := func(x *proc, args []string) (loadLine, string, roundCPU, error) {
+		c0, m0 := cpuOf(x.pid()), machineNow()
+		l, text, err := s.load(ctx, append(args, "-d", d)...)
+		use := roundCPU{server: cpuOf(x.pid()) - c0, load: l.CPU, requests: l.Rate * c.duration.Seconds(), busy: machineNow().busySince(m0)}
+		return l, text, use, err
+	}
 	for round := 1; round <= c.rounds; round++ {
-		l, text, err := s.load(ctx, append(pargs, "-d", d)...)
+		l, text, use, err := drive(p, pargs)
 		if err != nil {
 			return false, fmt.Errorf("project load failed: %v", err)
 		}
-		fmt.Fprintf(out, "payouts  round %d: %s\n", round, text)
-		pr = append(pr, l)
-		l, text, err = s.load(ctx, append(bargs, "-d", d)...)
+		fmt.Fprintf(out, "payouts  round %d: %s\n  %s\n", round, text, use)
+		pr, pcpu = append(pr, l), append(pcpu, use)
+		l, text, use, err = drive(b, bargs)
 		if err != nil {
 			return false, fmt.Errorf("baseline load failed: %v", err)
 		}
-		fmt.Fprintf(out, "baseline round %d: %s\n", round, text)
-		br = append(br, l)
+		fmt.Fprintf(out, "baseline round %d: %s\n  %s\n", round, text, use)
+		br, bcpu = append(br, l), append(bcpu, use)
 	}
+	fmt.Fprintln(out, cpuSummary(pcpu, bcpu, runtime.NumCPU()))
 	line, met := ratioSummary(c.mode, pr, br, c.goals)
 	fmt.Fprintln(out, line)
 	return met, nil

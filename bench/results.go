@@ -15,6 +15,7 @@ type loadLine struct {
 	Bad      int64   // answers other than 201 (creates) or 200 (reads)
 	Errors   int64   // requests that got no answer
 	P50, P99 float64 // milliseconds
+	CPU      float64 // the load generator's CPU seconds (set by session.load, not in the line)
 }
 
 func parseLoadLine(s string) (loadLine, error) {

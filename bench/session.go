@@ -262,6 +262,9 @@ func (s *session) load(ctx context.Context, args ...string) (loadLine, string, e
 	}
 	lines := strings.Split(text, "\n")
 	l, err := parseLoadLine(lines[len(lines)-1])
+	if ps := cmd.ProcessState; ps != nil {
+		l.CPU = (ps.UserTime() + ps.SystemTime()).Seconds()
+	}
 	return l, lines[len(lines)-1], err
 }
 
