@@ -9,6 +9,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,25 @@ func checkServed(t *testing.T, lines []string, prefixes ...string) {
 	}
 }
 
+// checkCPULines checks that a run said where its CPU went: a line under each round (the
+// server's and the load generator's share, the machine's), and the summary before the last.
+func checkCPULines(t *testing.T, lines []string) {
+	t.Helper()
+	rounds := regexp.MustCompile(`^  cpu per request: server [1-9]\d* us, load generator [1-9]\d* us; machine \d+ % busy$`)
+	n := 0
+	for _, l := range lines {
+		if rounds.MatchString(l) {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d rounds' cpu lines, want 2 (one per server): %q", n, lines)
+	}
+	if len(lines) < 2 || !strings.HasPrefix(lines[len(lines)-2], "cpu per request: payouts ") {
+		t.Errorf("no cpu summary before the last line: %q", lines)
+	}
+}
+
 func checkHeader(t *testing.T, lines []string) {
 	t.Helper()
 	if len(lines) == 0 || !strings.HasPrefix(lines[0], "# measured ") || !strings.Contains(lines[0], " cores, go") || !strings.Contains(lines[0], ", commit ") {
@@ -73,6 +93,7 @@ func TestCreatesAndReadsRun(t *testing.T) {
 			lines := runBench(t, mode, "-duration", "1s", "-rounds", "1", "-min-ratio", "0", "-max-p99-ms", "1e6")
 			checkHeader(t, lines)
 			checkServed(t, lines, "payouts  round 1:", "baseline round 1:")
+			checkCPULines(t, lines)
 			last, err := parseRatioLine(lines[len(lines)-1])
 			if err != nil {
 				t.Fatal(err)
