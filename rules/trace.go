@@ -30,6 +30,51 @@ type Span interface {
 	End(err error)
 }
 
+// A group writer's spans, the same for both engines. A write's caller waits in its own
+// goroutine while the writer commits its group in another, with the writes of other callers.
+// So each write gets a span of its own in the caller's trace (store.write, a child of the
+// request or the lifecycle round that waits), and each group one span (store.commit) linked
+// to the spans of all the writes it carried; each write's span is linked back to its commit.
+// No lock is taken: the writer sets what a write learns of its commit before it answers the
+// write, and the write reads it after.
+
+// WriteTrace is what a traced write carries to a group writer, and back.
+type WriteTrace struct {
+	waiter context.Context // the write's span, for its commit to link to
+	commit context.Context // the commit's span, set by the writer before it answers
+	group  int             // the size of the group committed
+}
+
+// TraceWrite starts the span of a write waiting for its group, a child of ctx's, on the
+// database system named; the function it returns ends it, linked to the commit that carried
+// the write.
+func TraceWrite(tr Tracer, ctx context.Context, system string, w *WriteTrace) func(err error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, span := tr.Start(ctx, "store.write", slog.String(AttrDBSystem, system))
+	w.waiter = ctx
+	return func(err error) {
+		if w.commit != nil {
+			span.Link(w.commit)
+			span.Set(slog.Int(AttrGroupSize, w.group))
+		}
+		span.End(err)
+	}
+}
+
+// TraceCommit starts the span of one group's commit, linked to the spans of its writes; the
+// function it returns ends it.
+func TraceCommit(tr Tracer, system string, writes []*WriteTrace) func() {
+	ctx, span := tr.Start(context.Background(), "store.commit",
+		slog.String(AttrDBSystem, system), slog.Int(AttrGroupSize, len(writes)))
+	for _, w := range writes {
+		span.Link(w.waiter)
+		w.commit, w.group = ctx, len(writes)
+	}
+	return func() { span.End(nil) }
+}
+
 // ContextWrites is a Store whose payout writes take the caller's context: with tracing on,
 // an engine links each group commit to the spans of the requests and rounds that waited for
 // it, which only the caller's context names. Both engines implement it; the plain

@@ -43,7 +43,7 @@ type writeOp struct {
 	fn    func(tx *bbolt.Tx) error
 	rerun bool
 	done  chan error
-	trace opTrace // the spans of the write and of its group's commit (trace.go); zero when off
+	trace rules.WriteTrace // the spans of the write and of its group's commit (trace.go); zero when off
 }
 
 type committer struct {

@@ -2,7 +2,6 @@ package bolt
 
 import (
 	"context"
-	"log/slog"
 
 	"payouts/rules"
 )
@@ -10,48 +9,20 @@ import (
 // The group writer's spans, through a rules.Tracer that internal/server fills with
 // OpenTelemetry: a hook rather than an import, so that the engine depends on no telemetry
 // SDK and costs one nil check per write and per group when tracing is off (Options.Trace).
-//
-// A write's caller waits in its own goroutine while the writer commits its group in
-// another, with the writes of other callers. So each write gets a span of its own in the
-// caller's trace (store.write, a child of the request or the lifecycle round that waits),
-// and each group one span (store.commit) linked to the spans of all the writes it carried;
-// each write's span is linked back to its commit. No lock is taken: the writer sets what a
-// write learns of its commit before it answers the write, and the write reads it after.
+// rules.TraceWrite and rules.TraceCommit say how a write's span and its commit's are linked.
 
-// opTrace is what a traced write carries to the writer, and back.
-type opTrace struct {
-	waiter context.Context // the write's span, for its commit to link to
-	commit context.Context // the commit's span, set by the writer before it answers
-	group  int             // the size of the group committed
-}
+const dbSystem = "bbolt"
 
-// traceWrite starts the span of a write waiting for its group, a child of ctx's; the
-// function it returns ends it, linked to the commit that carried the write.
+// traceWrite starts the span of a write waiting for its group (rules.TraceWrite).
 func (c *committer) traceWrite(ctx context.Context, op *writeOp) func(err error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, span := c.trace.Start(ctx, "store.write", slog.String(rules.AttrDBSystem, "bbolt"))
-	op.trace.waiter = ctx
-	return func(err error) {
-		if op.trace.commit != nil {
-			span.Link(op.trace.commit)
-			span.Set(slog.Int(rules.AttrGroupSize, op.trace.group))
-		}
-		span.End(err)
-	}
+	return rules.TraceWrite(c.trace, ctx, dbSystem, &op.trace)
 }
 
-// traceCommit starts the span of one group's commit, linked to the spans of its writes;
-// the function it returns ends it.
+// traceCommit starts the span of one group's commit (rules.TraceCommit).
 func (c *committer) traceCommit(group []*writeOp) func() {
-	ctx, span := c.trace.Start(context.Background(), "store.commit",
-		slog.String(rules.AttrDBSystem, "bbolt"), slog.Int(rules.AttrGroupSize, len(group)))
-	for _, op := range group {
-		span.Link(op.trace.waiter)
-		op.trace.commit, op.trace.group = ctx, len(group)
+	writes := make([]*rules.WriteTrace, len(group))
+	for i, op := range group {
+		writes[i] = &op.trace
 	}
-	return func() { span.End(nil) }
+	return rules.TraceCommit(c.trace, dbSystem, writes)
 }
-
-var _ rules.ContextWrites = (*DB)(nil)

@@ -67,8 +67,8 @@ type groupOp struct {
 	rerun  bool
 	ran    bool
 	done   chan error
-	err    error   // the answer sent on done
-	trace  opTrace // the spans of the write and of its group's commit (trace.go); zero when off
+	err    error            // the answer sent on done
+	trace  rules.WriteTrace // the spans of the write and of its group's commit (trace.go); zero when off
 }
 
 // answer gives op its answer.
