@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -66,26 +67,10 @@ func (w *wiring) wireCards() error {
 			}
 		}
 	}
-	w.workers = append(w.workers, func(ctx context.Context) {
-		t := time.NewTicker(cardHousekeeping)
-		defer t.Stop()
-		for {
-			if n, err := sessions.Cleanup(); err != nil {
-				w.logger.Error("card session cleanup", "err", err)
-			} else if n > 0 {
-				w.logger.Debug("card sessions expired", "removed", n)
-			}
-			// What a crash between an outcome and the hook above left behind.
-			if _, err := w.db.DropFinishedPayoutCards(); err != nil {
-				w.logger.Error("card sweep", "err", err)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	})
+	w.workers = append(w.workers,
+		w.housekeeping(cardHousekeeping, "card session cleanup", slog.LevelDebug, sessions.Cleanup),
+		// What a crash between an outcome and the hook above left behind.
+		w.housekeeping(cardHousekeeping, "card sweep", slog.LevelDebug, w.db.DropFinishedPayoutCards))
 	return nil
 }
 

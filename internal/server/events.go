@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"payouts/api"
@@ -46,21 +47,8 @@ func (w *wiring) wireEvents(n *notifications) {
 				}
 			}
 		}
-	}, func(ctx context.Context) {
+	}, w.housekeeping(time.Hour, "event log housekeeping", slog.LevelInfo, func() (int, error) {
 		// Events are kept rules.EventLogRetention after their first try, then forgotten.
-		t := time.NewTicker(time.Hour)
-		defer t.Stop()
-		for {
-			if k, err := w.db.PruneEventLog(w.now().Add(-rules.EventLogRetention)); err != nil {
-				w.logger.Error("event log housekeeping", "err", err)
-			} else if k > 0 {
-				w.logger.Info("event log housekeeping", "removed", k)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	})
+		return w.db.PruneEventLog(w.now().Add(-rules.EventLogRetention))
+	}))
 }

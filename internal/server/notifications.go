@@ -1,10 +1,10 @@
 package server
 
 import (
-	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -223,23 +223,10 @@ func (n *notifications) install(w *wiring) {
 	w.deps.NotificationKeys = &api.NotificationKeys{PublicKey: n.publicKey, Certificate: n.certificate}
 	w.deps.Claim = n.claims.Claim
 	w.deps.Pages = append(w.deps.Pages, n.mailbox)
-	w.workers = append(w.workers, n.dispatcher.Run, n.notifier.Run, func(ctx context.Context) {
+	w.workers = append(w.workers, n.dispatcher.Run, n.notifier.Run, w.housekeeping(time.Hour, "outbox housekeeping", slog.LevelInfo, func() (int, error) {
 		// Old delivered ids and old sandbox mail are forgotten: the outbox stays bounded.
-		t := time.NewTicker(time.Hour)
-		defer t.Stop()
-		for {
-			if n, err := w.db.PruneOutbox(w.now()); err != nil {
-				w.logger.Error("outbox housekeeping", "err", err)
-			} else if n > 0 {
-				w.logger.Info("outbox housekeeping", "removed", n)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	})
+		return w.db.PruneOutbox(w.now())
+	}))
 }
 
 // notifySource gives the deliverers the payouts and (cached) merchants.

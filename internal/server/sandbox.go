@@ -1,7 +1,7 @@
 package server
 
 import (
-	"context"
+	"log/slog"
 	"time"
 
 	"payouts/api"
@@ -31,22 +31,9 @@ func (w *wiring) wireSandbox() error {
 	w.deps.Cancel = w.lc.Cancel
 	w.deps.Tokens = tokens
 	w.deps.Lookup = lookup
-	w.workers = append(w.workers, func(ctx context.Context) {
+	w.workers = append(w.workers, w.housekeeping(time.Hour, "lookup request ids housekeeping", slog.LevelDebug, func() (int, error) {
 		// A lookup's request_id is refused again (VAL001) for a day, then forgotten.
-		t := time.NewTicker(time.Hour)
-		defer t.Stop()
-		for {
-			if n, err := w.db.PruneLookupRequests(w.now().Add(-24 * time.Hour)); err != nil {
-				w.logger.Error("lookup request ids housekeeping", "err", err)
-			} else if n > 0 {
-				w.logger.Debug("lookup request ids forgotten", "removed", n)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	})
+		return w.db.PruneLookupRequests(w.now().Add(-24 * time.Hour))
+	}))
 	return nil
 }
