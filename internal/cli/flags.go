@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"payouts/internal/server"
+	"payouts/store"
 )
 
 // usageError is a command line the binary cannot run: a wrong flag, a missing argument, an
@@ -76,4 +79,23 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) ([]
 		}
 		positional, args = append(positional, rest[0]), rest[1:]
 	}
+}
+
+// storeConfig is the storage a command opens: the bbolt file in data or, with database, that
+// PostgreSQL database, whose secrets are sealed with the instances' master key read from
+// masterKeyFile (none when empty). A database that is not a postgres:// URL is a usage error
+// of command.
+func storeConfig(command, data, database, masterKeyFile string) (server.Config, error) {
+	cfg := server.Config{Data: data, Database: database}
+	if cfg.Database != "" && !cfg.OnPostgres() {
+		return cfg, usageErrorf("%s: --database must be a postgres:// URL", command)
+	}
+	if masterKeyFile != "" {
+		k, err := store.ReadSecretFile(masterKeyFile)
+		if err != nil {
+			return cfg, fmt.Errorf("--master-key-file: %w", err)
+		}
+		cfg.MasterKey = k
+	}
+	return cfg, nil
 }

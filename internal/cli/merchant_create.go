@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"payouts/api"
 	"payouts/internal/server"
 	"payouts/rules"
-	"payouts/store"
 )
 
 var merchantCreateCommand = &Command{
@@ -42,16 +40,9 @@ func merchantCreateFlags(fs *flag.FlagSet) Runner {
 	database := fs.String("database", "", "a postgres:// URL to create the merchant there (default: the bbolt file in --data)")
 	masterKeyFile := fs.String("master-key-file", "", "with --database: the instances' master key file")
 	return func(ctx context.Context, env Env, _ []string) error {
-		cfg := server.Config{Data: *data, Database: *database}
-		if *masterKeyFile != "" {
-			k, err := store.ReadSecretFile(*masterKeyFile)
-			if err != nil {
-				return fmt.Errorf("--master-key-file: %w", err)
-			}
-			cfg.MasterKey = k
-		}
-		if cfg.Database != "" && !cfg.OnPostgres() {
-			return errors.New("--database must be a postgres:// URL")
+		cfg, err := storeConfig("merchant create", *data, *database, *masterKeyFile)
+		if err != nil {
+			return err
 		}
 		if *origins != "" {
 			s.AllowedOrigins = strings.Split(*origins, ",")

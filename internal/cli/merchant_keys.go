@@ -11,7 +11,6 @@ import (
 	"payouts/api"
 	"payouts/internal/server"
 	"payouts/rules"
-	"payouts/store"
 )
 
 // merchantKeysCommand is `payouts merchant keys`: a merchant's API keys, offline (the server stopped,
@@ -42,16 +41,9 @@ func merchantKeysFlags(fs *flag.FlagSet) Runner {
 		case *grace < 0:
 			return usageErrorf("merchant keys: --grace must not be negative")
 		}
-		cfg := server.Config{Data: *data, Database: *database}
-		if *masterKeyFile != "" {
-			k, err := store.ReadSecretFile(*masterKeyFile)
-			if err != nil {
-				return fmt.Errorf("--master-key-file: %w", err)
-			}
-			cfg.MasterKey = k
-		}
-		if cfg.Database != "" && !cfg.OnPostgres() {
-			return usageErrorf("merchant keys: --database must be a postgres:// URL")
+		cfg, err := storeConfig("merchant keys", *data, *database, *masterKeyFile)
+		if err != nil {
+			return err
 		}
 		db, sealer, err := server.Open(context.Background(), cfg)
 		if err != nil {

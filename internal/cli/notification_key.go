@@ -29,9 +29,9 @@ func notificationKeyRotateFlags(fs *flag.FlagSet) Runner {
 	keyFile := fs.String("notification-key-file", "", "the key file the servers are given (required with --database; default: notification-key.pem in --data); the old key in it is moved beside it")
 	from := fs.String("from", "", "install the RSA key in this PEM file (e.g. a retired one) instead of a new one")
 	return func(ctx context.Context, env Env, _ []string) error {
-		cfg := server.Config{Data: *data, Database: *database}
-		if cfg.Database != "" && !cfg.OnPostgres() {
-			return usageErrorf("notification-key rotate: --database must be a postgres:// URL")
+		cfg, err := storeConfig("notification-key rotate", *data, *database, "")
+		if err != nil {
+			return err
 		}
 		if cfg.OnPostgres() && *keyFile == "" {
 			return usageErrorf("notification-key rotate: with --database, --notification-key-file FILE is required (the file every instance is given)")

@@ -40,9 +40,9 @@ func userAddFlags(fs *flag.FlagSet) Runner {
 		if *name == "" {
 			*name = *email
 		}
-		cfg := server.Config{Data: *data, Database: *database}
-		if cfg.Database != "" && !cfg.OnPostgres() {
-			return usageErrorf("user add: --database must be a postgres:// URL")
+		cfg, err := storeConfig("user add", *data, *database, "")
+		if err != nil {
+			return err
 		}
 		db, _, err := server.Open(context.Background(), cfg)
 		if err != nil {
