@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"payouts/web/notify"
 )
 
 // Batches and key roles, end to end on the real server.
@@ -91,18 +88,8 @@ func (c *merchantClient) waitBatch(t testing.TB, id int64, within time.Duration,
 }
 
 func TestBatchMakerCheckerKeyRolesAndNotification(t *testing.T) {
-	hook := &hookReceiver{tries: map[string]int{}, accepted: map[string][][]byte{}}
-	recv := httptest.NewServer(hook)
-	defer recv.Close()
-	s := startServer(t, "", "--allow-private-notification-urls")
-	pub, err := notify.ParsePublicKeyPEM(fetchPublicKey(t, s.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	full := s.newMerchant(t, map[string]any{"notificationUrl": recv.URL + "/hook"})
-	hook.mu.Lock()
-	hook.verify = func(body []byte, sig string) error { return notify.Verify(pub, full.MerchantID, body, sig) }
-	hook.mu.Unlock()
+	hook := &hookReceiver{}
+	s, full := startWithSignedHook(t, "", hook, "/hook", nil)
 	maker, checker, reader := s.roleKey(t, full, "maker"), s.roleKey(t, full, "checker"), s.roleKey(t, full, "read")
 
 	var keys []struct{ KeyID, Role string }

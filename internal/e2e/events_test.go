@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -242,18 +241,8 @@ func TestEventsKeptListedReadAndResentWithTheSameID(t *testing.T) {
 }
 
 func TestDeliveryChaosFailFirstAndDuplicatesSeenAtTheReceiver(t *testing.T) {
-	hook := &hookReceiver{tries: map[string]int{}, accepted: map[string][][]byte{}}
-	recv := httptest.NewServer(hook)
-	defer recv.Close()
-	s := startServer(t, "", "--allow-private-notification-urls")
-	pub, err := notify.ParsePublicKeyPEM(fetchPublicKey(t, s.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := s.newMerchant(t, map[string]any{"notificationUrl": recv.URL + "/hook"})
-	hook.mu.Lock()
-	hook.verify = func(body []byte, sig string) error { return notify.Verify(pub, c.MerchantID, body, sig) }
-	hook.mu.Unlock()
+	hook := &hookReceiver{}
+	s, c := startWithSignedHook(t, "", hook, "/hook", nil)
 
 	path := "/admin/v1/merchants/" + c.MerchantID + "/sandbox/delivery"
 	var view struct {

@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -275,6 +276,37 @@ func TestMailExactlyOnePerOutcomeAcrossServerRestart(t *testing.T) {
 
 // hookReceiver is a merchant's notification endpoint: it verifies every signature with the
 // key served by the server, fails the first tries of each event with 503, then accepts.
+// startWithSignedHook starts a server allowed to notify a local address, a receiver serving
+// hook (whose failures the caller may set first), and a merchant with settings whose
+// notifications go to path on the receiver; hook checks each one's signature against the
+// server's published key. The receiver closes after the server stops.
+func startWithSignedHook(t *testing.T, dir string, hook *hookReceiver, path string, settings map[string]any) (*testServer, *merchantClient) {
+	t.Helper()
+	if hook.tries == nil {
+		hook.tries = map[string]int{}
+	}
+	if hook.accepted == nil {
+		hook.accepted = map[string][][]byte{}
+	}
+	recv := httptest.NewServer(hook)
+	t.Cleanup(recv.Close)
+	s := startServer(t, dir, "--allow-private-notification-urls")
+	pub, err := notify.ParsePublicKeyPEM(fetchPublicKey(t, s.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings = maps.Clone(settings)
+	if settings == nil {
+		settings = map[string]any{}
+	}
+	settings["notificationUrl"] = recv.URL + path
+	c := s.newMerchant(t, settings)
+	hook.mu.Lock()
+	hook.verify = func(body []byte, sig string) error { return notify.Verify(pub, c.MerchantID, body, sig) }
+	hook.mu.Unlock()
+	return s, c
+}
+
 type hookReceiver struct {
 	mu       sync.Mutex
 	failures int
@@ -377,19 +409,9 @@ func fetchCertificate(t testing.TB, base string) *x509.Certificate {
 }
 
 func TestNotificationSignedRetriedUntil2xxDeliveredOncePerEvent(t *testing.T) {
-	hook := &hookReceiver{failures: 2, tries: map[string]int{}, accepted: map[string][][]byte{}}
-	recv := httptest.NewServer(hook)
-	defer recv.Close()
+	hook := &hookReceiver{failures: 2}
 	dir := t.TempDir()
-	s := startServer(t, dir, "--allow-private-notification-urls")
-	pub, err := notify.ParsePublicKeyPEM(fetchPublicKey(t, s.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := s.newMerchant(t, map[string]any{"notificationUrl": recv.URL + "/payouts/hook"})
-	hook.mu.Lock()
-	hook.verify = func(body []byte, sig string) error { return notify.Verify(pub, c.MerchantID, body, sig) }
-	hook.mu.Unlock()
+	s, c := startWithSignedHook(t, dir, hook, "/payouts/hook", nil)
 
 	ok := c.create(t, perBankRequest("HOOK-OK"))
 	rej := perBankRequest("HOOK-REJ")

@@ -10,14 +10,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"payouts/rules"
-	"payouts/web/notify"
 )
 
 // perAccountRequest is a Peru batch payout to a bank 003 account (13 digits): a bank 002
@@ -65,19 +63,8 @@ func wantCancelled(t testing.TB, what string, code int, raw []byte) payoutAnswer
 // once the payout is at the bank or ended. WAITING_ROUTING is held still by a server
 // without a rail (--sandbox=false).
 func TestCancelBeforeSending(t *testing.T) {
-	hook := &hookReceiver{tries: map[string]int{}, accepted: map[string][][]byte{}}
-	recv := httptest.NewServer(hook)
-	defer recv.Close()
-	s := startServer(t, "", "--allow-private-notification-urls")
-	pub, err := notify.ParsePublicKeyPEM(fetchPublicKey(t, s.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := s.newMerchant(t, map[string]any{"pendingOnNoBalance": true, "cardPayouts": true, "emailNotifications": true,
-		"notificationUrl": recv.URL + "/hook"})
-	hook.mu.Lock()
-	hook.verify = func(body []byte, sig string) error { return notify.Verify(pub, c.MerchantID, body, sig) }
-	hook.mu.Unlock()
+	hook := &hookReceiver{}
+	s, c := startWithSignedHook(t, "", hook, "/hook", map[string]any{"pendingOnNoBalance": true, "cardPayouts": true, "emailNotifications": true})
 
 	// PENDING_BALANCE: nothing is held, nothing moves; a later funding does not revive it.
 	if code := s.admin(t, "POST", "/admin/v1/merchants/"+c.MerchantID+"/balance",

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"strings"
@@ -20,25 +19,14 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"payouts/rules"
-	"payouts/web/notify"
 )
 
 // A scripted outcome with a timeline: SUCCESS one minute after the bank has the payout, then
 // REVERSED 4025 three days later, each step moving the balance and notifying (signed) as a
 // real one would; an account ending 9994 is paid then returned (4901) without a script.
 func TestScriptedTimelineOnTheTestClock(t *testing.T) {
-	hook := &hookReceiver{tries: map[string]int{}, accepted: map[string][][]byte{}}
-	recv := httptest.NewServer(hook)
-	defer recv.Close()
-	s := startServer(t, "", "--allow-private-notification-urls")
-	pub, err := notify.ParsePublicKeyPEM(fetchPublicKey(t, s.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := s.newMerchant(t, map[string]any{"notificationUrl": recv.URL + "/hooks"})
-	hook.mu.Lock()
-	hook.verify = func(body []byte, sig string) error { return notify.Verify(pub, c.MerchantID, body, sig) }
-	hook.mu.Unlock()
+	hook := &hookReceiver{}
+	s, c := startWithSignedHook(t, "", hook, "/hooks", nil)
 
 	rulesPath := "/admin/v1/merchants/" + c.MerchantID + "/sandbox/rules"
 	list := map[string]any{"rules": []any{map[string]any{
