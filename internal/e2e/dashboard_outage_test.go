@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"payouts/store/postgres/pgtest"
 )
 
 // During a database outage the dashboard answers as the API does: 503 with Retry-After and
@@ -20,19 +18,7 @@ func TestDashboardAnswers503DuringDatabaseOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	dbURL := pgtest.Database(t)
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newCutProxy(t, u.Host)
-	u.Host = proxy.addr
-	keys := t.TempDir()
-	if err := writeKeys(keys); err != nil {
-		t.Fatal(err)
-	}
-	inst := startInstances(t, u.String(), keys, 1)
-	s := &testServer{URL: inst[0].url, AdminToken: "test-admin-token-0123456789"}
+	s, proxy := startBehindCutProxy(t)
 	signedIn := dashboardSignIn(t, s)
 	get := func(c *http.Client, path string) (*http.Response, string) {
 		t.Helper()

@@ -27,6 +27,24 @@ type cutProxy struct {
 	closed bool
 }
 
+// startBehindCutProxy starts one instance on a new PostgreSQL database reached through a
+// proxy the test can cut, to play an outage.
+func startBehindCutProxy(t *testing.T) (*testServer, *cutProxy) {
+	t.Helper()
+	u, err := url.Parse(pgtest.Database(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newCutProxy(t, u.Host)
+	u.Host = proxy.addr
+	keys := t.TempDir()
+	if err := writeKeys(keys); err != nil {
+		t.Fatal(err)
+	}
+	inst := startInstances(t, u.String(), keys, 1)
+	return &testServer{URL: inst[0].url, AdminToken: "test-admin-token-0123456789"}, proxy
+}
+
 func newCutProxy(t *testing.T, to string) *cutProxy {
 	p := &cutProxy{t: t, to: to}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -98,19 +116,7 @@ func TestDatabaseOutageAnswers503(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	dbURL := pgtest.Database(t)
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newCutProxy(t, u.Host)
-	u.Host = proxy.addr
-	keys := t.TempDir()
-	if err := writeKeys(keys); err != nil {
-		t.Fatal(err)
-	}
-	inst := startInstances(t, u.String(), keys, 1)
-	s := &testServer{URL: inst[0].url, AdminToken: "test-admin-token-0123456789"}
+	s, proxy := startBehindCutProxy(t)
 	m := s.newMerchant(t, nil)
 	create := func(i int) (int, http.Header, []byte) {
 		return m.do(t, "POST", "payouts", perBankRequest(fmt.Sprintf("OUT-%d", i)), "")
