@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,27 +75,6 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 			t.Fatalf("after %s: %s", within, what)
 		}
 	}
-}
-
-// metricValue is a sample of /metrics, e.g. `payouts_backup_failures_total{target="dir"}`;
-// ok is false when the server has no such series.
-func (s *testServer) metricValue(t *testing.T, series string) (v float64, ok bool) {
-	t.Helper()
-	resp, err := s.getMetrics()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindSubmatch(raw)
-	if m == nil {
-		return 0, false
-	}
-	v, err = strconv.ParseFloat(string(m[1]), 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v, true
 }
 
 // storeContents is what a stopped server's store holds that a restore must give back:

@@ -622,19 +622,9 @@ func readyz(t *testing.T, s *testServer) (int, string) {
 }
 
 // stalledGauge reads payouts_writer_stalled from /metrics.
-func stalledGauge(t *testing.T, s *testServer) string {
+func stalledGauge(t *testing.T, s *testServer) float64 {
 	t.Helper()
-	resp, err := s.getMetrics()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	m := regexp.MustCompile(`(?m)^payouts_writer_stalled (\S+)$`).FindStringSubmatch(string(raw))
-	if m == nil {
-		t.Fatalf("no payouts_writer_stalled in /metrics")
-	}
-	return m[1]
+	return s.mustMetric(t, "payouts_writer_stalled")
 }
 
 // Item 7: a writer whose commits fail for lack of space, or that has not committed for 5 s
@@ -652,7 +642,7 @@ func TestWriterWatchdogAndBoundedDrain(t *testing.T) {
 	}}, "--drain-timeout", "2s")
 	c := s.newMerchant(t, nil)
 	c.create(t, perBankRequest("WD-1"))
-	if code, body := readyz(t, s); code != 200 || stalledGauge(t, s) != "0" {
+	if code, body := readyz(t, s); code != 200 || stalledGauge(t, s) != 0 {
 		t.Fatalf("healthy: /readyz %d %q", code, body)
 	}
 
@@ -664,12 +654,12 @@ func TestWriterWatchdogAndBoundedDrain(t *testing.T) {
 	if code, body := readyz(t, s); code != 503 || !strings.Contains(body, "lack of space") {
 		t.Errorf("after a commit failed for lack of space: /readyz %d %q, want 503 saying so", code, body)
 	}
-	if g := stalledGauge(t, s); g != "1" {
-		t.Errorf("payouts_writer_stalled %s on a full disk, want 1", g)
+	if g := stalledGauge(t, s); g != 1 {
+		t.Errorf("payouts_writer_stalled %v on a full disk, want 1", g)
 	}
 	fault.Store(nil)
 	c.create(t, perBankRequest("WD-3"))
-	if code, body := readyz(t, s); code != 200 || stalledGauge(t, s) != "0" {
+	if code, body := readyz(t, s); code != 200 || stalledGauge(t, s) != 0 {
 		t.Errorf("after space came back and a commit passed: /readyz %d %q", code, body)
 	}
 
@@ -696,8 +686,8 @@ func TestWriterWatchdogAndBoundedDrain(t *testing.T) {
 	if code != 503 || !strings.Contains(body, "has not committed for") {
 		t.Errorf("a stalled writer: /readyz %d %q, want 503 saying so", code, body)
 	}
-	if g := stalledGauge(t, s); g != "1" {
-		t.Errorf("payouts_writer_stalled %s with a stalled writer, want 1", g)
+	if g := stalledGauge(t, s); g != 1 {
+		t.Errorf("payouts_writer_stalled %v with a stalled writer, want 1", g)
 	}
 
 	stopped := time.Now()

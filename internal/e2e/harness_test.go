@@ -426,3 +426,34 @@ func (c *merchantClient) with(edit func(*merchantClient)) *merchantClient {
 	edit(n)
 	return n
 }
+
+// mustMetric is a sample of /metrics that the server must have.
+func (s *testServer) mustMetric(t *testing.T, series string) float64 {
+	t.Helper()
+	v, ok := s.metricValue(t, series)
+	if !ok {
+		t.Fatalf("no %s in /metrics", series)
+	}
+	return v
+}
+
+// metricValue is a sample of /metrics, e.g. `payouts_backup_failures_total{target="dir"}`;
+// ok is false when the server has no such series.
+func (s *testServer) metricValue(t *testing.T, series string) (v float64, ok bool) {
+	t.Helper()
+	resp, err := s.getMetrics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindSubmatch(raw)
+	if m == nil {
+		return 0, false
+	}
+	v, err = strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, true
+}

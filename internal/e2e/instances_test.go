@@ -308,20 +308,7 @@ func waitNotified(t *testing.T, r *receiver, want int, within time.Duration) {
 // takenOver reads payouts_claims_taken_over_total of an instance's /metrics.
 func takenOver(t *testing.T, s *testServer) int {
 	t.Helper()
-	resp, err := s.getMetrics()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(raw), "\n") {
-		if v, ok := strings.CutPrefix(line, "payouts_claims_taken_over_total "); ok {
-			n, _ := strconv.ParseFloat(v, 64)
-			return int(n)
-		}
-	}
-	t.Fatalf("no payouts_claims_taken_over_total in /metrics:\n%s", raw)
-	return 0
+	return int(s.mustMetric(t, "payouts_claims_taken_over_total"))
 }
 
 // waitClaims waits until the instance holds a claim on an outbox event.
