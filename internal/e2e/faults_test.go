@@ -44,19 +44,6 @@ func timedCall(client *http.Client, req *http.Request) (int, []byte, time.Durati
 	return resp.StatusCode, raw, time.Since(start), err
 }
 
-// adminRequest builds an admin API request with the server's token.
-func (s *testServer) adminRequest(method, path string, body any) *http.Request {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, s.URL+path, rd)
-	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
-	req.Header.Set("Content-Type", "application/json")
-	return req
-}
-
 // Item 1: clock advances and resets while payouts are created, cancelled and simulated:
 // every call answers within its deadline (on 4d6e226 the first advance under create traffic
 // wedged every write for good), and the server still stops within its drain timeout.

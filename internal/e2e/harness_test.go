@@ -213,9 +213,8 @@ func (s *testServer) admin(t testing.TB, method, path string, body any, out any)
 	return code
 }
 
-// rawAdmin calls the admin API and returns the answer as it is.
-func (s *testServer) rawAdmin(t testing.TB, method, path string, body any) (int, http.Header, []byte) {
-	t.Helper()
+// adminRequest builds an admin API request with the server's token.
+func (s *testServer) adminRequest(method, path string, body any) *http.Request {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -224,6 +223,13 @@ func (s *testServer) rawAdmin(t testing.TB, method, path string, body any) (int,
 	req, _ := http.NewRequest(method, s.URL+path, rd)
 	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
 	req.Header.Set("Content-Type", "application/json")
+	return req
+}
+
+// rawAdmin calls the admin API and returns the answer as it is.
+func (s *testServer) rawAdmin(t testing.TB, method, path string, body any) (int, http.Header, []byte) {
+	t.Helper()
+	req := s.adminRequest(method, path, body)
 	client := http.DefaultClient
 	if s.HTTP != nil {
 		client = s.HTTP

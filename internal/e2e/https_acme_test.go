@@ -57,22 +57,7 @@ func TestHTTPSByACMEIssuesRenewsAndReusesCertificates(t *testing.T) {
 	client := httpsClient(roots)
 
 	t.Run("served over TLS 1.2 or later, with HSTS, and every URL in https", func(t *testing.T) {
-		resp, err := client.Get(base + "/readyz")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 || resp.TLS.Version < 0x0303 {
-			t.Fatalf("GET /readyz: %d over TLS %x", resp.StatusCode, resp.TLS.Version)
-		}
-		if got := resp.Header.Get("Strict-Transport-Security"); !strings.HasPrefix(got, "max-age=") {
-			t.Errorf("Strict-Transport-Security = %q", got)
-		}
-		if c, err := dialTLS(httpsPort, name, roots, 0x0302); err == nil {
-			c.Close()
-			t.Errorf("a TLS 1.1 client was served")
-		}
-		checkURLsFollowHTTPS(t, &testServer{URL: base, AdminToken: "test-admin-token-0123456789", HTTP: client})
+		checkServedOverTLS(t, client, base, httpsPort, name, roots)
 	})
 
 	t.Run("the plain HTTP port redirects to https, keeping path and query", func(t *testing.T) {

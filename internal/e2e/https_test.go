@@ -246,22 +246,7 @@ func TestHTTPSOwnCertificateRereadOnSIGHUPAndFileChange(t *testing.T) {
 	client := httpsClient(roots)
 
 	t.Run("served over TLS 1.2 or later, with HSTS, and every URL in https", func(t *testing.T) {
-		resp, err := client.Get(base + "/readyz")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 || resp.TLS == nil || resp.TLS.Version < tls.VersionTLS12 {
-			t.Fatalf("GET /readyz: %d over %v", resp.StatusCode, resp.TLS)
-		}
-		if got := resp.Header.Get("Strict-Transport-Security"); !strings.HasPrefix(got, "max-age=") {
-			t.Errorf("Strict-Transport-Security = %q", got)
-		}
-		if c, err := dialTLS(port, name, roots, tls.VersionTLS11); err == nil {
-			c.Close()
-			t.Errorf("a TLS 1.1 client was served")
-		}
-		checkURLsFollowHTTPS(t, &testServer{URL: base, AdminToken: "test-admin-token-0123456789", HTTP: client})
+		checkServedOverTLS(t, client, base, port, name, roots)
 	})
 
 	t.Run("the plain HTTP port redirects to https, keeping path and query", func(t *testing.T) {
@@ -355,6 +340,28 @@ func checkRedirects(t *testing.T, client *http.Client, httpPort int, cases []red
 
 // checkURLsFollowHTTPS checks what the server builds from its base URL: the card form's
 // iframe, the OpenAPI document's server, the dashboard's cookie.
+// checkServedOverTLS checks the server at base (port, for the name): TLS 1.2 or later with
+// HSTS, a TLS 1.1 client refused, and every URL it builds in https.
+func checkServedOverTLS(t *testing.T, client *http.Client, base string, port int, name string, roots *x509.CertPool) {
+	t.Helper()
+	resp, err := client.Get(base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.TLS == nil || resp.TLS.Version < tls.VersionTLS12 {
+		t.Fatalf("GET /readyz: %d over %v", resp.StatusCode, resp.TLS)
+	}
+	if got := resp.Header.Get("Strict-Transport-Security"); !strings.HasPrefix(got, "max-age=") {
+		t.Errorf("Strict-Transport-Security = %q", got)
+	}
+	if c, err := dialTLS(port, name, roots, tls.VersionTLS11); err == nil {
+		c.Close()
+		t.Errorf("a TLS 1.1 client was served")
+	}
+	checkURLsFollowHTTPS(t, &testServer{URL: base, AdminToken: "test-admin-token-0123456789", HTTP: client})
+}
+
 func checkURLsFollowHTTPS(t *testing.T, s *testServer) {
 	t.Helper()
 	m := s.newMerchant(t, map[string]any{"cardPayouts": true})
