@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -22,16 +21,7 @@ func TestDashboardBatches(t *testing.T) {
 	c := dashboardSignIn(t, s)
 	get := func(path string) string {
 		t.Helper()
-		resp, err := c.Get(s.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 {
-			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
-		}
-		return string(b)
+		return dashText(t, c, s.URL+path)
 	}
 	upload := func(batchID, csv string) string {
 		t.Helper()

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -21,16 +20,7 @@ func TestDashboardKeysCancelCardFormAndSpanish(t *testing.T) {
 	c := dashboardSignIn(t, s)
 	get := func(path string) string {
 		t.Helper()
-		resp, err := c.Get(s.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 {
-			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
-		}
-		return string(b)
+		return dashText(t, c, s.URL+path)
 	}
 	post := func(path string, form url.Values) string {
 		t.Helper()

@@ -49,6 +49,22 @@ func dashboardSignIn(t *testing.T, s *testServer) *http.Client {
 	return c
 }
 
+// dashText GETs a dashboard page with c (signed in) and returns its body; anything but 200
+// fails.
+func dashText(t *testing.T, c *http.Client, u string) string {
+	t.Helper()
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %.300s", u, resp.StatusCode, raw)
+	}
+	return string(raw)
+}
+
 func TestDashboardRefusesSignedOutRequests(t *testing.T) {
 	s := startServer(t, "")
 	m := s.newMerchant(t, map[string]any{})

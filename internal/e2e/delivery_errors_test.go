@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
-	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"regexp"
@@ -114,21 +112,6 @@ func TestDeliveryErrorsShowTheClassNotTheServicesNetwork(t *testing.T) {
 	if !strings.Contains(page, want) || strings.Contains(page, "10.255.255.53") {
 		t.Errorf("the dashboard shows an old attempt as %.600s, want %q", page, want)
 	}
-}
-
-// dashText GETs a dashboard page and returns its body.
-func dashText(t *testing.T, c *http.Client, u string) string {
-	t.Helper()
-	resp, err := c.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %d %.300s", u, resp.StatusCode, raw)
-	}
-	return string(raw)
 }
 
 // logOldEvent writes an event with one attempt into a stopped server's store, as an older
