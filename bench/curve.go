@@ -59,7 +59,7 @@ func (c *curveConfig) run(ctx context.Context, s *session, out io.Writer) error 
 	var points []curvePoint
 	for _, k := range merchants {
 		for n := 1; n <= c.maxInstances; n++ {
-			run, err := r.instances(ctx, n, k, c.instanceCPU, c.duration)
+			run, err := r.instances(ctx, n, k, false, c.instanceCPU, c.duration)
 			if err != nil {
 				return err
 			}

@@ -30,6 +30,10 @@ type pgConfig struct {
 	instances   int
 	instanceCPU float64
 	merchants   int
+	// ownMerchant gives each of the N instances' clients a merchant of their own, so that no
+	// balance row is shared between instances: against the same run without it, what the
+	// instances lose waiting on each other's balance locks.
+	ownMerchant bool
 	goals       pgGoals
 }
 
@@ -59,6 +63,7 @@ func pgCommand(fs *flag.FlagSet, getenv func(string) string) runFunc {
 	fs.IntVar(&c.instances, "instances", 2, "instances of the third run, 64/N clients on each")
 	fs.Float64Var(&c.instanceCPU, "instance-cpu", 0, "cap each payouts instance at this many CPUs, each in a control group of its own (as root); 0 for no cap")
 	fs.IntVar(&c.merchants, "merchants", 1, "merchants the clients are spread over (the bare stack's too)")
+	fs.BoolVar(&c.ownMerchant, "merchant-per-instance", false, "in the N-instance run, instance i's clients sign as merchant i only (needs -merchants equal to -instances): no balance row shared between instances")
 	fs.Float64Var(&c.goals.MinRatio, "min-ratio", 3.0, "goal: one instance at least this times the bare stack")
 	fs.Float64Var(&c.goals.MinScale, "min-scale", 1.0, "goal: N instances at least this times one")
 	fs.Float64Var(&c.goals.MaxP99, "max-p99-ms", 100, "goal: one instance's p99 under this, in ms")
@@ -72,6 +77,9 @@ func (c *pgConfig) run(ctx context.Context, s *session, out io.Writer) error {
 	if c.instances < 1 || c.instances > totalClients || c.merchants < 1 {
 		return usagef("-instances must be 1 to %d and -merchants at least 1", totalClients)
 	}
+	if c.ownMerchant && c.merchants != c.instances {
+		return usagef("-merchant-per-instance needs -merchants equal to -instances (%d)", c.instances)
+	}
 	if err := s.build(ctx, "loadgen", "baseline-pg", "latproxy"); err != nil {
 		return err
 	}
@@ -80,7 +88,7 @@ func (c *pgConfig) run(ctx context.Context, s *session, out io.Writer) error {
 		return err
 	}
 	s.header(ctx, out)
-	f := pgFigures{Delay: c.delay, InstanceCPU: c.instanceCPU, Merchants: c.merchants}
+	f := pgFigures{Delay: c.delay, InstanceCPU: c.instanceCPU, Merchants: c.merchants, OwnMerchant: c.ownMerchant}
 
 	bare, text, err := r.bare(ctx, c.merchants, c.duration)
 	if err != nil {
@@ -89,7 +97,7 @@ func (c *pgConfig) run(ctx context.Context, s *session, out io.Writer) error {
 	fmt.Fprintf(out, "bare chi+pgx:            %s\n", text)
 	f.Bare = bare
 
-	one, err := r.instances(ctx, 1, c.merchants, c.instanceCPU, c.duration)
+	one, err := r.instances(ctx, 1, c.merchants, false, c.instanceCPU, c.duration)
 	if err != nil {
 		return err
 	}
@@ -98,7 +106,7 @@ func (c *pgConfig) run(ctx context.Context, s *session, out io.Writer) error {
 		cpuPerCreate(one.cpuInstances, one.creates()), cpuPerCreate(one.cpuPostgres, one.creates()))
 	f.One = one.lines[0]
 
-	many, err := r.instances(ctx, c.instances, c.merchants, c.instanceCPU, c.duration)
+	many, err := r.instances(ctx, c.instances, c.merchants, c.ownMerchant, c.instanceCPU, c.duration)
 	if err != nil {
 		return err
 	}
@@ -226,8 +234,8 @@ func (r instancesRun) creates() float64 {
 
 // instances starts n payouts instances on a new database (each capped at cpu CPUs when cpu
 // > 0), makes and funds the merchants, drives each instance with 64/n clients spread over
-// the merchants, and stops them.
-func (r *pgRig) instances(ctx context.Context, n, merchants int, cpu float64, d time.Duration) (instancesRun, error) {
+// the merchants (or, with own, instance i's over merchant i alone), and stops them.
+func (r *pgRig) instances(ctx context.Context, n, merchants int, own bool, cpu float64, d time.Duration) (instancesRun, error) {
 	run := instancesRun{duration: d}
 	db, err := r.database(ctx)
 	if err != nil {
@@ -274,7 +282,11 @@ func (r *pgRig) instances(ctx context.Context, n, merchants int, cpu float64, d 
 	}
 	argss := make([][]string, n)
 	for i, base := range bases {
-		argss[i] = []string{"-base", base, "-merchants", merchantsFlag(ms), "-c", strconv.Itoa(totalClients / n), "-d", d.String()}
+		mine := ms
+		if own {
+			mine = ms[i : i+1]
+		}
+		argss[i] = []string{"-base", base, "-merchants", merchantsFlag(mine), "-c", strconv.Itoa(totalClients / n), "-d", d.String()}
 	}
 	i0, g0 := r.cpuOfInstances(ps), cpuOfUser(r.pgUID)
 	run.lines, run.texts, err = r.s.loadEach(ctx, argss)

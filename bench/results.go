@@ -97,6 +97,7 @@ type pgFigures struct {
 	Delay       string  // one way, as given (250us)
 	InstanceCPU float64 // each instance's cap in CPUs; 0 for none
 	Merchants   int
+	OwnMerchant bool // each of the N instances had a merchant of its own
 	Bare, One   loadLine
 	Many        []loadLine // one line per instance
 }
@@ -115,6 +116,9 @@ func pgSummary(f pgFigures, g pgGoals) (string, bool) {
 	}
 	if f.Merchants > 1 {
 		how += fmt.Sprintf(", %d merchants", f.Merchants)
+		if f.OwnMerchant {
+			how += " (one per instance in the last run)"
+		}
 	}
 	n := len(f.Many)
 	line := fmt.Sprintf("postgres at %s each way%s: bare %.0f/s; one instance %.0f/s (p99 %.1f ms), "+
