@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -195,8 +194,6 @@ func merchantPath(path string) (id string, reserved bool) {
 	}
 	return id, false
 }
-
-var errAuth = errors.New("auth")
 
 // Middleware verifies every request to a merchant path and puts the merchant in the context.
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {

@@ -560,7 +560,7 @@ func TestAPIKeyRotationWithGraceListAndRevoke(t *testing.T) {
 	if len(list) != 2 || !list[0].Current || list[0].KeyID != r.KeyID || list[1].Current || list[1].ExpiresAt == nil {
 		t.Fatalf("keys: %s; want the current one and the old one with its expiry", raw)
 	}
-	if exp, _ := time.Parse(time.RFC3339, *list[1].ExpiresAt); exp.Sub(time.Now()) < 23*time.Hour || exp.Sub(time.Now()) > 25*time.Hour {
+	if exp, _ := time.Parse(time.RFC3339, *list[1].ExpiresAt); time.Until(exp) < 23*time.Hour || time.Until(exp) > 25*time.Hour {
 		t.Errorf("the old key expires at %s, want in 24 h", *list[1].ExpiresAt)
 	}
 

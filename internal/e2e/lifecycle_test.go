@@ -51,7 +51,7 @@ func TestEndToEndLifecycle(t *testing.T) {
 	}
 	code, _, raw = c.do(t, "POST", "payouts/"+itoa(bad)+"/simulate", map[string]any{"stage": "SUCCESS"}, "")
 	if code != 409 || decodeProblem(t, raw).Code != "2950" {
-		t.Fatalf("simulate on a rejected payout: %d %s, want 409 2050", code, raw)
+		t.Fatalf("simulate on a rejected payout: %d %s, want 409 2950", code, raw)
 	}
 
 	// Balance: two processed payouts of 1,000.00 debited from the funded 10,000,000.00.
@@ -61,11 +61,20 @@ func TestEndToEndLifecycle(t *testing.T) {
 		Available         int64 `json:"availableBalance"`
 		Balance           int64 `json:"balance"`
 	}
-	json.Unmarshal(raw, &balances)
+	if code != 200 || json.Unmarshal(raw, &balances) != nil {
+		t.Fatalf("balance: %d %s", code, raw)
+	}
+	pen := 0
 	for _, b := range balances {
-		if b.Currency == "PEN" && (b.Balance != 1_000_000_000-200000 || b.Available != b.Balance) {
-			t.Fatalf("PEN balance %+v", b)
+		if b.Currency == "PEN" {
+			pen++
+			if b.Balance != 1_000_000_000-200000 || b.Available != b.Balance {
+				t.Fatalf("PEN balance %+v", b)
+			}
 		}
+	}
+	if pen != 1 {
+		t.Fatalf("balance: %d PEN balances in %s, want one", pen, raw)
 	}
 
 	// Listing: newest first, two per page, then the last page.

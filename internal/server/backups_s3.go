@@ -122,7 +122,7 @@ func s3Credentials(file string, getenv func(string) string) (*credentials.Creden
 	}
 	creds := credentials.NewFileAWSCredentials(file, profile)
 	// The parser's own error may quote a line of the file, which may be the secret.
-	if v, err := creds.Get(); err != nil || v.AccessKeyID == "" || v.SecretAccessKey == "" {
+	if v, err := creds.GetWithContext(nil); err != nil || v.AccessKeyID == "" || v.SecretAccessKey == "" {
 		return nil, fmt.Errorf("--backup-s3-credentials-file %s: want an AWS shared credentials file whose [%s] section "+
 			"holds aws_access_key_id and aws_secret_access_key (AWS_PROFILE names another section)", file, profile)
 	}

@@ -319,10 +319,6 @@ func (b payoutBuckets) read(id int64) (*rules.Payout, time.Time, error) {
 	return b.decode(id, b.core.Get(idKey), b.state.Get(idKey))
 }
 
-func decodePayout(id int64, coreRaw, stateRaw []byte) (*rules.Payout, time.Time, error) {
-	return payoutBuckets{}.decode(id, coreRaw, stateRaw)
-}
-
 // decode puts a payout back together from its records, its core from the cache if it is
 // there. The payout shares the cached core's request, which no one changes.
 func (b payoutBuckets) decode(id int64, coreRaw, stateRaw []byte) (*rules.Payout, time.Time, error) {

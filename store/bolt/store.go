@@ -21,23 +21,22 @@ import (
 // merchant id or order id may contain one).
 var (
 	bMeta        = []byte("meta")
-	bMerchants   = []byte("merchants")      // merchantId → Merchant JSON
-	bPayouts     = []byte("payout_core")    // be64(id) → payoutCore JSON (record.go); its sequence numbers payouts
-	bPayoutState = []byte("payout_state")   // be64(id) → payoutState JSON
-	bHistory     = []byte("payout_history") // be64(id) be32(n) → transitionRec JSON
-	bPayoutsV1   = []byte("payouts")        // be64(id) → whole Payout JSON: the format before record.go, migrated on Open
-	bOrders      = []byte("orders")         // merchantId 0 orderId → be64(id)
-	bByMerch     = []byte("idx_merchant")   // merchantId 0 be64(id) → nil
-	bByStage     = []byte("idx_stage")      // merchantId 0 stage 0 be64(id) → nil
-	bByStatus    = []byte("idx_status")     // merchantId 0 status 0 be64(id) → nil
-	bBalances    = []byte("balances")       // merchantId 0 country 0 currency → Balance JSON
-	bDue         = []byte("due")            // be64(unix nanos) be64(id) → status: the lifecycle queue (the time is also in the payout state)
-	bDueByID     = []byte("due_by_id")      // be64(id) → the key in bDue: before record.go, migrated on Open
-	bOutbox      = []byte("outbox")         // be64(seq) → Event JSON
-	bSessions    = []byte("sessions")       // token → expiry + data (scs)
-	bCards       = []byte("cards")          // merchantId 0 docType 0 docNumber → sealed card JSON
-	bCardByPay   = []byte("cards_payout")   // be64(payoutId) → card token for one payout
-	bMisc        = []byte("misc")           // small per-feature records
+	bMerchants   = []byte("merchants")    // merchantId → Merchant JSON
+	bPayouts     = []byte("payout_core")  // be64(id) → payoutCore JSON (record.go); its sequence numbers payouts
+	bPayoutState = []byte("payout_state") // be64(id) → payoutState JSON
+	bPayoutsV1   = []byte("payouts")      // be64(id) → whole Payout JSON: the format before record.go, migrated on Open
+	bOrders      = []byte("orders")       // merchantId 0 orderId → be64(id)
+	bByMerch     = []byte("idx_merchant") // merchantId 0 be64(id) → nil
+	bByStage     = []byte("idx_stage")    // merchantId 0 stage 0 be64(id) → nil
+	bByStatus    = []byte("idx_status")   // merchantId 0 status 0 be64(id) → nil
+	bBalances    = []byte("balances")     // merchantId 0 country 0 currency → Balance JSON
+	bDue         = []byte("due")          // be64(unix nanos) be64(id) → status: the lifecycle queue (the time is also in the payout state)
+	bDueByID     = []byte("due_by_id")    // be64(id) → the key in bDue: before record.go, migrated on Open
+	bOutbox      = []byte("outbox")       // be64(seq) → Event JSON
+	bSessions    = []byte("sessions")     // token → expiry + data (scs)
+	bCards       = []byte("cards")        // merchantId 0 docType 0 docNumber → sealed card JSON
+	bCardByPay   = []byte("cards_payout") // be64(payoutId) → card token for one payout
+	bMisc        = []byte("misc")         // small per-feature records
 	allBuckets   = [][]byte{bMeta, bMerchants, bPayouts, bPayoutState, bOrders, bByMerch, bByStage, bByStatus,
 		bBalances, bDue, bOutbox, bSessions, bCards, bCardByPay, bMisc, bOutboxSent, bOutboxDead, bMailbox, bOutboxDue}
 )

@@ -192,9 +192,6 @@ func reserveStep(when, next time.Time) rules.Step {
 	}
 }
 
-// noChange is a step that leaves everything as it was.
-func noChange(*rules.Payout, rules.Ledger) (time.Time, error) { return time.Time{}, rules.ErrNoChange }
-
 // update runs step on ids and fails the test on an error.
 func update(t *testing.T, s rules.Storage, ids []int64, step rules.Step) {
 	t.Helper()
