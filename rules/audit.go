@@ -129,15 +129,6 @@ func WithAudit(ctx context.Context, a *Auditor, actor Actor, remoteAddr, userAge
 	return context.WithValue(ctx, auditKey{}, &auditScope{a: a, actor: actor, remoteAddr: remoteAddr, userAgent: userAgent})
 }
 
-// AuditActor is the actor WithAudit put in ctx.
-func AuditActor(ctx context.Context) (Actor, bool) {
-	s, ok := ctx.Value(auditKey{}).(*auditScope)
-	if !ok {
-		return Actor{}, false
-	}
-	return s.actor, true
-}
-
 // Audit records an action of the request's actor (WithAudit); without one it records
 // nothing. It is called where the action is decided, once it is done: a failure to write
 // the entry is logged, and does not undo the action.
