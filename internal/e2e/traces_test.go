@@ -207,8 +207,9 @@ func accessLogIDs(t testing.TB, log, route string) []string {
 // caller's trace and its id is the access log's request id; the create's store write is a
 // child of the request, linked both ways to the group commit that carried it; the rail's
 // submit and outcome are children of lifecycle rounds, with the payout's id; the delivery
-// carries its own span's traceparent to the merchant, and to the sandbox inbox of another.
-// No attribute holds a secret.
+// carries its own span's traceparent to the merchant, and to the sandbox inbox of another;
+// a resend the merchant asks for is a span of its request's trace, whose traceparent the
+// merchant receives with it. No attribute holds a secret.
 func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) {
 	otlp := newOTLPReceiver(t)
 	hook := &traceHook{}
@@ -238,6 +239,21 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 	waitFor(t, "the notification", 15*time.Second, func() bool { return len(hook.received()) > 0 })
 	waitFor(t, "the inbox's notification", 15*time.Second, func() bool { return len(inboxed.inbox(t).Items) > 0 })
 	inboxTraceparent := inboxed.inbox(t).Items[0].Headers["traceparent"]
+
+	const resendTrace, resendSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	eventID := fmt.Sprintf("merchant.notification.%d.PROCESSED", id)
+	req = c.request("POST", "events/"+eventID+"/resend", nil, "")
+	req.Header.Set("traceparent", "00-"+resendTrace+"-"+resendSpan+"-01")
+	resp, err = c.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 202 {
+		t.Fatalf("resend: %d %s", resp.StatusCode, raw)
+	}
+	waitFor(t, "the resent notification", 15*time.Second, func() bool { return len(hook.received()) > 1 })
 	s.Stop(t) // exports what is still queued
 	spans, resources, bodies, _ := otlp.received()
 	if len(spans) == 0 {
@@ -378,6 +394,33 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 	}
 	if want := fmt.Sprintf("00-%x-%x-01", toInbox[0].TraceId, toInbox[0].SpanId); inboxTraceparent != want {
 		t.Errorf("the inbox's notification has traceparent %q, want its delivery span's %q", inboxTraceparent, want)
+	}
+
+	// The resend: a child of the request that asked for it, in the caller's trace.
+	resendRequests := named("POST /api/v1/{merchantId}/events/{eventId}/resend", nil)
+	resends := named("notification.resend", ofPayout)
+	if len(resendRequests) != 1 || len(resends) != 1 {
+		t.Fatalf("%d spans of the resend request and %d notification.resend spans of payout %d, want 1 and 1",
+			len(resendRequests), len(resends), id)
+	}
+	asked, resent := resendRequests[0], resends[0]
+	if spanID(asked.TraceId) != resendTrace || spanID(asked.ParentSpanId) != resendSpan {
+		t.Errorf("the resend request's span is in trace %x under %x; want the caller's %s under %s", asked.TraceId, asked.ParentSpanId, resendTrace, resendSpan)
+	}
+	if !childOf(resent, asked) {
+		t.Errorf("the notification.resend span (trace %x, parent %x) is not a child of its request's span", resent.TraceId, resent.ParentSpanId)
+	}
+	if resent.Kind != tracepb.Span_SPAN_KIND_CLIENT {
+		t.Errorf("the resend's span is of kind %v, want client", resent.Kind)
+	}
+	for k, want := range map[string]string{"event.id": eventID, "event.kind": "merchant.notification", "notification.attempt": "2",
+		"http.response.status_class": "2xx", "merchant.id": c.MerchantID} {
+		if got := attr(resent, k); got != want {
+			t.Errorf("the resend's span: %s = %q, want %q", k, got, want)
+		}
+	}
+	if got, want := hook.received()[1], fmt.Sprintf("00-%x-%x-01", resent.TraceId, resent.SpanId); got != want {
+		t.Errorf("the resent notification's traceparent = %q, want the resend span's %q", got, want)
 	}
 
 	// No secret anywhere: not in an attribute, and not in the bytes exported.

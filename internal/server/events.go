@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"payouts/api"
 	"payouts/rules"
 )
@@ -17,8 +19,9 @@ func (w *wiring) wireEvents(n *notifications) {
 	n.webhook.Logged = streams.Notify
 	w.onShutdown = append(w.onShutdown, streams.Close)
 	// Resends run one after the other on a worker of their own, never on the request, and
-	// never hold up the dispatcher's deliveries.
-	resends := make(chan rules.LoggedEvent, 256)
+	// never hold up the dispatcher's deliveries. Each carries the span of the request that
+	// asked for it, when traces are exported: its delivery is a span of that request's trace.
+	resends := make(chan queuedResend, 256)
 	ev := api.Events{Log: w.db, Sandbox: w.cfg.Sandbox, Headers: n.webhook.Headers, Merchant: w.db.Merchant, Streams: streams,
 		Resend: func(ctx context.Context, e rules.LoggedEvent) error {
 			m, err := w.lc.Merchants(e.MerchantID)
@@ -29,7 +32,7 @@ func (w *wiring) wireEvents(n *notifications) {
 				return rules.Errorf(rules.KindConflict, rules.CodeNoDeliveryURL, "the merchant has no notificationUrl to resend to")
 			}
 			select {
-			case resends <- e:
+			case resends <- queuedResend{event: e, from: trace.SpanContextFromContext(ctx)}:
 				return nil
 			default:
 				return rules.Errorf(rules.KindRateLimited, rules.CodeRateLimited, "too many resends waiting; try again in a moment")
@@ -41,8 +44,10 @@ func (w *wiring) wireEvents(n *notifications) {
 			select {
 			case <-ctx.Done():
 				return
-			case e := <-resends:
-				if err := n.webhook.Resend(ctx, e); err != nil && ctx.Err() == nil {
+			case r := <-resends:
+				e := r.event
+				err := w.traceResend(ctx, r, func(ctx context.Context) error { return n.webhook.Resend(ctx, e) })
+				if err != nil && ctx.Err() == nil {
 					w.logger.Warn("event resend failed", "event", e.ID, "merchant", e.MerchantID, "err", err)
 				}
 			}

@@ -301,11 +301,38 @@ type deliveryAnswer struct{ status int }
 type deliveryAnswerKey struct{}
 
 func (d tracedDeliverer) Deliver(ctx context.Context, ev rules.Event) error {
-	ctx, span := d.tracer.Start(ctx, "notification.deliver", trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attrEventKind.String(ev.Kind), attrEventID.String(ev.ID), attrAttempt.Int(ev.Attempts+1),
-			attrMerchantID.String(ev.MerchantID), attrPayoutID.Int64(ev.PayoutID)))
+	return traceDelivery(ctx, d.tracer, "notification.deliver", func(ctx context.Context) error { return d.next.Deliver(ctx, ev) },
+		attrEventKind.String(ev.Kind), attrEventID.String(ev.ID), attrAttempt.Int(ev.Attempts+1),
+		attrMerchantID.String(ev.MerchantID), attrPayoutID.Int64(ev.PayoutID))
+}
+
+// queuedResend is a resend a request asked for, with that request's span context (invalid
+// when traces are not exported).
+type queuedResend struct {
+	event rules.LoggedEvent
+	from  trace.SpanContext
+}
+
+// traceResend spans a resend (notification.resend) as a child of the request that asked for
+// it: the request's trace shows the delivery, whose traceparent the merchant receives. When
+// traces are not exported it only runs resend.
+func (w *wiring) traceResend(ctx context.Context, r queuedResend, resend func(context.Context) error) error {
+	t := w.cfg.tracing
+	if t == nil {
+		return resend(ctx)
+	}
+	ev := r.event
+	return traceDelivery(trace.ContextWithSpanContext(ctx, r.from), t.tracer, "notification.resend", resend,
+		attrEventKind.String(rules.EventMerchantNotification), attrEventID.String(ev.ID),
+		attrAttempt.Int(len(ev.Attempts)+1), attrMerchantID.String(ev.MerchantID), attrPayoutID.Int64(ev.PayoutID))
+}
+
+// traceDelivery runs deliver in a client span named name, which it tells the status the
+// delivery's request was answered (answerTransport), and why it failed, if it did.
+func traceDelivery(ctx context.Context, tracer trace.Tracer, name string, deliver func(context.Context) error, attrs ...attribute.KeyValue) error {
+	ctx, span := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	answer := &deliveryAnswer{}
-	err := d.next.Deliver(context.WithValue(ctx, deliveryAnswerKey{}, answer), ev)
+	err := deliver(context.WithValue(ctx, deliveryAnswerKey{}, answer))
 	if answer.status != 0 {
 		span.SetAttributes(attrStatusCode.Int(answer.status), attrStatusClass.String(fmt.Sprintf("%dxx", answer.status/100)))
 	}
