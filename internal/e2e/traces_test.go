@@ -236,12 +236,23 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 	id := decodePayout(t, raw).Payout.ID
 	inboxID := inboxed.create(t, perBankRequest("trace-2")).Payout.ID
 	c.waitStage(t, id, "SUCCESS", 15*time.Second)
-	waitFor(t, "the notification", 15*time.Second, func() bool { return len(hook.received()) > 0 })
+	// Each delivery is waited for until its attempt is logged, which is after its answer was
+	// read: the hook holding the request is earlier, and the server stopped then would end the
+	// delivery's span without the answer's status.
+	eventID := fmt.Sprintf("merchant.notification.%d.PROCESSED", id)
+	attempts := func() int { // 0 until the event is logged, with its first attempt
+		var e eventAnswer
+		code, _, raw := c.do(t, "GET", "events/"+eventID, nil, "")
+		if code != 200 || json.Unmarshal(raw, &e) != nil {
+			return 0
+		}
+		return len(e.Attempts)
+	}
+	waitFor(t, "the notification", 15*time.Second, func() bool { return attempts() == 1 })
 	waitFor(t, "the inbox's notification", 15*time.Second, func() bool { return len(inboxed.inbox(t).Items) > 0 })
 	inboxTraceparent := inboxed.inbox(t).Items[0].Headers["traceparent"]
 
 	const resendTrace, resendSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
-	eventID := fmt.Sprintf("merchant.notification.%d.PROCESSED", id)
 	req = c.request("POST", "events/"+eventID+"/resend", nil, "")
 	req.Header.Set("traceparent", "00-"+resendTrace+"-"+resendSpan+"-01")
 	resp, err = c.HTTP.Do(req)
@@ -253,7 +264,7 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 	if resp.StatusCode != 202 {
 		t.Fatalf("resend: %d %s", resp.StatusCode, raw)
 	}
-	waitFor(t, "the resent notification", 15*time.Second, func() bool { return len(hook.received()) > 1 })
+	waitFor(t, "the resent notification", 15*time.Second, func() bool { return attempts() == 2 })
 	s.Stop(t) // exports what is still queued
 	spans, resources, bodies, _ := otlp.received()
 	if len(spans) == 0 {
