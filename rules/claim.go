@@ -66,7 +66,7 @@ func CashOTPEvent(p *Payout, r io.Reader, seal func(code []byte, eventID string)
 		return Event{}, err
 	}
 	ev := Event{ID: newEventID(EventCashOTP, hex.EncodeToString(id[:])), Kind: EventCashOTP,
-		MerchantID: p.MerchantID, PayoutID: p.ID, CreatedAt: now, NextAt: now}
+		MerchantID: p.MerchantID, PayoutID: p.ID, CreatedAt: now, NextAt: now, Traceparent: p.Traceparent}
 	ev.Data, err = json.Marshal(cashOTPData{SealedCode: seal([]byte(code), ev.ID)})
 	if err != nil {
 		return Event{}, err

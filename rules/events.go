@@ -13,11 +13,11 @@ func OutcomeEvents(p *Payout, m *Merchant, now time.Time) []Event {
 	var evs []Event
 	if m.Settings.EmailNotifications && p.Request.Beneficiary.Email != "" {
 		evs = append(evs, Event{ID: OutcomeEventID(EventBeneficiaryMail, p.ID, p.Status), Kind: EventBeneficiaryMail,
-			MerchantID: p.MerchantID, PayoutID: p.ID, CreatedAt: now, NextAt: now})
+			MerchantID: p.MerchantID, PayoutID: p.ID, CreatedAt: now, NextAt: now, Traceparent: p.Traceparent})
 	}
 	if m.Settings.NotificationURL != "" {
 		evs = append(evs, Event{ID: OutcomeEventID(EventMerchantNotification, p.ID, p.Status), Kind: EventMerchantNotification,
-			MerchantID: p.MerchantID, PayoutID: p.ID, CreatedAt: now, NextAt: now})
+			MerchantID: p.MerchantID, PayoutID: p.ID, CreatedAt: now, NextAt: now, Traceparent: p.Traceparent})
 	}
 	return evs
 }

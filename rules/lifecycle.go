@@ -237,8 +237,7 @@ func (lc *Lifecycle) submit(ctx context.Context, p *Payout) (Submission, error) 
 	if lc.Trace == nil {
 		return lc.Rail(p.Channel).Submit(ctx, p)
 	}
-	ctx, span := lc.Trace.Start(ctx, "rail.submit", slog.String(AttrRailCall, "submit"),
-		slog.String(AttrChannel, string(p.Channel)), slog.Int64(AttrPayoutID, p.ID))
+	ctx, span := lc.railSpan(ctx, p, "submit")
 	sub, err := lc.Rail(p.Channel).Submit(ctx, p)
 	span.End(err)
 	return sub, err
@@ -249,8 +248,7 @@ func (lc *Lifecycle) outcome(ctx context.Context, p *Payout, now time.Time) (Out
 	if lc.Trace == nil {
 		return lc.Rail(p.Channel).Outcome(ctx, p, now)
 	}
-	ctx, span := lc.Trace.Start(ctx, "rail.outcome", slog.String(AttrRailCall, "outcome"),
-		slog.String(AttrChannel, string(p.Channel)), slog.Int64(AttrPayoutID, p.ID))
+	ctx, span := lc.railSpan(ctx, p, "outcome")
 	out, err := lc.Rail(p.Channel).Outcome(ctx, p, now)
 	span.Set(slog.Bool(AttrRailSettle, out.Settled))
 	if out.Settled {
@@ -258,6 +256,20 @@ func (lc *Lifecycle) outcome(ctx context.Context, p *Payout, now time.Time) (Out
 	}
 	span.End(err)
 	return out, err
+}
+
+// railSpan starts the span of a rail call (rail.submit, rail.outcome) for p. A payout created
+// by a traced request keeps that request's traceparent: the call is then a span of the
+// create's trace, so that one trace follows the payout from its request to its settlement,
+// and is linked to the round (ctx's span) that made it, with the payouts settled alongside.
+func (lc *Lifecycle) railSpan(ctx context.Context, p *Payout, call string) (context.Context, Span) {
+	round := ctx
+	ctx, span := lc.Trace.Start(lc.Trace.Resume(ctx, p.Traceparent), "rail."+call, slog.String(AttrRailCall, call),
+		slog.String(AttrChannel, string(p.Channel)), slog.Int64(AttrPayoutID, p.ID))
+	if p.Traceparent != "" {
+		span.Link(round)
+	}
+	return ctx, span
 }
 
 // railPayouts are the payouts of ids, in their order: those read with the claim, the others

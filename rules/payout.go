@@ -123,6 +123,11 @@ type Payout struct {
 	Card *CardRef `json:"card,omitempty"`
 	// SessionExpiresAt ends a card payout's form session: without a card by then it EXPIRES.
 	SessionExpiresAt time.Time `json:"sessionExpiresAt,omitzero"`
+
+	// Traceparent is the W3C traceparent of the request that created the payout, when traces
+	// are exported: its rail calls and notifications are spans of that trace, however much
+	// later they run. Ids only; never shown in an answer.
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 // CardRef is what a payout keeps of a card: a token of the sealed PAN, and the parts that

@@ -29,6 +29,9 @@ type Service struct {
 	// Created is told after a payout is stored (as it is stored, after Admit), to wake the
 	// lifecycle worker. May be nil.
 	Created func(p *Payout)
+	// Trace, when set, gives a new payout the traceparent of the request creating it
+	// (Payout.Traceparent). May be nil.
+	Trace Tracer
 }
 
 // CreateResult is the answer to a create: the payout, and whether this call created it
@@ -52,6 +55,9 @@ func (s *Service) CreatePayout(ctx context.Context, m *Merchant, body []byte, ep
 		return CreateResult{}, err
 	}
 	p := NewPayout(m.ID, req, route, now)
+	if s.Trace != nil {
+		p.Traceparent = s.Trace.Traceparent(ctx)
+	}
 	var events []Event
 	if s.OnCreate != nil {
 		if events, err = s.OnCreate(p, m); err != nil {

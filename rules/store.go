@@ -18,6 +18,9 @@ type Event struct {
 	Attempts   int             `json:"attempts"`
 	NextAt     time.Time       `json:"nextAt"`
 	LastError  string          `json:"lastError,omitempty"`
+	// Traceparent is its payout's (Payout.Traceparent): the delivery is a span of the trace
+	// of the request that created the payout.
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 // Event kinds.

@@ -15,6 +15,13 @@ type Tracer interface {
 	// Start begins a span named name, a child of the span ctx carries (or the first of a
 	// trace), with attrs. The context returned carries the new span.
 	Start(ctx context.Context, name string, attrs ...slog.Attr) (context.Context, Span)
+	// Traceparent is the W3C traceparent of the span ctx carries, "" when it carries none. A
+	// payout keeps its create's, so that the work done for it later continues that trace.
+	Traceparent(ctx context.Context) string
+	// Resume is ctx with the span traceparent names as its span (keeping ctx's deadline and
+	// values), so that spans started from it continue that trace; ctx itself when
+	// traceparent is "" or not a traceparent.
+	Resume(ctx context.Context, traceparent string) context.Context
 }
 
 // Span is a span a Tracer began. Its attributes never hold a secret, an API key, a

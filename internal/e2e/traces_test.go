@@ -206,7 +206,8 @@ func accessLogIDs(t testing.TB, log, route string) []string {
 // to a local receiver, followed in the spans the server exports: the request continues the
 // caller's trace and its id is the access log's request id; the create's store write is a
 // child of the request, linked both ways to the group commit that carried it; the rail's
-// submit and outcome are children of lifecycle rounds, with the payout's id; the delivery
+// submit and outcome, with the payout's id, and the notification's delivery are children of
+// the create's span, each rail call linked to the lifecycle round that made it; the delivery
 // carries its own span's traceparent to the merchant, and to the sandbox inbox of another;
 // a resend the merchant asks for is a span of its request's trace, whose traceparent the
 // merchant receives with it. No attribute holds a secret.
@@ -355,7 +356,8 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 		t.Errorf("the commit's db.system.name = %q, want %q", got, wantSystem)
 	}
 
-	// The rail's calls, each in a lifecycle round, and the round's store writes.
+	// The rail's calls, in the create's trace however much later they ran, each linked to the
+	// lifecycle round that made it, which has the round's store write.
 	for _, call := range []string{"rail.submit", "rail.outcome"} {
 		calls := named(call, ofPayout)
 		if len(calls) == 0 {
@@ -363,9 +365,15 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 			continue
 		}
 		for _, sp := range calls {
-			round := byID[spanID(sp.ParentSpanId)]
-			if round == nil || round.Name != "lifecycle.round" || !childOf(sp, round) {
-				t.Errorf("%s of payout %d is not a child of a lifecycle.round span (parent %v)", call, id, round)
+			if !childOf(sp, create) {
+				t.Errorf("%s of payout %d is in trace %x under %x, not a child of its create's span", call, id, sp.TraceId, sp.ParentSpanId)
+			}
+			var round *tracepb.Span
+			if len(sp.Links) == 1 {
+				round = byID[spanID(sp.Links[0].SpanId)]
+			}
+			if round == nil || round.Name != "lifecycle.round" {
+				t.Errorf("%s of payout %d links to %v, want its lifecycle.round span", call, id, round)
 			} else if len(named("store.write", func(w *tracepb.Span) bool { return childOf(w, round) })) != 1 {
 				t.Errorf("the lifecycle round of %s has no store.write span of its own", call)
 			}
@@ -389,6 +397,9 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 		t.Fatalf("%d notification.deliver spans of payout %d, want 1", len(delivered), id)
 	}
 	d := delivered[0]
+	if !childOf(d, create) {
+		t.Errorf("the delivery's span is in trace %x under %x, not a child of its payout's create", d.TraceId, d.ParentSpanId)
+	}
 	for k, want := range map[string]string{"notification.attempt": "1", "http.response.status_class": "2xx", "merchant.id": c.MerchantID} {
 		if got := attr(d, k); got != want {
 			t.Errorf("the delivery's span: %s = %q, want %q", k, got, want)
@@ -402,6 +413,11 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 	})
 	if len(toInbox) != 1 {
 		t.Fatalf("%d notification.deliver spans of payout %d to the sandbox inbox, want 1", len(toInbox), inboxID)
+	}
+	if inboxCreates := named("POST /api/v1/{merchantId}/payouts", func(sp *tracepb.Span) bool {
+		return attr(sp, "payout.id") == fmt.Sprint(inboxID)
+	}); len(inboxCreates) != 1 || !childOf(toInbox[0], inboxCreates[0]) {
+		t.Errorf("the inbox delivery is not a child of its payout's create (%d create spans)", len(inboxCreates))
 	}
 	if want := fmt.Sprintf("00-%x-%x-01", toInbox[0].TraceId, toInbox[0].SpanId); inboxTraceparent != want {
 		t.Errorf("the inbox's notification has traceparent %q, want its delivery span's %q", inboxTraceparent, want)

@@ -192,6 +192,7 @@ func (w *wiring) wireTracing() {
 		return
 	}
 	w.lc.Trace = t.rules()
+	w.svc.Trace = t.rules()
 	w.deps.Tracing = &api.Tracing{Tracer: t.tracer, Propagator: t.propagator}
 }
 
@@ -230,6 +231,37 @@ type spanStarter struct{ tracer trace.Tracer }
 func (s spanStarter) Start(ctx context.Context, name string, attrs ...slog.Attr) (context.Context, rules.Span) {
 	ctx, span := s.tracer.Start(ctx, name, trace.WithAttributes(otelAttributes(attrs)...))
 	return ctx, ruleSpan{span}
+}
+
+// Traceparent is the W3C traceparent of ctx's span, written by the W3C propagator whatever
+// propagators the requests are read with, so that what is stored has one format.
+func (spanStarter) Traceparent(ctx context.Context) string {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ""
+	}
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	return carrier.Get(traceparentHeader)
+}
+
+func (spanStarter) Resume(ctx context.Context, traceparent string) context.Context {
+	return resumeTrace(ctx, traceparent)
+}
+
+const traceparentHeader = "traceparent"
+
+// resumeTrace is ctx with the span traceparent names (stored with a payout or an event) as its
+// remote parent; ctx when traceparent is empty or malformed.
+func resumeTrace(ctx context.Context, traceparent string) context.Context {
+	if traceparent == "" {
+		return ctx
+	}
+	sc := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(),
+		propagation.MapCarrier{traceparentHeader: traceparent}))
+	if !sc.IsValid() {
+		return ctx
+	}
+	return trace.ContextWithRemoteSpanContext(ctx, sc)
 }
 
 // ruleSpan is rules.Span over OpenTelemetry.
@@ -288,7 +320,8 @@ const (
 
 // tracedDeliverer spans each delivery of an outbox event: its kind, its attempt (1 for the
 // first), its merchant and payout, and, when it went over HTTP, the status of the answer.
-// Never its body, its signature or the URL, which may carry the merchant's token.
+// Never its body, its signature or the URL, which may carry the merchant's token. An event of
+// a payout created by a traced request is delivered in that request's trace.
 type tracedDeliverer struct {
 	next   rules.Deliverer
 	tracer trace.Tracer
@@ -301,7 +334,7 @@ type deliveryAnswer struct{ status int }
 type deliveryAnswerKey struct{}
 
 func (d tracedDeliverer) Deliver(ctx context.Context, ev rules.Event) error {
-	return traceDelivery(ctx, d.tracer, "notification.deliver", func(ctx context.Context) error { return d.next.Deliver(ctx, ev) },
+	return traceDelivery(resumeTrace(ctx, ev.Traceparent), d.tracer, "notification.deliver", func(ctx context.Context) error { return d.next.Deliver(ctx, ev) },
 		attrEventKind.String(ev.Kind), attrEventID.String(ev.ID), attrAttempt.Int(ev.Attempts+1),
 		attrMerchantID.String(ev.MerchantID), attrPayoutID.Int64(ev.PayoutID))
 }

@@ -40,6 +40,7 @@ type payoutCore struct {
 	CreatedAt   int64               `json:"t"`
 	ClaimUntil  int64               `json:"cl,omitempty"`
 	Request     rules.PayoutRequest `json:"r"`
+	Traceparent string              `json:"tp,omitempty"`
 }
 
 func nanos(t time.Time) int64 {
@@ -59,7 +60,7 @@ func fromNanos(n int64) time.Time {
 func coreOf(p *rules.Payout) payoutCore {
 	c := payoutCore{MerchantID: p.MerchantID, Amount: p.Amount, Channel: p.Channel, AccountType: p.AccountType,
 		BankCode: p.BankCode, Fingerprint: p.Fingerprint, CreatedAt: nanos(p.CreatedAt), ClaimUntil: nanos(p.ClaimUntil),
-		Request: p.Request}
+		Request: p.Request, Traceparent: p.Traceparent}
 	if p.OrderID != p.Request.OrderID {
 		c.OrderID = p.OrderID
 	}
@@ -337,7 +338,8 @@ func (b payoutBuckets) decode(id int64, coreRaw, stateRaw []byte) (*rules.Payout
 	}
 	p := &rules.Payout{ID: id, MerchantID: c.MerchantID, OrderID: c.OrderID, Country: c.Country, Currency: c.Currency,
 		Amount: c.Amount, Channel: c.Channel, AccountType: c.AccountType, BankCode: c.BankCode, Request: c.Request,
-		Fingerprint: c.Fingerprint, CreatedAt: fromNanos(c.CreatedAt), ClaimUntil: fromNanos(c.ClaimUntil)}
+		Fingerprint: c.Fingerprint, CreatedAt: fromNanos(c.CreatedAt), ClaimUntil: fromNanos(c.ClaimUntil),
+		Traceparent: c.Traceparent}
 	if p.OrderID == "" {
 		p.OrderID = c.Request.OrderID
 	}

@@ -102,7 +102,9 @@ func testUpdatePayouts(t *testing.T, e Engine) {
 	t.Run("moves the status, the indexes and the queue entry together", func(t *testing.T) {
 		s := e.open(t)
 		addMerchants(t, s, m1)
-		p := create(t, s, newPayout(m1, "U-1", 1000, T0), T0)
+		p := newPayout(m1, "U-1", 1000, T0)
+		p.Traceparent = traceparent
+		p = create(t, s, p, T0)
 		if due, _ := s.Due(T0, 10); !slices.Equal(dueIDs(due), []int64{p.ID}) {
 			t.Fatalf("due %+v", due)
 		}
@@ -120,6 +122,9 @@ func testUpdatePayouts(t *testing.T, e Engine) {
 		if got.Status != rules.StatusAuthorized || got.Stage != rules.StageInProgress || !got.StatusChangedAt.Equal(at(time.Second)) ||
 			len(got.History) != 2 || got.History[1].Status != rules.StatusAuthorized {
 			t.Errorf("stored %s/%s at %v with history %+v", got.Stage, got.Status, got.StatusChangedAt, got.History)
+		}
+		if got.Traceparent != traceparent {
+			t.Errorf("traceparent %q after the step, want the create's %q", got.Traceparent, traceparent)
 		}
 		if due, _ := s.Due(at(time.Minute-time.Second), 10); len(due) != 0 {
 			t.Errorf("still due at its old time: %+v", due)

@@ -76,6 +76,7 @@ func testOutbox(t *testing.T, e Engine) {
 		addMerchants(t, s, m1)
 		withData := notification("n-a", T0)
 		withData.Data = json.RawMessage(`{"status":"PROCESSED","n":1}`)
+		withData.Traceparent = traceparent
 		pid := writeEvents(t, s, withData, notification("n-later", at(time.Hour)), notification("n-b", at(-time.Minute)),
 			mail("m-a", T0), rules.Event{ID: "otp", Kind: rules.EventCashOTP, MerchantID: m1, CreatedAt: T0, NextAt: at(time.Second)},
 			notification("tie-1", at(time.Second)), notification("tie-2", at(time.Second)))

@@ -16,6 +16,7 @@ func testCreatePayout(t *testing.T, e Engine) {
 		s := e.open(t)
 		addMerchants(t, s, m1)
 		p := newPayout(m1, "A-1", 1000, T0)
+		p.Traceparent = traceparent
 		want := *p
 		stored, created, err := s.CreatePayout(p, T0, nil, nil)
 		if err != nil || !created {

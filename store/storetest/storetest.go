@@ -130,6 +130,9 @@ func addMerchants(t *testing.T, s rules.Storage, ids ...string) {
 // account is a Peru bank account; its last four digits may be a sandbox ending.
 const account = "19312345678012"
 
+// traceparent is a W3C traceparent, as a traced create stores with its payout and events.
+const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
 // newPayout builds a payout of merchant m as the service does (rules.NewPayout): a Peru
 // bank transfer of amount centimos, IN_PROGRESS/CREATED at created, in the batch channel.
 func newPayout(m, orderID string, amount int64, created time.Time) *rules.Payout {
