@@ -56,7 +56,7 @@ func planCgroup(root, name string, pid int, cpus float64) (cgroupPlan, error) {
 			fileWrite{filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid)})
 		return cgroupPlan{Dir: dir, Writes: ws}, nil
 	}
-	return cgroupPlan{}, errors.New("-instance-cpu: no writable cpu control group here (cgroup v1 cpu or v2 cpu.max, as root)")
+	return cgroupPlan{}, errors.New("no writable cpu control group here to cap a server's CPU (cgroup v1 cpu or v2 cpu.max, as root)")
 }
 
 // capCPU moves process pid into a new control group capped at cpus CPUs, removed when the
@@ -68,12 +68,12 @@ func (s *session) capCPU(pid int, cpus float64) error {
 		return err
 	}
 	if err := os.Mkdir(plan.Dir, 0o755); err != nil {
-		return fmt.Errorf("-instance-cpu: %w", err)
+		return fmt.Errorf("cap pid %d at %v CPUs: %w", pid, cpus, err)
 	}
 	s.onClose(func() { os.Remove(plan.Dir) })
 	for _, w := range plan.Writes {
 		if err := os.WriteFile(w.Path, []byte(w.Data), 0o644); err != nil {
-			return fmt.Errorf("-instance-cpu: cannot cap pid %d: %w", pid, err)
+			return fmt.Errorf("cannot cap pid %d at %v CPUs: %w", pid, cpus, err)
 		}
 	}
 	return nil

@@ -162,7 +162,7 @@ func (r roundCPU) String() string {
 // allow the server and its load generator on cpus processors: at that rate the machine has
 // no time left, so a server measured near it is bound by the machine's processors, not by
 // waiting.
-func cpuSummary(payouts, bare []roundCPU, cpus int) string {
+func cpuSummary(payouts, bare []roundCPU, cpus int, serverCPU float64) string {
 	per := func(rs []roundCPU) (server, load float64) {
 		var s, l, n float64
 		for _, r := range rs {
@@ -178,6 +178,16 @@ func cpuSummary(payouts, bare []roundCPU, cpus int) string {
 	}
 	ps, pl := per(payouts)
 	bs, bl := per(bare)
+	if serverCPU > 0 { // each server has its cap to itself; the load generator is not in it
+		capped := func(server float64) float64 {
+			if server <= 0 {
+				return 0
+			}
+			return serverCPU * 1e6 / server
+		}
+		return fmt.Sprintf("cpu per request: payouts %.0f us + load generator %.0f us, bare stack %.0f us + load generator %.0f us; "+
+			"at %v CPU each, the servers' CPU alone allows at most %.0f/s and %.0f/s", ps, pl, bs, bl, serverCPU, capped(ps), capped(bs))
+	}
 	return fmt.Sprintf("cpu per request: payouts %.0f us + load generator %.0f us, bare stack %.0f us + load generator %.0f us; "+
 		"on %d CPUs that alone allows at most %.0f/s and %.0f/s", ps, pl, bs, bl, cpus, ceiling(ps, pl), ceiling(bs, bl))
 }

@@ -77,10 +77,16 @@ func TestBusySince(t *testing.T) {
 func TestCPUSummary(t *testing.T) {
 	payouts := []roundCPU{{server: 1.5, load: 0.5, requests: 10000}, {server: 1.7, load: 0.5, requests: 10000}}
 	bare := []roundCPU{{server: 0.8, load: 0.5, requests: 10000}}
-	got := cpuSummary(payouts, bare, 2)
-	want := "cpu per request: payouts 160 us + load generator 50 us, bare stack 80 us + load generator 50 us; on 2 CPUs that alone allows at most 9524/s and 15385/s"
-	if got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
+	for _, tc := range []struct {
+		serverCPU float64
+		want      string
+	}{
+		{0, "cpu per request: payouts 160 us + load generator 50 us, bare stack 80 us + load generator 50 us; on 2 CPUs that alone allows at most 9524/s and 15385/s"},
+		{0.5, "cpu per request: payouts 160 us + load generator 50 us, bare stack 80 us + load generator 50 us; at 0.5 CPU each, the servers' CPU alone allows at most 3125/s and 6250/s"},
+	} {
+		if got := cpuSummary(payouts, bare, 2, tc.serverCPU); got != tc.want {
+			t.Errorf("capped at %v:\ngot  %s\nwant %s", tc.serverCPU, got, tc.want)
+		}
 	}
 	if r := (roundCPU{server: 1.5, load: 0.5, requests: 10000, busy: 0.93}).String(); r != "cpu per request: server 150 us, load generator 50 us; machine 93 % busy" {
 		t.Errorf("round: %s", r)

@@ -33,7 +33,11 @@ type ratioConfig struct {
 	duration time.Duration
 	rounds   int
 	seedFrom string // the payouts server starts on a copy of this data directory
-	goals    ratioGoals
+	// serverCPU, when positive, caps each server at that many CPUs in a control group of its
+	// own: each then has a machine of its own size, and the load generator does not compete
+	// with it for the processors, so the ratio is that of the servers' CPU a request.
+	serverCPU float64
+	goals     ratioGoals
 }
 
 func (c *ratioConfig) flags(fs *flag.FlagSet) {
@@ -41,11 +45,12 @@ func (c *ratioConfig) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.rounds, "rounds", 2, "rounds, each driving the payouts server, then the bare stack")
 	fs.Float64Var(&c.goals.MinRatio, "min-ratio", 0.7, "goal: payouts at least this times the bare stack (sums of the rounds)")
 	fs.Float64Var(&c.goals.MaxP99, "max-p99-ms", 25, "goal: the payouts server's worst p99 of a round under this, in ms")
+	fs.Float64Var(&c.serverCPU, "server-cpu", 0, "cap each server, the payouts one and the bare stack, at this many CPUs, each in a control group of its own (as root); 0 for no cap")
 }
 
 func (c ratioConfig) check() error {
-	if c.duration <= 0 || c.rounds < 1 {
-		return usagef("-duration must be positive and -rounds at least 1")
+	if c.duration <= 0 || c.rounds < 1 || c.serverCPU < 0 {
+		return usagef("-duration must be positive, -rounds at least 1 and -server-cpu not negative")
 	}
 	return nil
 }
@@ -109,6 +114,14 @@ func runRatio(ctx context.Context, s *session, out io.Writer, c ratioConfig) (bo
 		return false, err
 	}
 	defer s.stop(b)
+	if c.serverCPU > 0 {
+		for _, x := range []*proc{p, b} {
+			if err := s.capCPU(x.pid(), c.serverCPU); err != nil {
+				return false, err
+			}
+		}
+		fmt.Fprintf(out, "each server capped at %v CPU in a control group of its own\n", c.serverCPU)
+	}
 	pbase, bbase := "http://"+paddr, "http://"+baddr
 	if err := waitReady(ctx, p, pbase+"/readyz"); err != nil {
 		return false, err
@@ -175,7 +188,7 @@ func runRatio(ctx context.Context, s *session, out io.Writer, c ratioConfig) (bo
 		fmt.Fprintf(out, "baseline round %d: %s\n  %s\n", round, text, use)
 		br, bcpu = append(br, l), append(bcpu, use)
 	}
-	fmt.Fprintln(out, cpuSummary(pcpu, bcpu, runtime.NumCPU()))
+	fmt.Fprintln(out, cpuSummary(pcpu, bcpu, runtime.NumCPU(), c.serverCPU))
 	line, met := ratioSummary(c.mode, pr, br, c.goals)
 	fmt.Fprintln(out, line)
 	return met, nil
