@@ -44,7 +44,7 @@ func timedCall(client *http.Client, req *http.Request) (int, []byte, time.Durati
 	return resp.StatusCode, raw, time.Since(start), err
 }
 
-// Item 1: clock advances and resets while payouts are created, cancelled and simulated:
+// Clock advances and resets while payouts are created, cancelled and simulated:
 // every call answers within its deadline (on 4d6e226 the first advance under create traffic
 // wedged every write for good), and the server still stops within its drain timeout.
 func TestClockChangesUnderWriteTrafficNeverWedge(t *testing.T) {
@@ -152,7 +152,7 @@ func TestClockChangesUnderWriteTrafficNeverWedge(t *testing.T) {
 	}
 }
 
-// Item 9: funding takes only the currencies of the country; no error shows a Go type or
+// Funding takes only the currencies of the country; no error shows a Go type or
 // field name; a body over the limit states the limit once, the same in detail and message.
 func TestFundingCurrencyGoInternalsAndBodyLimitStatedOnce(t *testing.T) {
 	s := startServer(t, "")
@@ -211,7 +211,7 @@ func TestFundingCurrencyGoInternalsAndBodyLimitStatedOnce(t *testing.T) {
 	}
 }
 
-// Item 8: identifiers refuse Unicode format characters and controls (1909 at the field).
+// Identifiers refuse Unicode format characters and controls (1909 at the field).
 func TestIdentifiersRefuseInvisibleAndDirectionCharacters(t *testing.T) {
 	s := startServer(t, "")
 	c := s.newMerchant(t, nil)
@@ -249,7 +249,7 @@ func TestIdentifiersRefuseInvisibleAndDirectionCharacters(t *testing.T) {
 	c.create(t, ok)
 }
 
-// Item 4: a dashboard session ends when the server restarts with another admin token: the
+// A dashboard session ends when the server restarts with another admin token: the
 // old cookie neither reads nor funds.
 func TestDashboardSessionEndsWithItsAdminToken(t *testing.T) {
 	dir := t.TempDir()
@@ -296,7 +296,7 @@ func TestDashboardSessionEndsWithItsAdminToken(t *testing.T) {
 	dashboardSignIn(t, s2)
 }
 
-// Item 6: one failure counter for the dashboard's sign-in and the admin API; past it wrong
+// One failure counter for the dashboard's sign-in and the admin API; past it wrong
 // tokens are refused on both, and the right token is never.
 func TestSignInFailuresSharedWithTheAdminAPIAndNeverTheRightToken(t *testing.T) {
 	s := startServer(t, "")
@@ -359,7 +359,7 @@ func serverWithMerchant(t *testing.T, dir string) *merchantClient {
 	return c
 }
 
-// Item 2: a data directory that was initialised refuses to start when its database is
+// A data directory that was initialised refuses to start when its database is
 // empty or missing, naming the file and what to do; nothing new is written in its place.
 func TestLostDatabaseIsRefusedNotReplaced(t *testing.T) {
 	boltOnly(t, "the data directory's file")
@@ -403,7 +403,7 @@ func TestLostDatabaseIsRefusedNotReplaced(t *testing.T) {
 	}
 }
 
-// Item 3: a missing or different master (or card) key is refused, not generated anew: after
+// A missing or different master (or card) key is refused, not generated anew: after
 // `payouts migrate --to DIR` too, until the keys are copied.
 func TestMissingOrForeignKeyIsRefused(t *testing.T) {
 	boltOnly(t, "the data directory's key files")
@@ -456,7 +456,7 @@ func TestMissingOrForeignKeyIsRefused(t *testing.T) {
 	}
 }
 
-// Item 3 on PostgreSQL: an instance whose shared master or card key is not the one that
+// On PostgreSQL, an instance whose shared master or card key is not the one that
 // sealed the database's secrets refuses to start.
 func TestForeignSharedKeyIsRefusedOnPostgres(t *testing.T) {
 	db := pgtest.Database(t)
@@ -505,7 +505,7 @@ func boltPages(t *testing.T, raw []byte) (pageSize int, branches []int) {
 	return pageSize, branches
 }
 
-// Item 5: a damaged file is a clear error naming it at start, never a panic; `payouts check`
+// A damaged file is a clear error naming it at start, never a panic; `payouts check`
 // runs bbolt's full check and the ledger check, and fails on any finding.
 func TestDamagedDatabaseIsAClearErrorAndCheckFindsIt(t *testing.T) {
 	boltOnly(t, "the bbolt file's pages")
@@ -614,7 +614,7 @@ func stalledGauge(t *testing.T, s *testServer) float64 {
 	return s.mustMetric(t, "payouts_writer_stalled")
 }
 
-// Item 7: a writer whose commits fail for lack of space, or that has not committed for 5 s
+// A writer whose commits fail for lack of space, or that has not committed for 5 s
 // with writes waiting, makes /readyz answer 503 with the reason and payouts_writer_stalled 1;
 // a SIGTERM then exits within its drain timeout, logging what it abandoned.
 func TestWriterWatchdogAndBoundedDrain(t *testing.T) {

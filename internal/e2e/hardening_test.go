@@ -67,7 +67,7 @@ func (tp *tarpit) accepted() int {
 	return len(tp.conns)
 }
 
-// Item 2: a merchant whose endpoint accepts and never answers, with 16 rejected payouts
+// A merchant whose endpoint accepts and never answers, with 16 rejected payouts
 // to notify, does not delay another merchant's notification by more than 2 s.
 func TestTarpitMerchantDoesNotDelayAnotherMerchantsNotification(t *testing.T) {
 	tp := newTarpit(t)
@@ -123,7 +123,7 @@ func (c *merchantClient) statusWith(t testing.TB, headers map[string]string) int
 	return resp.StatusCode
 }
 
-// Item 3: failed authentications count per (client address, API key presented); a correctly
+// Failed authentications count per (client address, API key presented); a correctly
 // signed request is never refused for anyone's failures; the address comes from
 // X-Forwarded-For only through --trusted-proxies.
 func TestAuthFailuresCountPerAddressAndKeyBehindTrustedProxies(t *testing.T) {
@@ -171,7 +171,7 @@ func TestAuthFailuresCountPerAddressAndKeyBehindTrustedProxies(t *testing.T) {
 	}
 }
 
-// Item 3: wrong admin tokens are limited like signatures (429 past 20 a minute per
+// Wrong admin tokens are limited like signatures (429 past 20 a minute per
 // address); the right token still works; a short --admin-token is refused at start.
 func TestAdminTokenFailuresLimitedAndShortTokenRefused(t *testing.T) {
 	s := startServer(t, "")
@@ -226,7 +226,7 @@ func (s *testServer) adminProblem(t testing.TB, method, path string, body any) (
 	return resp.StatusCode, p
 }
 
-// Item 4: unknown merchant paths answer 404 without authentication and without a panic;
+// Unknown merchant paths answer 404 without authentication and without a panic;
 // the admin API refuses reserved merchant ids.
 func TestReservedMerchantPathsAnswer404AndAreRefusedAsIDs(t *testing.T) {
 	s := startServer(t, "")
@@ -251,7 +251,7 @@ func TestReservedMerchantPathsAnswer404AndAreRefusedAsIDs(t *testing.T) {
 	}
 }
 
-// Item 5: funding amounts out of range, overflowing balances and withdrawals above the
+// Funding amounts out of range, overflowing balances and withdrawals above the
 // available balance are refused with 400/409 and a code, and change nothing.
 func TestAdminFundingOverflowAndOverdrawRefused(t *testing.T) {
 	s := startServer(t, "")
@@ -297,7 +297,7 @@ func TestAdminFundingOverflowAndOverdrawRefused(t *testing.T) {
 	}
 }
 
-// Item 6: a body that is not JSON is 415; control characters and text that is not UTF-8
+// A body that is not JSON is 415; control characters and text that is not UTF-8
 // are 400 at their field; free-text fields have length limits; nothing is stored.
 func TestInputLimitsMediaTypeControlCharactersUTF8AndLengths(t *testing.T) {
 	s := startServer(t, "")
@@ -375,7 +375,7 @@ func TestInputLimitsMediaTypeControlCharactersUTF8AndLengths(t *testing.T) {
 	c.create(t, ok)
 }
 
-// Item 6: notificationUrl must be https (http only with --allow-private-notification-urls);
+// The notificationUrl must be https (http only with --allow-private-notification-urls);
 // allowedOrigins entries must be origins, * refused; on create and on change.
 func TestMerchantSettingsNotificationURLAndOriginsChecked(t *testing.T) {
 	s := startServer(t, "")
@@ -422,7 +422,7 @@ func TestMerchantSettingsNotificationURLAndOriginsChecked(t *testing.T) {
 	}
 }
 
-// Item 7: secrets may come from files, so that they stay out of /proc/*/cmdline; the keys
+// Secrets may come from files, so that they stay out of /proc/*/cmdline; the keys
 // the first start writes are whole, 0600, with no temporary file left.
 func TestSecretsFromFilesStayOutOfTheCommandLine(t *testing.T) {
 	if testing.Short() {
@@ -509,7 +509,7 @@ func TestSecretsFromFilesStayOutOfTheCommandLine(t *testing.T) {
 	}
 }
 
-// Item 8: key rotation. A new pair is issued; the old one keeps working for the grace
+// Key rotation. A new pair is issued; the old one keeps working for the grace
 // period, then stops, or is revoked at once; the list shows the keys, never a secret.
 func TestAPIKeyRotationWithGraceListAndRevoke(t *testing.T) {
 	s := startServer(t, "")
@@ -608,7 +608,7 @@ func TestAPIKeyRotationWithGraceListAndRevoke(t *testing.T) {
 
 var metricsLine = regexp.MustCompile(`metrics served on (http://[0-9.:]+/metrics)`)
 
-// Item 10: /metrics on the main listener needs the admin token; --metrics-addr serves it on
+// /metrics on the main listener needs the admin token; --metrics-addr serves it on
 // a listener of its own without one, and that listener serves nothing else.
 func TestMetricsNeedTheAdminTokenOrTheirOwnListener(t *testing.T) {
 	s := startServer(t, "", "--metrics-addr", "127.0.0.1:0")
@@ -671,7 +671,7 @@ func (c *merchantClient) balanceOf(t testing.TB, currency string) (available, ba
 	return 0, 0
 }
 
-// Item 1: the sandbox cannot mint money. REVERSED only follows PROCESSED: on a payout that
+// The sandbox cannot mint money. REVERSED only follows PROCESSED: on a payout that
 // waits for balance or for the bank it is 409 (2050) and changes nothing; on a processed
 // payout it returns the money. The ledger invariant is checked after the test (harness).
 func TestSimulateReversedOnlyAfterProcessedAndTheLedgerHolds(t *testing.T) {
