@@ -343,7 +343,7 @@ type WriterHealth interface {
 	WriterStalled() string
 }
 
-// GaugeSource is an engine that reports gauges (store/postgres).
+// GaugeSource is an engine that reports gauges: both do.
 type GaugeSource interface {
 	Gauges() []Gauge
 }

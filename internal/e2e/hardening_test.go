@@ -638,6 +638,27 @@ func TestMetricsNeedTheAdminTokenOrTheirOwnListener(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(raw), "payouts_outbox_depth") {
 		t.Errorf("/metrics on its own listener: %d, want 200 with the metrics", resp.StatusCode)
 	}
+	if !onPostgresTests() {
+		size := func() float64 { // the file grows only in a commit: one of the two sizes is the scrape's
+			fi, err := os.Stat(filepath.Join(s.Data, "payouts.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return float64(fi.Size())
+		}
+		before := size()
+		got := s.mustMetric(t, "payouts_db_file_bytes")
+		if after := size(); got != before && got != after {
+			t.Errorf("payouts_db_file_bytes %v, the database file has %v bytes", got, after)
+		}
+		fi, err := os.Stat(filepath.Join(s.Data, "payouts.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.mustMetric(t, "payouts_db_free_bytes"); got < 0 || got >= float64(fi.Size()) {
+			t.Errorf("payouts_db_free_bytes %v of a %d-byte file", got, fi.Size())
+		}
+	}
 	for _, path := range []string{"/admin/v1/backup", "/healthz", "/api/v1/notifications/public-key"} {
 		resp, err := http.Get(strings.TrimSuffix(m[1], "/metrics") + path)
 		if err != nil {

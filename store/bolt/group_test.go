@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"errors"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -109,5 +110,52 @@ func TestGroupCommitAfterClose(t *testing.T) {
 	err := db.UpdatePayouts([]int64{1}, func(*rules.Payout, rules.Ledger) (time.Time, error) { return time.Time{}, nil })
 	if !errors.Is(err, errClosed) {
 		t.Fatalf("err %v, want errClosed", err)
+	}
+}
+
+// The file gauges follow the database: the file's size as the file system has it, and the
+// free pages that its updates leave behind (a commit copies the pages it changes and frees
+// the old ones).
+func TestFileGauges(t *testing.T) {
+	db := openTemp(t)
+	gauge := func(name string) float64 {
+		for _, g := range db.Gauges() {
+			if g.Name == name {
+				return g.Value
+			}
+		}
+		t.Fatalf("no gauge %s", name)
+		return 0
+	}
+	var ids []int64
+	for i := range 200 {
+		p := samplePayout()
+		p.OrderID = "GAUGE-" + strconv.Itoa(i)
+		p.Request.OrderID = p.OrderID
+		stored, _, err := db.CreatePayout(p, time.Now(), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, stored.ID)
+	}
+	for range 3 { // steps rewrite the payouts' states, freeing the pages they were on
+		err := db.UpdatePayouts(ids, func(p *rules.Payout, _ rules.Ledger) (time.Time, error) {
+			p.ClaimAttempts++
+			return time.Now(), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(db.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gauge("payouts_db_file_bytes"); got != float64(fi.Size()) || got <= 0 {
+		t.Errorf("payouts_db_file_bytes %v, the file has %d bytes", got, fi.Size())
+	}
+	free, page := gauge("payouts_db_free_bytes"), float64(db.bdb.Info().PageSize)
+	if free <= 0 || free >= float64(fi.Size()) || free/page != float64(int64(free/page)) {
+		t.Errorf("payouts_db_free_bytes %v: want some whole pages of %v bytes, fewer than the file's %d", free, page, fi.Size())
 	}
 }

@@ -135,7 +135,7 @@ func Open(path string, opt Options) (*DB, error) {
 // WriterStalled says why the group writer cannot be relied on, or "" (rules.WriterHealth).
 func (s *DB) WriterStalled() string { return s.writer.stalled(time.Now()) }
 
-// Gauges are the writer's state for /metrics (rules.GaugeSource).
+// Gauges are the writer's state and the file's size for /metrics (rules.GaugeSource).
 func (s *DB) Gauges() []rules.Gauge {
 	stalled := 0.0
 	if s.WriterStalled() != "" {
@@ -144,7 +144,25 @@ func (s *DB) Gauges() []rules.Gauge {
 	return []rules.Gauge{
 		{Name: "payouts_writer_stalled", Help: "1 while the database writer has not committed for 5 s with writes waiting, or its last commit failed for lack of space (/readyz says why).", Value: stalled},
 		{Name: "payouts_writer_waiting", Help: "Payout writes handed to the database writer and not yet answered.", Value: float64(s.writer.waiting.Load())},
+		{Name: "payouts_db_file_bytes", Help: "Size of the database file: it grows as the data does and never shrinks.", Value: s.fileBytes()},
+		{Name: "payouts_db_free_bytes", Help: "Space inside the database file that was freed and that writes reuse before the file grows.", Value: s.freeBytes()},
 	}
+}
+
+// fileBytes is the size of the database file; 0 when it cannot be read.
+func (s *DB) fileBytes() float64 {
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return 0
+	}
+	return float64(fi.Size())
+}
+
+// freeBytes is the space of the file's free pages, those pending release to older readers
+// included, as of the last commit.
+func (s *DB) freeBytes() float64 {
+	st := s.bdb.Stats()
+	return float64(st.FreePageN+st.PendingPageN) * float64(s.bdb.Info().PageSize)
 }
 
 // Close stops the writer and closes the file.
