@@ -88,9 +88,18 @@ func TestCreatesAndReadsRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries and drives them for seconds")
 	}
-	for _, mode := range []string{"creates", "reads"} {
-		t.Run(mode, func(t *testing.T) {
-			lines := runBench(t, mode, "-duration", "1s", "-rounds", "1", "-min-ratio", "0", "-max-p99-ms", "1e6")
+	for _, tc := range []struct {
+		mode  string
+		extra []string
+	}{
+		{"creates", nil},
+		{"reads", nil},
+		{"creates", []string{"-bare-signed"}}, // every request the bare stack answers 201 was signed right
+		{"reads", []string{"-bare-signed"}},
+	} {
+		mode := tc.mode
+		t.Run(strings.Join(append([]string{mode}, tc.extra...), " "), func(t *testing.T) {
+			lines := runBench(t, append([]string{mode, "-duration", "1s", "-rounds", "1", "-min-ratio", "0", "-max-p99-ms", "1e6"}, tc.extra...)...)
 			checkHeader(t, lines)
 			checkServed(t, lines, "payouts  round 1:", "baseline round 1:")
 			checkCPULines(t, lines)

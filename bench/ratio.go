@@ -25,6 +25,9 @@ import (
 // routed, submitted and settled during the run.
 var serveFlags = []string{"--no-demo", "--sandbox-delay", "200ms", "--sandbox-batch-delay", "1s"}
 
+// The bare stack's merchant credentials with -bare-signed.
+const bareKey, bareSecret = "pk_bench_bare", "bench-bare-secret"
+
 // fillTime is how long reads first create payouts on each server, for them to read.
 const fillTime = 3 * time.Second
 
@@ -37,7 +40,10 @@ type ratioConfig struct {
 	// own: each then has a machine of its own size, and the load generator does not compete
 	// with it for the processors, so the ratio is that of the servers' CPU a request.
 	serverCPU float64
-	goals     ratioGoals
+	// bareSigned has the bare stack check each request's signature and log it, as the
+	// payouts server does (baseline's -key and -secret).
+	bareSigned bool
+	goals      ratioGoals
 }
 
 func (c *ratioConfig) flags(fs *flag.FlagSet) {
@@ -45,6 +51,7 @@ func (c *ratioConfig) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.rounds, "rounds", 2, "rounds, each driving the payouts server, then the bare stack")
 	fs.Float64Var(&c.goals.MinRatio, "min-ratio", 0.7, "goal: payouts at least this times the bare stack (sums of the rounds)")
 	fs.Float64Var(&c.goals.MaxP99, "max-p99-ms", 25, "goal: the payouts server's worst p99 of a round under this, in ms")
+	fs.BoolVar(&c.bareSigned, "bare-signed", false, "the bare stack checks each request's signature and logs it, as the payouts server does")
 	fs.Float64Var(&c.serverCPU, "server-cpu", 0, "cap each server, the payouts one and the bare stack, at this many CPUs, each in a control group of its own (as root); 0 for no cap")
 }
 
@@ -109,7 +116,11 @@ func runRatio(ctx context.Context, s *session, out io.Writer, c ratioConfig) (bo
 		return false, err
 	}
 	defer s.stop(p)
-	b, err := s.start("baseline", filepath.Join(dir, "baseline.log"), "-addr", baddr, "-db", filepath.Join(dir, "base.db"))
+	bareFlags := []string{"-addr", baddr, "-db", filepath.Join(dir, "base.db")}
+	if c.bareSigned {
+		bareFlags = append(bareFlags, "-key", bareKey, "-secret", bareSecret)
+	}
+	b, err := s.start("baseline", filepath.Join(dir, "baseline.log"), bareFlags...)
 	if err != nil {
 		return false, err
 	}
@@ -136,6 +147,10 @@ func runRatio(ctx context.Context, s *session, out io.Writer, c ratioConfig) (bo
 	m := ms[0]
 	pargs := []string{"-base", pbase, "-merchant", m.ID, "-key", m.Key, "-secret", m.Secret}
 	bargs := []string{"-base", bbase, "-merchant", "M1"}
+	if c.bareSigned {
+		bargs = append(bargs, "-key", bareKey, "-secret", bareSecret)
+		fmt.Fprintln(out, "the bare stack checks each request's signature and logs it, as the payouts server does")
+	}
 
 	if c.mode == "get" {
 		// create payouts on both first; read n ids of each, n the smaller count

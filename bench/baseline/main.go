@@ -3,19 +3,34 @@
 // the same run on the same machine. /hello returns a fixed JSON; POST /api/v1/{m}/payouts
 // decodes a payout body, writes it to bbolt (db.Batch, fsync per batch) with an orderId
 // index, and returns 201 JSON; GET /api/v1/{m}/payouts/{id} reads the record back by key.
+//
+// With -key and -secret it also does what every request to the payouts server pays for
+// before its own work: the signature is checked as the service checks it (the API key, the
+// timestamp's window, the HMAC over method, path, timestamp and the body's hash), and each
+// request is logged as one JSON line on standard error, as the service's access log does.
+// The difference to the payouts server is then the service's own work alone.
 package main
 
 import (
+	"bytes"
+	"crypto/hmac"
 	"encoding/binary"
 	"encoding/json"
 	"flag"
+	"io"
 	"log"
+	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	bolt "go.etcd.io/bbolt"
+
+	"payouts/bench/internal/sign"
 )
 
 type payoutReq struct {
@@ -32,6 +47,8 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:18080", "listen address")
 	path := flag.String("db", "baseline.db", "database file (removed first)")
 	nosync := flag.Bool("nosync", false, "do not fsync (not for measuring: the service fsyncs)")
+	key := flag.String("key", "", "with -secret: the API key every /api request must carry")
+	secret := flag.String("secret", "", "check every /api request's signature with this secret and log each request, as the payouts server does")
 	flag.Parse()
 	os.Remove(*path)
 	db, err := bolt.Open(*path, 0600, &bolt.Options{NoSync: *nosync})
@@ -45,6 +62,9 @@ func main() {
 		return nil
 	})
 	r := chi.NewRouter()
+	if *secret != "" {
+		r.Use(signedAndLogged(*key, *secret, slog.New(slog.NewJSONHandler(os.Stderr, nil))))
+	}
 	r.Get("/hello", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"ok":true}`))
@@ -124,4 +144,58 @@ func main() {
 		})
 	})
 	log.Fatal(http.ListenAndServe(*addr, r))
+}
+
+// signatureWindow is how far a request's timestamp may be from the clock, as the service
+// allows.
+const signatureWindow = 5 * time.Minute
+
+// signedAndLogged refuses an /api request that is not signed with secret under key (401),
+// and logs every request as one JSON line with what the service's access log line has.
+func signedAndLogged(key, secret string, logger *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			if !strings.HasPrefix(r.URL.Path, "/api/") || signed(r, key, secret) {
+				next.ServeHTTP(ww, r)
+			} else {
+				http.Error(ww, "the signature is not valid", http.StatusUnauthorized)
+			}
+			route := ""
+			if rc := chi.RouteContext(r.Context()); rc != nil {
+				route = rc.RoutePattern()
+			}
+			logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("route", route),
+				slog.Int("status", ww.Status()), slog.Duration("duration", time.Since(start)),
+				slog.String("merchant_id", chi.URLParam(r, "merchant")), slog.String("remote", r.RemoteAddr))
+		})
+	}
+}
+
+// signed checks r as the service does (bench/internal/sign says how it is signed); it reads
+// the body for its hash and leaves it for the handler.
+func signed(r *http.Request, key, secret string) bool {
+	if r.Header.Get(sign.Header) != key {
+		return false
+	}
+	q := r.URL.Query()
+	ms, err := strconv.ParseInt(q.Get("timestamp"), 10, 64)
+	if err != nil {
+		return false
+	}
+	at := time.UnixMilli(ms)
+	if d := time.Since(at); d > signatureWindow || d < -signatureWindow {
+		return false
+	}
+	var body []byte
+	if r.Body != nil {
+		if body, err = io.ReadAll(r.Body); err != nil {
+			return false
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	want := sign.Query(secret, r.Method, r.URL.Path, body, at)
+	return hmac.Equal([]byte(want[strings.LastIndexByte(want, '=')+1:]), []byte(q.Get("signature")))
 }
