@@ -16,9 +16,13 @@ const Header = "monnet-api-key"
 
 // Query is the query string of a signed request of path: "timestamp=…&signature=…".
 func Query(secret, method, path string, body []byte, now time.Time) string {
-	ts := strconv.FormatInt(now.UnixMilli(), 10)
+	return "timestamp=" + strconv.FormatInt(now.UnixMilli(), 10) + "&signature=" + Signature(secret, method, path, body, now)
+}
+
+// Signature is the signature of a request of path with body at now, to its millisecond.
+func Signature(secret, method, path string, body []byte, now time.Time) string {
 	bh := sha256.Sum256(body)
 	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(method + ":" + path + "?timestamp=" + ts + ":" + hex.EncodeToString(bh[:])))
-	return "timestamp=" + ts + "&signature=" + hex.EncodeToString(m.Sum(nil))
+	m.Write([]byte(method + ":" + path + "?timestamp=" + strconv.FormatInt(now.UnixMilli(), 10) + ":" + hex.EncodeToString(bh[:])))
+	return hex.EncodeToString(m.Sum(nil))
 }
