@@ -359,7 +359,6 @@ func TestFailedBackupShowsInTheLogTheMetricsAndTheDashboard(t *testing.T) {
 	s := startServerWith(t, "", server.Options{BackupEvery: 200 * time.Millisecond}, "--backup-every", "1h", "--backup-dir", backupDir)
 	eventually(t, 20*time.Second, "no first backup", func() bool { return len(backupsIn(t, backupDir)) > 0 })
 	good := backupsIn(t, backupDir)
-	lastGood, _ := s.metricValue(t, `payouts_backup_last_success_timestamp_seconds{target="dir"}`)
 
 	// The directory becomes unwritable (a file where it was: root writes anywhere else).
 	aside := backupDir + ".aside"
@@ -369,10 +368,17 @@ func TestFailedBackupShowsInTheLogTheMetricsAndTheDashboard(t *testing.T) {
 	if err := os.WriteFile(backupDir, []byte("not a directory"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "no failure in the metrics", func() bool {
+	// Backups run one after another, every 200 ms: one that began before the rename may still
+	// succeed, so the last success is read once the first failure is counted, and must not move
+	// through the failures after it.
+	failures := func() float64 {
 		v, _ := s.metricValue(t, `payouts_backup_failures_total{target="dir"}`)
-		return v >= 1
-	})
+		return v
+	}
+	eventually(t, 20*time.Second, "no failure in the metrics", func() bool { return failures() >= 1 })
+	first := failures()
+	lastGood, _ := s.metricValue(t, `payouts_backup_last_success_timestamp_seconds{target="dir"}`)
+	eventually(t, 20*time.Second, "no second failure in the metrics", func() bool { return failures() > first })
 	if !strings.Contains(s.Stderr.String(), `"level":"ERROR","msg":"backup failed"`) {
 		t.Errorf("the log has no error of the failed backup:\n%s", s.Stderr.String())
 	}
