@@ -154,7 +154,7 @@ func newPGRig(ctx context.Context, s *session, adminURL, delay string) (*pgRig, 
 		return nil, err
 	}
 	r.token = strings.TrimSpace(string(tok))
-	if r.proxy, err = freeAddr(); err != nil {
+	if r.proxy, err = freeport.Addr(); err != nil {
 		return nil, err
 	}
 	p, err := s.start("latproxy", filepath.Join(s.dir, "latproxy.log"), "-listen", r.proxy, "-to", upstream, "-delay", delay)
@@ -194,7 +194,7 @@ func (r *pgRig) bare(ctx context.Context, merchants int, d time.Duration) (loadL
 	if err != nil {
 		return loadLine{}, "", err
 	}
-	addr, err := freeAddr()
+	addr, err := freeport.Addr()
 	if err != nil {
 		return loadLine{}, "", err
 	}
@@ -249,7 +249,7 @@ func (r *pgRig) instances(ctx context.Context, n, merchants int, own bool, cpu f
 	defer func() { r.s.stop(ps...) }()
 	var bases []string
 	for i := 1; i <= n; i++ {
-		addr, err := freeAddr()
+		addr, err := freeport.Addr()
 		if err != nil {
 			return run, err
 		}

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"payouts/internal/freeport"
 )
 
 // The bbolt figures: the payouts binary as deployed (fsync on, logging to a file, the
@@ -99,11 +101,11 @@ func runRatio(ctx context.Context, s *session, out io.Writer, c ratioConfig) (bo
 	if err != nil {
 		return false, err
 	}
-	paddr, err := freeAddr()
+	paddr, err := freeport.Addr()
 	if err != nil {
 		return false, err
 	}
-	baddr, err := freeAddr()
+	baddr, err := freeport.Addr()
 	if err != nil {
 		return false, err
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -206,16 +205,6 @@ func (p *proc) tail() string {
 		b = b[len(b)-2000:]
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// freeAddr is a 127.0.0.1 address with a port free a moment ago.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
 
 // waitReady polls url until it answers 200, p exits, or a minute passes (a store of a

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"payouts/internal/freeport"
 	"payouts/internal/server"
 	"payouts/rules"
 	"payouts/web/notify"
@@ -118,14 +118,14 @@ func waitFor(t testing.TB, what string, within time.Duration, ok func() bool) {
 	}
 }
 
-// freeAddr is a 127.0.0.1 address nothing listens on (yet).
+// freeAddr is a 127.0.0.1 address nothing listens on (yet), not given to another of this
+// run's servers.
 func freeAddr(t testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 func (c *merchantClient) create(t testing.TB, body map[string]any) payoutAnswer {

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"payouts/internal/freeport"
 )
 
 // pebbleServer is a pebble process of one test.
@@ -51,16 +53,15 @@ func requirePebble(t *testing.T) string {
 	return path
 }
 
-// freePort is a TCP port of 127.0.0.1 free a moment ago: pebble's configuration names the
-// server's ports before the server starts.
+// freePort is a TCP port of 127.0.0.1 free a moment ago and not given to another of this
+// run's servers: pebble's configuration names the server's ports before the server starts.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Port()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // startPebble runs pebble with its validations going to httpPort (HTTP-01) and tlsPort
@@ -96,7 +97,8 @@ func startPebble(t *testing.T, httpPort, tlsPort int, validity time.Duration) *p
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
+	var waitErr error // how pebble ended, read once exited is closed
+	go func() { waitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -122,7 +124,7 @@ func startPebble(t *testing.T, httpPort, tlsPort int, validity time.Duration) *p
 		}
 		select {
 		case <-exited:
-			t.Fatalf("pebble exited:\n%s", p.log.String())
+			t.Fatalf("pebble exited (%v):\n%s", waitErr, p.log.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
