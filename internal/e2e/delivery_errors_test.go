@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"net"
 	"net/url"
 	"os"
 	"regexp"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"payouts/internal/freeport"
 	"payouts/rules"
 )
 
@@ -19,12 +19,11 @@ import (
 // the addresses it dialled); the server's own log keeps the whole error. An attempt logged
 // in the old form, with the network's words, is shown by its class too.
 func TestDeliveryErrorsShowTheClassNotTheServicesNetwork(t *testing.T) {
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	refusedAddr, release, err := freeport.Refusing()
 	if err != nil {
 		t.Fatal(err)
 	}
-	refusedAddr := closed.Addr().String()
-	closed.Close()
+	defer release()
 	s := startServer(t, "", "--allow-private-notification-urls")
 	// .invalid never resolves (RFC 6761).
 	noName := s.newMerchant(t, map[string]any{"notificationUrl": "https://hooks.does-not-exist.invalid/payouts"})

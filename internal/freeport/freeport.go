@@ -12,6 +12,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
 )
 
 // given is every port handed out by this process.
@@ -40,4 +41,33 @@ func Addr() (string, error) {
 		return "", err
 	}
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), nil
+}
+
+// Refusing is an address of 127.0.0.1 that refuses every connection until release is called.
+// Its port is bound and never listens: a port only closed could be taken at once by the next
+// server to bind port 0, in this process or another, and a connection meant to be refused
+// would reach that server instead.
+func Refusing() (addr string, release func(), err error) {
+	// Under ForkLock, as the net package makes sockets where SOCK_CLOEXEC is missing
+	// (macOS): no process started meanwhile inherits the socket.
+	syscall.ForkLock.RLock()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fd)
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		syscall.Close(fd)
+		return "", nil, err
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		syscall.Close(fd)
+		return "", nil, err
+	}
+	port := sa.(*syscall.SockaddrInet4).Port
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), func() { syscall.Close(fd) }, nil
 }

@@ -1,7 +1,9 @@
 package freeport
 
 import (
+	"errors"
 	"net"
+	"syscall"
 	"testing"
 )
 
@@ -27,6 +29,31 @@ func TestPortNeverRepeatsAndIsFree(t *testing.T) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatalf("the address handed out does not bind: %v", err)
+	}
+	ln.Close()
+}
+
+// A connection to a Refusing address is refused, and no server can take its port, until it
+// is released.
+func TestRefusingRefusesAndKeepsItsPort(t *testing.T) {
+	addr, release, err := Refusing()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := net.Dial("tcp", addr); !errors.Is(err, syscall.ECONNREFUSED) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("dial %s: %v, want connection refused", addr, err)
+	}
+	if ln, err := net.Listen("tcp", addr); err == nil {
+		ln.Close()
+		t.Fatalf("a server took %s while it was held", addr)
+	}
+	release()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("after the release: %v", err)
 	}
 	ln.Close()
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"payouts/internal/freeport"
 	"payouts/rules"
 	"payouts/web/notify"
 )
@@ -21,12 +22,12 @@ import (
 // A failed delivery is logged in the event log as its class, with none of the service's own
 // network details; the error itself, for the server's log, keeps them.
 func TestFailedDeliveryShowsItsClassOnly(t *testing.T) {
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	refusedAddr, releaseRefused, err := freeport.Refusing()
 	if err != nil {
 		t.Fatal(err)
 	}
-	refusedURL := "http://" + closed.Addr().String() + "/hook"
-	closed.Close()
+	defer releaseRefused()
+	refusedURL := "http://" + refusedAddr + "/hook"
 	unavailable := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
 	defer unavailable.Close()
 	untrusted := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))

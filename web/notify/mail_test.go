@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"payouts/internal/freeport"
 	"payouts/rules"
 	"payouts/templates"
 	"payouts/web/notify"
@@ -266,12 +266,11 @@ func TestSMTPSenderDeliversToARealSMTPServer(t *testing.T) {
 }
 
 func TestSMTPSenderFailsWhileTheServerIsDown(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, release, err := freeport.Refusing()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	defer release()
 	s, _ := notify.NewSMTP("smtp://"+addr, "pagos@example.com")
 	err = s.Send(context.Background(), notify.Mail{To: "a@b.pe", Subject: "x", Text: "y", HTML: "<p>y</p>"})
 	if err == nil || rules.IsPermanent(err) {
