@@ -356,7 +356,11 @@ func (lc *Lifecycle) step(p *Payout, m *Merchant, l Ledger, now time.Time, sub S
 			lc.Log.Warn("rail submit failed; retrying", "payout", p.ID, "err", railErr)
 			return now.Add(retryAfterRailError), nil
 		}
-		p.RailRef = sub.Reference
+		// A cash payout its beneficiary claimed while the rail was being asked already holds
+		// the code it was collected with (CashClaims.Claim): that stays its reference.
+		if p.RailRef == "" {
+			p.RailRef = sub.Reference
+		}
 		p.Move(StatusPendingBank, now, "", "submitted to "+string(p.Channel))
 		return sub.CheckAt, nil
 	case StatusPendingBank:

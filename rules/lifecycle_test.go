@@ -339,6 +339,45 @@ func TestLifecycleCashExpires(t *testing.T) {
 	}
 }
 
+// A cash payout keeps the code it was collected with as its reference (its success
+// notification's paymentCode) when the beneficiary claims it while the lifecycle is asking
+// the rail to take it (contract section 7: the code is mailed on creation): the rail's
+// answer, recorded after the claim, does not replace the code.
+func TestLifecycleCashClaimedWhileBeingSubmittedKeepsItsCode(t *testing.T) {
+	w := newWorld(t, rules.AllSettings(), "", nil)
+	w.fund("COL", "COP", 100_000_000_00)
+	p := w.create("col-cash", nil)
+	const code = "482913"
+	if err := w.db.UpdatePayouts([]int64{p.ID}, func(p *rules.Payout, _ rules.Ledger) (time.Time, error) {
+		p.ClaimCodeHash = rules.ClaimCodeHash(code) // what the OTP event gives it in the server
+		return w.clk.Now(), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.get(p.ID); got.Status != rules.StatusWaitingRouting {
+		t.Fatalf("created: %s, want WAITING_ROUTING (reserved on admission)", got.Status)
+	}
+	// The claim's code check is written, then the round that asked the rail records its
+	// answer, then the claim settles: the order the two transactions can take.
+	claims := &rules.CashClaims{Store: w.db, Now: w.clk.Now,
+		Settle: func(ctx context.Context, merchantID string, id int64, status rules.Status, code, note string) (*rules.Payout, error) {
+			if _, err := w.lc.RunOnce(ctx); err != nil {
+				return nil, err
+			}
+			if got := w.get(p.ID); got.Status != rules.StatusPendingBank {
+				t.Fatalf("the round between the claim's two steps left %s, want PENDING_BANK", got.Status)
+			}
+			return w.lc.Settle(ctx, merchantID, id, status, code, note)
+		}}
+	got, err := claims.Claim(context.Background(), w.m.ID, p.ID, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != rules.StatusProcessed || got.RailRef != code {
+		t.Fatalf("claimed: %s with reference %q, want PROCESSED with the claim code %s", got.Status, got.RailRef, code)
+	}
+}
+
 func TestLifecycleCard(t *testing.T) {
 	card := func(bin, last4 string) rules.CardRef {
 		return rules.CardRef{Token: "tok", Brand: "VISA", BIN: bin, Last4: last4}
