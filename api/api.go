@@ -69,7 +69,7 @@ type Deps struct {
 	Batches *rules.Batches
 	// Metrics serves /metrics (behind the admin token).
 	Metrics http.Handler
-	// Card opens the Peru card push payment's form (contract section 6).
+	// Card opens the Peru card push payment's form.
 	Card CardOpener
 	// Events lists, reads and resends the merchant's notification events, with the inbox
 	// and the event stream.
@@ -78,7 +78,7 @@ type Deps struct {
 	Ledger *Ledger
 	// NotificationKeys are the PEM public key and certificate that verify notifications.
 	NotificationKeys *NotificationKeys
-	// Claim is the cash claim of a Colombia cash payout (spec 6).
+	// Claim is the cash claim of a Colombia cash payout.
 	Claim ClaimFunc
 	// Cancel cancels a payout before it is sent.
 	Cancel CancelFunc
@@ -132,7 +132,7 @@ func New(d Deps) (http.Handler, huma.API) {
 	cfg.Info.Description = "Payouts to bank accounts, wallets, Bre-B keys, cash and VISA cards in Colombia and Peru. " +
 		"Every /api/v1/{merchantId} call is signed: header monnet-api-key, query timestamp and signature (see the README). " +
 		"A 401 is one of two things, told apart by the body's errorType and the header X-Payouts-Error-Type: " +
-		"validation (the request breaks a country rule or the merchant's configuration, as the specification answers it: fix the data) " +
+		"validation (the request breaks a country rule or the merchant's configuration, answered 401 as the original does: fix the data) " +
 		"or authentication (code 1001: the API key, timestamp or signature; the message says which part)."
 	cfg.CreateHooks = nil // no "$schema" links in bodies: wire compatibility
 	cfg.OpenAPIPath = "/openapi"
@@ -262,7 +262,7 @@ func pemHandler(pemBytes []byte) http.HandlerFunc {
 // package reports every generic error with its code, not huma's validator.
 func payoutRequestBody(a huma.API, name string) *huma.RequestBody {
 	s := a.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(rules.PayoutRequest{}), true, name)
-	return &huma.RequestBody{Required: true, Description: "The payout request (spec 2.1–2.6)",
+	return &huma.RequestBody{Required: true, Description: "The payout request",
 		Content: map[string]*huma.MediaType{"application/json": {Schema: s}}}
 }
 

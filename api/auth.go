@@ -19,7 +19,7 @@ import (
 	"payouts/rules"
 )
 
-// MaxBody is the largest request body accepted (contract section 3: 413 above it).
+// MaxBody is the largest request body accepted (413 above it).
 const MaxBody = 64 << 10
 
 // SignatureWindow is how far a request's timestamp may be from the server clock.
@@ -147,7 +147,7 @@ func (k *Keyring) Merchant(id string) (*rules.Merchant, error) {
 // (per API key presented; per address on the admin API) before it is answered 429.
 const AuthFailuresPerMinute = 20
 
-// Authenticator verifies the signed requests of contract section 2.
+// Authenticator verifies the signed requests (rules.Signature).
 type Authenticator struct {
 	Keys      *Keyring
 	Now       func() time.Time
@@ -225,12 +225,12 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		// A correctly signed request is always served: failures count against the client
-		// address and the API key it presented, never against anyone else (contract
-		// section 2), and only failures are refused once there are too many.
+		// address and the API key it presented, never against anyone else,
+		// and only failures are refused once there are too many.
 		signer, msg, err := a.verify(r, id, body)
 		if rules.Unavailable(err) {
 			// The merchant's keys could not be read: not the client's failure, and not a
-			// revoked key (contract section 3). Nothing counts against the client.
+			// revoked key. Nothing counts against the client.
 			requestLogger(r.Context()).Warn("storage unavailable", "err", err)
 			writeProblem(w, unavailableProblem())
 			return
@@ -278,7 +278,7 @@ func timestampMillis(ts int64) int64 {
 // verify checks key, timestamp and signature; it returns the merchant or why not, and the
 // storage's error when the merchant's keys could not be read. A
 // signature is not single-use: the original scheme signs neither the query nor a nonce, and
-// clients resend the same signed request after a time-out (contract section 2).
+// clients resend the same signed request after a time-out.
 //
 // The reason names the part that failed, for the integrator, checked in an order that tells a guesser
 // nothing: what the request itself shows first (the header, the timestamp and its window, the

@@ -28,7 +28,7 @@ type CardForm struct {
 // form of a payout the card endpoint accepted. lang is "es" or "en".
 type CardOpener func(ctx context.Context, m *rules.Merchant, res rules.CreateResult, lang string) (CardForm, error)
 
-// CardPayoutInput is the card push payment request (spec 4.2).
+// CardPayoutInput is the card push payment request.
 type CardPayoutInput struct {
 	MerchantID string `path:"merchantId" doc:"The merchant's id"`
 	Accept     string `header:"Accept" doc:"application/json, */* or none (default): the form's URL, for <iframe src>; text/html: the form page, for <iframe srcdoc>"`
@@ -57,8 +57,8 @@ type CardPayoutView struct {
 	Errors    []ErrorView `json:"errors,omitempty"`
 }
 
-// registerCard adds the card push payment endpoint (contract section 6) and its wire alias.
-// The body is checked by the rules (the card checks of spec 4.2); open starts the form.
+// registerCard adds the card push payment endpoint and its wire alias.
+// The body is checked by the rules (rules.Check on rules.EndpointCard); open starts the form.
 func registerCard(a huma.API, svc *rules.Service, open CardOpener) {
 	schema := a.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(CardPayoutView{}), true, "CardPayout")
 	content := map[string]*huma.MediaType{
@@ -111,7 +111,7 @@ func registerCard(a huma.API, svc *rules.Service, open CardOpener) {
 	op := func(id, path, summary string) huma.Operation {
 		return huma.Operation{
 			OperationID: id, Method: http.MethodPost, Path: path, Summary: summary,
-			Description: "Peru card push payment (spec 4.2, accountType 5): the Peru rules, beneficiary.email (1033), timeoutUrl (1121), " +
+			Description: "Peru card push payment (accountType 5): the Peru rules, beneficiary.email (1033), timeoutUrl (1121), " +
 				"an https merchantLogo, expirationTime 5–30 minutes (default 15) and the merchant's cardPayouts setting. " +
 				"Answers 200 with the form's URL as {\"iframe\": …} (the default, as the original) or, with Accept: text/html, the form page itself. " +
 				"The page tells its parent the outcome with postMessage topics mps-payout-finished-ok, -fail and -timeout.",
@@ -133,8 +133,7 @@ func registerCard(a huma.API, svc *rules.Service, open CardOpener) {
 // prefersHTML negotiates the card endpoint's answer (by hand: goautoneg, the usual library,
 // accepts a type given q=0). JSON is the default, as the original answers {"iframe": …}: no
 // Accept, */* or application/json. The page only when the client names text/html (or
-// text/*) and ranks it above application/json, or equally but more precisely (contract
-// section 6).
+// text/*) and ranks it above application/json, or equally but more precisely.
 func prefersHTML(accept string) bool {
 	jq, js := acceptQ(accept, "application", "json")
 	hq, hs := acceptQ(accept, "text", "html")

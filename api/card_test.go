@@ -4,7 +4,7 @@ import "testing"
 
 func TestPrefersHTML(t *testing.T) {
 	cases := map[string]bool{
-		"":                         false, // the default is JSON, as the original (contract section 6)
+		"":                         false, // the default is JSON, as the original
 		"*/*":                      false,
 		"application/json":         false,
 		"text/html":                true,

@@ -22,7 +22,7 @@ type ClaimInput struct {
 }
 
 // registerClaim adds POST /api/v1/{merchantId}/payouts/{id}/claim: in the sandbox it plays
-// the cash office where the beneficiary shows the code (contract section 7, spec 6).
+// the cash office where the beneficiary shows the code.
 func registerClaim(a huma.API, sandbox bool, claim ClaimFunc) {
 	huma.Register(a, huma.Operation{
 		OperationID: "claim-cash-payout", Method: http.MethodPost, Path: "/api/v1/{merchantId}/payouts/{id}/claim",

@@ -15,7 +15,7 @@ import (
 	"payouts/rules"
 )
 
-// Problem is the error body of contract section 3: RFC 9457 problem+json extended with the
+// Problem is the error body (docs/reference/errors.md): RFC 9457 problem+json extended with the
 // original API's code, message list and per-field errors.
 type Problem struct {
 	Title   string         `json:"title"`
@@ -156,12 +156,13 @@ func (p *Problem) add(e *rules.Error) {
 	if p.Code == "" {
 		p.Code = e.Code
 	}
-	msg := e.Message
+	text := rules.WithPublished(e.Code, e.Message)
+	msg := text
 	if e.Field != "" {
-		msg = e.Field + ": " + e.Message
+		msg = e.Field + ": " + text
 	}
 	p.Message = append(p.Message, msg)
-	p.Errors = append(p.Errors, ProblemError{Code: e.Code, Message: e.Message, Location: loc, Value: e.Value})
+	p.Errors = append(p.Errors, ProblemError{Code: e.Code, Message: text, Location: loc, Value: e.Value})
 }
 
 // newProblem is huma's error constructor for this API (STYLE: errors are mapped to HTTP

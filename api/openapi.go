@@ -31,8 +31,8 @@ const apiKeyDoc = "The merchant's API key in header `monnet-api-key` (`X-Api-Key
 
 // tagOrder is the order a reader needs: what merchants call most, first.
 var tagOrder = []*huma.Tag{
-	{Name: "Payouts", Description: "Create, read, list and cancel payouts (spec 2). Every call is signed (security scheme apiKey)."},
-	{Name: "Card payouts", Description: "Peru card push payments (spec 4.2): the answer is the URL of a card form for the beneficiary."},
+	{Name: "Payouts", Description: "Create, read, list and cancel payouts. Every call is signed (security scheme apiKey)."},
+	{Name: "Card payouts", Description: "Peru card push payments: the answer is the URL of a card form for the beneficiary."},
 	{Name: "Balance", Description: "The merchant's balances per country and currency."},
 	{Name: "Lookup", Description: "Who can be paid where: the original's Peru beneficiary lookup (with its token endpoint) and Bre-B keys. Moves no money."},
 	{Name: "Events", Description: "The merchant's notifications, kept 30 days with the exact body sent and every attempt: list, read, resend, follow (this project's extension)."},

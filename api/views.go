@@ -39,7 +39,7 @@ func appendWireTime(b []byte, t time.Time) []byte {
 	return b
 }
 
-// PayoutHead is the "payout" object of spec 2.7 (wire: "Id" with a capital I).
+// PayoutHead is the "payout" object of the create answer.
 type PayoutHead struct {
 	ID       int64  `json:"Id" doc:"Identifier of the payout"`
 	Country  string `json:"country"`
@@ -48,7 +48,7 @@ type PayoutHead struct {
 	OrderID  string `json:"orderId"`
 }
 
-// OutputView is the "output" object of spec 2.7.
+// OutputView is the "output" object of the create answer.
 type OutputView struct {
 	Stage                string `json:"stage" enum:"IN_PROGRESS,PENDING,SUCCESS,REJECTED"`
 	Status               string `json:"status"`
@@ -61,7 +61,7 @@ type ErrorView struct {
 	Message string `json:"message"`
 }
 
-// PayoutView is the create response (spec 2.7).
+// PayoutView is the create response.
 type PayoutView struct {
 	Payout PayoutHead  `json:"payout"`
 	Output OutputView  `json:"output"`
@@ -77,7 +77,7 @@ type TransitionView struct {
 	Note   string `json:"note,omitempty"`
 }
 
-// PayoutDetail is the "payout" object of GET /payouts/{id} (wire doc section 2): the request
+// PayoutDetail is the "payout" object of GET /payouts/{id}: the request
 // nested as it was sent, account numbers masked to their last four characters.
 type PayoutDetail struct {
 	ID              int64                  `json:"Id" doc:"Identifier of the payout"`
@@ -134,7 +134,7 @@ func payoutView(p *rules.Payout) PayoutView {
 	}
 	if p.Stage == rules.StageRejected {
 		for _, e := range p.Errors {
-			v.Errors = append(v.Errors, ErrorView{Code: e.Code, Message: e.Message})
+			v.Errors = append(v.Errors, ErrorView{Code: e.Code, Message: rules.WithPublished(e.Code, e.Message)})
 		}
 	}
 	return v
@@ -177,7 +177,7 @@ func Mask(s string) string {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// NotificationPayout is the "payout" of a merchant notification (wire doc section 3): id and
+// NotificationPayout is the "payout" of a merchant notification: id and
 // amount are strings, the account number masked, the name first and last. Field order is the
 // published vector's, so that its body round-trips byte for byte.
 type NotificationPayout struct {
@@ -206,8 +206,8 @@ type NotificationOutput struct {
 	AuthorizationDate    string `json:"authorizationDate,omitempty"`
 }
 
-// Notification is the body POSTed to a merchant's notificationUrl (contract section 7, wire
-// doc section 3); errors only on REJECTED.
+// Notification is the body POSTed to a merchant's notificationUrl, as the
+// original sends it; errors only on REJECTED.
 type Notification struct {
 	Payout NotificationPayout `json:"payout"`
 	Output NotificationOutput `json:"output"`

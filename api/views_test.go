@@ -10,7 +10,7 @@ import (
 	"payouts/rules"
 )
 
-// The published real notification of the original (wire doc section 3, merchant 234).
+// The published real notification of the original (merchant 234).
 const publishedNotification = `{"payout":{"id":"29","country":"MEX","amount":"1","currency":"MXN","orderId":"BJB_fa2d561b-0d72-4c87-ae0e-85abe7b00ad0","merchantId":"234","bankCode":"646","name":"…"},"output":{"stage":"REJECTED","status":"REJECTED_BANK","statusChangeDateTime":"2024-05-29T13:16:57.267524Z"},"errors":[{"code":"4099","message":"Unknown Error"}]}`
 
 // The published body parses into our notification type and comes back byte for byte: same

@@ -9,8 +9,8 @@ import (
 )
 
 // Authorization and routing need no rail: Lifecycle.Admit takes them in the transaction
-// that creates the payout (contract section 5), each transition with its time, while the
-// create answers the payout as created (spec 2.7).
+// that creates the payout, each transition with its time, while the
+// create answers the payout as created.
 func TestAdmitAuthorizesAndRoutesInTheCreate(t *testing.T) {
 	w := newWorld(t, rules.AllSettings(), "", nil)
 	w.fund("PER", "PEN", 100_000_00)
@@ -55,7 +55,7 @@ func TestAdmitAuthorizesAndRoutesInTheCreate(t *testing.T) {
 }
 
 // A short balance rejects the payout in the create, with its outcome events written in the
-// same transaction (the beneficiary email: contract section 7).
+// same transaction (the beneficiary email).
 func TestAdmitRejectsNoBalanceInTheCreate(t *testing.T) {
 	w := newWorld(t, rules.AllSettings(), "", nil) // PendingOnNoBalance off
 	p := w.create("per-bank-account", nil)

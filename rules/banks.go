@@ -5,7 +5,7 @@ import (
 	"sort"
 )
 
-// Bank is one row of a country's bank table (spec 2.4 for COL, 2.5 for PER): the code and
+// Bank is one row of a country's bank table: the code and
 // the channels it offers. A retired bank offers none.
 type Bank struct {
 	Country string
@@ -29,7 +29,7 @@ type bankGroup struct {
 	codes                 []string
 }
 
-// colombiaBankGroups is the table of spec 2.4 (flags: key RT, phone/account RT, non-RT).
+// colombiaBankGroups is the Colombia bank table (flags: key RT, phone/account RT, non-RT).
 var colombiaBankGroups = []bankGroup{
 	{name: "A", keyRealTime: true, realTime: true, batch: true, codes: []string{
 		"001", "002", "006", "007", "013", "019", "023", "032", "051", "052", "059", "061", "062",
@@ -48,13 +48,13 @@ var colombiaBankGroups = []bankGroup{
 	{name: "Retired", retired: true, codes: []string{"041", "099", "298", "1062", "1063", "1069", "1283", "1292"}},
 }
 
-// colombiaWallets are the wallet codes of spec 2.4 and 8.
+// colombiaWallets are the Colombia wallet codes.
 var colombiaWallets = []string{"507", "551"}
 
-// colombiaCashBank is the bank code of spec 2.4's cash sample.
+// colombiaCashBank is the bank code of Colombia cash payouts.
 const colombiaCashBank = "099"
 
-// peruBankGroups is the table of spec 2.5 (flags: real-time, non-real-time).
+// peruBankGroups is the Peru bank table (flags: real-time, non-real-time).
 var peruBankGroups = []bankGroup{
 	{name: "A", realTime: true, batch: true, codes: []string{
 		"001", "002", "003", "004", "005", "006", "007", "011", "018", "019", "020", "021", "023",
@@ -65,7 +65,7 @@ var peruBankGroups = []bankGroup{
 	{name: "Retired", retired: true, codes: []string{"026", "029", "033", "042", "048", "049"}},
 }
 
-// peruWallets are the wallet codes of spec 2.5.
+// peruWallets are the Peru wallet codes.
 var peruWallets = []string{"037", "040", "043", "045"}
 
 var (
@@ -73,7 +73,7 @@ var (
 	peruBanks     = buildBanks("PER", peruBankGroups, peruWallets)
 )
 
-// codeRange lists the 3-digit codes from..to inclusive (group F of spec 2.4).
+// codeRange lists the 3-digit codes from..to inclusive (group F of the Colombia table).
 func codeRange(from, to int) []string {
 	codes := make([]string, 0, to-from+1)
 	for c := from; c <= to; c++ {

@@ -2,7 +2,7 @@ package rules
 
 import "time"
 
-// Endpoint is the operation a request came through: Peru cards have their own (spec 4.2).
+// Endpoint is the operation a request came through: Peru cards have their own.
 type Endpoint int
 
 const (
@@ -22,7 +22,7 @@ type Route struct {
 	ExpirationMinutes int
 }
 
-// Check applies the country rules of spec 2.4, 2.5 and 8 and the merchant's configuration
+// Check applies the country rules and limits and the merchant's configuration
 // to a request that passed the generic contract. It returns the route of an accepted payout
 // or a Problem of KindRejected (HTTP 401) with every violation. now is the server clock.
 func Check(req *PayoutRequest, m *Merchant, now time.Time, ep Endpoint) (Route, error) {

@@ -52,9 +52,8 @@ type cashOTPData struct {
 	SealedCode []byte `json:"sealedCode"`
 }
 
-// CashOTPEvent draws the one-time code of a new Colombia cash payout (spec 6, contract
-// section 7), keeps only its hash on the payout, and returns the event that emails it to
-// the beneficiary. The code travels only inside the event, sealed by seal and bound to the
+// CashOTPEvent draws the one-time code of a new Colombia cash payout, keeps only its hash on
+// the payout, and returns the event that emails it to the beneficiary. The code travels only inside the event, sealed by seal and bound to the
 // event id. The store sets the event's PayoutID when it gives the payout its id.
 func CashOTPEvent(p *Payout, r io.Reader, seal func(code []byte, eventID string) []byte, now time.Time) (Event, error) {
 	code, err := NewClaimCode(r)

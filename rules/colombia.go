@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// Colombia limits (spec 8) in minor units: a request's amount carries two implied decimals,
+// Colombia limits in minor units: a request's amount carries two implied decimals,
 // so 5,000 COP is 500000.
 const (
 	colWalletMin   = 5_000_00
@@ -22,7 +22,7 @@ const (
 	colEmailMax    = 100
 )
 
-// Colombia cellphone numbers (the national numbering plan) and Bre-B keys (spec 2.4), read
+// Colombia cellphone numbers (the national numbering plan) and Bre-B keys, read
 // by the validator and by the requirements schema (requirements.go).
 const (
 	colCellphoneDigits = 10
@@ -31,7 +31,7 @@ const (
 	breBKeyMax         = 100
 )
 
-// Colombia account types (spec 2.4).
+// Colombia account types.
 const (
 	colCurrent   = 1
 	colSavings   = 2
@@ -40,11 +40,11 @@ const (
 	colKey       = 5
 )
 
-// colombiaTime is the time zone of Colombia cash dates (spec 2.3: UTC-5, no daylight saving).
+// colombiaTime is the time zone of Colombia cash dates (UTC-5, no daylight saving).
 var colombiaTime = time.FixedZone("COT", -5*3600)
 
-// colAccountTypeText is the text form of accountType that Colombia accepts (spec 2.4:
-// "numeric code or text"). A text is compared case-insensitively after removing spaces,
+// colAccountTypeText is the text form of accountType that Colombia accepts (a
+// numeric code or its text). A text is compared case-insensitively after removing spaces,
 // hyphens, underscores and dots, so "Bre-B", "bre_b" and "BREB" are one alias:
 //
 //	1 current:   CURRENT, CORRIENTE, CHECKING, CURRENT ACCOUNT, CUENTA CORRIENTE
@@ -63,9 +63,9 @@ var colAccountTypeText = map[string]int{
 	"KEY": colKey, "LLAVE": colKey, "BREB": colKey, "BREBKEY": colKey, "LLAVEBREB": colKey,
 }
 
-// colDocType is a row of spec 2.4's document table. The table gives lengths in digits, so
+// colDocType is a row of the Colombia document table. The table gives lengths in digits, so
 // every type, passports too, is digits only (1106). Its maximum stands; the minimums are the
-// original's published ones (wire doc section 5), where the specification gives none: at
+// original's published ones, where the rule table gives none: at
 // least 6 digits (1502), NUIP exactly 10 and not starting with 0 (1532), PEP at least 7
 // (1533), PPT at least 10 (1534). The original's PEP and PPT maximum of 15 and its
 // alphanumeric PPT are not adopted: the specification says 18 digits.
@@ -87,20 +87,20 @@ var colDocTypes = map[int]colDocType{
 	8: {"PPT", 10, 18, CodePPT, CodePPT, false},
 }
 
-// colWalletDocTypes are the document types wallets 507 and 551 take (spec 2.4).
+// colWalletDocTypes are the document types wallets 507 and 551 take.
 var colWalletDocTypes = map[int]bool{1: true, 2: true, 4: true, 8: true}
 
-// checkColombia applies spec 2.4 and the Colombia rows of spec 8.
+// checkColombia applies the Colombia rules and limits: banks, wallets, Bre-B keys and cash.
 func checkColombia(ps *problems, req *PayoutRequest, m *Merchant, now time.Time, ep Endpoint) Route {
 	if ep == EndpointCard {
-		ps.add(CodeCountryNotSupported, "country", "the card endpoint takes only Peru payouts with accountType 5 (spec 4.2): send Colombia payouts to POST /payouts", req.Country)
+		ps.add(CodeCountryNotSupported, "country", "the card endpoint takes only Peru payouts with accountType 5: send Colombia payouts to POST /payouts", req.Country)
 	}
 	if req.Currency != "COP" {
-		ps.addf(CodeCurrencyNotAllowed, fieldCurrency, req.Currency, "a Colombia payout is in COP (spec 2.4), not %q", req.Currency)
+		ps.addf(CodeCurrencyNotAllowed, fieldCurrency, req.Currency, "a Colombia payout is in COP, not %q", req.Currency)
 	}
 	amount, amountOK := parseAmount(ps, req.Amount)
 	if amountOK && amount%100 != 0 {
-		ps.add(CodeCOPDecimals, fieldAmount, "the last two digits are decimals and must be 00 (spec 2.4)", req.Amount)
+		ps.add(CodeCOPDecimals, fieldAmount, "the last two digits are decimals and must be 00", req.Amount)
 		amountOK = false // the limits below are not checked on an amount that is already wrong
 	}
 	checkEmail(ps, req.Beneficiary.Email, colEmailMax, "Colombia")
@@ -142,21 +142,22 @@ type colCheck struct {
 	docOK    bool // the document type is in the table
 }
 
-// checkColombiaDocument applies spec 2.4's document table. It reports whether the type is known.
+// checkColombiaDocument applies the Colombia document table. It reports whether the type
+// is known.
 func checkColombiaDocument(ps *problems, d Document) bool {
 	t, ok := colDocTypes[d.Type]
 	if !ok {
-		ps.addf(CodeDocumentType, fieldDocType, d.Type, "must be a Colombia document type 1 to 8 (spec 2.4: 1 CC, 2 CE, 3 PAS, 4 TI, 5 NIT, 6 NUIP, 7 PEP, 8 PPT)")
+		ps.addf(CodeDocumentType, fieldDocType, d.Type, "must be a Colombia document type 1 to 8 (1 CC, 2 CE, 3 PAS, 4 TI, 5 NIT, 6 NUIP, 7 PEP, 8 PPT)")
 		return false
 	}
 	n := d.Number
 	switch {
 	case !IsDigits(n):
-		ps.addf(CodeDocumentNotNumeric, fieldDocNumber, n, "a %s number has only digits (spec 2.4: lengths in digits)", t.name)
+		ps.addf(CodeDocumentNotNumeric, fieldDocNumber, n, "a %s number has only digits", t.name)
 	case len(n) < t.min:
 		ps.addf(t.minCode, fieldDocNumber, n, "a %s number has at least %d digits", t.name, t.min)
 	case len(n) > t.max:
-		ps.addf(t.maxCode, fieldDocNumber, n, "a %s number has at most %d digits (spec 2.4)", t.name, t.max)
+		ps.addf(t.maxCode, fieldDocNumber, n, "a %s number has at most %d digits", t.name, t.max)
 	case t.noLeadingZero && n[0] == '0':
 		ps.addf(t.maxCode, fieldDocNumber, n, "a %s number does not start with 0", t.name)
 	}
@@ -167,13 +168,13 @@ func checkColombiaDocument(ps *problems, d Document) bool {
 func colombiaAccountType(ps *problems, raw Text) (int, bool) {
 	s := string(raw)
 	if s == "" {
-		ps.add(CodeAccountTypeRequired, fieldAccountType, "is required in Colombia (spec 2.4): 1 current, 2 savings, 3 cash, 4 cellphone, 5 Bre-B key, or its text form", nil)
+		ps.add(CodeAccountTypeRequired, fieldAccountType, "is required in Colombia: 1 current, 2 savings, 3 cash, 4 cellphone, 5 Bre-B key, or its text form", nil)
 		return 0, false
 	}
 	if n, ok := colombiaAccountTypeValue(s); ok {
 		return n, true
 	}
-	ps.addf(CodeAccountType, fieldAccountType, s, "must be a Colombia account type (spec 2.4): 1 or CURRENT, 2 or SAVINGS, 3 or CASH, 4 or CELLPHONE, 5 or KEY (Bre-B)")
+	ps.addf(CodeAccountType, fieldAccountType, s, "must be a Colombia account type: 1 or CURRENT, 2 or SAVINGS, 3 or CASH, 4 or CELLPHONE, 5 or KEY (Bre-B)")
 	return 0, false
 }
 
@@ -192,16 +193,16 @@ func colombiaAccountTypeValue(s string) (int, bool) {
 	return n, ok
 }
 
-// key checks a real-time payout by Bre-B key (spec 2.4, spec 8): the key is in accountNumber,
+// key checks a real-time payout by Bre-B key: the key is in accountNumber,
 // bankCode is optional and, when sent, must be a bank with the key flag. Wallets 507 and 551
-// take accountType 2 or 4 only (spec 8), so a key to a wallet is refused.
+// take accountType 2 or 4 only, so a key to a wallet is refused.
 func (c colCheck) key() (Channel, string) {
 	ba := &c.req.Destination.BankAccount
 	if !c.m.Settings.RealTimeKey {
-		c.ps.add(CodeNotEnabled, fieldAccountType, "Bre-B key payouts are not enabled for this merchant (setting realTimeKey; spec 8: needs prior setup and approval)", string(ba.AccountType))
+		c.ps.add(CodeNotEnabled, fieldAccountType, "Bre-B key payouts are not enabled for this merchant (setting realTimeKey: needs prior setup and approval)", string(ba.AccountType))
 	}
 	if k := string(ba.AccountNumber); k == "" {
-		c.ps.add(CodeAccountNumRequired, fieldAccountNumber, "must carry the Bre-B key (spec 2.4)", nil)
+		c.ps.add(CodeAccountNumRequired, fieldAccountNumber, "must carry the Bre-B key", nil)
 	} else if code, why := breBKeyProblem(k); why != "" {
 		c.ps.add(code, fieldAccountNumber, why, k)
 	}
@@ -211,7 +212,7 @@ func (c colCheck) key() (Channel, string) {
 			case b.Wallet:
 				c.walletType(b)
 			case !b.KeyRealTime:
-				c.ps.addf(CodeNoChannel, fieldBankCode, ba.BankCode, "bank %s does not take Bre-B key payouts (spec 2.4 bank table); leave bankCode out or send a bank with the key flag", ba.BankCode)
+				c.ps.addf(CodeNoChannel, fieldBankCode, ba.BankCode, "bank %s does not take Bre-B key payouts; leave bankCode out or send a bank with the key flag", ba.BankCode)
 			}
 		}
 	}
@@ -221,13 +222,13 @@ func (c colCheck) key() (Channel, string) {
 	return ChannelRealTimeKey, ba.BankCode
 }
 
-// breBKeyProblem says what is wrong with a Bre-B key, with its code, or "" (spec 2.4:
+// breBKeyProblem says what is wrong with a Bre-B key, with its code, or "" (a key is
 // alphanumeric, 5 to 100 characters; a phone number, a national ID number, an email address,
 // or an alphanumeric code that starts with @; the original: no accents, no ñ). A phone is 10
 // digits starting with 3, optionally after +57.
 func breBKeyProblem(k string) (string, string) {
 	if n := utf8.RuneCountInString(k); n < breBKeyMin || n > breBKeyMax {
-		return CodeBreBKeyLength, "a Bre-B key has 5 to 100 characters (spec 2.4)"
+		return CodeBreBKeyLength, "a Bre-B key has 5 to 100 characters"
 	}
 	for _, r := range k {
 		if r > unicode.MaxASCII && unicode.IsLetter(r) {
@@ -239,14 +240,14 @@ func breBKeyProblem(k string) (string, string) {
 	case IsDigits(k): // a national ID number
 	case k[0] == '@':
 		if !isAlnum(k[1:]) {
-			return CodeBreBKey, "a Bre-B alias is @ followed by letters and digits only (spec 2.4)"
+			return CodeBreBKey, "a Bre-B alias is @ followed by letters and digits only"
 		}
 	case strings.Contains(k, "@"):
 		if !isEmail(k) {
-			return CodeBreBKey, "a Bre-B key with @ inside must be an email address (spec 2.4)"
+			return CodeBreBKey, "a Bre-B key with @ inside must be an email address"
 		}
 	default:
-		return CodeBreBKey, "a Bre-B key is a cellphone number (10 digits starting with 3, optionally +57), a national ID number (digits), an email address, or an alias starting with @ (spec 2.4)"
+		return CodeBreBKey, "a Bre-B key is a cellphone number (10 digits starting with 3, optionally +57), a national ID number (digits), an email address, or an alias starting with @"
 	}
 	return "", ""
 }
@@ -271,22 +272,22 @@ func checkCellphone(ps *problems, num, lengthCode, prefixCode, where string) {
 	}
 }
 
-// cash checks a cash claim (spec 8, "Cash"): the merchant's cash setting, bank 099, the
+// cash checks a cash claim: the merchant's cash setting, bank 099, the
 // beneficiary's email for the OTP, the amount range and the claim's last day.
 func (c colCheck) cash(now time.Time) (Channel, string, time.Time) {
 	ba := &c.req.Destination.BankAccount
 	if !c.m.Settings.CashPayouts {
-		c.ps.add(CodeNotEnabled, fieldAccountType, "cash payouts are not available for this merchant (spec 2.4: marked not available; setting cashPayouts)", string(ba.AccountType))
+		c.ps.add(CodeNotEnabled, fieldAccountType, "cash payouts are not available for this merchant (setting cashPayouts)", string(ba.AccountType))
 	}
 	switch ba.BankCode {
 	case "":
-		c.ps.add(CodeBankCodeRequired, fieldBankCode, "is required in Colombia (spec 2.4): cash payouts use 099", nil)
+		c.ps.add(CodeBankCodeRequired, fieldBankCode, "is required in Colombia: cash payouts use 099", nil)
 	case colombiaCashBank:
 	default:
-		c.ps.addf(CodeCashBankCode, fieldBankCode, ba.BankCode, "a cash payout (accountType 3) uses bank code %s, not %s (spec 2.4 cash sample)", colombiaCashBank, ba.BankCode)
+		c.ps.addf(CodeCashBankCode, fieldBankCode, ba.BankCode, "a cash payout (accountType 3) uses bank code %s, not %s", colombiaCashBank, ba.BankCode)
 	}
 	if c.req.Beneficiary.Email == "" {
-		c.ps.add(CodeEmailRequired, fieldEmail, "is required for a cash payout: the claim's one-time code is sent there (spec 2.4, spec 6)", nil)
+		c.ps.add(CodeEmailRequired, fieldEmail, "is required for a cash payout: the claim's one-time code is sent there", nil)
 	}
 	if c.amountOK {
 		checkAmountRangeCodes(c.ps, c.amount, colCashMin, colCashMax, "COP", "a cash payout", CodeCashBelowMin, CodeCashAboveMax)
@@ -294,7 +295,7 @@ func (c colCheck) cash(now time.Time) (Channel, string, time.Time) {
 	return ChannelCash, colombiaCashBank, cashClaimUntil(c.ps, ba.ExpirationDate, now)
 }
 
-// cashClaimUntil checks expirationDate (spec 8: not the day of sending nor earlier, not later
+// cashClaimUntil checks expirationDate (not the day of sending nor earlier, not later
 // than 7 calendar days ahead, 7 days when absent; dates in UTC-5) and returns the end of
 // that day: midnight after it in UTC-5, as a UTC instant. The claim is open before it.
 func cashClaimUntil(ps *problems, date string, now time.Time) time.Time {
@@ -307,11 +308,11 @@ func cashClaimUntil(ps *problems, date string, now time.Time) time.Time {
 			ps.add(CodeDateFormat, fieldExpDate, "must be a date YYYY-MM-DD", date)
 			return time.Time{}
 		case !d.After(today):
-			ps.addf(CodeCashExpiration, fieldExpDate, date, "cannot be the day of sending (%s in Colombia, UTC-5) or earlier: the earliest is %s (spec 8)",
+			ps.addf(CodeCashExpiration, fieldExpDate, date, "cannot be the day of sending (%s in Colombia, UTC-5) or earlier: the earliest is %s",
 				today.Format(time.DateOnly), today.AddDate(0, 0, 1).Format(time.DateOnly))
 			return time.Time{}
 		case d.After(latest):
-			ps.addf(CodeCashExpiration, fieldExpDate, date, "cannot be later than 7 calendar days ahead: the latest is %s in Colombia, UTC-5 (spec 8)", latest.Format(time.DateOnly))
+			ps.addf(CodeCashExpiration, fieldExpDate, date, "cannot be later than 7 calendar days ahead: the latest is %s in Colombia, UTC-5", latest.Format(time.DateOnly))
 			return time.Time{}
 		}
 		day = d
@@ -327,9 +328,9 @@ func colCashWindow(now time.Time) (today, latest time.Time) {
 	return today, today.AddDate(0, 0, colCashDays)
 }
 
-// colAccountRule is a published length rule of one Colombia bank's account numbers (wire doc
-// section 5), for accountType 1 and 2, checked after the general 5 to 17 digits (1522). It is
-// data, so that the requirements schema (requirements.go) says the same.
+// colAccountRule is a published length rule of one Colombia bank's account numbers (the
+// original's codes 1508–1511, 1523, 1524), for accountType 1 and 2, checked after the general 5 to 17 digits
+// (1522). It is data, so that the requirements schema (requirements.go) says the same.
 type colAccountRule struct {
 	max, min int   // bounds on the length; 0 is none
 	only     []int // the lengths allowed, when set
@@ -357,7 +358,7 @@ var colAccountRules = map[string]colAccountRule{
 // length).
 const colAccountMin, colAccountMax = 5, 17
 
-// colWallet is a wallet's codes (spec 2.4, 8; wire doc section 5).
+// colWallet is a wallet's codes.
 type colWallet struct{ typeCode, lengthCode, prefixCode string }
 
 var colWallets = map[string]colWallet{
@@ -370,11 +371,11 @@ var colWallets = map[string]colWallet{
 func (c colCheck) account(at int) (Channel, string) {
 	ba := &c.req.Destination.BankAccount
 	if ba.BankCode == "" {
-		c.ps.add(CodeBankCodeRequired, fieldBankCode, "is required in Colombia except for a Bre-B key payout (spec 2.4)", nil)
+		c.ps.add(CodeBankCodeRequired, fieldBankCode, "is required in Colombia except for a Bre-B key payout", nil)
 	}
 	num := string(ba.AccountNumber)
 	if num == "" {
-		c.ps.add(CodeAccountNumRequired, fieldAccountNumber, "is required in Colombia except for cash (spec 2.4)", nil)
+		c.ps.add(CodeAccountNumRequired, fieldAccountNumber, "is required in Colombia except for cash", nil)
 	}
 	if ba.BankCode == "" {
 		if num != "" && at == colCellphone {
@@ -384,7 +385,7 @@ func (c colCheck) account(at int) (Channel, string) {
 		return "", ""
 	}
 	if ba.BankCode == colombiaCashBank {
-		c.ps.addf(CodeCashAccountType, fieldAccountType, string(ba.AccountType), "bank %s takes only cash, accountType 3 (spec 2.4 cash sample; retired for every other channel)", colombiaCashBank)
+		c.ps.addf(CodeCashAccountType, fieldAccountType, string(ba.AccountType), "bank %s takes only cash, accountType 3 (retired for every other channel)", colombiaCashBank)
 		return "", ba.BankCode
 	}
 	b, ok := lookupBankField(c.ps, "COL", fieldBankCode, ba.BankCode, retiredHint(ba.BankCode))
@@ -420,7 +421,7 @@ func (c colCheck) account(at int) (Channel, string) {
 	return c.channel(b), b.Code
 }
 
-// additional checks AdittionalAccountInfo (wire doc sections 2 and 5): a cellphone number
+// additional checks AdittionalAccountInfo: a cellphone number
 // alongside a bank account (2025), or a bank account alongside a cellphone number — accountType
 // 4, or any wallet account, which is the holder's phone (2026); never accountNumber itself
 // (2027). Cash and Bre-B key payouts do not read it.
@@ -440,37 +441,37 @@ func (c colCheck) additional(numIsPhone bool, num string) {
 
 func retiredHint(code string) string {
 	if code == colombiaCashBank {
-		return " (spec 2.4): 099 is accepted only for cash, accountType 3"
+		return ": 099 is accepted only for cash, accountType 3"
 	}
-	return " (spec 2.4)"
+	return ""
 }
 
 // walletType: wallets 507 and 551 take accountType 2 (savings) or 4 (cellphone) only. The
-// specification (spec 8) wins over the original, which publishes savings only.
+// specification wins over the original, which publishes savings only.
 func (c colCheck) walletType(b Bank) {
 	at := string(c.req.Destination.BankAccount.AccountType)
 	if n, _ := colombiaAccountTypeValue(at); n != colSavings && n != colCellphone {
-		c.ps.addf(colWallets[b.Code].typeCode, fieldAccountType, at, "wallet %s takes only accountType 2 (savings) or 4 (cellphone number) (spec 8)", b.Code)
+		c.ps.addf(colWallets[b.Code].typeCode, fieldAccountType, at, "wallet %s takes only accountType 2 (savings) or 4 (cellphone number)", b.Code)
 	}
 }
 
-// wallet applies the rules of wallets 507 and 551 (spec 2.4, spec 8): savings or cellphone
+// wallet applies the rules of wallets 507 and 551: savings or cellphone
 // only, the account is the holder's cellphone number, four document types, its own range.
 func (c colCheck) wallet(b Bank, num string) {
 	w := colWallets[b.Code]
 	c.walletType(b)
 	if num != "" {
-		checkCellphone(c.ps, num, w.lengthCode, w.prefixCode, " (a wallet "+b.Code+" account is the holder's cellphone number, spec 2.4)")
+		checkCellphone(c.ps, num, w.lengthCode, w.prefixCode, " (a wallet "+b.Code+" account is the holder's cellphone number)")
 	}
 	if t := c.req.Beneficiary.Document.Type; c.docOK && !colWalletDocTypes[t] {
-		c.ps.addf(CodeCOLWalletDocType, fieldDocType, t, "wallet %s takes only document types 1 (CC), 2 (CE), 4 (TI) and 8 (PPT) (spec 2.4)", b.Code)
+		c.ps.addf(CodeCOLWalletDocType, fieldDocType, t, "wallet %s takes only document types 1 (CC), 2 (CE), 4 (TI) and 8 (PPT)", b.Code)
 	}
 	if c.amountOK {
 		checkAmountRange(c.ps, c.amount, colWalletMin, colWalletMax, "COP", "wallet "+b.Code)
 	}
 }
 
-// channel picks the rail of an account or wallet payout (spec 2.4 bank table, spec 8):
+// channel picks the rail of an account or wallet payout:
 // real-time when the merchant is enabled, the bank has the phone/account flag and the amount
 // is within the real-time maximum; else non-real-time when the bank has it.
 func (c colCheck) channel(b Bank) Channel {
@@ -482,11 +483,11 @@ func (c colCheck) channel(b Bank) Channel {
 	case b.Batch:
 		return ChannelBatch
 	case b.RealTime && !enabled:
-		c.ps.addf(CodeNotEnabled, fieldBankCode, b.Code, "bank %s takes only real-time payouts by phone/account, and this merchant is not enabled for them (setting realTimePhoneAccount; spec 8)", b.Code)
+		c.ps.addf(CodeNotEnabled, fieldBankCode, b.Code, "bank %s takes only real-time payouts by phone/account, and this merchant is not enabled for them (setting realTimePhoneAccount)", b.Code)
 	case b.RealTime:
-		c.ps.addf(CodeAboveMaximum, fieldAmount, c.amount, "must be at most %s COP: bank %s takes only real-time payouts by phone/account (spec 8)", money(colRealTimeMax), b.Code)
+		c.ps.addf(CodeAboveMaximum, fieldAmount, c.amount, "must be at most %s COP: bank %s takes only real-time payouts by phone/account", money(colRealTimeMax), b.Code)
 	default:
-		c.ps.addf(CodeNoChannel, fieldBankCode, b.Code, "bank %s takes only Bre-B key payouts (accountType 5) (spec 2.4 bank table)", b.Code)
+		c.ps.addf(CodeNoChannel, fieldBankCode, b.Code, "bank %s takes only Bre-B key payouts (accountType 5)", b.Code)
 	}
 	return ""
 }
@@ -494,16 +495,16 @@ func (c colCheck) channel(b Bank) Channel {
 // cellphoneChannel is the rail of a cellphone payout (accountType 4) to a bank: only the
 // real-time phone/account channel. A phone number is no account for a batch transfer, so
 // the payout is refused at a bank without that channel (groups B, D, F), for a merchant
-// without the setting, or above the real-time maximum (spec 8). Wallets are not here: their
+// without the setting, or above the real-time maximum. Wallets are not here: their
 // account is the phone, and they keep their batch route.
 func (c colCheck) cellphoneChannel(b Bank) Channel {
 	switch {
 	case !b.RealTime:
-		c.ps.addf(CodeNoChannel, fieldBankCode, b.Code, "bank %s has no real-time phone/account channel (spec 2.4 bank table): a cellphone payout (accountType 4) goes only real-time; send a bank account, or a Bre-B key", b.Code)
+		c.ps.addf(CodeNoChannel, fieldBankCode, b.Code, "bank %s has no real-time phone/account channel: a cellphone payout (accountType 4) goes only real-time; send a bank account, or a Bre-B key", b.Code)
 	case !c.m.Settings.RealTimePhoneAccount:
-		c.ps.add(CodeNotEnabled, fieldAccountType, "cellphone payouts (accountType 4) go real-time by phone/account, and this merchant is not enabled for it (setting realTimePhoneAccount; spec 8)", string(c.req.Destination.BankAccount.AccountType))
+		c.ps.add(CodeNotEnabled, fieldAccountType, "cellphone payouts (accountType 4) go real-time by phone/account, and this merchant is not enabled for it (setting realTimePhoneAccount)", string(c.req.Destination.BankAccount.AccountType))
 	case c.amountOK && c.amount > colRealTimeMax:
-		c.ps.addf(CodeAboveMaximum, fieldAmount, c.amount, "must be at most %s COP: a cellphone payout (accountType 4) goes only real-time by phone/account (spec 8)", money(colRealTimeMax))
+		c.ps.addf(CodeAboveMaximum, fieldAmount, c.amount, "must be at most %s COP: a cellphone payout (accountType 4) goes only real-time by phone/account", money(colRealTimeMax))
 	default:
 		return ChannelRealTime
 	}

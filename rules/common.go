@@ -27,10 +27,10 @@ const (
 	fieldExpTime       = "expirationTime"
 )
 
-// maxAmountDigits is the length limit of amount in both countries (spec 2.4, 2.5).
+// maxAmountDigits is the length limit of amount in both countries.
 const maxAmountDigits = 10
 
-// parseAmount reads amount as the country rules want it (spec 2.4, 2.5): an integer of minor
+// parseAmount reads amount as the country rules want it: an integer of minor
 // units, written without fraction or exponent (100.00 and 1e5 are refused: the last two
 // digits already are the decimals), at most 10 digits, above zero.
 func parseAmount(ps *problems, raw json.Number) (int64, bool) {
@@ -40,7 +40,7 @@ func parseAmount(ps *problems, raw json.Number) (int64, bool) {
 		ps.add(CodeAmountNotNumeric, fieldAmount, "must be an integer of minor units, without fraction or exponent: the last two digits are the decimals (100000 is 1,000.00)", raw)
 		return 0, false
 	case len(s) > maxAmountDigits:
-		ps.addf(CodeAmountLength, fieldAmount, raw, "must have at most %d digits (spec 2.4, 2.5)", maxAmountDigits)
+		ps.addf(CodeAmountLength, fieldAmount, raw, "must have at most %d digits", maxAmountDigits)
 		return 0, false
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
@@ -52,7 +52,7 @@ func parseAmount(ps *problems, raw json.Number) (int64, bool) {
 }
 
 // checkAmountRange reports an amount outside [lo, hi] (0 is no bound) with 2011 or 2010.
-// what names the case of spec 8 in the message.
+// what names the case of the limit in the message.
 func checkAmountRange(ps *problems, amount, lo, hi int64, currency, what string) bool {
 	return checkAmountRangeCodes(ps, amount, lo, hi, currency, what, CodeBelowMinimum, CodeAboveMaximum)
 }
@@ -61,11 +61,11 @@ func checkAmountRange(ps *problems, amount, lo, hi int64, currency, what string)
 // (Colombia cash 1518/1515, Peru 1224 and 1227).
 func checkAmountRangeCodes(ps *problems, amount, lo, hi int64, currency, what, belowCode, aboveCode string) bool {
 	if lo > 0 && amount < lo {
-		ps.addf(belowCode, fieldAmount, amount, "must be at least %s %s for %s (spec 8)", money(lo), currency, what)
+		ps.addf(belowCode, fieldAmount, amount, "must be at least %s %s for %s", money(lo), currency, what)
 		return false
 	}
 	if hi > 0 && amount > hi {
-		ps.addf(aboveCode, fieldAmount, amount, "must be at most %s %s for %s (spec 8)", money(hi), currency, what)
+		ps.addf(aboveCode, fieldAmount, amount, "must be at most %s %s for %s", money(hi), currency, what)
 		return false
 	}
 	return true
@@ -126,22 +126,22 @@ func isEmail(s string) bool {
 	return at > 0 && strings.Contains(s[at+1:], ".")
 }
 
-// checkEmail applies the country limit to beneficiary.email (spec 2.2: Colombia 100, Peru
+// checkEmail applies the country limit to beneficiary.email (Colombia 100, Peru
 // 50 characters) and refuses a dummy value. An absent email is for the caller to require.
 func checkEmail(ps *problems, email string, max int, country string) {
 	if email == "" {
 		return
 	}
 	if n := utf8.RuneCountInString(email); n > max {
-		ps.addf(CodeEmailTooLong, fieldEmail, email, "must be at most %d characters in %s (spec 2.2), not %d", max, country, n)
+		ps.addf(CodeEmailTooLong, fieldEmail, email, "must be at most %d characters in %s, not %d", max, country, n)
 		return
 	}
 	if isDummyEmail(email) {
-		ps.add(CodeEmailDummy, fieldEmail, "must be the beneficiary's real address, not a dummy value (spec 2.2)", email)
+		ps.add(CodeEmailDummy, fieldEmail, "must be the beneficiary's real address, not a dummy value", email)
 	}
 }
 
-// Dummy emails (spec 2.2: "Must not be a dummy value"). An address is dummy when, compared
+// Dummy emails ("Must not be a dummy value"). An address is dummy when, compared
 // case-insensitively:
 //   - the whole address is in dummyAddresses (correo@correo.com, a@a.com…);
 //   - the domain, or a domain it is a subdomain of, is in dummyDomains: the RFC 2606 reserved
@@ -212,8 +212,8 @@ func isDummyEmail(email string) bool {
 	return false
 }
 
-// checkSubMerchant requires subMerchantInfo.code, name and url of a PSP merchant (spec 2.4,
-// 2.5, contract section 8). nameWhy, when not empty, requires the name alone for another
+// checkSubMerchant requires subMerchantInfo.code, name and url of a PSP merchant, in
+// both countries. nameWhy, when not empty, requires the name alone for another
 // reason (Peru wallet 037) and says why; each missing field is reported once.
 func checkSubMerchant(ps *problems, req *PayoutRequest, psp bool, nameWhy string) {
 	sm := req.SubMerchantInfo
@@ -246,11 +246,11 @@ func checkSubMerchant(ps *problems, req *PayoutRequest, psp bool, nameWhy string
 func lookupBankField(ps *problems, country, field, code, retiredHint string) (Bank, bool) {
 	b, ok := LookupBank(country, code)
 	if !ok {
-		name, section, format := "Colombia", "2.4", "a 3 or 4 digit"
+		name, format := "Colombia", "a 3 or 4 digit"
 		if country == "PER" {
-			name, section, format = "Peru", "2.5", "a 3 digit"
+			name, format = "Peru", "a 3 digit"
 		}
-		ps.addf(CodeBankCode, field, code, "bank code %q is not in the %s bank list (spec %s): it is %s string from that list", code, name, section, format)
+		ps.addf(CodeBankCode, field, code, "bank code %q is not in the %s bank list: it is %s string from that list", code, name, format)
 		return Bank{}, false
 	}
 	if b.Retired {

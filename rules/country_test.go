@@ -639,7 +639,7 @@ func checkRoute(t *testing.T, tc countryRow, r rules.Route, req *rules.PayoutReq
 	}
 }
 
-// Check with an amount the decoder never lets through (spec 2.4, 2.5: above zero).
+// Check with an amount the decoder never lets through (above zero).
 func TestCheckAmountZero(t *testing.T) {
 	for _, req := range []*rules.PayoutRequest{validCOL(amount("0")), validPER(amount("0"))} {
 		_, err := rules.Check(req, &rules.Merchant{}, checkNow, rules.EndpointPayouts)
@@ -704,7 +704,7 @@ func TestExamples(t *testing.T) {
 	}
 }
 
-// The bank tables of spec 2.4 and 2.5, row by row.
+// The bank tables of both countries (banks.go), row by row.
 func TestBankTables(t *testing.T) {
 	type flags struct{ key, rt, batch, retired bool }
 	groups := []struct {
@@ -774,7 +774,7 @@ func bankCodeRange(from, to int) []string {
 }
 
 // Every Code* constant of codes.go is in the Catalogue exactly once, and the Catalogue is in
-// code order with nothing else in it (contract section 3).
+// code order with nothing else in it.
 func TestCatalogueHasEveryCode(t *testing.T) {
 	f, err := parser.ParseFile(token.NewFileSet(), "codes.go", nil, 0)
 	if err != nil {

@@ -173,7 +173,7 @@ func CheckDirectoryEntry(country, id string, e *DirectoryEntry) error {
 			ps.add(CodeDirectoryEntry, "holderName", "2 to 100 characters", e.HolderName)
 		}
 		if b, ok := LookupBank("COL", e.BankCode); !ok || !b.KeyRealTime {
-			ps.add(CodeDirectoryEntry, "bankCode", "a Colombia bank that takes Bre-B keys (spec 2.4 bank table)", e.BankCode)
+			ps.add(CodeDirectoryEntry, "bankCode", "a Colombia bank that takes Bre-B keys", e.BankCode)
 		}
 		if e.AccountType != "SAVINGS" && e.AccountType != "CURRENT" {
 			ps.add(CodeDirectoryEntry, "accountType", "SAVINGS or CURRENT", e.AccountType)
@@ -201,5 +201,5 @@ func MaskName(name string) string {
 	return strings.Join(words, " ")
 }
 
-// BreBKeyProblem says what is wrong with a Bre-B key and its code, or "" (spec 2.4).
+// BreBKeyProblem says what is wrong with a Bre-B key and its code, or "".
 func BreBKeyProblem(k string) (code, why string) { return breBKeyProblem(k) }

@@ -32,7 +32,7 @@ type OutboxEntry struct {
 	Event
 }
 
-// OutboxStore is the durable outbox (contract section 7): the events written with the
+// OutboxStore is the durable outbox: the events written with the
 // state changes, the ids already delivered, and the dead letters.
 type OutboxStore interface {
 	// DueEvents lists up to limit events of a lane whose NextAt is at or before now, oldest

@@ -6,13 +6,13 @@ import (
 	"strings"
 )
 
-// Kind says which class of failure an error is. api/ maps each kind to one HTTP status
-// (contract section 3); nothing in rules knows about HTTP.
+// Kind says which class of failure an error is. api/ maps each kind to one HTTP status;
+// nothing in rules knows about HTTP.
 type Kind int
 
 const (
 	KindInternal         Kind = iota // 500: never shown in detail
-	KindInvalid                      // 400: the generic contract (spec 2.1–2.3, 2.6)
+	KindInvalid                      // 400: the generic contract
 	KindRejected                     // 401: the country rules and the merchant's configuration
 	KindUnauthorized                 // 401: authentication (code 1001)
 	KindNotFound                     // 404
@@ -43,10 +43,10 @@ func (e *Error) Error() string {
 
 // Errorf builds an Error of the given kind and code with no field.
 func Errorf(kind Kind, code, format string, args ...any) *Error {
-	return &Error{Kind: kind, Code: code, Message: fmt.Sprintf(format, args...)}
+	return &Error{Kind: kind, Code: code, Message: WithPublished(code, fmt.Sprintf(format, args...))}
 }
 
-// Problem is every error of one request, reported together (contract section 3). Its kind
+// Problem is every error of one request, reported together. Its kind
 // is that of its errors: a request with generic errors is not checked against country rules.
 type Problem struct {
 	Kind   Kind
@@ -77,7 +77,7 @@ type problems struct {
 }
 
 func (ps *problems) add(code, field, msg string, value any) {
-	ps.list = append(ps.list, &Error{Code: code, Field: field, Message: msg, Value: value})
+	ps.list = append(ps.list, &Error{Code: code, Field: field, Message: WithPublished(code, msg), Value: value})
 }
 
 func (ps *problems) addf(code, field string, value any, format string, args ...any) {

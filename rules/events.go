@@ -4,7 +4,7 @@ import (
 	"time"
 )
 
-// OutcomeEvents are the events a payout's outcome causes (spec 6, contract section 7): an
+// OutcomeEvents are the events a payout's outcome causes: an
 // email to the beneficiary when the merchant has email notifications on and the payout
 // has beneficiary.email, and a merchant notification when the merchant has a
 // notificationUrl. Their ids name the payout and the outcome, so that one outcome can

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// The README's request per destination (spec 2.3), also the OpenAPI document's named request
+// The README's request per destination, also the OpenAPI document's named request
 // examples: one file each, valid for a merchant with every product on.
 //
 //go:embed testdata/examples/*.json

@@ -21,7 +21,7 @@ func CheckFunding(amount int64) error {
 }
 
 // FundingCurrencies are the balances a merchant can hold: the currencies each country pays
-// out in (spec 8).
+// out in.
 var FundingCurrencies = map[string][]string{"COL": {"COP"}, "PER": {"PEN", "USD"}}
 
 // CheckFundingOf is the one check of a funding, whoever asks (the admin API, the dashboard,

@@ -26,7 +26,7 @@ type DueReader interface {
 	DueRead(now time.Time, limit int) ([]DueEntry, map[int64]*Payout, error)
 }
 
-// Lifecycle moves payouts through the stages of contract section 5, in the server, not in
+// Lifecycle moves payouts through their stages (Stage, Status, CanMove), in the server, not in
 // the request: a worker takes the payouts whose next step is due, asks the rail outside any
 // transaction, and records each transition in one transaction with its balance change and
 // its events. The queue is in the database, so a restart resumes where it stopped.
@@ -712,7 +712,7 @@ func (lc *Lifecycle) CardEntered(ctx context.Context, id int64, card CardRef) (*
 }
 
 // RestartCardSession gives a card payout that still waits for its card a new expiry (the
-// merchant re-sent the same orderId, spec 4.2 and contract section 6).
+// merchant re-sent the same orderId).
 func (lc *Lifecycle) RestartCardSession(ctx context.Context, id int64, expiresAt time.Time) (*Payout, error) {
 	lc.init()
 	var result *Payout

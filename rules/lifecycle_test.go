@@ -163,7 +163,7 @@ func setAccount(number string) func(m map[string]any) {
 	}
 }
 
-// sandboxAccount sets a bank 003 account (13 digits, spec 2.5) ending in a sandbox trigger:
+// sandboxAccount sets a bank 003 account (13 digits) ending in a sandbox trigger:
 // a bank 002 account cannot end in one, its digit 11 or 12 is the currency (1213, 1221).
 func sandboxAccount(ending string) func(m map[string]any) {
 	return func(m map[string]any) {
@@ -341,7 +341,7 @@ func TestLifecycleCashExpires(t *testing.T) {
 
 // A cash payout keeps the code it was collected with as its reference (its success
 // notification's paymentCode) when the beneficiary claims it while the lifecycle is asking
-// the rail to take it (contract section 7: the code is mailed on creation): the rail's
+// the rail to take it (the code is mailed on creation): the rail's
 // answer, recorded after the claim, does not replace the code.
 func TestLifecycleCashClaimedWhileBeingSubmittedKeepsItsCode(t *testing.T) {
 	w := newWorld(t, rules.AllSettings(), "", nil)

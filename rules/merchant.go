@@ -48,7 +48,7 @@ func (m *Merchant) LiveOldKeys(now time.Time) []OldKey {
 	return live
 }
 
-// Settings are the merchant's switches (contract section 8), all off unless said.
+// Settings are the merchant's switches, all off unless said.
 type Settings struct {
 	PSP                  bool     `json:"psp" doc:"a payment service provider: subMerchantInfo is required"`
 	EmailNotifications   bool     `json:"emailNotifications" doc:"email the beneficiary on SUCCESS and REJECTED"`

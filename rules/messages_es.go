@@ -42,7 +42,7 @@ var spanishByCode = map[string]string{
 	CodeFieldRequired:        "falta otro campo obligatorio: subMerchantInfo (con code, name y url) para un PSP; description y subMerchantInfo.name en la billetera 037 de Perú",
 	CodeEmailRequired:        "beneficiary.email es obligatorio (efectivo en Colombia, tarjeta en Perú)",
 	CodeEmailFormat:          "beneficiary.email no es una dirección de correo",
-	CodeUnknownField:         "un campo que la especificación no define (los nombres distinguen mayúsculas)",
+	CodeUnknownField:         "un campo que la solicitud de pago no define (los nombres distinguen mayúsculas)",
 	CodeCountryNotSupported:  "el país no está habilitado: solo COL y PER (y solo PER para tarjetas)",
 	CodeCountryFormat:        "country son 3 letras (ISO 3166-1 alfa-3)",
 	CodeAmountNotNumeric:     "amount es un entero de unidades menores mayor que cero, sin decimales ni exponente",

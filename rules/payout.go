@@ -2,7 +2,7 @@ package rules
 
 import "time"
 
-// Stage is what a merchant integrates on (contract section 5); Status is its detail.
+// Stage is what a merchant integrates on; Status is its detail.
 type Stage string
 
 const (
@@ -150,7 +150,7 @@ func (p *Payout) Move(status Status, at time.Time, code, note string) bool {
 	p.StatusChangedAt = at
 	p.History = append(p.History, Transition{Stage: p.Stage, Status: status, At: at, Code: code, Note: note})
 	if code != "" && p.Stage == StageRejected {
-		p.Errors = append(p.Errors, &Error{Code: code, Message: note})
+		p.Errors = append(p.Errors, &Error{Code: code, Message: WithPublished(code, note)})
 	}
 	return true
 }
@@ -160,7 +160,7 @@ var order = map[Status]int{
 	StatusCreated: 0, StatusAuthorized: 1, StatusPendingBalance: 2, StatusWaitingRouting: 3, StatusPendingBank: 4,
 }
 
-// CanMove reports whether from → to is a forward transition of contract section 5.
+// CanMove reports whether from → to is a forward transition of the stages.
 func CanMove(from, to Status) bool {
 	if from == to {
 		return false
@@ -169,7 +169,7 @@ func CanMove(from, to Status) bool {
 		return to == StatusReversed
 	}
 	if to == StatusReversed {
-		return false // a return of money that was paid: only after PROCESSED (contract section 5)
+		return false // a return of money that was paid: only after PROCESSED
 	}
 	if from.Final() {
 		return false

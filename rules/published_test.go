@@ -10,10 +10,11 @@ import (
 	"payouts/rules"
 )
 
-// publishedRows are the rows of the original's published COL and PER field rules (wire doc
-// section 5), each named with its spec section, or "wire 5" where the specification is silent
-// and the published rule applies, and with its code; pass and fail at the boundaries. Where
-// the specification and the published rule disagree, the row says "spec wins".
+// publishedRows are the rows of the original's published COL and PER field rules
+// (testdata/published-codes.txt), each named with its spec section, or "wire 5" where the
+// specification is silent and the published rule applies, and with its code; pass and fail
+// at the boundaries. Where the specification and the published rule disagree, the row says
+// "spec wins".
 func publishedRows() []countryRow {
 	fAdd := "destination.bankAccount.AdittionalAccountInfo"
 	col001 := all(bank("001"), atype("2"))
@@ -212,7 +213,7 @@ func addInfo(v string) mut {
 	return func(r *rules.PayoutRequest) { r.Destination.BankAccount.AdittionalAccountInfo = rules.Text(v) }
 }
 
-// Every published code (wire doc section 5) of the catalogue that the request checks raise
+// Every published code of the catalogue that the request checks raise
 // has a row above or in countryRows; those raised elsewhere are named with their test.
 func TestEveryPublishedCodeHasARow(t *testing.T) {
 	elsewhere := map[string]string{
@@ -244,8 +245,7 @@ func TestEveryPublishedCodeHasARow(t *testing.T) {
 	}
 }
 
-// Generic and country errors of one request come back together, as 400 (contract
-// section 3): an unknown field does not hide a DNI too short.
+// Generic and country errors of one request come back together, as 400: an unknown field does not hide a DNI too short.
 func TestValidateReportsGenericAndCountryErrorsTogether(t *testing.T) {
 	m := &rules.Merchant{ID: "1", Settings: rules.AllSettings()}
 	cases := []struct {
@@ -299,7 +299,7 @@ func TestValidateReportsGenericAndCountryErrorsTogether(t *testing.T) {
 }
 
 // The original's published full sample sends empty strings for unused optional fields and
-// accountType as a numeric string (wire doc section 2): both are normal input.
+// accountType as a numeric string: both are normal input.
 func TestValidateAcceptsTheOriginalsEmptyStringsAndStringAccountType(t *testing.T) {
 	body := `{"country": "PER", "amount": 100000, "currency": "PEN", "orderId": "ORD-WIRE-1", "description": "",
 	  "beneficiary": {"customerId": "", "userName": "", "name": "Ana", "lastName": "Quispe", "email": "",

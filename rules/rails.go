@@ -36,7 +36,7 @@ type Outcome struct {
 	Then time.Duration
 }
 
-// SimulatedRail is the sandbox rail (contract section 5): real-time channels settle after
+// SimulatedRail is the sandbox rail: real-time channels settle after
 // Delay, batch after BatchDelay, cash waits for its claim. Outcomes are deterministic from
 // the destination (sandboxEndings): an account number, CCI, key or phone ending in 9999 is
 // rejected by the bank (4001), 9998 is denied (3007), 9997 stays PENDING_BANK until
@@ -173,7 +173,7 @@ func (r *SimulatedRail) settleByDirectory(ctx context.Context, p *Payout) (Outco
 }
 
 // sandboxEndings are the sandbox's deterministic outcomes by the destination's last four
-// digits (contract section 5; README "Stages, statuses and the sandbox rails"). A zero
+// digits (README "Stages, statuses and the sandbox rails"). A zero
 // Outcome holds the payout in PENDING_BANK until it is simulated.
 var sandboxEndings = map[string]Outcome{
 	"9999": {Status: StatusRejectedBank, Code: CodeBankRejected, Note: "the beneficiary is not the account's owner (sandbox account ending 9999)"},

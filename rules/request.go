@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// PayoutRequest is the body of the create operation (spec 2.1), field names exactly as the
+// PayoutRequest is the body of the create operation, field names exactly as the
 // specification writes them. Fields whose JSON type the specification leaves open keep
 // their text (Text), and the country rules read them.
 type PayoutRequest struct {
@@ -29,7 +29,7 @@ type PayoutRequest struct {
 	ExpirationTime  Text             `json:"expirationTime,omitempty" doc:"Peru card: session length in minutes, 5 to 30 (default 15)"`
 }
 
-// Beneficiary is spec 2.2.
+// Beneficiary is the request's beneficiary.
 type Beneficiary struct {
 	CustomerID  string   `json:"customerId,omitempty"`
 	UserName    string   `json:"userName,omitempty"`
@@ -58,12 +58,12 @@ type Address struct {
 	ZipCode        string `json:"zipCode,omitempty"`
 }
 
-// Destination is spec 2.3.
+// Destination is the request's destination.
 type Destination struct {
 	BankAccount BankAccount `json:"bankAccount"`
 }
 
-// BankAccount is spec 2.3's destination.bankAccount.
+// BankAccount is the request's destination.bankAccount.
 type BankAccount struct {
 	BankCode      string `json:"bankCode,omitempty"`
 	AccountType   Text   `json:"accountType,omitempty" doc:"Numeric code (or, in Colombia, its text form)"`
@@ -79,7 +79,7 @@ type BankAccount struct {
 	Location              *Address `json:"location,omitempty"`
 }
 
-// SubMerchantInfo is spec 2.6.
+// SubMerchantInfo is a PSP merchant's sub-merchant.
 type SubMerchantInfo struct {
 	Code string `json:"code,omitempty"`
 	Name string `json:"name,omitempty"`
@@ -121,7 +121,7 @@ func (r *PayoutRequest) Fingerprint() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// DecodePayoutRequest checks a body against the generic contract (spec 2.1–2.3, 2.6) and
+// DecodePayoutRequest checks a body against the generic contract and
 // decodes it. Every problem is reported at once as a Problem of KindInvalid (HTTP 400).
 func DecodePayoutRequest(body []byte) (*PayoutRequest, error) {
 	req, _, err := decode(body)
@@ -129,7 +129,7 @@ func DecodePayoutRequest(body []byte) (*PayoutRequest, error) {
 }
 
 // Validate checks a body against the generic contract and, for the merchant, the country
-// rules (Check), and reports the errors of both together (contract section 3): a request
+// rules (Check), and reports the errors of both together: a request
 // with an unknown field and a DNI too short hears of both. With any generic error the
 // Problem is KindInvalid (400); each error keeps its own kind. A country error on a field
 // that already has a generic error (or inside it) is left out: it would say the same twice.

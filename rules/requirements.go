@@ -54,12 +54,12 @@ func Requirements(q RequirementsQuery, m *Merchant, now time.Time) (Schema, erro
 		ps.add(CodeRequirementsQuery, "query.country", "COL or PER", q.Country)
 	}
 	if q.Country == "COL" && q.Endpoint == EndpointCard {
-		ps.add(CodeRequirementsNone, "query.endpoint", "the card endpoint takes only Peru payouts (spec 4.2)", "card")
+		ps.add(CodeRequirementsNone, "query.endpoint", "the card endpoint takes only Peru payouts", "card")
 	}
 	if q.BankCode != "" && !IsDigits(q.BankCode) {
 		ps.add(CodeRequirementsQuery, "query.bankCode", "a bank code has 3 or 4 digits", q.BankCode)
 	} else if q.BankCode != "" && !slices.ContainsFunc(countries, func(c string) bool { _, ok := LookupBank(c, q.BankCode); return ok }) {
-		ps.addf(CodeRequirementsQuery, "query.bankCode", q.BankCode, "not in the bank list of %s (spec 2.4, 2.5)", strings.Join(countries, " or "))
+		ps.addf(CodeRequirementsQuery, "query.bankCode", q.BankCode, "not in the bank list of %s", strings.Join(countries, " or "))
 	}
 	if p := ps.problem(KindInvalid, "Invalid requirements query", "of the query"); p != nil {
 		return nil, p
@@ -281,10 +281,10 @@ func digitsRule(n *node, path, code string) {
 
 func colombiaSchema(n *node, q RequirementsQuery, m *Merchant, now time.Time) error {
 	if q.Endpoint == EndpointCard {
-		return queryNone("query.endpoint", "the card endpoint takes only Peru payouts (spec 4.2)")
+		return queryNone("query.endpoint", "the card endpoint takes only Peru payouts")
 	}
 	if q.Currency != "" && q.Currency != "COP" {
-		return queryNone("query.currency", "a Colombia payout is in COP (spec 2.4)")
+		return queryNone("query.currency", "a Colombia payout is in COP")
 	}
 	n.at(fieldCurrency).rule(Schema{"const": "COP"}, CodeCurrencyNotAllowed)
 	amountRules(n, CodeCOPDecimals, 100)
@@ -313,7 +313,7 @@ func colombiaSchema(n *node, q RequirementsQuery, m *Merchant, now time.Time) er
 		t, ok := colombiaAccountTypeValue(q.AccountType)
 		if !ok {
 			return &Problem{Kind: KindInvalid, Title: "Invalid requirements query", Errors: []*Error{{Kind: KindInvalid, Code: CodeRequirementsQuery,
-				Field: "query.accountType", Value: q.AccountType, Message: "a Colombia account type: 1 to 5 or its text form (spec 2.4)"}}}
+				Field: "query.accountType", Value: q.AccountType, Message: "a Colombia account type: 1 to 5 or its text form"}}}
 		}
 		types = []int{t}
 	}
@@ -411,7 +411,7 @@ func colombiaType(n *node, t int, q RequirementsQuery, m *Merchant, now time.Tim
 			return ""
 		})
 		if !ok {
-			return "bank " + q.BankCode + " takes no Bre-B key payouts (spec 2.4 bank table)"
+			return "bank " + q.BankCode + " takes no Bre-B key payouts"
 		}
 		amountRange(n, colBankMin, colKeyMax, CodeBelowMinimum, CodeAboveMaximum)
 		dateFormat(n)
@@ -472,7 +472,7 @@ func colombiaAccount(n *node, t int, q RequirementsQuery, m *Merchant) string {
 	}
 	banks, ok := bankRules(n, q, "COL", refuse)
 	if !ok {
-		return fmt.Sprintf("bank %s has no channel for accountType %d for this merchant (spec 2.4 bank table, spec 8)", q.BankCode, t)
+		return fmt.Sprintf("bank %s has no channel for accountType %d for this merchant", q.BankCode, t)
 	}
 	n.require(pBA+"bankCode", CodeBankCodeRequired)
 	n.require(pBA+"accountNumber", CodeAccountNumRequired)
@@ -544,7 +544,7 @@ func colombiaAccount(n *node, t int, q RequirementsQuery, m *Merchant) string {
 			}
 			n.whenBank(q, code, rc)
 		}
-		// A bank with real-time only takes up to the real-time maximum (spec 8).
+		// A bank with real-time only takes up to the real-time maximum.
 		var rtOnly []string
 		for _, code := range plain {
 			if b, _ := LookupBank("COL", code); !b.Batch {
@@ -577,7 +577,7 @@ func peruSchema(n *node, q RequirementsQuery, m *Merchant, ep Endpoint) error {
 	currencies := []string{"PEN", "USD"}
 	if q.Currency != "" {
 		if !slices.Contains(currencies, q.Currency) {
-			return queryNone("query.currency", "a Peru payout is in PEN or USD (spec 2.5)")
+			return queryNone("query.currency", "a Peru payout is in PEN or USD")
 		}
 		currencies = []string{q.Currency}
 	}
@@ -611,7 +611,7 @@ func peruSchema(n *node, q RequirementsQuery, m *Merchant, ep Endpoint) error {
 		switch {
 		case !ok || !IsDigits(q.AccountType) || v != perCurrent && v != perSavings && v != perCellphone && v != perCard:
 			return &Problem{Kind: KindInvalid, Title: "Invalid requirements query", Errors: []*Error{{Kind: KindInvalid, Code: CodeRequirementsQuery,
-				Field: "query.accountType", Value: q.AccountType, Message: "a Peru account type: 1, 2 or 4 (5, card, with endpoint=card) (spec 2.5)"}}}
+				Field: "query.accountType", Value: q.AccountType, Message: "a Peru account type: 1, 2 or 4 (5, card, with endpoint=card)"}}}
 		case v == perCard:
 			return queryNone("query.accountType", "a Peru card payout (accountType 5) is made on the card endpoint: add endpoint=card")
 		case v == perCellphone:
@@ -681,7 +681,7 @@ func perMax(n *node) {
 	n.when(has(fieldCurrency, Schema{"const": "PEN"}), pen)
 }
 
-// noRUC: RUC is not available at bank 004 (spec 2.5).
+// noRUC: RUC is not available at bank 004.
 func noRUC(n *node, q RequirementsQuery) {
 	c := newNode("")
 	c.at(fieldDocType).rule(Schema{"not": Schema{"const": 4}}, CodeRUCAtBank004)
@@ -716,7 +716,7 @@ func peruCard(n *node, q RequirementsQuery, m *Merchant) error {
 		return queryNone("query.endpoint", "card payouts are not enabled for this merchant (setting cardPayouts)")
 	}
 	if q.AccountType != "" && q.AccountType != "5" {
-		return queryNone("query.accountType", "the card endpoint takes accountType 5 only (spec 4.2)")
+		return queryNone("query.accountType", "the card endpoint takes accountType 5 only")
 	}
 	subMerchantRules(n, m.Settings.PSP, false)
 	n.require(fieldAccountType, CodeAccountType)
@@ -738,7 +738,7 @@ func peruCard(n *node, q RequirementsQuery, m *Merchant) error {
 		}
 		return ""
 	}); !ok {
-		return queryNone("query.bankCode", "bank "+q.BankCode+" is not in the Peru list or is retired (spec 2.5)")
+		return queryNone("query.bankCode", "bank "+q.BankCode+" is not in the Peru list or is retired")
 	}
 	noRUC(n, q)
 	return nil
@@ -747,7 +747,7 @@ func peruCard(n *node, q RequirementsQuery, m *Merchant) error {
 // peruPhone: accountType 4 (perCheck.transfer, channel).
 func peruPhone(n *node, q RequirementsQuery, currencies []string) string {
 	if !slices.Contains(currencies, "PEN") {
-		return "a payout by cellphone number (accountType 4) is in PEN only (spec 8)"
+		return "a payout by cellphone number (accountType 4) is in PEN only"
 	}
 	if _, ok := bankRules(n, q, "PER", func(b Bank) string {
 		switch {
@@ -758,7 +758,7 @@ func peruPhone(n *node, q RequirementsQuery, currencies []string) string {
 		}
 		return ""
 	}); !ok {
-		return "bank " + q.BankCode + " takes no real-time payouts, and a cellphone payout goes only real-time (spec 2.5, 8)"
+		return "bank " + q.BankCode + " takes no real-time payouts, and a cellphone payout goes only real-time"
 	}
 	n.require(pBA+"bankCode", CodePERCellphoneBank)
 	n.require(pBA+"accountNumber", CodePERCellphoneAccount)
@@ -796,10 +796,10 @@ func peruTransfer(n *node, q RequirementsQuery) string {
 	}
 	banks, ok := bankRules(n, q, "PER", refuse)
 	if !ok {
-		return "bank " + q.BankCode + " takes only cellphone payouts (accountType 4), or is retired (spec 2.5)"
+		return "bank " + q.BankCode + " takes only cellphone payouts (accountType 4), or is retired"
 	}
 	bank, num, cci := pBA+"bankCode", pBA+"accountNumber", pBA+"cci"
-	// Without cci, bankCode and accountNumber are required (spec 2.5).
+	// Without cci, bankCode and accountNumber are required.
 	req := newNode("")
 	req.require(bank, CodeBankCodeRequired)
 	req.require(num, CodeAccountNumRequired)

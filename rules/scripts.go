@@ -136,7 +136,7 @@ func CheckScriptRules(rs []ScriptRule) error {
 }
 
 // checkTimeline checks an outcome's later steps: each a move the lifecycle allows
-// from the status before it (contract section 5: only a PROCESSED payout is REVERSED), after
+// from the status before it (only a PROCESSED payout is REVERSED), after
 // a positive delay, with a code of the catalogue (defaulted by status).
 func checkTimeline(ps *problems, o *ScriptOutcome, at func(string) string) {
 	if len(o.Then) == 0 {
@@ -158,7 +158,7 @@ func checkTimeline(ps *problems, o *ScriptOutcome, at func(string) string) {
 			ps.addf(CodeScriptRule, f("afterSeconds"), st.AfterSeconds, "1 to %d seconds after the step before it", maxScriptDelay)
 		}
 		if !CanMove(prev, st.Status) {
-			ps.addf(CodeScriptRule, f("status"), string(st.Status), "a %s payout cannot move to %q (contract section 5: only a PROCESSED payout is then REVERSED)", prev, st.Status)
+			ps.addf(CodeScriptRule, f("status"), string(st.Status), "a %s payout cannot move to %q (only a PROCESSED payout is then REVERSED)", prev, st.Status)
 		}
 		if st.Code == "" {
 			st.Code = simulatedCode(st.Status)

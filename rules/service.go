@@ -36,7 +36,7 @@ type Service struct {
 
 // CreateResult is the answer to a create: the payout, and whether this call created it
 // (false: an identical earlier request did, and this is its replay). A created Payout is
-// the payout as the request created it, IN_PROGRESS/CREATED at the request's time (spec 2.7):
+// the payout as the request created it, IN_PROGRESS/CREATED at the request's time:
 // the steps Admit took in the same transaction are in the stored history, with their times.
 type CreateResult struct {
 	Payout  *Payout
@@ -45,7 +45,7 @@ type CreateResult struct {
 }
 
 // CreatePayout checks body against the generic contract and the country rules, then stores
-// the payout idempotently on the merchant's orderId (spec 4.1 rule 2, spec 7): the same
+// the payout idempotently on the merchant's orderId: the same
 // request again returns the stored payout; another request with that orderId is a conflict.
 // A request that fails any check stores nothing and leaves its orderId unused.
 func (s *Service) CreatePayout(ctx context.Context, m *Merchant, body []byte, ep Endpoint) (CreateResult, error) {

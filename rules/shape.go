@@ -36,7 +36,7 @@ const (
 	fEmail
 )
 
-// field is one row of the generic contract (spec 2.1–2.3, 2.6).
+// field is one row of the generic contract.
 type field struct {
 	typ         jsonType
 	required    bool   // required by the generic contract and by both country rules
@@ -80,7 +80,7 @@ var requestShape = map[string]field{
 			"bankCode":      {typeCode: CodeBankCodeType},
 			"accountType":   {typ: tStringOrNumber, typeCode: CodeAccountTypeType},
 			"accountNumber": {typ: tStringOrNumber, typeCode: CodeAccountNumberType},
-			// A Colombia field of the original (wire doc section 2), spelt as it publishes it.
+			// A Colombia field of the original, spelt as it publishes it.
 			"AdittionalAccountInfo": {typ: tStringOrNumber},
 			"clabe":                 {},
 			"cbu":                   {},
@@ -243,8 +243,8 @@ func formatOK(f format, s string) bool {
 }
 
 // prune drops from obj what the shape check refused (unknown fields, values of the wrong JSON
-// type), so that the rest decodes and the country rules can still be checked (contract
-// section 3: every error of a request is reported together).
+// type), so that the rest decodes and the country rules can still be checked (every
+// error of a request is reported together).
 func prune(obj map[string]any, shape map[string]field) {
 	for k, v := range obj {
 		f, ok := shape[k]

@@ -10,7 +10,7 @@ import (
 // EmptyBodyHash is the SHA-256 of an empty body, as a GET signs it.
 const EmptyBodyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-// Signature computes the request signature of contract section 2 (wire):
+// Signature computes the request signature a merchant sends:
 // hex(HMAC-SHA256(secret, METHOD + ":" + path + "?timestamp=" + ts + ":" + hex(SHA-256(body)))).
 func Signature(secret, method, path string, timestamp int64, body []byte) string {
 	sum := sha256.Sum256(body)

@@ -10,7 +10,7 @@ import (
 
 const vectorSecret = "P5yjICOFoE0kmJVMALeBRmoxuWXz0BJKuoSaIXEHTgE="
 
-// The published GET test vector (contract section 2, wire doc section 1).
+// The published GET test vector.
 func TestSignaturePublishedVector(t *testing.T) {
 	got := rules.Signature(vectorSecret, "GET", "/api/v1/22/payouts/73", 1687543425203, nil)
 	want := "14cbc221c52bf588f439f86894ab1ebed9aa4867c2d79a1b159bd94a1df2c0d7"
@@ -22,7 +22,7 @@ func TestSignaturePublishedVector(t *testing.T) {
 	}
 }
 
-// The published POST test vector (wire doc section 1): the body's exact bytes, its hash and
+// The published POST test vector: the body's exact bytes, its hash and
 // the signature.
 func TestSignaturePublishedPOSTVector(t *testing.T) {
 	body := []byte(`{"country": "MEX","amount": 10,"currency": "MXN","orderId": "CDO_90305","beneficiary": {"name": "testName","lastName": "testLastName","document": {"type": 3,"number": "PEGM9007151H0"},"customerId": "test","userName": "646180110400000007"},"destination": {"bankAccount": {"bankCode": "002","accountType": 1,"clabe": "002123451234534510"}}}`)

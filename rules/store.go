@@ -7,7 +7,7 @@ import (
 )
 
 // Event is one entry of the durable outbox: written in the same transaction as the state
-// change that causes it, delivered later by a dispatcher (contract section 7).
+// change that causes it, delivered later by a dispatcher.
 type Event struct {
 	ID         string          `json:"id"`   // unique, stable: the delivery is once per ID
 	Kind       string          `json:"kind"` // EventBeneficiaryMail, EventMerchantNotification, EventCashOTP

@@ -1,5 +1,5 @@
-// Package templates holds the templ components of the HTML pages (the card form of contract
-// section 6) and their small view models; *_templ.go files are generated and committed.
+// Package templates holds the templ components of the HTML pages (the card form and
+// the dashboard) and their small view models; *_templ.go files are generated and committed.
 package templates
 
 import (
@@ -47,7 +47,7 @@ type Script struct {
 	Texts       JSTexts  `json:"texts"`
 }
 
-// Message is the event the page posts to its parent (wire topics, contract section 6).
+// Message is the event the page posts to its parent (wire topics).
 type Message struct {
 	Topic string      `json:"topic"`
 	Data  MessageData `json:"data"`
@@ -135,7 +135,7 @@ type Texts struct {
 	Errors                                                                            map[string]string
 }
 
-// Spanish (Peru) is the default (contract section 6).
+// Spanish (Peru) is the default.
 var es = &Texts{
 	HTMLLang: "es-PE", Title: "Recibe tu pago", YouReceive: "Vas a recibir", From: "de",
 	TimeLeft: "Tiempo restante", ExpiresIn: "Este enlace vence a las",

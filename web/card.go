@@ -1,4 +1,4 @@
-// Package web serves the HTML side of the service: the Peru card form of contract section 6,
+// Package web serves the HTML side of the service: the Peru card form,
 // its sessions (scs, stored in bbolt, the token in the URL) and its forgery protection.
 package web
 
@@ -80,7 +80,7 @@ type Config struct {
 	Grace time.Duration
 }
 
-// maxAttempts failed submissions end the session (contract section 6).
+// maxAttempts failed submissions end the session.
 const maxAttempts = 5
 
 // Session keys.
@@ -147,7 +147,7 @@ type Form struct {
 
 // Open starts the card form of a payout the card endpoint created, or restarts it when the
 // merchant re-sent the same orderId before a card was entered: a new session with a new
-// expiry, the old link dead (contract section 6). Otherwise it opens nothing and shows the
+// expiry, the old link dead. Otherwise it opens nothing and shows the
 // payout as it is.
 func (c *Cards) Open(ctx context.Context, m *rules.Merchant, res rules.CreateResult, lang string) (Form, error) {
 	p := res.Payout

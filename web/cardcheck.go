@@ -28,7 +28,7 @@ type card struct {
 // lima is Peru's time (UTC-5, no daylight saving): a card expires at the end of its month there.
 var lima = time.FixedZone("PET", -5*60*60)
 
-// checkCard applies the card rules of contract section 6: VISA only (starts with 4), 13 to
+// checkCard applies the card form's rules: VISA only (starts with 4), 13 to
 // 19 digits, Luhn-valid, not expired, CVV of 3 digits. It returns every problem, as a
 // message key per field (templates.Texts.Errors).
 func checkCard(in cardInput, now time.Time) (card, map[string]string) {

@@ -43,7 +43,7 @@ func origins(m *rules.Merchant) []string {
 	return out
 }
 
-// setPageHeaders writes the headers of every card page (contract section 6): a CSP whose
+// setPageHeaders writes the headers of every card page: a CSP whose
 // only scripts and styles are ours (by nonce), framed only by the merchant's allowed
 // origins, posting forms only to this server; no caching; no referrer (the URL carries the
 // session token).

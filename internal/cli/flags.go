@@ -41,7 +41,7 @@ func envName(flagName string) string {
 }
 
 // parseFlags gives every flag of fs the value of its PAYOUTS_ variable, then parses the
-// command line, so that flags win (contract section 1). Flags may come before or after the
+// command line, so that flags win. Flags may come before or after the
 // other arguments (`payouts sign PATH --curl`), and `--` ends the flags; it returns the other
 // arguments. A command line it cannot parse is a usage error of one line; -h answers
 // flag.ErrHelp without printing anything.

@@ -14,7 +14,7 @@ import (
 	"payouts/rules"
 )
 
-// signCommand prints a signed URL for a merchant request (contract section 2), or with --curl a
+// signCommand prints a signed URL for a merchant request, or with --curl a
 // whole curl command: a signing tool that works the same on Linux, macOS and Windows.
 var signCommand = &Command{
 	Name:  "sign",

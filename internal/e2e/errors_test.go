@@ -144,8 +144,8 @@ func TestRulesMessagesInSpanishByAcceptLanguage(t *testing.T) {
 	raw, _ := json.Marshal(req)
 	for lang, want := range map[string]string{
 		"es-PE,es;q=0.9,en;q=0.5": "un DNI tiene exactamente 8 dígitos",
-		"en":                      "a DNI has exactly 8 digits",
-		"":                        "a DNI has exactly 8 digits",
+		"en":                      "DNI 8 digits: a DNI has exactly 8 digits",
+		"":                        "DNI 8 digits: a DNI has exactly 8 digits",
 	} {
 		r := a.request("POST", "payouts", raw, "")
 		if lang != "" {

@@ -18,7 +18,7 @@ import (
 // cardHousekeeping is how often expired sessions and the cards of finished payouts are swept.
 const cardHousekeeping = time.Minute
 
-// wireCards adds the Peru card push payment endpoint and its card form (contract section 6).
+// wireCards adds the Peru card push payment endpoint and its card form.
 func (w *wiring) wireCards() error {
 	key, err := w.cardKey()
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 )
 
 // wireNotifications adds the outbox dispatcher, beneficiary emails, the cash OTP and the
-// signed merchant notifications (contract section 7).
+// signed merchant notifications.
 func (w *wiring) wireNotifications() error {
 	n, err := w.newNotifications()
 	if err != nil {
@@ -190,7 +190,7 @@ func (n *notifications) install(w *wiring) {
 		}
 	}
 	w.kicks = append(w.kicks, n.dispatcher.Kick, n.notifier.Kick)
-	// A Colombia cash payout is created with its one-time code (spec 6): only the hash on
+	// A Colombia cash payout is created with its one-time code: only the hash on
 	// the payout, the code sealed in the event that emails it.
 	onCreate := w.svc.OnCreate
 	w.svc.OnCreate = func(p *rules.Payout, m *rules.Merchant) ([]rules.Event, error) {

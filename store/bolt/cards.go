@@ -11,7 +11,7 @@ import (
 	"payouts/rules"
 )
 
-// The card vault (contract section 6). A card is kept only sealed (AES-256-GCM by the
+// The card vault. A card is kept only sealed (AES-256-GCM by the
 // caller, bound to its token); the brand, BIN and last four stay readable, the CVV is never
 // handed to the store.
 //

@@ -127,7 +127,7 @@ func expiryOf(v []byte) time.Time {
 
 // cardSessionPrefix keys, in the misc bucket, which form session is the current one of a
 // card payout: "card-session" 0 be64(payoutId) → be64(expiry) ‖ session id. A merchant
-// re-sending the orderId starts a new session and so kills the old link (contract section 6).
+// re-sending the orderId starts a new session and so kills the old link.
 var cardSessionPrefix = []byte("card-session\x00")
 
 func cardSessionKey(payoutID int64) []byte {

@@ -11,7 +11,7 @@ import (
 	"payouts/rules"
 )
 
-// The card vault (contract section 6, rules.CardStore), as store/bolt's cards.go keeps it:
+// The card vault (rules.CardStore), as store/bolt's cards.go keeps it:
 // a beneficiary's card on file in cards, under the merchant and their document, and the
 // card one payout pays to in payout_cards until the payout's outcome. A card is kept only
 // sealed (by the caller, bound to its token); the CVV is never handed to the store.

@@ -200,7 +200,7 @@ func (s *DB) WasDelivered(id string) (time.Time, bool, error) {
 // PutSandboxMail keeps one mail (JSON) in the sandbox mailbox. A mail of an outbox event
 // is written with the event's delivered mark in the same transaction, and not at all when
 // the event was already delivered: the mailbox is the one end we own, so a crash between
-// the mail and the mark can never make a second copy (contract section 7). A mail without
+// the mail and the mark can never make a second copy. A mail without
 // an event is simply kept.
 func (s *DB) PutSandboxMail(eventID string, raw []byte, at time.Time) error {
 	if !json.Valid(raw) {

@@ -111,8 +111,7 @@ func (s *SessionStore) Cleanup() (int, error) {
 }
 
 // BindCardSession makes sid the current form session of a card payout until expiry. A
-// merchant re-sending the orderId starts a new session and so kills the old link
-// (contract section 6).
+// merchant re-sending the orderId starts a new session and so kills the old link.
 func (s *SessionStore) BindCardSession(payoutID int64, sid string, expiry time.Time) error {
 	_, err := s.db.pool.Exec(context.Background(), `INSERT INTO card_sessions (payout_id, session_id, expiry)
 		VALUES ($1, $2, $3)

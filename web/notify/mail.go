@@ -1,4 +1,4 @@
-// Package notify delivers the outbox's events (contract section 7): beneficiary emails and
+// Package notify delivers the outbox's events: beneficiary emails and
 // cash claim codes over SMTP or into the sandbox mailbox, and signed merchant notifications.
 package notify
 
@@ -137,7 +137,7 @@ func localWhen(t time.Time, country string) string {
 	return t.In(utc5).Format("02/01/2006 a las 15:04") + " (" + placeName(country) + ")"
 }
 
-// OutcomeMail is the beneficiary's email about a payout's outcome (spec 6): Spanish, with
+// OutcomeMail is the beneficiary's email about a payout's outcome: Spanish, with
 // the amount, the merchant, the orderId and the outcome; a rejection says what to do.
 func OutcomeMail(p *rules.Payout, m *rules.Merchant, o Outcome) (Mail, error) {
 	b := p.Request.Beneficiary
@@ -201,7 +201,7 @@ func rejection(p *rules.Payout, o Outcome, merchant string) (string, []string) {
 	return "ocurrió un error al procesar el pago.", []string{contact}
 }
 
-// OTPMail is the email with a Colombia cash claim's one-time code (spec 6).
+// OTPMail is the email with a Colombia cash claim's one-time code.
 func OTPMail(p *rules.Payout, m *rules.Merchant, code string) (Mail, error) {
 	b := p.Request.Beneficiary
 	v := templates.MailOTP{Name: b.Name, Merchant: m.Name, Amount: templates.FormatAmount(p.Currency, p.Amount),
@@ -222,7 +222,7 @@ func OTPMail(p *rules.Payout, m *rules.Merchant, code string) (Mail, error) {
 // Mailbox keeps the sandbox mailbox (store.DB).
 type Mailbox interface {
 	// PutSandboxMail keeps a mail and, in the same transaction, marks its event delivered;
-	// an event already delivered writes nothing (exactly once, contract section 7).
+	// an event already delivered writes nothing (exactly once).
 	PutSandboxMail(eventID string, raw []byte, at time.Time) error
 	SandboxMails(limit int) ([][]byte, error)
 }
@@ -243,7 +243,7 @@ func (s *SandboxSender) Send(ctx context.Context, m Mail) error {
 	return s.Box.PutSandboxMail(m.EventID, raw, m.SentAt)
 }
 
-// SMTP sends over SMTP with go-mail (contract section 1: --smtp-url, --mail-from).
+// SMTP sends over SMTP with go-mail (--smtp-url, --mail-from).
 type SMTP struct {
 	host       string
 	port       int

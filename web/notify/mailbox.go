@@ -15,7 +15,7 @@ import (
 // mailboxMax bounds what the sandbox mailbox pages read.
 const mailboxMax = 1000
 
-// MailboxHandlers serve the sandbox mailbox (contract section 7): GET /sandbox/mail, a
+// MailboxHandlers serve the sandbox mailbox: GET /sandbox/mail, a
 // page, and GET /sandbox/mail.json, newest first. Both answer 403 (2960) when sandbox is
 // off. Optional filters: to, payoutId, kind, limit (default 100, at most 1000). The admin
 // token guards the /sandbox/ prefix (api.adminAuth).
@@ -106,7 +106,7 @@ func (h MailboxHandlers) Page(w http.ResponseWriter, r *http.Request) {
 	templates.SandboxMailbox(views).Render(r.Context(), w)
 }
 
-// writeSandboxOff answers like the API does (contract section 3) for a sandbox page of a
+// writeSandboxOff answers like the API does for a sandbox page of a
 // server run with --sandbox=false.
 func writeSandboxOff(w http.ResponseWriter) {
 	msg := "sandbox controls are off: the server runs with --sandbox=false"

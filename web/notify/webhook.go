@@ -125,7 +125,7 @@ func ParsePublicKeyPEM(raw []byte) (*rsa.PublicKey, error) {
 	return pub, nil
 }
 
-// Sign is the verification header of a notification (contract section 7, wire): base64 of
+// Sign is the verification header of a notification: base64 of
 // the RSA PKCS#1 v1.5 SHA-256 signature of merchantId followed by the raw body.
 func Sign(k *rsa.PrivateKey, merchantID string, body []byte) (string, error) {
 	sum := digest(merchantID, body)
@@ -153,7 +153,7 @@ func digest(merchantID string, body []byte) []byte {
 }
 
 // CertificatePEM is the key's self-signed X.509 certificate, since the original hands its
-// merchants a certificate to take the public key from (wire doc section 3). It is built
+// merchants a certificate to take the public key from. It is built
 // from the key alone — serial from the public key's hash, fixed validity, a deterministic
 // PKCS#1 v1.5 signature — so every start of the same installation serves the same bytes.
 func CertificatePEM(k *rsa.PrivateKey) ([]byte, error) {
@@ -253,7 +253,7 @@ func PublicAddr(a netip.Addr) bool {
 }
 
 // Notifier delivers merchant notifications: the payout's outcome POSTed, signed, to the
-// merchant's notificationUrl (contract section 7). Only a 2xx counts as delivered. With Log
+// merchant's notificationUrl. Only a 2xx counts as delivered. With Log
 // set, every attempt is kept with the body sent (events.go); in the sandbox, the
 // notificationUrl sandbox:inbox delivers to the server's inbox, and a merchant's delivery
 // chaos makes deliveries late, duplicated, reordered or counted as failed on purpose.
