@@ -392,7 +392,7 @@ func amount(p Page) templ.Component {
 	})
 }
 
-// CardFormPage is the card form (contract section 6): holder, number, expiry and CVV, or
+// CardFormPage is the card form: holder, number, expiry and CVV, or
 // the beneficiary's card on file.
 func CardFormPage(f CardForm) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {

@@ -10,7 +10,7 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import "strconv"
 
-// MailOutcome is a beneficiary's email about a payout's outcome (spec 6), in Spanish.
+// MailOutcome is a beneficiary's email about a payout's outcome, in Spanish.
 // Amount is already formatted ("S/ 1,000.00"); When is the local date and time.
 type MailOutcome struct {
 	Name     string
