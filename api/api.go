@@ -31,7 +31,7 @@ type Store interface {
 	Ping() error
 }
 
-// Deps are the API's collaborators, wired by main.
+// Deps are the API's collaborators, assembled by internal/server.
 type Deps struct {
 	Service    *rules.Service
 	Store      Store
@@ -136,7 +136,7 @@ func New(d Deps) (http.Handler, huma.API) {
 		"or authentication (code 1001: the API key, timestamp or signature; the message says which part)."
 	cfg.CreateHooks = nil // no "$schema" links in bodies: wire compatibility
 	cfg.OpenAPIPath = "/openapi"
-	cfg.DocsPath = "" // huma's page loads its script from a CDN: main serves /docs from embedded assets
+	cfg.DocsPath = "" // huma's page loads its script from a CDN: the dashboard serves /docs from embedded assets
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"apiKey": {Type: "apiKey", In: "header", Name: "monnet-api-key"},
 		"admin":  {Type: "http", Scheme: "bearer"},

@@ -12,9 +12,10 @@ import (
 // CancelFunc cancels a merchant's payout that was not yet sent to the rail.
 type CancelFunc func(ctx context.Context, merchantID string, id int64) (*rules.Payout, error)
 
-// registerCancel adds POST /api/v1/{merchantId}/payouts/{id}/cancel: a payout
-// not yet sent to the rail ends REJECTED/ERROR with code 2961; a second cancel answers the
-// cancelled payout again; a payout already at the bank, or ended, answers 409 (2960).
+// registerCancel adds POST /api/v1/{merchantId}/payouts/{id}/cancel: a payout not yet sent
+// to the rail ends REJECTED/ERROR with code 2991 (rules.CodeCancelled); a second cancel
+// answers the cancelled payout again; a payout already at the bank, or ended, answers 409
+// (2990, rules.CodeCancelRefused).
 func registerCancel(a huma.API, cancel CancelFunc) {
 	huma.Register(a, huma.Operation{
 		OperationID: "cancel-payout", Method: http.MethodPost, Path: "/api/v1/{merchantId}/payouts/{id}/cancel",

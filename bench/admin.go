@@ -32,7 +32,8 @@ func merchantsFlag(ms []merchant) string {
 }
 
 // fundedMerchants creates n merchants through the admin API of the server at base and funds
-// each in PEN far beyond what any run spends, as the team's scripts did.
+// each in PEN far beyond what any run spends, as
+// ../shared/bench/ratio.sh and ratio-pg.sh do.
 func fundedMerchants(ctx context.Context, base, token string, n int) ([]merchant, error) {
 	ms := make([]merchant, n)
 	for i := range ms {

@@ -70,7 +70,7 @@ func postgresUID() int {
 // cpuOfUser is the CPU seconds used so far by the processes of uid, with the children they
 // have waited for: a PostgreSQL backend that ends during a run is counted in its
 // postmaster's times once it has gone from /proc, so none is lost between two readings.
-// (The team's script summed `ps -o times`, whole seconds per process, and lost those.)
+// (../shared/bench/ratio-pg.sh summed `ps -o times`, whole seconds per process, and lost those.)
 func cpuOfUser(uid int) float64 {
 	if uid < 0 {
 		return 0

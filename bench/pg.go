@@ -225,7 +225,7 @@ type instancesRun struct {
 	cpuInstances, cpuPostgres float64
 }
 
-// creates is how many payouts the run created, as the team's script counted them.
+// creates is how many payouts the run created, as ../shared/bench/ratio-pg.sh counts them.
 func (r instancesRun) creates() float64 {
 	var sum float64
 	for _, l := range r.lines {

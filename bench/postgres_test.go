@@ -7,7 +7,7 @@ func TestUpstreamAndThroughProxy(t *testing.T) {
 		name, url, upstream, proxied string
 		wantErr                      bool
 	}{
-		{"the team's server", "postgres://postgres@127.0.0.1:5433/postgres?sslmode=disable", "127.0.0.1:5433",
+		{"the shared server", "postgres://postgres@127.0.0.1:5433/postgres?sslmode=disable", "127.0.0.1:5433",
 			"postgres://postgres@127.0.0.1:6543/payouts_bench_x?sslmode=disable", false},
 		{"a password and the default port", "postgresql://bench:s%40cret@db.internal/app", "db.internal:5432",
 			"postgresql://bench:s%40cret@127.0.0.1:6543/payouts_bench_x", false},

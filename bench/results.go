@@ -56,8 +56,8 @@ func parseLoadLine(s string) (loadLine, error) {
 	return l, nil
 }
 
-// pyFloat prints a goal as the team's scripts did (Python's str of a float: 25.0, 0.7), so
-// that a line reads the same from either harness.
+// pyFloat prints a goal as ../shared/bench/ratio.sh and ratio-pg.sh do (Python's str of a
+// float: 25.0, 0.7), so that a line reads the same from either harness.
 func pyFloat(v float64) string {
 	s := strconv.FormatFloat(v, 'f', -1, 64)
 	if !strings.ContainsAny(s, ".eInfNaN") {

@@ -98,7 +98,7 @@ func TestPGSummary(t *testing.T) {
 		want string
 		met  bool
 	}{
-		{"the team script's line", pgFigures{Delay: "250us", Merchants: 1, Bare: loadLine{Rate: 380}, One: one,
+		{"ratio-pg.sh's line", pgFigures{Delay: "250us", Merchants: 1, Bare: loadLine{Rate: 380}, One: one,
 			Many: []loadLine{{Rate: 2600, P99: 30}, {Rate: 2700, P99: 41.55}}},
 			"postgres at 250us each way: bare 380/s; one instance 5500/s (p99 26.0 ms), 2 instances 5300/s (p99 41.5 ms): one/bare 14.47 (goal 3.0), 2/one 0.96 (goal 1.0), p99 goal < 100.0 ms", false},
 		{"capped, eight merchants, scaling", pgFigures{Delay: "250us", InstanceCPU: 0.35, Merchants: 8, Bare: loadLine{Rate: 380}, One: one,
@@ -146,7 +146,7 @@ func TestParseLastLines(t *testing.T) {
 }
 
 func TestReadCountAndCPUPerCreate(t *testing.T) {
-	// the team's script: int(min(a, b) * 3 * 0.9)
+	// ../shared/bench/ratio.sh: int(min(a, b) * 3 * 0.9)
 	for _, tc := range []struct {
 		a, b float64
 		want int

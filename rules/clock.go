@@ -117,8 +117,8 @@ func (c *SandboxClock) Advance(d time.Duration) error {
 }
 
 // Sync takes the offset kept in the store: several instances on one database each keep a
-// copy of the clock, and one's Advance or Reset reaches the others through Sync (main runs it
-// every second on PostgreSQL). It tells Moved when the offset changed. While this instance
+// copy of the clock, and one's Advance or Reset reaches the others through Sync (internal/server
+// runs it every second on PostgreSQL). It tells Moved when the offset changed. While this instance
 // changes the clock, Sync leaves it be: the change is newer than what Sync would read.
 func (c *SandboxClock) Sync() error {
 	if !c.changing.TryLock() {

@@ -37,7 +37,7 @@ func (c *dispClock) Set(t time.Time) {
 
 func (c *dispClock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
 
-// dispOutbox is rules.OutboxStore in memory, with the same semantics as store.DB.
+// dispOutbox is rules.OutboxStore in memory, with the same semantics as the engines' outboxes.
 type dispOutbox struct {
 	mu     sync.Mutex
 	seq    uint64

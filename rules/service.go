@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Store is what the service needs of the database (implemented by store.DB).
+// Store is what the service needs of the database (implemented by both engines,
+// store/bolt and store/postgres).
 type Store interface {
 	// CreatePayout runs admit (when not nil) on the new payout in the transaction that stores
 	// it, and queues it at admit's answer instead of due.

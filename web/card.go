@@ -23,7 +23,7 @@ import (
 	"payouts/templates"
 )
 
-// Payouts reads payouts (store.DB).
+// Payouts reads payouts (the storage engine).
 type Payouts interface {
 	Payout(merchantID string, id int64) (*rules.Payout, error)
 }
@@ -35,7 +35,7 @@ type Lifecycle interface {
 	Settle(ctx context.Context, merchantID string, id int64, status rules.Status, code, note string) (*rules.Payout, error)
 }
 
-// Vault keeps tokenized cards (store.DB).
+// Vault keeps tokenized cards (the storage engine).
 type Vault interface {
 	SavedCard(merchantID string, docType int, docNumber string) (rules.CardRef, bool, error)
 	PutCard(merchantID string, docType int, docNumber string, payoutID int64, ref rules.CardRef, sealed []byte, onFile bool) error

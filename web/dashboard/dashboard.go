@@ -24,7 +24,8 @@ import (
 	"payouts/templates"
 )
 
-// Store is what the dashboard reads and changes directly (store.DB).
+// Store is what the dashboard reads and changes directly (implemented by both
+// storage engines).
 type Store interface {
 	Merchants() ([]*rules.Merchant, error)
 	Merchant(id string) (*rules.Merchant, error)
@@ -54,7 +55,8 @@ type Delivery struct {
 	DeliveredAt time.Time
 }
 
-// Outbox is the durable outbox as the dashboard sees it (store.DB, adapted by main).
+// Outbox is the durable outbox as the dashboard sees it (the engine's, adapted by
+// internal/server's dashboard.go).
 type Outbox interface {
 	// Held lists the pending, retrying and dead events, newest first.
 	Held(limit int, keep func(Delivery) bool) ([]Delivery, error)

@@ -219,7 +219,7 @@ func OTPMail(p *rules.Payout, m *rules.Merchant, code string) (Mail, error) {
 	return Mail{To: b.Email, Subject: subject, Text: text, HTML: html.String()}, nil
 }
 
-// Mailbox keeps the sandbox mailbox (store.DB).
+// Mailbox keeps the sandbox mailbox (the storage engine).
 type Mailbox interface {
 	// PutSandboxMail keeps a mail and, in the same transaction, marks its event delivered;
 	// an event already delivered writes nothing (exactly once).
