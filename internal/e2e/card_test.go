@@ -1,6 +1,6 @@
 package e2e
 
-// End-to-end tests of the Peru card push payment (contract section 6): the signed
+// End-to-end tests of the Peru card push payment: the signed
 // endpoint and its answers, the form as a browser without JavaScript uses it, expiry,
 // lockout, restart, card on file, and that no card number is ever at rest or in a log.
 
@@ -277,7 +277,7 @@ func TestCardEndpointAnswersHTMLAndJSON(t *testing.T) {
 	}
 }
 
-// The original's query flags and its sample's string expirationTime (wire doc section 2).
+// The original's query flags and its sample's string expirationTime.
 func TestCardEndpointTakesTheOriginalsInputs(t *testing.T) {
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
@@ -355,7 +355,7 @@ func TestCardEndpointValidationComesFromRules(t *testing.T) {
 			}
 		})
 	}
-	// accountType 5 through POST /payouts is refused (wire 1122).
+	// accountType 5 through POST /payouts is refused.
 	code, _, raw := c.do(t, "POST", "payouts", cardRequest("CARD-WRONG-EP"), "")
 	if p := decodeProblem(t, raw); code != 401 || p.Code != "1122" {
 		t.Errorf("accountType 5 on /payouts: got %d %s, want 401 1122", code, raw)

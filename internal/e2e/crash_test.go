@@ -53,7 +53,7 @@ func startProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, string) 
 // TestCrashLosesNoAcknowledgedPayout kills the server with SIGKILL while 8 clients create
 // payouts (and their outcome emails go into the sandbox mailbox); after a restart every
 // payout that was answered 201 is there, no orderId has two payouts, and every payout has
-// exactly one outcome email: none lost, none twice (contract section 7).
+// exactly one outcome email: none lost, none twice.
 func TestCrashLosesNoAcknowledgedPayout(t *testing.T) {
 	boltOnly(t, "the bbolt file's crash safety; TestTwoInstancesOnOnePostgreSQL kills an instance on PostgreSQL")
 	if testing.Short() {

@@ -332,7 +332,7 @@ func (c *merchantClient) request(method, path string, body []byte, query string)
 	return req
 }
 
-// payoutAnswer is the wire payout (spec 2.7) with the GET additions the tests read.
+// payoutAnswer is the wire payout with the GET additions the tests read.
 type payoutAnswer struct {
 	Payout struct {
 		ID       int64  `json:"Id"`
@@ -364,7 +364,7 @@ func decodePayout(t testing.TB, raw []byte) payoutAnswer {
 	return p
 }
 
-// problemAnswer is the error body of contract section 3.
+// problemAnswer is the error body (docs/reference/errors.md).
 type problemAnswer struct {
 	Title   string   `json:"title"`
 	Status  int      `json:"status"`

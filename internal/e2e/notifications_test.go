@@ -1,6 +1,6 @@
 package e2e
 
-// End-to-end tests of contract section 7 on the real server: beneficiary emails over a
+// End-to-end tests of the notifications on the real server: beneficiary emails over a
 // real SMTP server, signed merchant notifications with retries, and the Colombia cash
 // claim with its one-time code. The claim's expiry runs with an injected clock.
 
@@ -439,7 +439,7 @@ func TestNotificationSignedRetriedUntil2xxDeliveredOncePerEvent(t *testing.T) {
 	if len(acc) != 2 {
 		t.Errorf("notifications for %d events, want 2: %v", len(acc), tries)
 	}
-	// The original's body (wire doc section 3), field by field.
+	// The original's body, field by field.
 	var got struct {
 		Payout map[string]any                   `json:"payout"`
 		Output map[string]any                   `json:"output"`

@@ -1,6 +1,6 @@
 package e2e
 
-// Wire fidelity (contract section 2, wire doc section 1): what an existing client of the
+// Wire fidelity: what an existing client of the
 // original API sends must work unchanged against the real server.
 
 import (
@@ -82,7 +82,7 @@ func TestSignatureTimestampInSecondsOrMilliseconds(t *testing.T) {
 	}
 }
 
-// No single-use rule (contract section 2): a byte-identical resend of a signed create is the
+// No single-use rule: a byte-identical resend of a signed create is the
 // idempotent replay, two different lookups signed in the same millisecond share a signature
 // and are both answered, and a resend after a restart is answered too.
 func TestResentSignedRequestsAreAnswered(t *testing.T) {
@@ -125,7 +125,7 @@ func TestResentSignedRequestsAreAnswered(t *testing.T) {
 	}
 }
 
-// The published vectors of the original (wire doc section 1) authenticate against the real
+// The published vectors of the original authenticate against the real
 // server: merchant 22 holding the published secret, the server's clock at the vectors' time.
 // Past authentication the GET finds no payout 73 (404) and the POST's Mexican body is refused
 // by the rules (only COL and PER): neither is an authentication failure.
@@ -187,7 +187,7 @@ func TestPublishedSigningVectorsThroughTheServer(t *testing.T) {
 	}
 }
 
-// GET /payouts/{id} and the listing answer the original's nested shape (wire doc section 2):
+// GET /payouts/{id} and the listing answer the original's nested shape:
 // the request as sent, accountType a string, account numbers masked, errors at the top level
 // when rejected; this project's extras under names of their own.
 func TestGetPayoutInTheOriginalsShape(t *testing.T) {
