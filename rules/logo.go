@@ -9,7 +9,7 @@ import (
 // LogoURLAllowed reports whether a card payout's merchantLogo may be shown on the card form:
 // an https URL, or an http URL on the loopback (127.0.0.1, ::1 or localhost), which browsers
 // treat as secure, so that a server on a developer's machine can serve the logo itself
-// (/static/logo-demo.svg, the README's example).
+// (/static/logo-demo.svg, for trying the form offline).
 func LogoURLAllowed(raw string) bool {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" || u.User != nil {

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
+	"strings"
 	"time"
 
 	"payouts/api"
@@ -32,7 +34,7 @@ func userAddFlags(fs *flag.FlagSet) Runner {
 	email := fs.String("email", "", "the user's email (required; unique)")
 	role := fs.String("role", "", "operator, or maker, checker or viewer of --merchant (required)")
 	merchant := fs.String("merchant", "", "the merchant of a maker, checker or viewer")
-	publicURL := fs.String("public-url", "http://127.0.0.1:8080", "the server's base URL, for the link")
+	publicURL := fs.String("public-url", "", "the server's public URL, for the link (default: the one the server derives from $PAYOUTS_HTTPS or $PAYOUTS_ADDR, else http://127.0.0.1:8080)")
 	return func(ctx context.Context, env Env, _ []string) error {
 		if *email == "" || *role == "" {
 			return usageErrorf("user add: --email and --role are required")
@@ -69,6 +71,35 @@ func userAddFlags(fs *flag.FlagSet) Runner {
 		}
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(api.UserWithLink(u, *publicURL, token))
+		return enc.Encode(api.UserWithLink(u, setupBase(*publicURL, env.Getenv), token))
 	}
+}
+
+// setupBase is the address the set-up link names: --public-url (or $PAYOUTS_PUBLIC_URL, as
+// the server reads it); else the one the server derives from its own variables, https and
+// the first of $PAYOUTS_HTTPS, or http and $PAYOUTS_ADDR, so that a server configured by its
+// variables and this command agree; else the server's default address.
+func setupBase(publicURL string, getenv func(string) string) string {
+	if publicURL != "" {
+		return strings.TrimRight(publicURL, "/")
+	}
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	addr := getenv("PAYOUTS_ADDR")
+	host, port, err := net.SplitHostPort(addr)
+	if names := getenv("PAYOUTS_HTTPS"); names != "" {
+		name, _, _ := strings.Cut(names, ",")
+		if err == nil && port != "443" {
+			return "https://" + net.JoinHostPort(strings.TrimSpace(name), port)
+		}
+		return "https://" + strings.TrimSpace(name)
+	}
+	if err != nil {
+		return "http://127.0.0.1:8080"
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }

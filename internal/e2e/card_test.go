@@ -355,7 +355,7 @@ func TestCardEndpointValidationComesFromRules(t *testing.T) {
 			}
 		})
 	}
-	// accountType 5 through POST /payouts is refused.
+	// accountType 5 through POST /payouts is refused (1122).
 	code, _, raw := c.do(t, "POST", "payouts", cardRequest("CARD-WRONG-EP"), "")
 	if p := decodeProblem(t, raw); code != 401 || p.Code != "1122" {
 		t.Errorf("accountType 5 on /payouts: got %d %s, want 401 1122", code, raw)
