@@ -83,9 +83,6 @@ func setupBase(publicURL string, getenv func(string) string) string {
 	if publicURL != "" {
 		return strings.TrimRight(publicURL, "/")
 	}
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
 	addr := getenv("PAYOUTS_ADDR")
 	host, port, err := net.SplitHostPort(addr)
 	if names := getenv("PAYOUTS_HTTPS"); names != "" {
