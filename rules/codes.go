@@ -212,7 +212,7 @@ const (
 	CodeScriptRule           = "2993" // 400: a scripted sandbox rule is invalid
 	CodeDirectoryEntry       = "2994" // 400: a simulated directory entry is invalid
 	CodeBreBKeyUnknown       = "2995" // 404: the directory knows no such Bre-B key
-	CodeDirectoryUnavailable = "4027" // (wire) the directory has no entry for the key
+	CodeDirectoryUnavailable = "4027" // (published) the directory has no entry for the key
 
 	// Faults an operator meets (2954–2959).
 	CodeFundCurrency = "2954" // 400: a balance in a currency its country does not hold
