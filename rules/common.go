@@ -218,25 +218,25 @@ func isDummyEmail(email string) bool {
 func checkSubMerchant(ps *problems, req *PayoutRequest, psp bool, nameWhy string) {
 	sm := req.SubMerchantInfo
 	if psp && sm == nil {
-		ps.add(CodeFieldRequired, fieldSubMerchant, "is required for a payment service provider (PSP) merchant: code, name and url", nil)
+		ps.add(CodeFieldRequired, fieldSubMerchant, "a payment service provider (PSP) merchant sends subMerchantInfo with its code, name and url", nil)
 		return
 	}
 	if sm == nil {
 		sm = &SubMerchantInfo{}
 	}
 	if psp && strings.TrimSpace(sm.Code) == "" {
-		ps.add(CodeFieldRequired, fieldSubMerchant+".code", "is required for a payment service provider (PSP) merchant", nil)
+		ps.add(CodeFieldRequired, fieldSubMerchant+".code", "a payment service provider (PSP) merchant sends it", nil)
 	}
 	if strings.TrimSpace(sm.Name) == "" {
 		switch {
 		case nameWhy != "":
 			ps.add(CodeFieldRequired, fieldSubMerchant+".name", nameWhy, nil)
 		case psp:
-			ps.add(CodeFieldRequired, fieldSubMerchant+".name", "is required for a payment service provider (PSP) merchant", nil)
+			ps.add(CodeFieldRequired, fieldSubMerchant+".name", "a payment service provider (PSP) merchant sends it", nil)
 		}
 	}
 	if psp && strings.TrimSpace(sm.URL) == "" {
-		ps.add(CodeFieldRequired, fieldSubMerchant+".url", "is required for a payment service provider (PSP) merchant", nil)
+		ps.add(CodeFieldRequired, fieldSubMerchant+".url", "a payment service provider (PSP) merchant sends it", nil)
 	}
 }
 

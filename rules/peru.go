@@ -273,9 +273,9 @@ func (p perCheck) transfer(at int, atSent bool) (int, Channel, string) {
 	nameWhy := ""
 	if bankOK && b.Code == perWalletWithExtras {
 		if strings.TrimSpace(req.Description) == "" {
-			ps.add(CodeFieldRequired, fieldDescription, "is required for wallet 037: the merchant's commercial name, shown in the payment reference", nil)
+			ps.add(CodeFieldRequired, fieldDescription, "wallet 037 needs the merchant's commercial name, shown in the payment reference", nil)
 		}
-		nameWhy = "is required for wallet 037: it is the name in the payment reference"
+		nameWhy = "wallet 037 needs it: it is the name in the payment reference"
 	}
 	checkSubMerchant(ps, req, p.m.Settings.PSP, nameWhy)
 	if bankOK {
