@@ -36,7 +36,7 @@ func NewSealer(key []byte) (*Sealer, error) {
 
 // LoadOrCreateKey reads a hex key file, creating it (0600) with a random key when absent.
 func LoadOrCreateKey(path string) ([]byte, error) {
-	raw, err := os.ReadFile(path)
+	raw, _, err := ReadKeyFile(path, MaxKeyFileSize)
 	if errors.Is(err, os.ErrNotExist) {
 		key := make([]byte, 32)
 		rand.Read(key)

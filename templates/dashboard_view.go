@@ -80,6 +80,14 @@ type OverviewView struct {
 	Partial                              bool // more payouts than one page reads: the counts are a lower bound
 	// Backups are the scheduled backups' targets whose last backup failed.
 	Backups []BackupWarning
+	// KeyFiles are the key and secret files that others than their owner may read.
+	KeyFiles []KeyFileWarning
+}
+
+// KeyFileWarning is a key or secret file that others than its owner may read: what it is
+// (a flag or the key's name), its path, its mode in octal.
+type KeyFileWarning struct {
+	What, Path, Mode string
 }
 
 // BackupWarning is a failed scheduled backup: where it was going, when it failed, why, and

@@ -100,7 +100,7 @@ func declareServeFlags(fs *flag.FlagSet) func() (server.Config, error) {
 			return *c, err
 		}
 		httpsFlags()
-		err = readSecretFiles([]secretFile{{"admin-token", *adminTokenFile, &c.AdminToken}, {"card-key", *cardKeyPath, &c.CardKey},
+		err = readSecretFiles(c, []secretFile{{"admin-token", *adminTokenFile, &c.AdminToken}, {"card-key", *cardKeyPath, &c.CardKey},
 			{"smtp-url", *smtpURLFile, &c.SMTPURL}, {"database", *databaseFile, &c.Database}, {"master-key", *masterKeyFile, &c.MasterKey}})
 		return *c, err
 	}
@@ -113,11 +113,15 @@ type secretFile struct {
 }
 
 // readSecretFiles reads each given --X-file into its --X, refusing both at once.
-func readSecretFiles(files []secretFile) error {
+func readSecretFiles(c *server.Config, files []secretFile) error {
 	for _, f := range files {
 		if f.file == "" {
 			continue
 		}
+		if c.SecretFiles == nil {
+			c.SecretFiles = map[string]string{}
+		}
+		c.SecretFiles[f.name] = f.file
 		if *f.dst != "" {
 			return fmt.Errorf("--%s and --%s-file are both set: give one", f.name, f.name)
 		}

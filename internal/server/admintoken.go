@@ -26,7 +26,7 @@ func adminToken(cfg Config, stdout io.Writer) (string, error) {
 		return cfg.AdminToken, nil
 	}
 	path := filepath.Join(cfg.Data, AdminTokenFile)
-	b, err := os.ReadFile(path)
+	b, _, err := store.ReadKeyFile(path, store.MaxKeyFileSize)
 	if err == nil {
 		tok := strings.TrimSpace(string(b))
 		if len(tok) < MinAdminTokenLength {

@@ -76,6 +76,10 @@ type Config struct {
 	// what Run started from it, for the store and the wiring (nil: off).
 	OTLPEndpoint string
 	tracing      *tracing
+
+	// SecretFiles are the --X-file flags given (X → its file), already read into their
+	// values: the server looks at them as at its own key files (keyfiles.go).
+	SecretFiles map[string]string
 }
 
 // Options are what a test injects into a server; the binary leaves them zero.

@@ -87,6 +87,8 @@ func (w *wiring) wireDashboard() {
 		ClientAddr: api.ClientAddr,
 
 		Backups: w.backupProblems(),
+
+		KeyFiles: func() []dashboard.KeyFileWarning { return openKeyFiles(w.cfg) },
 	})
 	w.deps.Pages = append(w.deps.Pages, d)
 }

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -104,7 +103,7 @@ func startACME(cfg Config, db rules.Storage, sealer *store.Sealer, roots *x509.C
 // caRoots is the system's roots and the --acme-ca-root file's: the ACME server's own
 // certificate may come from a private or test CA.
 func caRoots(file string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(file)
+	pem, _, err := store.ReadKeyFile(file, store.MaxCertificateFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("--acme-ca-root: %w", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"payouts/store"
 )
 
 // certFilesPoll is how often the certificate files are looked at for a change. Polling,
@@ -42,9 +44,20 @@ func loadCertFiles(certPath, keyPath string, logger *slog.Logger) (*certFiles, e
 // reload reads the pair, for the reason why; on failure the pair served so far stays.
 func (c *certFiles) reload(why string) error {
 	stats := c.stat()
-	pair, err := tls.LoadX509KeyPair(c.certPath, c.keyPath)
+	certPEM, _, err := store.ReadKeyFile(c.certPath, store.MaxCertificateFileSize)
+	if err != nil {
+		return fmt.Errorf("--tls-cert %s: %w", c.certPath, err)
+	}
+	keyPEM, keyMode, err := store.ReadKeyFile(c.keyPath, store.MaxKeyFileSize)
+	if err != nil {
+		return fmt.Errorf("--tls-key %s: %w", c.keyPath, err)
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return fmt.Errorf("--tls-cert %s, --tls-key %s: %w", c.certPath, c.keyPath, err)
+	}
+	if why != "start" && store.TooOpen(keyMode) { // at start, checkKeyFiles said it
+		warnTooOpen(c.logger, "--tls-key", c.keyPath, keyMode)
 	}
 	leaf := pair.Leaf
 	if leaf == nil { // filled in by LoadX509KeyPair since Go 1.23

@@ -53,9 +53,19 @@ func (w *wiring) notificationKey() (*rsa.PrivateKey, error) {
 			}
 		}
 	}
-	key, err := notify.LoadOrCreateKey(path)
+	raw, _, err := store.ReadKeyFile(path, store.MaxKeyFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("notification key: %w", err)
+	}
+	key, err := parseNotificationKey(path, raw)
+	if err != nil {
+		return nil, fmt.Errorf("notification key: %w", err)
+	}
+	if bits := key.N.BitLen(); bits < notify.KeyBits {
+		// Refused by `notification-key rotate`; one installed before is kept (merchants pinned
+		// it), and said.
+		w.logger.Warn("the notification key is too short: rotate it (`payouts notification-key rotate`)",
+			"file", path, "bits", bits, "at_least", notify.KeyBits)
 	}
 	fp := NotificationKeyFingerprint(key)
 	recorded, err := w.db.KeyFingerprint(notificationFingerprint)
@@ -112,6 +122,18 @@ func sentNotifications(db rules.Storage) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// parseNotificationKey reads the notification key in raw, read from path, saying which keys
+// it takes: notifications are signed RSA PKCS#1 v1.5 with SHA-256, which merchants verify
+// with an RSA certificate, so an EC or Ed25519 key is refused.
+func parseNotificationKey(path string, raw []byte) (*rsa.PrivateKey, error) {
+	key, err := notify.ParseKey(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: a notification key is an RSA private key of at least %d bits, in PEM (PKCS#8 or PKCS#1)",
+			path, err, notify.KeyBits)
+	}
+	return key, nil
 }
 
 // rotateCommand is the command line that installs a new notification key for cfg's store.
@@ -179,30 +201,35 @@ func RotateNotificationKey(ctx context.Context, cfg Config, path, from string) (
 
 	var raw []byte
 	if from != "" {
-		raw, err = os.ReadFile(from)
+		raw, _, err = store.ReadKeyFile(from, store.MaxKeyFileSize)
 	} else {
 		raw, err = newNotificationKeyPEM()
 	}
 	if err != nil {
 		return r, err
 	}
-	key, err := notify.ParseKey(raw)
+	key, err := parseNotificationKey(from, raw)
 	if err != nil {
-		return r, fmt.Errorf("%s: %w", from, err)
+		return r, err
+	}
+	if bits := key.N.BitLen(); bits < notify.KeyBits {
+		return r, fmt.Errorf("%s: an RSA key of %d bits; a notification key has at least %d "+
+			"(`openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:%d` makes one; without --from a new one is made)",
+			from, bits, notify.KeyBits, notify.KeyBits)
 	}
 	r.New = NotificationKeyFingerprint(key)
 	if r.Certificate, err = notify.CertificatePEM(key); err != nil {
 		return r, err
 	}
 
-	if old, err := os.ReadFile(path); err == nil {
+	if old, _, err := store.ReadKeyFile(path, store.MaxKeyFileSize); err == nil {
 		name := "unreadable"
 		if k, err := notify.ParseKey(old); err == nil {
 			name = NotificationKeyFingerprint(k)
 		}
 		r.Retired = path + ".retired-" + name
 		if err := os.Link(path, r.Retired); errors.Is(err, os.ErrExist) {
-			if kept, _ := os.ReadFile(r.Retired); !bytes.Equal(kept, old) { // the same key retired before is kept once
+			if kept, _, _ := store.ReadKeyFile(r.Retired, store.MaxKeyFileSize); !bytes.Equal(kept, old) { // the same key retired before is kept once
 				return r, fmt.Errorf("keep the old key: %s exists and holds another key", r.Retired)
 			}
 		} else if err != nil {

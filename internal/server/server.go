@@ -50,6 +50,10 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 		debug.SetGCPercent(1600)
 		debug.SetMemoryLimit(1 << 30)
 	}
+	// The key files are only looked at: a FIFO or a device refused here, before the port.
+	if err := checkKeyFiles(cfg, logger); err != nil {
+		return err
+	}
 	// The address first: when it is taken, nothing is created (no data directory, no admin
 	// token, no demo merchant) and nothing is printed as shown once.
 	ln, err := net.Listen("tcp", cfg.Addr)

@@ -145,7 +145,13 @@ type Config struct {
 	// Backups lists the scheduled backups' targets whose last backup failed, which the
 	// overview warns of (backups.go); nil when the server makes none.
 	Backups func() []BackupProblem
+	// KeyFiles lists the key and secret files that others than their owner may read, which
+	// the overview warns of; nil: none is looked at.
+	KeyFiles func() []KeyFileWarning
 }
+
+// KeyFileWarning is a key or secret file that others than its owner may read.
+type KeyFileWarning = templates.KeyFileWarning
 
 // IdleTimeout signs an operator out after this long without a request: a working day.
 const IdleTimeout = 8 * time.Hour

@@ -50,6 +50,9 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 	v := Summarize(all, since, fr.W)
 	v.Frame, v.Partial = fr, partial
 	v.Backups = d.backupWarnings(r, fr.W)
+	if d.cfg.KeyFiles != nil && d.scope(r) == "" { // the service's files: operators only
+		v.KeyFiles = d.cfg.KeyFiles()
+	}
 	v.OutboxDepth = d.cfg.Outbox.Depth()
 	scope := d.scope(r)
 	dead, err := d.cfg.Outbox.Held(1<<30, func(dl Delivery) bool { return dl.State == StateDead && (scope == "" || dl.MerchantID == scope) })
