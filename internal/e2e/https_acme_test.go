@@ -114,6 +114,9 @@ func TestHTTPSByACMEIssuesRenewsAndReusesCertificates(t *testing.T) {
 // HTTP listener, pebble's HTTP-01 port closed), and HTTP-01 on the plain HTTP port (pebble's
 // TLS-ALPN-01 port closed, so that the client falls back to HTTP-01 if it tries the other
 // first).
+// Once it is served, TLS 1.2 offers AEAD suites only, and handshakes that anyone can make
+// fail (TLS-ALPN-01 for a name not in --https, or for one with no challenge under way)
+// are logged at most once a minute, never at ERROR.
 func TestHTTPSByACMEAnswersEachChallenge(t *testing.T) {
 	const name = "pay.payouts.test"
 	for _, c := range []struct{ challenge string }{{"tls-alpn-01"}, {"http-01"}} {
@@ -125,8 +128,10 @@ func TestHTTPSByACMEAnswersEachChallenge(t *testing.T) {
 			}
 			p := startPebble(t, pebbleHTTP, pebbleTLS, time.Hour)
 			dir := t.TempDir()
-			_, base := startHTTPSProcess(t, dir, acmeArgs(p, name, httpsPort, serverHTTP)...)
+			_, base, logs := startLoggedProcess(t, dir, acmeArgs(p, name, httpsPort, serverHTTP)...)
 			waitSerial(t, httpsPort, name, p.Roots(t), 60*time.Second)
+			checkAEADSuitesOnly(t, httpsPort, name, p.Roots(t))
+			checkFailedHandshakesLogSparingly(t, httpsPort, name, p.Roots(t), logs, true)
 			resp, err := httpsClient(p.Roots(t)).Get(base + "/readyz")
 			if err != nil {
 				t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -359,6 +360,7 @@ func checkServedOverTLS(t *testing.T, client *http.Client, base string, port int
 		c.Close()
 		t.Errorf("a TLS 1.1 client was served")
 	}
+	checkAEADSuitesOnly(t, port, name, roots)
 	checkURLsFollowHTTPS(t, &testServer{URL: base, AdminToken: "test-admin-token-0123456789", HTTP: client})
 }
 
@@ -467,5 +469,171 @@ func TestHTTPSFlagsRefusedWithAClearError(t *testing.T) {
 	cfg, err = cli.ServeConfig(nil, none)
 	if err != nil || cfg.ServesHTTPS() || cfg.Addr != "127.0.0.1:8080" || cfg.HTTPAddr != "" {
 		t.Errorf("without the flags: addr %q, http-addr %q, HTTPS %v, %v", cfg.Addr, cfg.HTTPAddr, cfg.ServesHTTPS(), err)
+	}
+}
+
+// cbcSuites are the TLS 1.2 suites with CBC and an HMAC, which the server no longer offers.
+var cbcSuites = []uint16{
+	tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA, tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA, tls.TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA, tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256,
+	tls.TLS_RSA_WITH_AES_128_CBC_SHA, tls.TLS_RSA_WITH_AES_256_CBC_SHA,
+}
+
+// checkAEADSuitesOnly checks that TLS 1.2 at port offers AEAD suites only: a client offering
+// only the CBC suites is refused, and one offering everything Go has gets an AEAD suite.
+func checkAEADSuitesOnly(t *testing.T, port int, name string, roots *x509.CertPool) {
+	t.Helper()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	d := &net.Dialer{Timeout: 5 * time.Second}
+	if c, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{ServerName: name, RootCAs: roots, MaxVersion: tls.VersionTLS12,
+		CipherSuites: cbcSuites}); err == nil {
+		c.Close()
+		t.Errorf("a TLS 1.2 client offering only CBC suites was served, with %s", tls.CipherSuiteName(c.ConnectionState().CipherSuite))
+	}
+	var all []uint16
+	for _, cs := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
+		if slices.Contains(cs.SupportedVersions, tls.VersionTLS12) {
+			all = append(all, cs.ID)
+		}
+	}
+	c, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{ServerName: name, RootCAs: roots, MaxVersion: tls.VersionTLS12, CipherSuites: all})
+	if err != nil {
+		t.Fatalf("a TLS 1.2 client offering every suite: %v", err)
+	}
+	defer c.Close()
+	if got := tls.CipherSuiteName(c.ConnectionState().CipherSuite); !strings.Contains(got, "_GCM_") && !strings.Contains(got, "CHACHA20_POLY1305") {
+		t.Errorf("TLS 1.2 negotiated %s, want an AEAD suite (AES-GCM or ChaCha20-Poly1305)", got)
+	}
+}
+
+// startLoggedProcess is startHTTPSProcess keeping the server's log (JSON, from INFO).
+func startLoggedProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, string, *syncBuffer) {
+	t.Helper()
+	bin, err := payoutsBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--admin-token", "test-admin-token-0123456789",
+		"--no-demo", "--log-format", "json", "--log-level", "info"}, args...)...)
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopProcess(cmd) })
+	found := make(chan string, 1)
+	go func() {
+		lines := bufio.NewScanner(stdout)
+		for lines.Scan() {
+			if m := listenLine.FindStringSubmatch(lines.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	select {
+	case u := <-found:
+		return cmd, u, logs
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the binary did not start:\n%s", logs.String())
+	}
+	return nil, "", nil
+}
+
+// failHandshake makes a TLS handshake with port that must fail, and waits until the server
+// has closed the connection: net/http logs a failed handshake before it closes it.
+func failHandshake(t *testing.T, port int, cfg *tls.Config) {
+	t.Helper()
+	raw, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := tls.Client(raw, cfg).Handshake(); err == nil {
+		t.Fatalf("a handshake for %q (protocols %v) succeeded", cfg.ServerName, cfg.NextProtos)
+	}
+	// The end of the connection: EOF, or a reset when the server closed with data unread.
+	if _, err := io.Copy(io.Discard, raw); err != nil && os.IsTimeout(err) {
+		t.Fatalf("the server did not close the connection of a failed handshake: %v", err)
+	}
+}
+
+// checkFailedHandshakesLogSparingly makes handshakes fail, many times over: for a name the
+// server does not serve (and with alpn, asking for ACME's TLS-ALPN-01 challenge, for that
+// name and for the server's own with no challenge under way), and with the CBC suites only.
+// Anyone can make them, so the log says so at most once a minute, at WARN or lower (the
+// operations guide has operators alert on ERROR); at most one line here.
+func checkFailedHandshakesLogSparingly(t *testing.T, port int, name string, roots *x509.CertPool, logs *syncBuffer, alpn bool) int {
+	t.Helper()
+	lines := func() []string { return strings.Split(logs.String(), "\n") }
+	from := len(lines()) - 1
+	const rounds = 10
+	for i := 0; i < rounds; i++ {
+		failHandshake(t, port, &tls.Config{ServerName: "foreign.example", RootCAs: roots})
+		failHandshake(t, port, &tls.Config{ServerName: name, RootCAs: roots, MaxVersion: tls.VersionTLS12, CipherSuites: cbcSuites})
+		if alpn {
+			failHandshake(t, port, &tls.Config{ServerName: "foreign.example", RootCAs: roots, NextProtos: []string{"acme-tls/1"}})
+			failHandshake(t, port, &tls.Config{ServerName: name, RootCAs: roots, NextProtos: []string{"acme-tls/1"}, InsecureSkipVerify: true})
+		}
+	}
+	// A request after them: once its line is in the log, so are theirs.
+	requests := func() int { return strings.Count(logs.String(), `"msg":"request"`) }
+	before := requests()
+	client := httpsClient(roots)
+	resp, err := client.Get(fmt.Sprintf("https://%s:%d/readyz", name, port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for requests() == before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	logged := 0
+	for _, line := range lines()[from:] {
+		if !strings.Contains(line, "TLS handshake") && !strings.Contains(line, "tls-alpn") && !strings.Contains(line, "TLS-ALPN") {
+			continue
+		}
+		logged++
+		if strings.Contains(line, `"level":"ERROR"`) {
+			t.Errorf("a failed handshake logged at ERROR: %s", line)
+		}
+	}
+	if logged > 1 {
+		failed := rounds * 2
+		if alpn {
+			failed = rounds * 4
+		}
+		t.Errorf("%d failed handshakes in a few seconds logged %d lines, want at most one:\n%s", failed, logged, strings.Join(lines()[from:], "\n"))
+	}
+	return logged
+}
+
+// TLS 1.2 offers AEAD suites only; handshakes that fail (a name the certificate does not
+// cover, the CBC suites only) are logged at most once a minute, at WARN, with how many were
+// left out since the last line.
+func TestHTTPSOwnCertificateAEADOnlyAndFailedHandshakesLoggedSparingly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	const name = "payouts.test"
+	ca := newTestCA(t)
+	roots := ca.pool()
+	files := t.TempDir()
+	certFile, keyFile := filepath.Join(files, "cert.pem"), filepath.Join(files, "key.pem")
+	c, k := ca.issue(t, 1, name)
+	replaceFile(t, certFile, c)
+	replaceFile(t, keyFile, k)
+	dir := t.TempDir()
+	_, base, logs := startLoggedProcess(t, dir, append([]string{"--tls-cert", certFile, "--tls-key", keyFile}, engineArgs(t, dir, nil)...)...)
+	u, _ := url.Parse(base)
+	port, _ := strconv.Atoi(u.Port())
+	if n := checkFailedHandshakesLogSparingly(t, port, name, roots, logs, false); n != 1 {
+		t.Errorf("the first failed handshakes logged %d lines, want one", n)
+	}
+	checkAEADSuitesOnly(t, port, name, roots)
+	if !strings.Contains(logs.String(), `"level":"WARN","msg":"https: TLS handshake failed"`) {
+		t.Errorf("no WARN line of the failed handshakes:\n%s", logs.String())
 	}
 }

@@ -13,15 +13,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mholt/acmez/v3"
 
 	"payouts/rules"
 	"payouts/store"
@@ -116,6 +120,8 @@ type httpsServing struct {
 	caRoots *x509.CertPool
 	// acme is set by start with --https.
 	acme *acmeCertificates
+	// handshakes logs the failed handshakes, at most once a minute.
+	handshakes *handshakeErrors
 
 	stopOnce sync.Once
 	stops    []func()
@@ -127,7 +133,7 @@ func listenHTTPS(cfg Config, logger *slog.Logger) (*httpsServing, error) {
 	if !cfg.ServesHTTPS() {
 		return nil, nil
 	}
-	h := &httpsServing{cfg: cfg, logger: logger}
+	h := &httpsServing{cfg: cfg, logger: logger, handshakes: &handshakeErrors{logger: logger}}
 	if cfg.TLSCert != "" {
 		files, err := loadCertFiles(cfg.TLSCert, cfg.TLSKey, logger)
 		if err != nil {
@@ -227,7 +233,7 @@ func (h *httpsServing) start(a *app, db rules.Storage, sealer *store.Sealer, add
 	if h.plain != nil {
 		httpPort = h.plain.Addr().(*net.TCPAddr).Port
 	}
-	acme, err := startACME(h.cfg, db, sealer, h.caRoots, addr.(*net.TCPAddr), httpPort, h.logger)
+	acme, err := startACME(h.cfg, db, sealer, h.caRoots, addr.(*net.TCPAddr), httpPort, h.logger, h.handshakes)
 	if err != nil {
 		return err
 	}
@@ -280,6 +286,7 @@ func (h *httpsServing) serve(srv *http.Server, ln net.Listener) error {
 		return srv.Serve(ln)
 	}
 	srv.TLSConfig = h.tlsConfig()
+	srv.ErrorLog = h.handshakeErrorLog(srv.ErrorLog)
 	next := srv.Handler
 	srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Strict-Transport-Security", strictTransportSecurity)
@@ -288,20 +295,92 @@ func (h *httpsServing) serve(srv *http.Server, ln net.Listener) error {
 	return srv.ServeTLS(ln, "", "")
 }
 
-// tlsConfig serves the current certificates: TLS 1.2 at least, HTTP/2, and ACME's
-// TLS-ALPN-01 challenge on the https port.
+// aeadSuites are the TLS 1.2 cipher suites offered: ECDHE with AES-GCM or ChaCha20-Poly1305,
+// Mozilla's intermediate profile as far as Go implements it. Go's defaults still offer the
+// CBC suites with SHA-1 (ECDHE-RSA-AES128-SHA and the like), whose MAC-then-encrypt
+// construction padding-oracle attacks go after. TLS 1.3's suites are all AEAD already.
+var aeadSuites = []uint16{
+	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+}
+
+// tlsConfig serves the current certificates: TLS 1.2 at least with AEAD suites only,
+// HTTP/2, and ACME's TLS-ALPN-01 challenge on the https port.
 func (h *httpsServing) tlsConfig() *tls.Config {
+	var c *tls.Config
 	if h.acme != nil {
-		c := h.acme.tlsConfig()
-		c.MinVersion = tls.VersionTLS12
-		return c
+		c = h.acme.tlsConfig()
+		c.GetCertificate = h.refuseForeignChallenges(c.GetCertificate)
+	} else {
+		c = &tls.Config{GetCertificate: h.files.get, NextProtos: []string{"h2", "http/1.1"}}
 	}
-	return &tls.Config{
-		MinVersion:     tls.VersionTLS12,
-		GetCertificate: h.files.get,
-		NextProtos:     []string{"h2", "http/1.1"},
+	c.MinVersion = tls.VersionTLS12
+	c.CipherSuites = aeadSuites
+	return c
+}
+
+// refuseForeignChallenges refuses a TLS-ALPN-01 handshake for a name not in --https before
+// certmagic looks for its challenge (which it would log as an ERROR and, on PostgreSQL, look
+// for in the database): anyone can send one, for any name, as often as they like. The
+// handshake fails, and says so in the rate-limited line of handshake errors.
+func (h *httpsServing) refuseForeignChallenges(next func(*tls.ClientHelloInfo) (*tls.Certificate, error)) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	return func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		if slices.Contains(hello.SupportedProtos, acmez.ACMETLS1Protocol) && !slices.Contains(h.cfg.HTTPSNames, strings.ToLower(hello.ServerName)) {
+			return nil, fmt.Errorf("a TLS-ALPN-01 challenge for %q, which is not a name of --https", hello.ServerName)
+		}
+		return next(hello)
 	}
 }
+
+// handshakeErrors logs the failed TLS handshakes at most once a minute, at WARN, saying how
+// many it left out: every one is caused by a client (a scanner, a name this server does not
+// serve, an old TLS version or suite), anyone on the internet can make them, and the
+// operations guide has operators alert on ERROR.
+type handshakeErrors struct {
+	logger *slog.Logger
+	// The mutex guards the two fields, never the log write.
+	mu      sync.Mutex
+	last    time.Time
+	skipped int
+}
+
+// handshakeLogEvery is how often a failed handshake is logged at most.
+const handshakeLogEvery = time.Minute
+
+func (l *handshakeErrors) log(msg string, attrs ...any) {
+	l.mu.Lock()
+	now := time.Now()
+	if !l.last.IsZero() && now.Sub(l.last) < handshakeLogEvery {
+		l.skipped++
+		l.mu.Unlock()
+		return
+	}
+	skipped := l.skipped
+	l.last, l.skipped = now, 0
+	l.mu.Unlock()
+	l.logger.Warn(msg, append(attrs, "not_logged_since_last", skipped, "logged_at_most_every", handshakeLogEvery.String())...)
+}
+
+// handshakeErrorLog is the https server's error log: its "TLS handshake error" lines go
+// through handshakeErrors, every other line to next.
+func (h *httpsServing) handshakeErrorLog(next *log.Logger) *log.Logger {
+	return log.New(writerFunc(func(p []byte) (int, error) {
+		line := strings.TrimSpace(string(p))
+		if rest, ok := strings.CutPrefix(line, "http: TLS handshake error from "); ok {
+			h.handshakes.log("https: TLS handshake failed", "err", rest)
+			return len(p), nil
+		}
+		return next.Writer().Write(p)
+	}), "", 0)
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // redirect sends a plain HTTP request to the same path and query over https: at the host
 // it asked for when the certificates cover it, else at the public URL's host.

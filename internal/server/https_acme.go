@@ -43,8 +43,9 @@ type acmeCertificates struct {
 // CA: the listeners must be serving for its challenges. httpPort is the plain HTTP
 // listener's port, 0 without one (then only TLS-ALPN-01 is answered); roots verify the CA's
 // own certificate (nil: the system's).
-func startACME(cfg Config, db rules.Storage, sealer *store.Sealer, roots *x509.CertPool, addr *net.TCPAddr, httpPort int, logger *slog.Logger) (*acmeCertificates, error) {
-	zl := zap.New(slogCore{h: logger.With("component", "https").Handler()})
+func startACME(cfg Config, db rules.Storage, sealer *store.Sealer, roots *x509.CertPool, addr *net.TCPAddr, httpPort int, logger *slog.Logger,
+	handshakes *handshakeErrors) (*acmeCertificates, error) {
+	zl := zap.New(slogCore{h: logger.With("component", "https").Handler(), handshakes: handshakes})
 	a := &acmeCertificates{ca: cfg.ACMECA}
 	if a.ca == "" {
 		a.ca = certmagic.LetsEncryptProductionCA
@@ -157,7 +158,14 @@ func (s sealedCertificates) Load(ctx context.Context, key string) ([]byte, error
 type slogCore struct {
 	h     slog.Handler
 	attrs []slog.Attr
+	// handshakes takes certmagic's failed TLS-ALPN-01 handshakes (a challenge asked for
+	// that is not under way, which anyone can do) instead of an ERROR each.
+	handshakes *handshakeErrors
 }
+
+// tlsALPNFailed is the message of certmagic's entry for a TLS-ALPN-01 handshake it found no
+// challenge for.
+const tlsALPNFailed = "tls-alpn challenge"
 
 func slogLevel(l zapcore.Level) slog.Level {
 	switch {
@@ -176,7 +184,7 @@ func (c slogCore) Enabled(l zapcore.Level) bool {
 }
 
 func (c slogCore) With(fields []zapcore.Field) zapcore.Core {
-	return slogCore{h: c.h, attrs: append(slices.Clip(c.attrs), slogAttrs(fields)...)}
+	return slogCore{h: c.h, attrs: append(slices.Clip(c.attrs), slogAttrs(fields)...), handshakes: c.handshakes}
 }
 
 func (c slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
@@ -187,6 +195,14 @@ func (c slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Chec
 }
 
 func (c slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
+	if e.Message == tlsALPNFailed && c.handshakes != nil {
+		attrs := []any{}
+		for _, a := range slogAttrs(fields) {
+			attrs = append(attrs, a)
+		}
+		c.handshakes.log("https: TLS-ALPN-01 handshake without a challenge under way", attrs...)
+		return nil
+	}
 	r := slog.NewRecord(e.Time, slogLevel(e.Level), e.Message, 0)
 	if e.LoggerName != "" {
 		r.AddAttrs(slog.String("logger", e.LoggerName))
