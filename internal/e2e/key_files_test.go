@@ -81,7 +81,8 @@ func TestKeyFilesReadOnlyFromRegularFilesBeforeThePort(t *testing.T) {
 
 	for _, tc := range []struct {
 		name string
-		// make prepares the files and returns serve's arguments after --addr.
+		// make prepares the files and returns serve's arguments after --addr, or a whole
+		// command line of another command.
 		make func(t *testing.T) []string
 		want []string
 	}{
@@ -123,9 +124,17 @@ func TestKeyFilesReadOnlyFromRegularFilesBeforeThePort(t *testing.T) {
 			return []string{"--database", "postgres://nobody@127.0.0.1:1/none", "--master-key-file", key,
 				"--admin-token", "test-admin-token-0123456789"}
 		}, []string{"--master-key-file", "is a device"}},
+		{"notification-key rotate --from a FIFO", func(t *testing.T) []string {
+			from := filepath.Join(t.TempDir(), "new.pem")
+			fifo(t, from)
+			return []string{"notification-key", "rotate", "--data", store(t), "--from", from}
+		}, []string{"new.pem", "is a FIFO"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"serve", "--addr", addr, "--no-demo", "--log-format", "json"}, tc.make(t)...)
+			args := tc.make(t)
+			if args[0] != "notification-key" {
+				args = append([]string{"serve", "--addr", addr, "--no-demo", "--log-format", "json"}, args...)
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bin, args...)
