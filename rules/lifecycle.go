@@ -36,10 +36,6 @@ type Lifecycle struct {
 	Merchants func(id string) (*Merchant, error)
 	Now       func() time.Time
 	Log       *slog.Logger
-	// OnFinal returns the events written with a payout's outcome (emails, notifications).
-	OnFinal func(p *Payout, m *Merchant) []Event
-	// Finished is told after a payout reached SUCCESS or REJECTED (metrics). May be nil.
-	Finished func(p *Payout)
 	// Trace, when set, spans each round that finds work and each rail call in it; nil
 	// traces nothing.
 	Trace Tracer
@@ -51,9 +47,20 @@ type Lifecycle struct {
 	// the payouts' steps would lag further and further. The claims keep rounds apart.
 	Workers int
 
+	onFinal    OutcomeHooks
+	onFinished DoneHooks
+
 	once sync.Once
 	wake chan struct{}
 }
+
+// OnFinal is the list of hooks that give the events written with a payout's outcome
+// (emails, notifications), in the transaction that records it.
+func (lc *Lifecycle) OnFinal() *OutcomeHooks { return &lc.onFinal }
+
+// OnFinished is the list of hooks told after a payout's outcome (SUCCESS or REJECTED)
+// committed: metrics, waking the outbox lanes, dropping a card.
+func (lc *Lifecycle) OnFinished() *DoneHooks { return &lc.onFinished }
 
 func (lc *Lifecycle) init() {
 	lc.once.Do(func() {
@@ -329,11 +336,8 @@ func (lc *Lifecycle) merchant(cache map[string]*Merchant, id string) (*Merchant,
 }
 
 func (lc *Lifecycle) finished(ps []*Payout) {
-	if lc.Finished == nil {
-		return
-	}
 	for _, p := range ps {
-		lc.Finished(p)
+		lc.onFinished.Trigger(p)
 	}
 }
 
@@ -466,11 +470,9 @@ func (lc *Lifecycle) finish(p *Payout, m *Merchant, l Ledger, now time.Time, sta
 	if err := l.PutBalance(p.MerchantID, b); err != nil {
 		return time.Time{}, err
 	}
-	if lc.OnFinal != nil {
-		for _, ev := range lc.OnFinal(p, m) {
-			if err := l.Enqueue(ev); err != nil {
-				return time.Time{}, err
-			}
+	for _, ev := range lc.onFinal.Trigger(p, m) {
+		if err := l.Enqueue(ev); err != nil {
+			return time.Time{}, err
 		}
 	}
 	return time.Time{}, nil

@@ -62,8 +62,8 @@ func newWorld(t *testing.T, settings rules.Settings, path string, clk *clock) *w
 	}
 	rail := &rules.SimulatedRail{Delay: rtDelay, BatchDelay: batchDelay, Now: clk.Now}
 	w.lc = &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail },
-		Merchants: db.Merchant, Now: clk.Now,
-		OnFinal: func(p *rules.Payout, m *rules.Merchant) []rules.Event { return rules.OutcomeEvents(p, m, clk.Now()) }}
+		Merchants: db.Merchant, Now: clk.Now}
+	w.lc.OnFinal().Bind(rules.OutcomeEventsHook(clk.Now))
 	w.svc = &rules.Service{Store: db, Now: clk.Now, Admit: w.lc.Admit}
 	return w
 }

@@ -22,18 +22,24 @@ type Store interface {
 type Service struct {
 	Store Store
 	Now   func() time.Time
-	// OnCreate adds events written with a new payout (the cash OTP mail). May be nil.
-	OnCreate func(p *Payout, m *Merchant) ([]Event, error)
 	// Admit takes a new payout as far as it goes without a rail (Lifecycle.Admit), in the
 	// transaction that creates it. May be nil: the lifecycle worker then takes it from CREATED.
 	Admit func(p *Payout, m *Merchant, l Ledger) (time.Time, error)
-	// Created is told after a payout is stored (as it is stored, after Admit), to wake the
-	// lifecycle worker. May be nil.
-	Created func(p *Payout)
 	// Trace, when set, gives a new payout the traceparent of the request creating it
 	// (Payout.Traceparent). May be nil.
 	Trace Tracer
+
+	onCreate  CreateHooks
+	onCreated DoneHooks
 }
+
+// OnCreate is the list of hooks that add the events written with a new payout (the cash
+// code's mail), in the transaction that creates it.
+func (s *Service) OnCreate() *CreateHooks { return &s.onCreate }
+
+// OnCreated is the list of hooks told after a new payout is stored (as it is stored, after
+// Admit): metrics, waking the lifecycle worker. A replayed create tells none.
+func (s *Service) OnCreated() *DoneHooks { return &s.onCreated }
 
 // CreateResult is the answer to a create: the payout, and whether this call created it
 // (false: an identical earlier request did, and this is its replay). A created Payout is
@@ -59,11 +65,9 @@ func (s *Service) CreatePayout(ctx context.Context, m *Merchant, body []byte, ep
 	if s.Trace != nil {
 		p.Traceparent = s.Trace.Traceparent(ctx)
 	}
-	var events []Event
-	if s.OnCreate != nil {
-		if events, err = s.OnCreate(p, m); err != nil {
-			return CreateResult{}, err
-		}
+	events, err := s.onCreate.Trigger(p, m)
+	if err != nil {
+		return CreateResult{}, err
 	}
 	var admit Step
 	if s.Admit != nil {
@@ -82,9 +86,7 @@ func (s *Service) CreatePayout(ctx context.Context, m *Merchant, body []byte, ep
 		}
 		return CreateResult{Payout: stored, Created: false, Route: route}, nil
 	}
-	if s.Created != nil {
-		s.Created(stored)
-	}
+	s.onCreated.Trigger(stored)
 	p.ID = stored.ID
 	return CreateResult{Payout: p, Created: true, Route: route}, nil
 }

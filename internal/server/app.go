@@ -58,6 +58,9 @@ type wiring struct {
 	// onShutdown run when the server starts shutting down, before it waits for the open
 	// requests: long-lived ones (the event streams) end there.
 	onShutdown []func()
+	// notifications are the outbox lanes and the cash claims (wireNotifications), whose
+	// hooks bindHooks binds.
+	notifications *notifications
 	// cards is the card form (wireCards), which the dashboard reopens.
 	cards *web.Cards
 	// batches are the merchants' batches (wireBatches), which the dashboard uploads too.
@@ -98,19 +101,11 @@ func newApp(cfg Config, opts Options, db rules.Storage, sealer *store.Sealer, lo
 		Merchants: w.keys.Merchant,
 		Now:       w.now,
 		Log:       logger,
-		OnFinal:   func(p *rules.Payout, m *rules.Merchant) []rules.Event { return rules.OutcomeEvents(p, m, w.now()) },
-		Finished:  w.metrics.Finished,
 	}
 	if cfg.OnPostgres() {
 		w.lc.Workers = 2 // its rounds wait on round trips (rules.Lifecycle.Workers); bbolt's on its one writer
 	}
-	w.svc = &rules.Service{Store: db, Now: w.now, Admit: w.lc.Admit, Created: func(p *rules.Payout) {
-		w.metrics.Created(p)
-		if p.Status.Final() && w.lc.Finished != nil { // rejected as it was admitted (NO_BALANCE)
-			w.lc.Finished(p)
-		}
-		w.lc.Kick()
-	}}
+	w.svc = &rules.Service{Store: db, Now: w.now, Admit: w.lc.Admit}
 	w.deps = &api.Deps{
 		Service:                  w.svc,
 		Store:                    db,
@@ -150,6 +145,7 @@ func newApp(cfg Config, opts Options, db rules.Storage, sealer *store.Sealer, lo
 	w.wireDashboard()
 	w.wireLedger()
 	w.wireTracing()
+	w.bindHooks()
 	a := &app{fund: w.lc.Fund, metrics: w.metrics.Handler(), onShutdown: w.onShutdown}
 	a.handler, _ = api.New(*w.deps)
 
@@ -161,6 +157,44 @@ func newApp(cfg Config, opts Options, db rules.Storage, sealer *store.Sealer, lo
 	}
 	a.stops = append(a.stops, func() { cancel(); wg.Wait() })
 	return a, nil
+}
+
+// bindHooks binds what reacts to a payout's create and to its outcome: this is the one
+// place, and each list runs in the order written here. A feature that reacts to a new
+// payout or to an outcome (a payout link, a certification run) adds its hook to these lists.
+func (w *wiring) bindHooks() {
+	n := w.notifications
+	// In the transaction that creates a payout: the events written with it.
+	w.svc.OnCreate().Bind(
+		n.cashCode, // a Colombia cash payout's one-time code, sealed in the event that mails it
+	)
+	// Once the create committed.
+	w.svc.OnCreated().Bind(
+		w.metrics.Created,
+		w.finishedAsCreated,
+		func(*rules.Payout) { w.lc.Kick() },
+		n.kickCashMail,
+	)
+	// In the transaction that records an outcome: its events.
+	w.lc.OnFinal().Bind(
+		rules.OutcomeEventsHook(w.now), // the beneficiary's mail, the merchant's notification
+		n.snapshotOutcome,              // their bodies as of the outcome
+		n.noteEventful,                 // last: it sees every event of the outcome
+	)
+	// Once the outcome committed.
+	w.lc.OnFinished().Bind(
+		w.metrics.Finished,
+		n.kickLanes,
+		w.dropPayoutCard,
+	)
+}
+
+// finishedAsCreated tells the lifecycle's OnFinished hooks of a payout rejected as it was
+// admitted (NO_BALANCE): its outcome committed with its create.
+func (w *wiring) finishedAsCreated(p *rules.Payout) {
+	if p.Status.Final() {
+		w.lc.OnFinished().Trigger(p)
+	}
 }
 
 // sharedCacheTTL is how long an instance on PostgreSQL trusts what it cached of a merchant

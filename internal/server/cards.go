@@ -54,24 +54,23 @@ func (w *wiring) wireCards() error {
 	w.deps.Card = open
 	w.deps.Pages = append(w.deps.Pages, cards)
 
-	// A card payout's own copy of its card goes at its outcome: a card registered for one
-	// transaction (card on file off) is then gone; a card on file stays with the beneficiary.
-	finished := w.lc.Finished
-	w.lc.Finished = func(p *rules.Payout) {
-		if finished != nil {
-			finished(p)
-		}
-		if p.Channel == rules.ChannelCard {
-			if err := w.db.DropPayoutCard(p.ID); err != nil {
-				w.logger.Error("drop the card of a finished payout", "payout", p.ID, "err", err)
-			}
-		}
-	}
 	w.workers = append(w.workers,
 		w.housekeeping(cardHousekeeping, "card session cleanup", slog.LevelDebug, sessions.Cleanup),
-		// What a crash between an outcome and the hook above left behind.
+		// What a crash between an outcome and dropPayoutCard left behind.
 		w.housekeeping(cardHousekeeping, "card sweep", slog.LevelDebug, w.db.DropFinishedPayoutCards))
 	return nil
+}
+
+// dropPayoutCard drops a card payout's own copy of its card at its outcome: a card
+// registered for one transaction (card on file off) is then gone; a card on file stays with
+// the beneficiary.
+func (w *wiring) dropPayoutCard(p *rules.Payout) {
+	if p.Channel != rules.ChannelCard {
+		return
+	}
+	if err := w.db.DropPayoutCard(p.ID); err != nil {
+		w.logger.Error("drop the card of a finished payout", "payout", p.ID, "err", err)
+	}
 }
 
 // cardKey is --card-key (64 hex characters), else the card.key file of the data directory

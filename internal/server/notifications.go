@@ -37,6 +37,9 @@ type notifications struct {
 	certificate []byte
 	sealer      *store.Sealer
 	webhook     *notify.Notifier // the notify lane's deliverer: also resends and signs the event stream
+	now         func() time.Time
+	// withEvents are the outcomes that wrote events, until they commit (kickLanes).
+	withEvents eventfulOutcomes
 }
 
 func (w *wiring) newNotifications() (*notifications, error) {
@@ -60,7 +63,7 @@ func (w *wiring) newNotifications() (*notifications, error) {
 	if err != nil {
 		return nil, fmt.Errorf("notification certificate: %w", err)
 	}
-	n := &notifications{publicKey: notify.PublicKeyPEM(key), certificate: cert, sealer: w.sealer,
+	n := &notifications{publicKey: notify.PublicKeyPEM(key), certificate: cert, sealer: w.sealer, now: w.now,
 		mailbox: notify.MailboxHandlers{Box: w.db, Sandbox: w.cfg.Sandbox}}
 	mailer := &notify.Mailer{Source: src, Sender: sender, OpenCode: n.openCode, Now: w.now}
 	// One dispatcher per lane: a merchant endpoint that hangs until its timeout never holds
@@ -105,7 +108,7 @@ func createNotificationKey(path string) error {
 }
 
 // eventfulOutcomes are the payouts whose outcome wrote events, until the outcome is
-// committed (Finished). An outcome whose transaction failed and that is never retried here
+// committed (kickLanes). An outcome whose transaction failed and that is never retried here
 // (another instance took it over) stays until the set reaches maxEventfulOutcomes and starts
 // again: at worst a lane then finds an event on its next look, a second later.
 type eventfulOutcomes struct {
@@ -143,82 +146,11 @@ func (n *notifications) openCode(sealed []byte, eventID string) ([]byte, error) 
 	return n.sealer.Open(sealed, []byte("cash-otp:"+eventID))
 }
 
-// install hooks the notifications into the lifecycle and the service, and adds their
-// routes and the dispatcher.
+// install adds the notifications' routes and the dispatcher; their hooks on the lifecycle
+// and the service are bound with the others, in bindHooks.
 func (n *notifications) install(w *wiring) {
-	// The events of an outcome carry a snapshot of it: the notification body as it was
-	// then (so retries send the same bytes), and the outcome a beneficiary email announces.
-	final := w.lc.OnFinal
-	w.lc.OnFinal = func(p *rules.Payout, m *rules.Merchant) []rules.Event {
-		var evs []rules.Event
-		if final != nil {
-			evs = final(p, m)
-		}
-		for i := range evs {
-			switch evs[i].Kind {
-			case rules.EventBeneficiaryMail:
-				evs[i].Data = notify.OutcomeData(p)
-			case rules.EventMerchantNotification:
-				if body, err := api.NotificationJSON(p); err == nil {
-					evs[i].Data = body
-				}
-			}
-		}
-		return evs
-	}
-	// The lanes are woken for an outcome that wrote events, not for every payout that ends:
-	// a round settling hundreds of payouts of a merchant without a notification URL would
-	// have them look at the outbox for nothing, twice a round (they look once a second
-	// anyway, for what other instances wrote).
-	withEvents := &eventfulOutcomes{}
-	onFinal := w.lc.OnFinal
-	w.lc.OnFinal = func(p *rules.Payout, m *rules.Merchant) []rules.Event {
-		evs := onFinal(p, m)
-		if len(evs) > 0 {
-			withEvents.wrote(p.ID)
-		}
-		return evs
-	}
-	finished := w.lc.Finished
-	w.lc.Finished = func(p *rules.Payout) {
-		if finished != nil {
-			finished(p)
-		}
-		if withEvents.committed(p.ID) {
-			n.dispatcher.Kick()
-			n.notifier.Kick()
-		}
-	}
+	w.notifications = n
 	w.kicks = append(w.kicks, n.dispatcher.Kick, n.notifier.Kick)
-	// A Colombia cash payout is created with its one-time code: only the hash on
-	// the payout, the code sealed in the event that emails it.
-	onCreate := w.svc.OnCreate
-	w.svc.OnCreate = func(p *rules.Payout, m *rules.Merchant) ([]rules.Event, error) {
-		var evs []rules.Event
-		if onCreate != nil {
-			var err error
-			if evs, err = onCreate(p, m); err != nil {
-				return nil, err
-			}
-		}
-		if p.Channel == rules.ChannelCash {
-			ev, err := rules.CashOTPEvent(p, rand.Reader, n.sealCode, w.now().UTC())
-			if err != nil {
-				return nil, err
-			}
-			evs = append(evs, ev)
-		}
-		return evs, nil
-	}
-	created := w.svc.Created
-	w.svc.Created = func(p *rules.Payout) {
-		if created != nil {
-			created(p)
-		}
-		if p.Channel == rules.ChannelCash {
-			n.dispatcher.Kick()
-		}
-	}
 	w.wireEvents(n)
 	w.deps.NotificationKeys = &api.NotificationKeys{PublicKey: n.publicKey, Certificate: n.certificate}
 	w.deps.Claim = n.claims.Claim
@@ -227,6 +159,62 @@ func (n *notifications) install(w *wiring) {
 		// Old delivered ids and old sandbox mail are forgotten: the outbox stays bounded.
 		return w.db.PruneOutbox(w.now())
 	}))
+}
+
+// snapshotOutcome fills in the events of an outcome with a snapshot of it: the notification
+// body as it was then (so retries send the same bytes), and the outcome a beneficiary email
+// announces.
+func (n *notifications) snapshotOutcome(p *rules.Payout, m *rules.Merchant, evs []rules.Event) []rules.Event {
+	for i := range evs {
+		switch evs[i].Kind {
+		case rules.EventBeneficiaryMail:
+			evs[i].Data = notify.OutcomeData(p)
+		case rules.EventMerchantNotification:
+			if body, err := api.NotificationJSON(p); err == nil {
+				evs[i].Data = body
+			}
+		}
+	}
+	return evs
+}
+
+// The lanes are woken for an outcome that wrote events, not for every payout that ends: a
+// round settling hundreds of payouts of a merchant without a notification URL would have
+// them look at the outbox for nothing, twice a round (they look once a second anyway, for
+// what other instances wrote). noteEventful, the last outcome hook, notes the outcomes
+// that wrote events; kickLanes wakes the lanes once such an outcome committed.
+func (n *notifications) noteEventful(p *rules.Payout, m *rules.Merchant, evs []rules.Event) []rules.Event {
+	if len(evs) > 0 {
+		n.withEvents.wrote(p.ID)
+	}
+	return evs
+}
+
+func (n *notifications) kickLanes(p *rules.Payout) {
+	if n.withEvents.committed(p.ID) {
+		n.dispatcher.Kick()
+		n.notifier.Kick()
+	}
+}
+
+// cashCode gives a Colombia cash payout its one-time code as it is created: only the hash
+// on the payout, the code sealed in the event that emails it.
+func (n *notifications) cashCode(p *rules.Payout, m *rules.Merchant, evs []rules.Event) ([]rules.Event, error) {
+	if p.Channel != rules.ChannelCash {
+		return evs, nil
+	}
+	ev, err := rules.CashOTPEvent(p, rand.Reader, n.sealCode, n.now().UTC())
+	if err != nil {
+		return nil, err
+	}
+	return append(evs, ev), nil
+}
+
+// kickCashMail wakes the mail lane for a new cash payout, whose code mail is waiting.
+func (n *notifications) kickCashMail(p *rules.Payout) {
+	if p.Channel == rules.ChannelCash {
+		n.dispatcher.Kick()
+	}
 }
 
 // notifySource gives the deliverers the payouts and (cached) merchants.

@@ -90,14 +90,14 @@ func TestCashClaimExpiresAtClaimUntilWithInjectedClock(t *testing.T) {
 	w.metrics = api.NewMetrics(nil)
 	rail := &rules.SimulatedRail{Delay: time.Second, BatchDelay: time.Second, Now: clk.Now}
 	w.lc = &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail }, Merchants: w.keys.Merchant,
-		Now: clk.Now, Log: w.logger,
-		OnFinal: func(p *rules.Payout, m *rules.Merchant) []rules.Event { return rules.OutcomeEvents(p, m, clk.Now()) }}
+		Now: clk.Now, Log: w.logger}
 	w.svc = &rules.Service{Store: db, Now: clk.Now}
 	n, err := w.newNotifications()
 	if err != nil {
 		t.Fatal(err)
 	}
 	n.install(w)
+	w.bindHooks()
 
 	settings := rules.DefaultSettings()
 	settings.CashPayouts, settings.EmailNotifications = true, true

@@ -38,7 +38,8 @@ func BenchmarkPayoutLife(b *testing.B) {
 	lc := &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail },
 		Merchants: func(string) (*rules.Merchant, error) { return m, nil }, Now: time.Now,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	svc := &rules.Service{Store: db, Now: time.Now, Admit: lc.Admit, Created: func(*rules.Payout) { lc.Kick() }}
+	svc := &rules.Service{Store: db, Now: time.Now, Admit: lc.Admit}
+	svc.OnCreated().Bind(func(*rules.Payout) { lc.Kick() })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { lc.Run(ctx); close(done) }()

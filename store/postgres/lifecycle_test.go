@@ -35,8 +35,8 @@ func newInstance(t *testing.T, url string, clk *testClock) *instance {
 	db := openDB(t, url, Options{})
 	rail := &rules.SimulatedRail{Delay: 2 * time.Second, BatchDelay: 30 * time.Second, Now: clk.Now}
 	lc := &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail },
-		Merchants: db.Merchant, Now: clk.Now,
-		OnFinal: func(p *rules.Payout, m *rules.Merchant) []rules.Event { return rules.OutcomeEvents(p, m, clk.Now()) }}
+		Merchants: db.Merchant, Now: clk.Now}
+	lc.OnFinal().Bind(rules.OutcomeEventsHook(clk.Now))
 	return &instance{db: db, lc: lc, svc: &rules.Service{Store: db, Now: clk.Now, Admit: lc.Admit}}
 }
 

@@ -47,8 +47,8 @@ func newLifeWorld(t *testing.T, s rules.Storage) *lifeWorld {
 	}
 	rail := &rules.SimulatedRail{Delay: lifeRTDelay, BatchDelay: lifeBatchDelay, Now: clk.Now}
 	lc := &rules.Lifecycle{Store: s, Rail: func(rules.Channel) rules.Rail { return rail }, Merchants: s.Merchant, Now: clk.Now,
-		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-		OnFinal: func(p *rules.Payout, m *rules.Merchant) []rules.Event { return rules.OutcomeEvents(p, m, clk.Now()) }}
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	lc.OnFinal().Bind(rules.OutcomeEventsHook(clk.Now))
 	return &lifeWorld{s: s, clk: clk, lc: lc, m: m}
 }
 
