@@ -126,9 +126,6 @@ type BatchStore interface {
 	UsedOrderIDs(merchantID string, orderIDs []string) (map[string]int64, error)
 }
 
-// DumpBatch is a batch with its items (payouts migrate).
-const DumpBatch = "batch"
-
 // DumpedBatch is a batch with its items as dumped.
 type DumpedBatch struct {
 	Batch *Batch      `json:"batch"`

@@ -222,17 +222,6 @@ func (c *DeliveryChaos) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// The event log's dump kinds (payouts migrate), after the others.
-const (
-	DumpLoggedEvent   = "logged-event"   // LoggedEvent, with its Seq
-	DumpInboxItem     = "inbox-item"     // DumpedInboxItem, in each merchant's order
-	DumpDeliveryChaos = "delivery-chaos" // DumpedDeliveryChaos
-)
-
-func init() {
-	DumpKinds = append(DumpKinds, DumpLoggedEvent, DumpInboxItem, DumpDeliveryChaos, DumpBatch)
-}
-
 // DumpedInboxItem is one item of a merchant's sandbox inbox.
 type DumpedInboxItem struct {
 	MerchantID string    `json:"merchantId"`

@@ -205,11 +205,6 @@ func CountryOfCurrency(currency string) string {
 	return ""
 }
 
-// DumpLedgerEntry is the dump kind of a balance's ledger entries (payouts migrate).
-const DumpLedgerEntry = "ledgerEntry"
-
-func init() { DumpKinds = append(DumpKinds, DumpLedgerEntry) }
-
 // DumpedLedgerEntry is one entry of one balance.
 type DumpedLedgerEntry struct {
 	MerchantID string `json:"merchantId"`

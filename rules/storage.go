@@ -206,7 +206,7 @@ type DumpRecord struct {
 	Value json.RawMessage `json:"value"`
 }
 
-// Dump kinds, in the order Dump gives them and Restore writes them.
+// The kinds of record a store holds, each with the type its Value holds.
 const (
 	DumpMerchant        = "merchant"         // Merchant
 	DumpBalance         = "balance"          // DumpedBalance
@@ -221,11 +221,22 @@ const (
 	DumpScripts         = "scripts"          // DumpedScripts
 	DumpDirectory       = "directory"        // DumpedDirectoryEntry
 	DumpIntegrationUser = "integration-user" // IntegrationUser
+	DumpLoggedEvent     = "logged-event"     // LoggedEvent, with its Seq
+	DumpInboxItem       = "inbox-item"       // DumpedInboxItem, in each merchant's order
+	DumpDeliveryChaos   = "delivery-chaos"   // DumpedDeliveryChaos
+	DumpBatch           = "batch"            // DumpedBatch: a batch with its items
+	DumpLedgerEntry     = "ledgerEntry"      // DumpedLedgerEntry
+	DumpUser            = "user"             // User, with its hashes and sealed secret
+	DumpAudit           = "audit"            // AuditEntry, with its id
 )
 
-// DumpKinds are the kinds in order.
+// DumpKinds are every kind, in the order Dump gives them and Restore writes them: a
+// merchant before what is its, a payout before its events. A new kind goes here, in each
+// engine's dump and restore tables (store/bolt/dump.go, store/postgres/dump.go), and in the
+// conformance suite's fill of every kind (storetest).
 var DumpKinds = []string{DumpMerchant, DumpBalance, DumpPayout, DumpEvent, DumpDelivered, DumpMail, DumpCard,
-	DumpSession, DumpCardSession, DumpClock, DumpScripts, DumpDirectory, DumpIntegrationUser}
+	DumpSession, DumpCardSession, DumpClock, DumpScripts, DumpDirectory, DumpIntegrationUser,
+	DumpLoggedEvent, DumpInboxItem, DumpDeliveryChaos, DumpBatch, DumpLedgerEntry, DumpUser, DumpAudit}
 
 // DumpedBalance is a merchant's balance with its ledger totals. Balance's JSON leaves the
 // totals out (they are not on the wire), so a dumped balance carries them beside it:

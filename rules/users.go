@@ -227,12 +227,3 @@ type UserStore interface {
 	// UpdateUser changes a user in one transaction (the email stays); fn's error aborts.
 	UpdateUser(id string, fn func(*User) error) (*User, error)
 }
-
-// Dump kinds of the named users and the audit log, after the others (this file's init
-// runs after eventlog.go's).
-const (
-	DumpUser  = "user"  // User, with its hashes and sealed secret
-	DumpAudit = "audit" // AuditEntry, with its id
-)
-
-func init() { DumpKinds = append(DumpKinds, DumpUser, DumpAudit) }

@@ -1,5 +1,7 @@
 package templates
 
+import "maps"
+
 // Words are the dashboard's texts in one language, by key.
 type Words map[string]string
 
@@ -22,7 +24,31 @@ func DashWords(lang string) Words {
 // DashLangs are the languages of the dashboard.
 var DashLangs = []string{"es", "en"}
 
-var dashES = Words{
+// dashParts are the dashboard's texts in Spanish and English: the frame's and the first
+// pages', then each later page's. A key is in one part only (TestDashboardPartsDoNotOverlap).
+var dashParts = []struct{ es, en Words }{
+	{frameWordsES, frameWordsEN},
+	{batchWordsES, batchWordsEN},
+	{eventWordsES, eventWordsEN},
+	{ledgerWordsES, ledgerWordsEN},
+	{newPayoutWordsES, newPayoutWordsEN},
+	{scriptWordsES, scriptWordsEN},
+	{userWordsES, userWordsEN},
+}
+
+// dashES and dashEN are every text of the dashboard, in one language each.
+var dashES, dashEN = joinWords(dashParts)
+
+func joinWords(parts []struct{ es, en Words }) (es, en Words) {
+	es, en = Words{}, Words{}
+	for _, p := range parts {
+		maps.Copy(es, p.es)
+		maps.Copy(en, p.en)
+	}
+	return es, en
+}
+
+var frameWordsES = Words{
 	"app": "Payouts", "skip": "Ir al contenido", "otherLang": "English", "logout": "Cerrar sesión", "nav": "Secciones",
 	"nav.overview": "Resumen", "nav.payouts": "Pagos", "nav.deliveries": "Envíos", "nav.merchants": "Comercios",
 	"nav.mail": "Correo", "nav.docs": "API",
@@ -93,7 +119,7 @@ var dashES = Words{
 	"unavailable":       "El panel no puede conectarse con su base de datos en este momento. Vuelva a intentarlo en unos segundos.",
 }
 
-var dashEN = Words{
+var frameWordsEN = Words{
 	"app": "Payouts", "skip": "Skip to content", "otherLang": "Español", "logout": "Sign out", "nav": "Sections",
 	"nav.overview": "Overview", "nav.payouts": "Payouts", "nav.deliveries": "Deliveries", "nav.merchants": "Merchants",
 	"nav.mail": "Mail", "nav.docs": "API",

@@ -50,15 +50,6 @@ type InboxView struct {
 // EventRow is one logged event in the merchant's event list.
 type EventRow struct{ EventID, EventHref, Type, PayoutID, Created, Delivered, Attempts string }
 
-func init() {
-	for k, v := range eventWordsES {
-		dashES[k] = v
-	}
-	for k, v := range eventWordsEN {
-		dashEN[k] = v
-	}
-}
-
 var eventWordsES = Words{
 	"wh.title": "Notificaciones", "wh.url": "notificationUrl", "wh.noURL": "Sin notificationUrl: no se envían notificaciones.",
 	"wh.inbox": "Bandeja de notificaciones (sandbox)", "wh.events": "Eventos y sus intentos",

@@ -47,15 +47,6 @@ type ReconcileView struct {
 // ReconcileDay is one day of a reconciliation.
 type ReconcileDay struct{ Date, Opening, Movements, Closing string }
 
-func init() {
-	for k, v := range ledgerWordsES {
-		dashES[k] = v
-	}
-	for k, v := range ledgerWordsEN {
-		dashEN[k] = v
-	}
-}
-
 var ledgerWordsES = Words{
 	"led.link": "Libro mayor", "led.title": "Libro mayor", "led.entries": "Movimientos",
 	"led.none": "Sin movimientos en esta moneda.", "led.id": "N.º", "led.type": "Tipo", "led.amount": "Monto",

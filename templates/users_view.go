@@ -88,15 +88,6 @@ type MessageView struct {
 	Message string
 }
 
-func init() {
-	for k, v := range userWordsES {
-		dashES[k] = v
-	}
-	for k, v := range userWordsEN {
-		dashEN[k] = v
-	}
-}
-
 var userWordsES = Words{
 	"nav.users": "Usuarios", "nav.audit": "Auditoría", "nav.account": "Mi cuenta",
 	"login.user": "Con tu usuario", "login.email": "Email", "login.password": "Contraseña",

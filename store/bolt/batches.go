@@ -20,16 +20,12 @@ var (
 	bBatchRun   = []byte("batch_run")       // be64(id) → nil: batches the runner still has work on
 )
 
-func init() {
-	allBuckets = append(allBuckets, bBatches, bBatchIDs, bBatchMerch, bBatchItems, bBatchRun)
-	dumpers[rules.DumpBatch] = dumpBatches
-	moreRestores[rules.DumpBatch] = func(tx *bbolt.Tx, raw json.RawMessage) error {
-		var d rules.DumpedBatch
-		if err := json.Unmarshal(raw, &d); err != nil {
-			return err
-		}
-		return restoreBatch(tx, d)
+func restoreBatchRecord(tx *bbolt.Tx, raw json.RawMessage) error {
+	var d rules.DumpedBatch
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return err
 	}
+	return restoreBatch(tx, d)
 }
 
 func itemKey(id int64, seq int) []byte {

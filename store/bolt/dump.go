@@ -21,7 +21,7 @@ import (
 // as a write would have built it. The lookup request ids are not dumped: they only refuse
 // a reused id for a day.
 
-// dumpers emit the records of one kind.
+// dumpers emit the records of one kind: one for each of rules.DumpKinds.
 var dumpers = map[string]func(tx *bbolt.Tx, emit emitFunc) error{
 	rules.DumpMerchant:        dumpMerchants,
 	rules.DumpBalance:         dumpBalances,
@@ -36,6 +36,13 @@ var dumpers = map[string]func(tx *bbolt.Tx, emit emitFunc) error{
 	rules.DumpScripts:         dumpScripts,
 	rules.DumpDirectory:       dumpDirectory,
 	rules.DumpIntegrationUser: dumpIntegrationUsers,
+	rules.DumpLoggedEvent:     dumpLoggedEvents,
+	rules.DumpInboxItem:       dumpInboxItems,
+	rules.DumpDeliveryChaos:   dumpDeliveryChaos,
+	rules.DumpBatch:           dumpBatches,
+	rules.DumpLedgerEntry:     dumpEntries,
+	rules.DumpUser:            dumpUsers,
+	rules.DumpAudit:           dumpAudit,
 }
 
 // emitFunc hands one record of a kind to Dump's caller.
@@ -380,8 +387,17 @@ func restore(tx *bbolt.Tx, r rules.DumpRecord) error {
 	return fmt.Errorf("store: unknown record kind %q", r.Kind)
 }
 
-// moreRestores write the kinds whose records live in files of their own (eventlog_dump.go).
-var moreRestores = map[string]func(tx *bbolt.Tx, raw json.RawMessage) error{}
+// moreRestores write the kinds that restore's switch does not: those of the features
+// in files of their own. With that switch, one for each of rules.DumpKinds.
+var moreRestores = map[string]func(tx *bbolt.Tx, raw json.RawMessage) error{
+	rules.DumpLoggedEvent:   restoreLoggedEvent,
+	rules.DumpInboxItem:     restoreInboxItem,
+	rules.DumpDeliveryChaos: restoreDeliveryChaos,
+	rules.DumpBatch:         restoreBatchRecord,
+	rules.DumpLedgerEntry:   restoreEntry,
+	rules.DumpUser:          restoreUser,
+	rules.DumpAudit:         restoreAudit,
+}
 
 // restoreMerchant writes a merchant under its id and moves the numbering of merchants past
 // a numeric id.

@@ -17,8 +17,6 @@ import (
 // → the entry, encoded compactly (encodeEntry); written with the balance they move.
 var bEntries = []byte("ledger_entries")
 
-func init() { allBuckets = append(allBuckets, bEntries) }
-
 // entryPrefix is the key prefix of one balance's entries.
 func entryPrefix(merchantID, country, currency string) []byte {
 	return append(key(merchantID, country, currency), 0)
@@ -196,11 +194,6 @@ func openEntries(tx *bbolt.Tx, now time.Time) error {
 		}
 	}
 	return nil
-}
-
-func init() {
-	dumpers[rules.DumpLedgerEntry] = dumpEntries
-	moreRestores[rules.DumpLedgerEntry] = restoreEntry
 }
 
 func dumpEntries(tx *bbolt.Tx, emit emitFunc) error {

@@ -13,15 +13,6 @@ import (
 
 // Dump and Restore of the event log, the sandbox inbox and the delivery chaos (rules.EventLog).
 
-func init() {
-	dumpers[rules.DumpLoggedEvent] = dumpLoggedEvents
-	dumpers[rules.DumpInboxItem] = dumpInboxItems
-	dumpers[rules.DumpDeliveryChaos] = dumpDeliveryChaos
-	moreRestores[rules.DumpLoggedEvent] = restoreLoggedEvent
-	moreRestores[rules.DumpInboxItem] = restoreInboxItem
-	moreRestores[rules.DumpDeliveryChaos] = restoreDeliveryChaos
-}
-
 func dumpLoggedEvents(tx *bbolt.Tx, emit emitFunc) error {
 	b := tx.Bucket(bEventLog)
 	if b == nil {

@@ -38,7 +38,8 @@ var (
 	bCardByPay   = []byte("cards_payout") // be64(payoutId) → card token for one payout
 	bMisc        = []byte("misc")         // small per-feature records
 	allBuckets   = [][]byte{bMeta, bMerchants, bPayouts, bPayoutState, bOrders, bByMerch, bByStage, bByStatus,
-		bBalances, bDue, bOutbox, bSessions, bCards, bCardByPay, bMisc, bOutboxSent, bOutboxDead, bMailbox, bOutboxDue}
+		bBalances, bDue, bOutbox, bSessions, bCards, bCardByPay, bMisc, bOutboxSent, bOutboxDead, bMailbox, bOutboxDue,
+		bEntries, bUsers, bUserEmails, bAudit, bBatches, bBatchIDs, bBatchMerch, bBatchItems, bBatchRun}
 )
 
 // ErrNotFound is returned when a record does not exist.

@@ -20,33 +20,29 @@ var (
 	bAudit      = []byte("audit")       // be64(id) → AuditEntry JSON
 )
 
-func init() {
-	allBuckets = append(allBuckets, bUsers, bUserEmails, bAudit)
-	dumpers[rules.DumpUser] = dumpUsers
-	dumpers[rules.DumpAudit] = dumpAudit
-	moreRestores[rules.DumpUser] = func(tx *bbolt.Tx, raw json.RawMessage) error {
-		var u rules.User
-		if err := json.Unmarshal(raw, &u); err != nil {
+func restoreUser(tx *bbolt.Tx, raw json.RawMessage) error {
+	var u rules.User
+	if err := json.Unmarshal(raw, &u); err != nil {
+		return err
+	}
+	return putNewUser(tx, &u)
+}
+
+func restoreAudit(tx *bbolt.Tx, raw json.RawMessage) error {
+	var e rules.AuditEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return err
+	}
+	if e.ID <= 0 {
+		return fmt.Errorf("an audit entry without its id")
+	}
+	b := tx.Bucket(bAudit)
+	if seq := b.Sequence(); uint64(e.ID) > seq {
+		if err := b.SetSequence(uint64(e.ID)); err != nil {
 			return err
 		}
-		return putNewUser(tx, &u)
 	}
-	moreRestores[rules.DumpAudit] = func(tx *bbolt.Tx, raw json.RawMessage) error {
-		var e rules.AuditEntry
-		if err := json.Unmarshal(raw, &e); err != nil {
-			return err
-		}
-		if e.ID <= 0 {
-			return fmt.Errorf("an audit entry without its id")
-		}
-		b := tx.Bucket(bAudit)
-		if seq := b.Sequence(); uint64(e.ID) > seq {
-			if err := b.SetSequence(uint64(e.ID)); err != nil {
-				return err
-			}
-		}
-		return putJSON(b, be64(uint64(e.ID)), &e)
-	}
+	return putJSON(b, be64(uint64(e.ID)), &e)
 }
 
 // CreateUser stores a new user; rules.ErrExists when its id or email is taken.

@@ -15,12 +15,6 @@ import (
 // written and recorded set-based (unnest), so that a 10,000-item batch costs a constant
 // number of round trips; their payouts' stage and status come with them by a join.
 
-func init() {
-	dumpQueries[rules.DumpBatch] = []dumpQuery{{`SELECT b.doc, COALESCE((SELECT jsonb_agg(i.doc ORDER BY i.seq)
-		FROM batch_items i WHERE i.batch_id = b.id), '[]'::jsonb) FROM batches b ORDER BY b.id`, scanDumpedBatch}}
-	restoreWrites[rules.DumpBatch] = restoreDumpedBatch
-}
-
 func batchRunnable(b *rules.Batch) bool {
 	return b.Status == rules.BatchApproved || b.Status == rules.BatchProcessing ||
 		b.Status == rules.BatchCompleted && b.NotifiedAt.IsZero()

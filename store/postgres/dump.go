@@ -25,7 +25,7 @@ type dumpQuery struct {
 	scan func(pgx.CollectableRow) (any, error)
 }
 
-// dumpQueries are the queries of each kind, in the order the kind's records come.
+// dumpQueries are the queries of each of rules.DumpKinds, in the order the kind's records come.
 var dumpQueries = map[string][]dumpQuery{
 	rules.DumpMerchant: {{`SELECT doc FROM merchants ORDER BY id COLLATE "C"`, scanDumpedMerchant}},
 	rules.DumpBalance: {{`SELECT merchant_id, country, currency, available, balance, funded, processed, reversed
@@ -46,6 +46,17 @@ var dumpQueries = map[string][]dumpQuery{
 	rules.DumpDirectory: {{`SELECT country, id, entry FROM directory
 		ORDER BY country COLLATE "C", id COLLATE "C"`, scanDumpedDirectoryEntry}},
 	rules.DumpIntegrationUser: {{`SELECT doc FROM integration_users ORDER BY user_name COLLATE "C"`, scanDumpedIntegrationUser}},
+	rules.DumpLoggedEvent:     {{`SELECT ` + eventColumns + ` FROM event_log ORDER BY seq`, scanDumpedLoggedEvent}},
+	rules.DumpInboxItem: {{`SELECT merchant_id, event_id, received_at, headers, body, signature_valid
+		FROM sandbox_inbox ORDER BY merchant_id COLLATE "C", seq`, scanDumpedInboxItem}},
+	rules.DumpDeliveryChaos: {{`SELECT merchant_id, chaos FROM delivery_chaos
+		ORDER BY merchant_id COLLATE "C"`, scanDumpedDeliveryChaos}},
+	rules.DumpBatch: {{`SELECT b.doc, COALESCE((SELECT jsonb_agg(i.doc ORDER BY i.seq)
+		FROM batch_items i WHERE i.batch_id = b.id), '[]'::jsonb) FROM batches b ORDER BY b.id`, scanDumpedBatch}},
+	rules.DumpLedgerEntry: {{`SELECT merchant_id, country, currency, ` + entrySelect + ` FROM ledger_entries
+		ORDER BY merchant_id COLLATE "C", country COLLATE "C", currency COLLATE "C", id`, scanDumpedEntry}},
+	rules.DumpUser:  {{`SELECT doc FROM users ORDER BY id COLLATE "C"`, scanDumpedUser}},
+	rules.DumpAudit: {{`SELECT id, doc FROM audit_log ORDER BY id`, scanDumpedAudit}},
 }
 
 // Dump calls fn with every record of the database, kind after kind in the order of
@@ -313,7 +324,7 @@ func advanceSequences(ctx context.Context, tx pgx.Tx) error {
 // restoreWrite decodes a record's value into the statement that writes it.
 type restoreWrite func(json.RawMessage) (sql string, args []any, err error)
 
-// restoreWrites are the writes of each kind.
+// restoreWrites are the writes of each of rules.DumpKinds.
 var restoreWrites = map[string]restoreWrite{
 	rules.DumpMerchant:        restoreMerchant,
 	rules.DumpBalance:         restoreBalance,
@@ -328,6 +339,13 @@ var restoreWrites = map[string]restoreWrite{
 	rules.DumpScripts:         restoreScripts,
 	rules.DumpDirectory:       restoreDirectoryEntry,
 	rules.DumpIntegrationUser: restoreIntegrationUser,
+	rules.DumpLoggedEvent:     restoreLoggedEvent,
+	rules.DumpInboxItem:       restoreInboxItem,
+	rules.DumpDeliveryChaos:   restoreDeliveryChaos,
+	rules.DumpBatch:           restoreDumpedBatch,
+	rules.DumpLedgerEntry:     restoreEntry,
+	rules.DumpUser:            restoreUser,
+	rules.DumpAudit:           restoreAudit,
 }
 
 func restoreMerchant(raw json.RawMessage) (string, []any, error) {

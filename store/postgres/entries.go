@@ -174,12 +174,6 @@ func checkEntries(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
-func init() {
-	dumpQueries[rules.DumpLedgerEntry] = []dumpQuery{{`SELECT merchant_id, country, currency, ` + entrySelect + ` FROM ledger_entries
-		ORDER BY merchant_id COLLATE "C", country COLLATE "C", currency COLLATE "C", id`, scanDumpedEntry}}
-	restoreWrites[rules.DumpLedgerEntry] = restoreEntry
-}
-
 func scanDumpedEntry(r pgx.CollectableRow) (any, error) {
 	var d rules.DumpedLedgerEntry
 	var typ string

@@ -14,17 +14,7 @@ import (
 // in store/bolt's order: events by seq, inbox items by merchant then arrival, chaos by
 // merchant.
 
-func init() {
-	dumpQueries[rules.DumpLoggedEvent] = []dumpQuery{{`SELECT ` + eventColumns + ` FROM event_log ORDER BY seq`,
-		func(r pgx.CollectableRow) (any, error) { return scanLoggedEvent(r) }}}
-	dumpQueries[rules.DumpInboxItem] = []dumpQuery{{`SELECT merchant_id, event_id, received_at, headers, body, signature_valid
-		FROM sandbox_inbox ORDER BY merchant_id COLLATE "C", seq`, scanDumpedInboxItem}}
-	dumpQueries[rules.DumpDeliveryChaos] = []dumpQuery{{`SELECT merchant_id, chaos FROM delivery_chaos
-		ORDER BY merchant_id COLLATE "C"`, scanDumpedDeliveryChaos}}
-	restoreWrites[rules.DumpLoggedEvent] = restoreLoggedEvent
-	restoreWrites[rules.DumpInboxItem] = restoreInboxItem
-	restoreWrites[rules.DumpDeliveryChaos] = restoreDeliveryChaos
-}
+func scanDumpedLoggedEvent(r pgx.CollectableRow) (any, error) { return scanLoggedEvent(r) }
 
 func scanDumpedInboxItem(r pgx.CollectableRow) (any, error) {
 	var d rules.DumpedInboxItem

@@ -16,34 +16,32 @@ import (
 // The named users (one row each, rules.User as JSON) and the audit log: see
 // migrations/00004_users_audit.sql.
 
-func init() {
-	dumpQueries[rules.DumpUser] = []dumpQuery{{`SELECT doc FROM users ORDER BY id COLLATE "C"`,
-		func(r pgx.CollectableRow) (any, error) { return scanUser(r) }}}
-	dumpQueries[rules.DumpAudit] = []dumpQuery{{`SELECT id, doc FROM audit_log ORDER BY id`,
-		func(r pgx.CollectableRow) (any, error) { return scanAudit(r) }}}
-	restoreWrites[rules.DumpUser] = func(raw json.RawMessage) (string, []any, error) {
-		var u rules.User
-		if err := json.Unmarshal(raw, &u); err != nil {
-			return "", nil, err
-		}
-		args, err := userArgs(&u)
-		return `INSERT INTO users (id, email_key, setup_hash, created_at, doc) VALUES ($1, $2, $3, $4, $5)`, args, err
+func scanDumpedUser(r pgx.CollectableRow) (any, error)  { return scanUser(r) }
+func scanDumpedAudit(r pgx.CollectableRow) (any, error) { return scanAudit(r) }
+
+func restoreUser(raw json.RawMessage) (string, []any, error) {
+	var u rules.User
+	if err := json.Unmarshal(raw, &u); err != nil {
+		return "", nil, err
 	}
-	restoreWrites[rules.DumpAudit] = func(raw json.RawMessage) (string, []any, error) {
-		var e rules.AuditEntry
-		if err := json.Unmarshal(raw, &e); err != nil {
-			return "", nil, err
-		}
-		if e.ID <= 0 {
-			return "", nil, errors.New("an audit entry without its id")
-		}
-		doc, err := auditDoc(&e)
-		return `WITH ins AS (INSERT INTO audit_log (id, at, principal, actor_name, action, merchant_id, doc)
-				VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id)
-			SELECT setval(pg_get_serial_sequence('audit_log', 'id'), GREATEST((SELECT id FROM ins),
-				(SELECT last_value FROM audit_log_id_seq)))`,
-			[]any{e.ID, e.At.UTC(), e.Principal, e.ActorName, e.Action, e.MerchantID, doc}, err
+	args, err := userArgs(&u)
+	return `INSERT INTO users (id, email_key, setup_hash, created_at, doc) VALUES ($1, $2, $3, $4, $5)`, args, err
+}
+
+func restoreAudit(raw json.RawMessage) (string, []any, error) {
+	var e rules.AuditEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return "", nil, err
 	}
+	if e.ID <= 0 {
+		return "", nil, errors.New("an audit entry without its id")
+	}
+	doc, err := auditDoc(&e)
+	return `WITH ins AS (INSERT INTO audit_log (id, at, principal, actor_name, action, merchant_id, doc)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id)
+		SELECT setval(pg_get_serial_sequence('audit_log', 'id'), GREATEST((SELECT id FROM ins),
+			(SELECT last_value FROM audit_log_id_seq)))`,
+		[]any{e.ID, e.At.UTC(), e.Principal, e.ActorName, e.Action, e.MerchantID, doc}, err
 }
 
 func userArgs(u *rules.User) ([]any, error) {
