@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -54,45 +55,43 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 	if err := checkKeyFiles(cfg, logger); err != nil {
 		return err
 	}
+	// What Run opens goes onto one stack, closed in reverse on the way out: at once on a
+	// failure, within the drain timeout on shutdown.
+	var opened closers
+	defer opened.unwind(context.Background())
 	// The address first: when it is taken, nothing is created (no data directory, no admin
 	// token, no demo merchant) and nothing is printed as shown once.
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return listenError("--addr", err)
 	}
+	opened.push("", func(context.Context) error { return ln.Close() }) // the server's shutdown closes it first
 	// With --https or --tls-cert: the plain HTTP listener and the certificate files (https.go).
 	https, err := listenHTTPS(cfg, logger)
 	if err != nil {
-		ln.Close()
 		return err
 	}
-	defer https.stop()
+	opened.push("", func(context.Context) error { https.stop(); return nil })
 	if cfg.BenchSeedFrom != "" {
 		if err := seedDataDir(cfg.Data, cfg.BenchSeedFrom); err != nil {
-			ln.Close()
 			return err
 		}
 	}
 	if cfg.tracing, err = startTracing(cfg, getenv, logger); err != nil {
-		ln.Close()
 		return err
 	}
-	var tracingBy time.Time // the drain's deadline once it started; zero before
-	defer func() { cfg.tracing.stop(tracingBy, logger) }()
+	opened.push("", func(ctx context.Context) error {
+		by, _ := ctx.Deadline() // the last spans are exported within the drain
+		cfg.tracing.stop(by, logger)
+		return nil
+	})
 	db, sealer, err := open(ctx, cfg, opts)
 	if err != nil {
-		ln.Close()
 		return err
 	}
-	draining := false // the drain closes the store itself, within its timeout
-	defer func() {
-		if !draining {
-			db.Close()
-		}
-	}()
+	opened.push("the database, not closed", func(context.Context) error { db.Close(); return nil })
 	token, err := adminToken(cfg, stdout)
 	if err != nil {
-		ln.Close()
 		return err
 	}
 	base := https.reachableBase(ln.Addr())
@@ -101,59 +100,92 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 	}
 	app, err := newApp(cfg, opts, db, sealer, logger, token)
 	if err != nil {
-		ln.Close()
 		return err
 	}
+	opened.push("the workers (lifecycle, deliveries) in the middle of a step", func(context.Context) error { app.stop(); return nil })
 	if err := https.start(app, db, sealer, ln.Addr(), stdout); err != nil {
-		ln.Close()
-		app.stop()
 		return err
 	}
 	if !cfg.NoDemo && !cfg.OnPostgres() { // on PostgreSQL, instances starting together would each seed one
 		if err := seedDemo(db, sealer, app, base, adminTokenSource(cfg), stdout); err != nil {
-			ln.Close()
-			app.stop()
 			return err
 		}
 	}
+	if cfg.PprofAddr != "" {
+		stopPprof, err := servePprof(cfg.PprofAddr, logger)
+		if err != nil {
+			return err
+		}
+		opened.push("", func(context.Context) error { stopPprof(); return nil })
+	}
+	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
+	if cfg.MetricsAddr != "" {
+		stopMetrics, err := serveMetrics(cfg.MetricsAddr, app.metrics, errorLog, stdout)
+		if err != nil {
+			return err
+		}
+		opened.push("", func(context.Context) error { stopMetrics(); return nil })
+	}
+	srv := newHTTPServer(app, errorLog)
+	errc := make(chan error, 1)
+	go func() { errc <- https.serve(srv, ln) }()
+	// First on the way out: the requests end (the drain waits for them) before the workers
+	// and the store close under them.
+	opened.push("requests still running (their connections closed)", func(ctx context.Context) error {
+		if _, ok := ctx.Deadline(); !ok {
+			return srv.Close()
+		}
+		if err := srv.Shutdown(ctx); err != nil {
+			srv.Close()
+			return err
+		}
+		return nil
+	})
+	announce(cfg, base, logger, stdout)
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: draining requests", "drain_timeout", cfg.DrainTimeout.String())
+	return drain(cfg.DrainTimeout, logger, &opened, db)
+}
+
+// newHTTPServer serves the app, with its timeouts; the long-lived requests (the event
+// streams) end when it shuts down.
+func newHTTPServer(app *app, errorLog *log.Logger) *http.Server {
 	srv := &http.Server{
 		Handler:           app.handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ErrorLog:          errorLog,
 	}
 	for _, f := range app.onShutdown {
 		srv.RegisterOnShutdown(f)
 	}
-	if cfg.PprofAddr != "" {
-		stopPprof, err := servePprof(cfg.PprofAddr, logger)
-		if err != nil {
-			ln.Close()
-			app.stop()
-			return err
-		}
-		defer stopPprof()
+	return srv
+}
+
+// serveMetrics serves the metrics on a listener of their own (a private interface, for the
+// scraper), without the admin token, until stop.
+func serveMetrics(addr string, metrics http.Handler, errorLog *log.Logger, stdout io.Writer) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
 	}
-	errc := make(chan error, 2)
-	go func() { errc <- https.serve(srv, ln) }()
-	if cfg.MetricsAddr != "" {
-		// Metrics on a listener of their own (a private interface, for the scraper), without
-		// the admin token; it closes with the server.
-		mln, err := net.Listen("tcp", cfg.MetricsAddr)
-		if err != nil {
-			srv.Close()
-			app.stop()
-			return fmt.Errorf("--metrics-addr: %w", err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", app.metrics)
-		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: srv.ErrorLog}
-		go msrv.Serve(mln)
-		defer msrv.Close()
-		fmt.Fprintf(stdout, "metrics served on http://%s/metrics\n", mln.Addr())
-	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: errorLog}
+	go srv.Serve(ln)
+	fmt.Fprintf(stdout, "metrics served on http://%s/metrics\n", ln.Addr())
+	return func() { srv.Close() }, nil
+}
+
+// announce tells the operator where the server listens.
+func announce(cfg Config, base string, logger *slog.Logger, stdout io.Writer) {
 	where := "data " + cfg.Data
 	if cfg.OnPostgres() {
 		where = "PostgreSQL " + RedactURL(cfg.Database)
@@ -161,38 +193,51 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 	fmt.Fprintf(stdout, "dashboard %s/dashboard (sign in with the admin token), API reference %s/docs\n", base, base)
 	fmt.Fprintf(stdout, "payouts %s listening on %s (%s, sandbox %v)\n", Version(), base, where, cfg.Sandbox)
 	logger.Info("listening", "addr", base, "version", Version())
+}
 
-	select {
-	case err := <-errc:
-		app.stop()
-		return err
-	case <-ctx.Done():
+// closers are what Run opened, closed in the reverse order, once. A closer with a name is
+// bounded by the drain: one that has not finished by its deadline is left running and
+// named; the others are quick, or bound themselves by the context's deadline.
+type closers []closer
+
+type closer struct {
+	abandoned string // what is left behind when the drain gives up on it; "": not bounded
+	close     func(ctx context.Context) error
+}
+
+func (cs *closers) push(abandoned string, close func(ctx context.Context) error) {
+	*cs = append(*cs, closer{abandoned, close})
+}
+
+// unwind closes everything in reverse order and empties the stack. Under a deadline (the
+// drain) a named closer gets what is left of it, and unwind returns those that did not
+// finish in time or failed; without one each is waited for.
+func (cs *closers) unwind(ctx context.Context) (abandoned []string) {
+	all := *cs
+	*cs = nil
+	deadline, bounded := ctx.Deadline()
+	for i := len(all) - 1; i >= 0; i-- {
+		c := all[i]
+		if !bounded || c.abandoned == "" {
+			c.close(ctx)
+			continue
+		}
+		var err error
+		if !finishBy(deadline, func() { err = c.close(ctx) }) || err != nil {
+			abandoned = append(abandoned, c.abandoned)
+		}
 	}
-	logger.Info("shutting down: draining requests", "drain_timeout", cfg.DrainTimeout.String())
-	draining = true
-	tracingBy = time.Now().Add(cfg.DrainTimeout) // the last spans are exported within the drain
-	return drain(cfg.DrainTimeout, logger, srv, app, db)
+	return abandoned
 }
 
 // drain stops the server within timeout: requests, then the workers, then the store each
 // get what is left of it; whatever has not finished by then is abandoned and logged, and the
 // process exits anyway. A stalled disk must not keep a SIGTERM waiting for ever: what was
 // not committed was never acknowledged.
-func drain(timeout time.Duration, logger *slog.Logger, srv *http.Server, a *app, db rules.Storage) error {
-	deadline := time.Now().Add(timeout)
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+func drain(timeout time.Duration, logger *slog.Logger, opened *closers, db rules.Storage) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	var abandoned []string
-	if err := srv.Shutdown(ctx); err != nil {
-		srv.Close()
-		abandoned = append(abandoned, "requests still running (their connections closed)")
-	}
-	if !finishBy(deadline, a.stop) {
-		abandoned = append(abandoned, "the workers (lifecycle, deliveries) in the middle of a step")
-	}
-	if !finishBy(deadline, func() { db.Close() }) {
-		abandoned = append(abandoned, "the database, not closed")
-	}
+	abandoned := opened.unwind(ctx)
 	if len(abandoned) == 0 {
 		logger.Info("stopped cleanly")
 		return nil
