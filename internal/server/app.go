@@ -34,6 +34,7 @@ func (a *app) stop() {
 // and workers.
 type wiring struct {
 	cfg     Config
+	run     running
 	opts    Options
 	db      rules.Storage
 	sealer  *store.Sealer
@@ -71,9 +72,9 @@ type wiring struct {
 	backups *backups
 }
 
-func newApp(cfg Config, opts Options, db rules.Storage, sealer *store.Sealer, logger *slog.Logger, token string) (*app, error) {
+func newApp(cfg Config, run running, opts Options, db rules.Storage, sealer *store.Sealer, logger *slog.Logger, token string) (*app, error) {
 	realNow := opts.now()
-	w := &wiring{cfg: cfg, opts: opts, db: db, sealer: sealer, logger: logger, now: realNow, realNow: realNow}
+	w := &wiring{cfg: cfg, run: run, opts: opts, db: db, sealer: sealer, logger: logger, now: realNow, realNow: realNow}
 	if cfg.Sandbox { // --sandbox=false ignores any offset a sandbox run left
 		clock, err := rules.NewSandboxClock(realNow, db)
 		if err != nil {
@@ -117,7 +118,7 @@ func newApp(cfg Config, opts Options, db rules.Storage, sealer *store.Sealer, lo
 		TrustedProxies:           cfg.TrustedProxies,
 		AllowHTTPNotificationURL: cfg.AllowPrivateNotifURL,
 		Sandbox:                  cfg.Sandbox,
-		PublicURL:                cfg.PublicURL,
+		PublicURL:                w.run.publicURL,
 		Now:                      w.now,
 		Logger:                   logger,
 		Observe:                  w.metrics.Observe,

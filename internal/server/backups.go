@@ -184,7 +184,7 @@ func (w *wiring) wireBackups() error {
 	}
 	b.targets = []*backupTarget{{label: "dir", where: c.BackupDir}}
 	if c.BackupS3 != "" {
-		getenv := c.getenv
+		getenv := w.run.getenv
 		if getenv == nil {
 			getenv = func(string) string { return "" }
 		}

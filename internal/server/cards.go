@@ -34,8 +34,8 @@ func (w *wiring) wireCards() error {
 		w.logger.Warn("card form sessions shortened by a test's option", "length", length)
 	}
 	cards := web.NewCards(web.Config{
-		BaseURL:       w.cfg.PublicURL,
-		BaseFromProxy: w.cfg.publicURLFromProxy,
+		BaseURL:       w.run.publicURL,
+		BaseFromProxy: w.run.publicURLFromProxy,
 		Payouts:       w.db,
 		Merchants:     w.keys.Merchant,
 		Lifecycle:     w.lc,

@@ -47,10 +47,6 @@ type Config struct {
 	DrainTimeout time.Duration
 	ClaimLease   time.Duration
 
-	// publicURLFromProxy: no PublicURL was given, so a trusted proxy's forwarded scheme and
-	// host give the card iframe's URL.
-	publicURLFromProxy bool
-
 	// HTTPS served by the binary itself (https.go): the names whose certificates ACME
 	// obtains and renews, or a certificate's own files; the plain HTTP address that
 	// answers HTTP-01 challenges and redirects to https.
@@ -69,13 +65,9 @@ type Config struct {
 	BackupS3                string
 	BackupS3Endpoint        string
 	BackupS3CredentialsFile string
-	// getenv is Run's: the S3 credentials may come from the environment.
-	getenv func(string) string
 	// Traces (tracing.go): the base URL of the OTLP/HTTP receiver spans are exported to; empty:
-	// the OTEL_EXPORTER_OTLP_ variables decide, and without them tracing is off. tracing is
-	// what Run started from it, for the store and the wiring (nil: off).
+	// the OTEL_EXPORTER_OTLP_ variables decide, and without them tracing is off.
 	OTLPEndpoint string
-	tracing      *tracing
 
 	// SecretFiles are the --X-file flags given (X → its file), already read into their
 	// values: the server looks at them as at its own key files (keyfiles.go).

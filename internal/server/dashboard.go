@@ -18,7 +18,7 @@ func (w *wiring) wireDashboard() {
 		Outbox:                   dashOutbox{w.db},
 		Sessions:                 w.db.Sessions(w.now),
 		AdminToken:               w.deps.AdminToken,
-		Secure:                   strings.HasPrefix(w.cfg.PublicURL, "https://"),
+		Secure:                   strings.HasPrefix(w.run.publicURL, "https://"),
 		Limiter:                  api.NewSignInLimiter(w.deps.AdminFailures),
 		Sandbox:                  w.cfg.Sandbox,
 		AllowHTTPNotificationURL: w.cfg.AllowPrivateNotifURL,
@@ -78,7 +78,7 @@ func (w *wiring) wireDashboard() {
 		Users:     w.deps.Users,
 		AuditLog:  w.deps.AuditLog,
 		Auditor:   w.deps.Auditor,
-		PublicURL: w.cfg.PublicURL,
+		PublicURL: w.run.publicURL,
 		Seal:      func(plain []byte, bound string) []byte { return w.sealer.Seal(plain, []byte("dashboard-totp:"+bound)) },
 		Open: func(sealed []byte, bound string) ([]byte, error) {
 			return w.sealer.Open(sealed, []byte("dashboard-totp:"+bound))

@@ -38,7 +38,7 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 	if err := cfg.Check(); err != nil {
 		return err
 	}
-	cfg.getenv = getenv
+	run := running{getenv: getenv}
 	logger := newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
 	if getenv("GOGC") == "" && getenv("GOMEMLIMIT") == "" {
 		// The live heap is a few tens of MiB (records live in the mapped file), so the
@@ -77,15 +77,15 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 			return err
 		}
 	}
-	if cfg.tracing, err = startTracing(cfg, getenv, logger); err != nil {
+	if run.tracing, err = startTracing(cfg, getenv, logger); err != nil {
 		return err
 	}
 	opened.push("", func(ctx context.Context) error {
 		by, _ := ctx.Deadline() // the last spans are exported within the drain
-		cfg.tracing.stop(by, logger)
+		run.tracing.stop(by, logger)
 		return nil
 	})
-	db, sealer, err := open(ctx, cfg, opts)
+	db, sealer, err := open(ctx, cfg, opts, run.tracing)
 	if err != nil {
 		return err
 	}
@@ -95,10 +95,11 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 		return err
 	}
 	base := https.reachableBase(ln.Addr())
-	if cfg.PublicURL == "" {
-		cfg.PublicURL, cfg.publicURLFromProxy = base, true
+	run.publicURL = cfg.PublicURL
+	if run.publicURL == "" {
+		run.publicURL, run.publicURLFromProxy = base, true
 	}
-	app, err := newApp(cfg, opts, db, sealer, logger, token)
+	app, err := newApp(cfg, run, opts, db, sealer, logger, token)
 	if err != nil {
 		return err
 	}
@@ -150,6 +151,20 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 	}
 	logger.Info("shutting down: draining requests", "drain_timeout", cfg.DrainTimeout.String())
 	return drain(cfg.DrainTimeout, logger, &opened, db)
+}
+
+// running is what Run found and started, beside the Config it was given (which it does
+// not write): the wiring reads both.
+type running struct {
+	// getenv reads the environment: the S3 credentials of the backups may come from it.
+	getenv func(string) string
+	// tracing is what Run started from Config.OTLPEndpoint and the OTEL_ variables, for the
+	// store and the wiring (nil: off).
+	tracing *tracing
+	// publicURL is Config.PublicURL, else the listener's; publicURLFromProxy: none was
+	// given, so a trusted proxy's forwarded scheme and host give the card iframe's URL.
+	publicURL          string
+	publicURLFromProxy bool
 }
 
 // newHTTPServer serves the app, with its timeouts; the long-lived requests (the event

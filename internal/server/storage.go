@@ -27,10 +27,11 @@ const (
 // file in the data directory (the default), or PostgreSQL (Database). Only this package
 // knows the engines; everything else sees rules.Storage.
 func Open(ctx context.Context, cfg Config) (rules.Storage, *store.Sealer, error) {
-	return open(ctx, cfg, Options{})
+	return open(ctx, cfg, Options{}, nil)
 }
 
-func open(ctx context.Context, cfg Config, opts Options) (rules.Storage, *store.Sealer, error) {
+// open is Open with what Run injects and the tracer it started (nil: off).
+func open(ctx context.Context, cfg Config, opts Options, tr *tracing) (rules.Storage, *store.Sealer, error) {
 	if cfg.OnPostgres() {
 		if cfg.MasterKey == "" {
 			return nil, nil, errors.New("on PostgreSQL the master key must be given (--master-key or --master-key-file): every instance needs the same one")
@@ -44,7 +45,7 @@ func open(ctx context.Context, cfg Config, opts Options) (rules.Storage, *store.
 			return nil, nil, err
 		}
 		db, err := postgres.Open(ctx, cfg.Database, postgres.Options{Instance: cfg.Instance, MaxConns: int32(cfg.DBMaxConns), Lease: cfg.ClaimLease,
-			Trace: cfg.tracing.rules()})
+			Trace: tr.rules()})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -63,7 +64,7 @@ func open(ctx context.Context, cfg Config, opts Options) (rules.Storage, *store.
 	if err := checkDataDir(dir); err != nil {
 		return nil, nil, err
 	}
-	db, err := bolt.Open(filepath.Join(dir, DatabaseFile), bolt.Options{NoSync: cfg.NoSync, Fault: opts.WriteFault, Trace: cfg.tracing.rules()})
+	db, err := bolt.Open(filepath.Join(dir, DatabaseFile), bolt.Options{NoSync: cfg.NoSync, Fault: opts.WriteFault, Trace: tr.rules()})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -187,7 +187,7 @@ func (t *tracing) rules() rules.Tracer {
 // tracer when opened (open), the notifications theirs when wired (traceDeliveries,
 // traceNotifier).
 func (w *wiring) wireTracing() {
-	t := w.cfg.tracing
+	t := w.run.tracing
 	if t == nil {
 		return
 	}
@@ -198,7 +198,7 @@ func (w *wiring) wireTracing() {
 
 // traceDeliveries spans each delivery of the given deliverers; as given when tracing is off.
 func (w *wiring) traceDeliveries(ds map[string]rules.Deliverer) map[string]rules.Deliverer {
-	t := w.cfg.tracing
+	t := w.run.tracing
 	if t == nil {
 		return ds
 	}
@@ -213,7 +213,7 @@ func (w *wiring) traceDeliveries(ds map[string]rules.Deliverer) map[string]rules
 // span, and its client tell that span the status it was answered; nothing when tracing is
 // off.
 func (w *wiring) traceNotifier(n *notify.Notifier) {
-	t := w.cfg.tracing
+	t := w.run.tracing
 	if t == nil {
 		return
 	}
@@ -350,7 +350,7 @@ type queuedResend struct {
 // it: the request's trace shows the delivery, whose traceparent the merchant receives. When
 // traces are not exported it only runs resend.
 func (w *wiring) traceResend(ctx context.Context, r queuedResend, resend func(context.Context) error) error {
-	t := w.cfg.tracing
+	t := w.run.tracing
 	if t == nil {
 		return resend(ctx)
 	}
