@@ -55,8 +55,8 @@ func TestSystemdUnitIsHardenedAndVerifies(t *testing.T) {
 	if err != nil {
 		t.Errorf("ExecStart=%s: %v", execStart, err)
 	}
-	if cfg.Data != "/var/lib/payouts" || cfg.BackupDir != "/var/backups/payouts" {
-		t.Errorf("ExecStart writes to %s and %s, not to the ReadWritePaths", cfg.Data, cfg.BackupDir)
+	if cfg.Storage.Data != "/var/lib/payouts" || cfg.Backups.Dir != "/var/backups/payouts" {
+		t.Errorf("ExecStart writes to %s and %s, not to the ReadWritePaths", cfg.Storage.Data, cfg.Backups.Dir)
 	}
 
 	analyze, err := exec.LookPath("systemd-analyze")

@@ -17,7 +17,7 @@ func TestEnvironmentVariablesAndFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Addr != "127.0.0.1:1234" || cfg.SandboxDelay.String() != "5s" || cfg.RateLimit != 7 {
+	if cfg.HTTP.Addr != "127.0.0.1:1234" || cfg.Sandbox.Delay.String() != "5s" || cfg.HTTP.RateLimit != 7 {
 		t.Fatalf("cfg %+v", cfg)
 	}
 }

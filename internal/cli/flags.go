@@ -86,8 +86,8 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) ([]
 // masterKeyFile (none when empty). A database that is not a postgres:// URL is a usage error
 // of command.
 func storeConfig(command, data, database, masterKeyFile string) (server.Config, error) {
-	cfg := server.Config{Data: data, Database: database}
-	if cfg.Database != "" && !cfg.OnPostgres() {
+	cfg := server.Config{Storage: server.StorageConfig{Data: data, Database: database}}
+	if cfg.Storage.Database != "" && !cfg.OnPostgres() {
 		return cfg, usageErrorf("%s: --database must be a postgres:// URL", command)
 	}
 	if masterKeyFile != "" {
@@ -95,7 +95,7 @@ func storeConfig(command, data, database, masterKeyFile string) (server.Config, 
 		if err != nil {
 			return cfg, fmt.Errorf("--master-key-file: %w", err)
 		}
-		cfg.MasterKey = k
+		cfg.Keys.Master = k
 	}
 	return cfg, nil
 }

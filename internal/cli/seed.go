@@ -33,7 +33,7 @@ func seedFlags(fs *flag.FlagSet) Runner {
 	data := fs.String("data", "./data", "data directory")
 	n := fs.Int("payouts", 1000, "how many settled payouts to store (the benchmarks of a loaded store use 1000000)")
 	return func(ctx context.Context, env Env, _ []string) error {
-		db, sealer, err := server.Open(context.Background(), server.Config{Data: *data})
+		db, sealer, err := server.Open(context.Background(), server.Config{Storage: server.StorageConfig{Data: *data}})
 		if err != nil {
 			return err
 		}

@@ -33,7 +33,7 @@ const benchClients = 64
 // seedStore writes n settled payouts of a new merchant straight into dir's database and
 // returns the merchant's client (without a base URL).
 func seedStore(tb testing.TB, dir string, n int) *merchantClient {
-	db, sealer, err := server.Open(context.Background(), server.Config{Data: dir, NoSync: false})
+	db, sealer, err := server.Open(context.Background(), server.Config{Storage: server.StorageConfig{Data: dir, NoSync: false}})
 	if err != nil {
 		tb.Fatal(err)
 	}

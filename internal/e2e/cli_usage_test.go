@@ -75,8 +75,8 @@ func TestCLIUsageErrorsExitTwoWithOneLine(t *testing.T) {
 		}
 	}
 	// Hidden is not removed: the flag still parses.
-	if cfg, err := cli.ServeConfig([]string{"--unsafe-no-fsync"}, func(string) string { return "" }); err != nil || !cfg.NoSync {
-		t.Errorf("--unsafe-no-fsync: %v %+v", err, cfg.NoSync)
+	if cfg, err := cli.ServeConfig([]string{"--unsafe-no-fsync"}, func(string) string { return "" }); err != nil || !cfg.Storage.NoSync {
+		t.Errorf("--unsafe-no-fsync: %v %+v", err, cfg.Storage.NoSync)
 	}
 }
 

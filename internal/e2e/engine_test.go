@@ -102,13 +102,13 @@ func openTestStore(t testing.TB, dir string) (rules.Storage, error) {
 func openTestData(t testing.TB, dir string) (rules.Storage, *store.Sealer, error) {
 	t.Helper()
 	if !onPostgresTests() {
-		return server.Open(context.Background(), server.Config{Data: dir, NoSync: false})
+		return server.Open(context.Background(), server.Config{Storage: server.StorageConfig{Data: dir, NoSync: false}})
 	}
 	key, err := store.ReadSecretFile(filepath.Join(databaseDirKeys(t, dir), "master.key"))
 	if err != nil {
 		return nil, nil, err
 	}
-	return server.Open(context.Background(), server.Config{Database: databaseFor(t, dir), MasterKey: key})
+	return server.Open(context.Background(), server.Config{Storage: server.StorageConfig{Database: databaseFor(t, dir)}, Keys: server.KeysConfig{Master: key}})
 }
 
 // storedBytes is everything a stopped test server stored, as bytes to search: the bbolt

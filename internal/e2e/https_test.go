@@ -455,20 +455,20 @@ func TestHTTPSFlagsRefusedWithAClearError(t *testing.T) {
 
 	none := func(string) string { return "" }
 	cfg, err := cli.ServeConfig([]string{"--https", " Payouts.Test. ,www.payouts.test"}, none)
-	if err != nil || cfg.Addr != ":443" || cfg.HTTPAddr != ":80" || !slices.Equal(cfg.HTTPSNames, []string{"payouts.test", "www.payouts.test"}) {
-		t.Errorf("--https: addr %q, http-addr %q, names %q, %v", cfg.Addr, cfg.HTTPAddr, cfg.HTTPSNames, err)
+	if err != nil || cfg.HTTP.Addr != ":443" || cfg.TLS.HTTPAddr != ":80" || !slices.Equal(cfg.TLS.Names, []string{"payouts.test", "www.payouts.test"}) {
+		t.Errorf("--https: addr %q, http-addr %q, names %q, %v", cfg.HTTP.Addr, cfg.TLS.HTTPAddr, cfg.TLS.Names, err)
 	}
 	cfg, err = cli.ServeConfig([]string{"--https", "payouts.test", "--addr", ":8443", "--http-addr="}, none)
-	if err != nil || cfg.Addr != ":8443" || cfg.HTTPAddr != "" {
-		t.Errorf("--https with --addr and an empty --http-addr: addr %q, http-addr %q, %v", cfg.Addr, cfg.HTTPAddr, err)
+	if err != nil || cfg.HTTP.Addr != ":8443" || cfg.TLS.HTTPAddr != "" {
+		t.Errorf("--https with --addr and an empty --http-addr: addr %q, http-addr %q, %v", cfg.HTTP.Addr, cfg.TLS.HTTPAddr, err)
 	}
 	cfg, err = cli.ServeConfig([]string{"--tls-cert", certFile, "--tls-key", keyFile}, none)
-	if err != nil || cfg.Addr != "127.0.0.1:8080" || cfg.HTTPAddr != "" {
-		t.Errorf("--tls-cert: addr %q, http-addr %q, %v", cfg.Addr, cfg.HTTPAddr, err)
+	if err != nil || cfg.HTTP.Addr != "127.0.0.1:8080" || cfg.TLS.HTTPAddr != "" {
+		t.Errorf("--tls-cert: addr %q, http-addr %q, %v", cfg.HTTP.Addr, cfg.TLS.HTTPAddr, err)
 	}
 	cfg, err = cli.ServeConfig(nil, none)
-	if err != nil || cfg.ServesHTTPS() || cfg.Addr != "127.0.0.1:8080" || cfg.HTTPAddr != "" {
-		t.Errorf("without the flags: addr %q, http-addr %q, HTTPS %v, %v", cfg.Addr, cfg.HTTPAddr, cfg.ServesHTTPS(), err)
+	if err != nil || cfg.ServesHTTPS() || cfg.HTTP.Addr != "127.0.0.1:8080" || cfg.TLS.HTTPAddr != "" {
+		t.Errorf("without the flags: addr %q, http-addr %q, HTTPS %v, %v", cfg.HTTP.Addr, cfg.TLS.HTTPAddr, cfg.ServesHTTPS(), err)
 	}
 }
 

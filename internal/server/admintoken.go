@@ -19,13 +19,13 @@ const MinAdminTokenLength = 24
 // adminToken is --admin-token, else the data directory's admin-token file, generated and
 // printed once on first start.
 func adminToken(cfg Config, stdout io.Writer) (string, error) {
-	if cfg.AdminToken != "" {
-		if len(cfg.AdminToken) < MinAdminTokenLength {
+	if cfg.Keys.AdminToken != "" {
+		if len(cfg.Keys.AdminToken) < MinAdminTokenLength {
 			return "", fmt.Errorf("--admin-token must be at least %d characters", MinAdminTokenLength)
 		}
-		return cfg.AdminToken, nil
+		return cfg.Keys.AdminToken, nil
 	}
-	path := filepath.Join(cfg.Data, AdminTokenFile)
+	path := filepath.Join(cfg.Storage.Data, AdminTokenFile)
 	b, _, err := store.ReadKeyFile(path, store.MaxKeyFileSize)
 	if err == nil {
 		tok := strings.TrimSpace(string(b))
@@ -52,10 +52,10 @@ func NewAdminToken() string { return "adm_" + api.NewCredentials().APIKey[3:] }
 
 // adminTokenSource is a shell expression that gives the admin token, for the printed commands.
 func adminTokenSource(cfg Config) string {
-	if cfg.AdminToken != "" {
+	if cfg.Keys.AdminToken != "" {
 		return "$PAYOUTS_ADMIN_TOKEN" // given with --admin-token(-file): the operator has it
 	}
-	return "$(cat " + ShellQuote(filepath.Join(cfg.Data, AdminTokenFile)) + ")"
+	return "$(cat " + ShellQuote(filepath.Join(cfg.Storage.Data, AdminTokenFile)) + ")"
 }
 
 // ShellQuote quotes s for a POSIX shell.

@@ -75,7 +75,7 @@ type wiring struct {
 func newApp(cfg Config, run running, opts Options, db rules.Storage, sealer *store.Sealer, logger *slog.Logger, token string) (*app, error) {
 	realNow := opts.now()
 	w := &wiring{cfg: cfg, run: run, opts: opts, db: db, sealer: sealer, logger: logger, now: realNow, realNow: realNow}
-	if cfg.Sandbox { // --sandbox=false ignores any offset a sandbox run left
+	if cfg.Sandbox.On { // --sandbox=false ignores any offset a sandbox run left
 		clock, err := rules.NewSandboxClock(realNow, db)
 		if err != nil {
 			return nil, err
@@ -91,9 +91,9 @@ func newApp(cfg Config, run running, opts Options, db rules.Storage, sealer *sto
 	if cfg.OnPostgres() {
 		w.shareWithOtherInstances()
 	}
-	var rail rules.Rail = &rules.SimulatedRail{Delay: cfg.SandboxDelay, BatchDelay: cfg.SandboxBatchDelay, Now: w.now,
+	var rail rules.Rail = &rules.SimulatedRail{Delay: cfg.Sandbox.Delay, BatchDelay: cfg.Sandbox.BatchDelay, Now: w.now,
 		Scripts: w.scripts.Rules, Directory: w.directory}
-	if !cfg.Sandbox {
+	if !cfg.Sandbox.On {
 		rail = rules.UnconnectedRail{}
 	}
 	w.lc = &rules.Lifecycle{
@@ -111,13 +111,13 @@ func newApp(cfg Config, run running, opts Options, db rules.Storage, sealer *sto
 		Service:                  w.svc,
 		Store:                    db,
 		Keys:                     w.keys,
-		Auth:                     api.NewAuthenticator(w.keys, w.realNow, cfg.RateLimit),
+		Auth:                     api.NewAuthenticator(w.keys, w.realNow, cfg.HTTP.RateLimit),
 		Seal:                     SealMerchantSecret(sealer),
 		AdminToken:               token,
 		AdminFailures:            api.NewFailureLimiter(api.AuthFailuresPerMinute), // the dashboard's sign-in counts here too
-		TrustedProxies:           cfg.TrustedProxies,
-		AllowHTTPNotificationURL: cfg.AllowPrivateNotifURL,
-		Sandbox:                  cfg.Sandbox,
+		TrustedProxies:           cfg.HTTP.TrustedProxies,
+		AllowHTTPNotificationURL: cfg.Notify.AllowPrivateURLs,
+		Sandbox:                  cfg.Sandbox.On,
 		PublicURL:                w.run.publicURL,
 		Now:                      w.now,
 		Logger:                   logger,

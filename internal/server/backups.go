@@ -97,7 +97,7 @@ func VerifyBackup(path string) error {
 
 // backupsOn reports whether any flag of the scheduled backups is set.
 func (c Config) backupsOn() bool {
-	return c.BackupEvery != 0 || c.BackupDir != "" || c.BackupS3 != "" || c.BackupS3Endpoint != "" || c.BackupS3CredentialsFile != ""
+	return c.Backups.Every != 0 || c.Backups.Dir != "" || c.Backups.S3 != "" || c.Backups.S3Endpoint != "" || c.Backups.S3CredentialsFile != ""
 }
 
 // checkBackups refuses backup flags that cannot work together.
@@ -111,31 +111,31 @@ func (c Config) checkBackups() error {
 			"or your provider's managed backups (docs/guides/operations.md, Backups on PostgreSQL)")
 	}
 	switch {
-	case c.BackupEvery == 0:
+	case c.Backups.Every == 0:
 		return errors.New("--backup-dir and --backup-s3 need --backup-every (e.g. --backup-every 6h)")
-	case c.BackupEvery < MinBackupEvery:
-		return fmt.Errorf("--backup-every %s: at least %s (each backup copies and checks the whole database)", c.BackupEvery, MinBackupEvery)
-	case c.BackupDir == "":
+	case c.Backups.Every < MinBackupEvery:
+		return fmt.Errorf("--backup-every %s: at least %s (each backup copies and checks the whole database)", c.Backups.Every, MinBackupEvery)
+	case c.Backups.Dir == "":
 		return errors.New("--backup-every needs --backup-dir: the directory that keeps the verified backups")
-	case c.BackupKeep < 1:
-		return fmt.Errorf("--backup-keep %d: keep at least 1 backup", c.BackupKeep)
-	case c.BackupS3 == "" && (c.BackupS3Endpoint != "" || c.BackupS3CredentialsFile != ""):
+	case c.Backups.Keep < 1:
+		return fmt.Errorf("--backup-keep %d: keep at least 1 backup", c.Backups.Keep)
+	case c.Backups.S3 == "" && (c.Backups.S3Endpoint != "" || c.Backups.S3CredentialsFile != ""):
 		return errors.New("--backup-s3-endpoint and --backup-s3-credentials-file need --backup-s3 s3://bucket/prefix")
 	}
-	data, err1 := filepath.Abs(c.Data)
-	dir, err2 := filepath.Abs(c.BackupDir)
+	data, err1 := filepath.Abs(c.Storage.Data)
+	dir, err2 := filepath.Abs(c.Backups.Dir)
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
 	if rel, err := filepath.Rel(data, dir); err == nil && (rel == "." || filepath.IsLocal(rel)) {
 		return fmt.Errorf("--backup-dir %s is inside --data %s: keep backups apart, so that losing the data directory "+
-			"does not lose them too (and `payouts restore` goes into an empty data directory)", c.BackupDir, c.Data)
+			"does not lose them too (and `payouts restore` goes into an empty data directory)", c.Backups.Dir, c.Storage.Data)
 	}
-	if c.BackupS3 != "" {
-		if _, _, err := ParseS3URL(c.BackupS3); err != nil {
+	if c.Backups.S3 != "" {
+		if _, _, err := ParseS3URL(c.Backups.S3); err != nil {
 			return fmt.Errorf("--backup-s3: %w", err)
 		}
-		if _, _, err := s3Endpoint(c.BackupS3Endpoint); err != nil {
+		if _, _, err := s3Endpoint(c.Backups.S3Endpoint); err != nil {
 			return err
 		}
 	}
@@ -174,21 +174,21 @@ type backups struct {
 // wireBackups starts the scheduled backups when --backup-every is set.
 func (w *wiring) wireBackups() error {
 	c := w.cfg
-	if c.BackupEvery == 0 {
+	if c.Backups.Every == 0 {
 		return nil
 	}
-	b := &backups{dir: c.BackupDir, keep: c.BackupKeep, every: c.BackupEvery, retry: retryAfterFailure, snapshot: w.db.Backup,
+	b := &backups{dir: c.Backups.Dir, keep: c.Backups.Keep, every: c.Backups.Every, retry: retryAfterFailure, snapshot: w.db.Backup,
 		now: w.realNow, log: w.logger.With("component", "backups")}
 	if w.opts.BackupEvery > 0 {
 		b.every = w.opts.BackupEvery
 	}
-	b.targets = []*backupTarget{{label: "dir", where: c.BackupDir}}
-	if c.BackupS3 != "" {
+	b.targets = []*backupTarget{{label: "dir", where: c.Backups.Dir}}
+	if c.Backups.S3 != "" {
 		getenv := w.run.getenv
 		if getenv == nil {
 			getenv = func(string) string { return "" }
 		}
-		s3, key, err := OpenS3(c.BackupS3, S3Access{Endpoint: c.BackupS3Endpoint, CredentialsFile: c.BackupS3CredentialsFile}, getenv)
+		s3, key, err := OpenS3(c.Backups.S3, S3Access{Endpoint: c.Backups.S3Endpoint, CredentialsFile: c.Backups.S3CredentialsFile}, getenv)
 		if err != nil {
 			return err
 		}
@@ -198,7 +198,7 @@ func (w *wiring) wireBackups() error {
 		b.off, b.offPrefix = s3, key
 		b.targets = append(b.targets, &backupTarget{label: "s3", where: s3.Where() + "/" + key})
 	}
-	if err := os.MkdirAll(c.BackupDir, 0o700); err != nil {
+	if err := os.MkdirAll(c.Backups.Dir, 0o700); err != nil {
 		return fmt.Errorf("--backup-dir: %w", err)
 	}
 	labels := make([]string, len(b.targets))

@@ -81,10 +81,10 @@ func (w *wiring) cardKey() ([]byte, error) {
 	k := sealedKey{name: "card", source: "--card-key", flag: "--card-key-file"}
 	var key []byte
 	var err error
-	if w.cfg.CardKey != "" {
-		key, err = store.ParseKey(w.cfg.CardKey)
+	if w.cfg.Keys.Card != "" {
+		key, err = store.ParseKey(w.cfg.Keys.Card)
 	} else {
-		k.source = filepath.Join(w.cfg.Data, CardKeyFile)
+		k.source = filepath.Join(w.cfg.Storage.Data, CardKeyFile)
 		if _, statErr := os.Stat(k.source); errors.Is(statErr, os.ErrNotExist) {
 			if err := missingKeyError(w.db, k, storeWhere(w.cfg), false); err != nil {
 				return nil, err

@@ -13,65 +13,106 @@ import (
 )
 
 // Config is the server's configuration: what `payouts serve`'s flags and PAYOUTS_ variables
-// set (docs/reference/cli.md lists them).
+// set (docs/reference/cli.md lists them), grouped by concern. Run reads it and does not
+// write it: what it starts from it is its own (running).
 type Config struct {
-	Addr                 string
-	Data                 string
-	PublicURL            string
-	AdminToken           string
-	NoDemo               bool
-	SMTPURL              string
-	MailFrom             string
-	Sandbox              bool
-	SandboxDelay         time.Duration
-	SandboxBatchDelay    time.Duration
-	RateLimit            float64
-	LogFormat            string
-	LogLevel             string
-	CardKey              string
-	AllowPrivateNotifURL bool
-	NoSync               bool
-	TrustedProxies       []netip.Prefix
-	MetricsAddr          string
-	PprofAddr            string
-	BenchSeedFrom        string
+	HTTP    HTTPConfig
+	TLS     TLSConfig
+	Storage StorageConfig
+	Keys    KeysConfig
+	Notify  NotifyConfig
+	Sandbox SandboxConfig
+	Backups BackupsConfig
+	Tracing TracingConfig
+	Log     LogConfig
+}
 
-	// Database is empty for the bbolt file in Data, or a postgres:// URL.
-	Database            string
-	MasterKey           string
-	NotificationKeyFile string
-	Instance            string
-	DBMaxConns          int
+// HTTPConfig is what is served, where, and to whom.
+type HTTPConfig struct {
+	Addr           string
+	PublicURL      string
+	RateLimit      float64
+	TrustedProxies []netip.Prefix
+	MetricsAddr    string
+	PprofAddr      string
 	// DrainTimeout bounds a shutdown: requests, workers and the store get this long, then
 	// what is still running is abandoned, and logged.
 	DrainTimeout time.Duration
-	ClaimLease   time.Duration
+}
 
-	// HTTPS served by the binary itself (https.go): the names whose certificates ACME
-	// obtains and renews, or a certificate's own files; the plain HTTP address that
-	// answers HTTP-01 challenges and redirects to https.
-	HTTPSNames        []string
+// TLSConfig is HTTPS served by the binary itself (https.go): the names whose certificates
+// ACME obtains and renews, or a certificate's own files; the plain HTTP address that
+// answers HTTP-01 challenges and redirects to https.
+type TLSConfig struct {
+	Names             []string
 	ACMEEmail         string
 	ACMECA            string
 	ACMECARoot        string
 	ACMERenewInterval time.Duration
-	TLSCert, TLSKey   string
+	Cert, Key         string
 	HTTPAddr          string
-	// Scheduled backups of the bbolt file (backups.go): how often, how many to keep, where,
-	// and the S3 copy.
-	BackupEvery             time.Duration
-	BackupKeep              int
-	BackupDir               string
-	BackupS3                string
-	BackupS3Endpoint        string
-	BackupS3CredentialsFile string
-	// Traces (tracing.go): the base URL of the OTLP/HTTP receiver spans are exported to; empty:
-	// the OTEL_EXPORTER_OTLP_ variables decide, and without them tracing is off.
-	OTLPEndpoint string
+}
 
+// StorageConfig is the store: the bbolt file in the data directory, or PostgreSQL.
+type StorageConfig struct {
+	Data string
+	// Database is empty for the bbolt file in Data, or a postgres:// URL.
+	Database      string
+	NoSync        bool
+	Instance      string
+	MaxConns      int
+	ClaimLease    time.Duration
+	BenchSeedFrom string
+}
+
+// KeysConfig are the secrets given by flag rather than kept in the data directory.
+type KeysConfig struct {
+	Master           string
+	Card             string
+	NotificationFile string
+	AdminToken       string
 	// SecretFiles are the --X-file flags given (X → its file), already read into their
 	// values: the server looks at them as at its own key files (keyfiles.go).
 	SecretFiles map[string]string
+}
+
+// NotifyConfig is how mail goes out, and where merchant notifications may go.
+type NotifyConfig struct {
+	SMTPURL          string
+	MailFrom         string
+	AllowPrivateURLs bool
+}
+
+// SandboxConfig is the simulated rails, and the demo merchant seeded on a first start.
+type SandboxConfig struct {
+	On         bool
+	Delay      time.Duration
+	BatchDelay time.Duration
+	NoDemo     bool
+}
+
+// BackupsConfig is the scheduled backups of the bbolt file (backups.go): how often, how
+// many to keep, where, and the S3 copy.
+type BackupsConfig struct {
+	Every             time.Duration
+	Keep              int
+	Dir               string
+	S3                string
+	S3Endpoint        string
+	S3CredentialsFile string
+}
+
+// TracingConfig is the traces (tracing.go): the base URL of the OTLP/HTTP receiver spans
+// are exported to; empty: the OTEL_EXPORTER_OTLP_ variables decide, and without them
+// tracing is off.
+type TracingConfig struct {
+	OTLPEndpoint string
+}
+
+// LogConfig is the log's format and level.
+type LogConfig struct {
+	Format string
+	Level  string
 }
 
 // Options are what a test injects into a server; the binary leaves them zero.
@@ -102,7 +143,7 @@ func (o Options) now() func() time.Time {
 }
 
 // OnPostgres reports whether the service runs on PostgreSQL rather than its bbolt file.
-func (c Config) OnPostgres() bool { return IsPostgresURL(c.Database) }
+func (c Config) OnPostgres() bool { return IsPostgresURL(c.Storage.Database) }
 
 // IsPostgresURL reports whether s names a PostgreSQL database rather than a data directory.
 func IsPostgresURL(s string) bool {
@@ -120,15 +161,15 @@ func RedactURL(raw string) string {
 
 // Check refuses a configuration the server cannot start with.
 func (c Config) Check() error {
-	if c.LogFormat != "" && c.LogFormat != "text" && c.LogFormat != "json" {
+	if c.Log.Format != "" && c.Log.Format != "text" && c.Log.Format != "json" {
 		return fmt.Errorf("--log-format must be text or json")
 	}
-	if c.OTLPEndpoint != "" {
-		if err := checkEndpoint(c.OTLPEndpoint, "--otlp-endpoint"); err != nil {
+	if c.Tracing.OTLPEndpoint != "" {
+		if err := checkEndpoint(c.Tracing.OTLPEndpoint, "--otlp-endpoint"); err != nil {
 			return err
 		}
 	}
-	if c.Database != "" && !c.OnPostgres() {
+	if c.Storage.Database != "" && !c.OnPostgres() {
 		return errors.New("--database must be a postgres:// (or postgresql://) URL; leave it empty for the bbolt file in --data")
 	}
 	if err := c.checkHTTPS(); err != nil {
@@ -149,8 +190,8 @@ func (c Config) Check() error {
 func sharedSecretsGiven(c Config) error {
 	var missing []string
 	for _, k := range []struct{ flag, value string }{
-		{"--master-key(-file)", c.MasterKey}, {"--card-key(-file)", c.CardKey},
-		{"--notification-key-file", c.NotificationKeyFile}, {"--admin-token(-file)", c.AdminToken},
+		{"--master-key(-file)", c.Keys.Master}, {"--card-key(-file)", c.Keys.Card},
+		{"--notification-key-file", c.Keys.NotificationFile}, {"--admin-token(-file)", c.Keys.AdminToken},
 	} {
 		if k.value == "" {
 			missing = append(missing, k.flag)

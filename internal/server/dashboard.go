@@ -20,8 +20,8 @@ func (w *wiring) wireDashboard() {
 		AdminToken:               w.deps.AdminToken,
 		Secure:                   strings.HasPrefix(w.run.publicURL, "https://"),
 		Limiter:                  api.NewSignInLimiter(w.deps.AdminFailures),
-		Sandbox:                  w.cfg.Sandbox,
-		AllowHTTPNotificationURL: w.cfg.AllowPrivateNotifURL,
+		Sandbox:                  w.cfg.Sandbox.On,
+		AllowHTTPNotificationURL: w.cfg.Notify.AllowPrivateURLs,
 		Settle: func(ctx context.Context, merchantID string, id int64, status rules.Status) (*rules.Payout, error) {
 			return w.lc.Settle(ctx, merchantID, id, status, "", "")
 		},

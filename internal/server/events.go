@@ -22,7 +22,7 @@ func (w *wiring) wireEvents(n *notifications) {
 	// never hold up the dispatcher's deliveries. Each carries the span of the request that
 	// asked for it, when traces are exported: its delivery is a span of that request's trace.
 	resends := make(chan queuedResend, 256)
-	ev := api.Events{Log: w.db, Sandbox: w.cfg.Sandbox, Headers: n.webhook.Headers, Merchant: w.db.Merchant, Streams: streams,
+	ev := api.Events{Log: w.db, Sandbox: w.cfg.Sandbox.On, Headers: n.webhook.Headers, Merchant: w.db.Merchant, Streams: streams,
 		Resend: func(ctx context.Context, e rules.LoggedEvent) error {
 			m, err := w.lc.Merchants(e.MerchantID)
 			if err != nil {

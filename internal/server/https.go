@@ -36,33 +36,35 @@ import (
 const strictTransportSecurity = "max-age=31536000"
 
 // ServesHTTPS reports whether the server serves TLS itself.
-func (c Config) ServesHTTPS() bool { return len(c.HTTPSNames) > 0 || c.TLSCert != "" || c.TLSKey != "" }
+func (c Config) ServesHTTPS() bool {
+	return len(c.TLS.Names) > 0 || c.TLS.Cert != "" || c.TLS.Key != ""
+}
 
 // checkHTTPS refuses the HTTPS flags given in a way the server cannot serve.
 func (c Config) checkHTTPS() error {
-	acme := len(c.HTTPSNames) > 0
+	acme := len(c.TLS.Names) > 0
 	switch {
-	case acme && (c.TLSCert != "" || c.TLSKey != ""):
+	case acme && (c.TLS.Cert != "" || c.TLS.Key != ""):
 		return errors.New("--https obtains certificates by ACME and --tls-cert serves your own: give one of them")
-	case (c.TLSCert == "") != (c.TLSKey == ""):
+	case (c.TLS.Cert == "") != (c.TLS.Key == ""):
 		return errors.New("--tls-cert and --tls-key go together: the certificate chain and its private key, PEM files")
-	case !acme && (c.ACMEEmail != "" || c.ACMECA != "" || c.ACMECARoot != ""):
+	case !acme && (c.TLS.ACMEEmail != "" || c.TLS.ACMECA != "" || c.TLS.ACMECARoot != ""):
 		return errors.New("--acme-email, --acme-ca and --acme-ca-root go with --https NAME")
-	case !c.ServesHTTPS() && c.HTTPAddr != "":
+	case !c.ServesHTTPS() && c.TLS.HTTPAddr != "":
 		return errors.New("--http-addr redirects to https: it goes with --https or --tls-cert")
-	case c.ServesHTTPS() && c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "https://"):
-		return fmt.Errorf("--public-url %q: the server serves HTTPS itself, so its public URL is an https:// one", c.PublicURL)
+	case c.ServesHTTPS() && c.HTTP.PublicURL != "" && !strings.HasPrefix(c.HTTP.PublicURL, "https://"):
+		return fmt.Errorf("--public-url %q: the server serves HTTPS itself, so its public URL is an https:// one", c.HTTP.PublicURL)
 	}
-	for _, name := range c.HTTPSNames {
+	for _, name := range c.TLS.Names {
 		if err := checkHTTPSName(name); err != nil {
 			return err
 		}
 	}
 	if acme {
-		if u, err := url.Parse(c.ACMECA); c.ACMECA != "" && (err != nil || u.Scheme != "https" || u.Host == "") {
-			return fmt.Errorf("--acme-ca %q: the URL of an ACME directory, https://…", c.ACMECA)
+		if u, err := url.Parse(c.TLS.ACMECA); c.TLS.ACMECA != "" && (err != nil || u.Scheme != "https" || u.Host == "") {
+			return fmt.Errorf("--acme-ca %q: the URL of an ACME directory, https://…", c.TLS.ACMECA)
 		}
-		if c.ACMERenewInterval < 0 {
+		if c.TLS.ACMERenewInterval < 0 {
 			return errors.New("--acme-renew-interval must be positive")
 		}
 	}
@@ -134,22 +136,22 @@ func listenHTTPS(cfg Config, logger *slog.Logger) (*httpsServing, error) {
 		return nil, nil
 	}
 	h := &httpsServing{cfg: cfg, logger: logger, handshakes: &handshakeErrors{logger: logger}}
-	if cfg.TLSCert != "" {
-		files, err := loadCertFiles(cfg.TLSCert, cfg.TLSKey, logger)
+	if cfg.TLS.Cert != "" {
+		files, err := loadCertFiles(cfg.TLS.Cert, cfg.TLS.Key, logger)
 		if err != nil {
 			return nil, err
 		}
 		h.files = files
 	}
-	if cfg.ACMECARoot != "" {
-		roots, err := caRoots(cfg.ACMECARoot)
+	if cfg.TLS.ACMECARoot != "" {
+		roots, err := caRoots(cfg.TLS.ACMECARoot)
 		if err != nil {
 			return nil, err
 		}
 		h.caRoots = roots
 	}
-	if cfg.HTTPAddr != "" {
-		ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if cfg.TLS.HTTPAddr != "" {
+		ln, err := net.Listen("tcp", cfg.TLS.HTTPAddr)
 		if err != nil {
 			return nil, listenError("--http-addr", err)
 		}
@@ -187,8 +189,8 @@ func (h *httpsServing) reachableBase(addr net.Addr) string {
 // host is the name a client verifies the certificate against: the first --https name, the
 // first name of the certificate's own (not a wildcard), else the listener's address.
 func (h *httpsServing) host(addr net.Addr) string {
-	if len(h.cfg.HTTPSNames) > 0 {
-		return h.cfg.HTTPSNames[0]
+	if len(h.cfg.TLS.Names) > 0 {
+		return h.cfg.TLS.Names[0]
 	}
 	if name := h.files.firstName(); name != "" {
 		return name
@@ -205,7 +207,7 @@ func (h *httpsServing) covers(host string) bool {
 	if h.files != nil {
 		return h.files.covers(host)
 	}
-	for _, name := range h.cfg.HTTPSNames {
+	for _, name := range h.cfg.TLS.Names {
 		if name == host {
 			return true
 		}
@@ -226,7 +228,7 @@ func (h *httpsServing) start(a *app, db rules.Storage, sealer *store.Sealer, add
 		done := make(chan struct{})
 		go func() { defer close(done); h.files.watch(ctx) }()
 		h.stops = append(h.stops, func() { cancel(); <-done })
-		fmt.Fprintf(stdout, "https: certificate %s (reread on SIGHUP and when it changes)%s\n", h.cfg.TLSCert, h.servePlain(addr))
+		fmt.Fprintf(stdout, "https: certificate %s (reread on SIGHUP and when it changes)%s\n", h.cfg.TLS.Cert, h.servePlain(addr))
 		return nil
 	}
 	httpPort := 0
@@ -240,7 +242,7 @@ func (h *httpsServing) start(a *app, db rules.Storage, sealer *store.Sealer, add
 	h.acme = acme
 	h.stops = append(h.stops, acme.stop)
 	fmt.Fprintf(stdout, "https: certificates of %s by ACME from %s, kept in %s%s\n",
-		strings.Join(h.cfg.HTTPSNames, ", "), acme.ca, acme.where, h.servePlain(addr))
+		strings.Join(h.cfg.TLS.Names, ", "), acme.ca, acme.where, h.servePlain(addr))
 	return nil
 }
 
@@ -329,7 +331,7 @@ func (h *httpsServing) tlsConfig() *tls.Config {
 // handshake fails, and says so in the rate-limited line of handshake errors.
 func (h *httpsServing) refuseForeignChallenges(next func(*tls.ClientHelloInfo) (*tls.Certificate, error)) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	return func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-		if slices.Contains(hello.SupportedProtos, acmez.ACMETLS1Protocol) && !slices.Contains(h.cfg.HTTPSNames, strings.ToLower(hello.ServerName)) {
+		if slices.Contains(hello.SupportedProtos, acmez.ACMETLS1Protocol) && !slices.Contains(h.cfg.TLS.Names, strings.ToLower(hello.ServerName)) {
 			return nil, fmt.Errorf("a TLS-ALPN-01 challenge for %q, which is not a name of --https", hello.ServerName)
 		}
 		return next(hello)
@@ -385,7 +387,7 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // redirect sends a plain HTTP request to the same path and query over https: at the host
 // it asked for when the certificates cover it, else at the public URL's host.
 func (h *httpsServing) redirect(addr net.Addr) http.Handler {
-	publicURL := h.cfg.PublicURL
+	publicURL := h.cfg.HTTP.PublicURL
 	if publicURL == "" {
 		publicURL = h.reachableBase(addr)
 	}

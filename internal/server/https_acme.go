@@ -39,14 +39,14 @@ type acmeCertificates struct {
 	stop      func()
 }
 
-// startACME loads or obtains the certificates of cfg.HTTPSNames, without waiting for the
+// startACME loads or obtains the certificates of cfg.TLS.Names, without waiting for the
 // CA: the listeners must be serving for its challenges. httpPort is the plain HTTP
 // listener's port, 0 without one (then only TLS-ALPN-01 is answered); roots verify the CA's
 // own certificate (nil: the system's).
 func startACME(cfg Config, db rules.Storage, sealer *store.Sealer, roots *x509.CertPool, addr *net.TCPAddr, httpPort int, logger *slog.Logger,
 	handshakes *handshakeErrors) (*acmeCertificates, error) {
 	zl := zap.New(slogCore{h: logger.With("component", "https").Handler(), handshakes: handshakes})
-	a := &acmeCertificates{ca: cfg.ACMECA}
+	a := &acmeCertificates{ca: cfg.TLS.ACMECA}
 	if a.ca == "" {
 		a.ca = certmagic.LetsEncryptProductionCA
 	}
@@ -56,13 +56,13 @@ func startACME(cfg Config, db rules.Storage, sealer *store.Sealer, roots *x509.C
 		// the master key, as the merchants' secrets are.
 		storage, a.where = sealedCertificates{pg.CertificateStorage(), sealer}, "the database (shared by the instances)"
 	} else {
-		dir := filepath.Join(cfg.Data, CertificatesDir)
+		dir := filepath.Join(cfg.Storage.Data, CertificatesDir)
 		storage, a.where = &certmagic.FileStorage{Path: dir}, dir
 	}
 	var magic *certmagic.Config
 	cache := certmagic.NewCache(certmagic.CacheOptions{
 		GetConfigForCert:   func(certmagic.Certificate) (*certmagic.Config, error) { return magic, nil },
-		RenewCheckInterval: cfg.ACMERenewInterval,
+		RenewCheckInterval: cfg.TLS.ACMERenewInterval,
 		Logger:             zl,
 	})
 	magic = certmagic.New(cache, certmagic.Config{
@@ -70,7 +70,7 @@ func startACME(cfg Config, db rules.Storage, sealer *store.Sealer, roots *x509.C
 		Logger:  zl,
 		// A client that sends no server name (one that dials the IP address) gets the
 		// first name's certificate.
-		DefaultServerName: cfg.HTTPSNames[0],
+		DefaultServerName: cfg.TLS.Names[0],
 	})
 	listenHost := ""
 	if addr.IP != nil && !addr.IP.IsUnspecified() {
@@ -78,7 +78,7 @@ func startACME(cfg Config, db rules.Storage, sealer *store.Sealer, roots *x509.C
 	}
 	a.issuer = certmagic.NewACMEIssuer(magic, certmagic.ACMEIssuer{
 		CA:           a.ca,
-		Email:        cfg.ACMEEmail,
+		Email:        cfg.TLS.ACMEEmail,
 		Agreed:       true,
 		TrustedRoots: roots,
 		Logger:       zl,
@@ -92,7 +92,7 @@ func startACME(cfg Config, db rules.Storage, sealer *store.Sealer, roots *x509.C
 	magic.Issuers = []certmagic.Issuer{a.issuer}
 	a.magic = magic
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := magic.ManageAsync(ctx, cfg.HTTPSNames); err != nil {
+	if err := magic.ManageAsync(ctx, cfg.TLS.Names); err != nil {
 		cancel()
 		cache.Stop()
 		return nil, fmt.Errorf("--https: %w", err)

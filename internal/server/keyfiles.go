@@ -29,30 +29,30 @@ type keyFile struct {
 func keyFilesOf(cfg Config) []keyFile {
 	var out []keyFile
 	inData := func(given string, name, what string) {
-		if given == "" && cfg.Data != "" {
-			out = append(out, keyFile{what, filepath.Join(cfg.Data, name), store.MaxKeyFileSize, true})
+		if given == "" && cfg.Storage.Data != "" {
+			out = append(out, keyFile{what, filepath.Join(cfg.Storage.Data, name), store.MaxKeyFileSize, true})
 		}
 	}
 	if !cfg.OnPostgres() {
-		inData(cfg.MasterKey, MasterKeyFile, "the master key")
-		inData(cfg.NotificationKeyFile, NotificationKeyFile, "the notification key")
+		inData(cfg.Keys.Master, MasterKeyFile, "the master key")
+		inData(cfg.Keys.NotificationFile, NotificationKeyFile, "the notification key")
 	}
-	inData(cfg.CardKey, CardKeyFile, "the card key")
-	inData(cfg.AdminToken, AdminTokenFile, "the admin token")
-	for _, flag := range slices.Sorted(maps.Keys(cfg.SecretFiles)) {
-		out = append(out, keyFile{"--" + flag + "-file", cfg.SecretFiles[flag], store.MaxKeyFileSize, true})
+	inData(cfg.Keys.Card, CardKeyFile, "the card key")
+	inData(cfg.Keys.AdminToken, AdminTokenFile, "the admin token")
+	for _, flag := range slices.Sorted(maps.Keys(cfg.Keys.SecretFiles)) {
+		out = append(out, keyFile{"--" + flag + "-file", cfg.Keys.SecretFiles[flag], store.MaxKeyFileSize, true})
 	}
-	if cfg.NotificationKeyFile != "" {
-		out = append(out, keyFile{"--notification-key-file", cfg.NotificationKeyFile, store.MaxKeyFileSize, true})
+	if cfg.Keys.NotificationFile != "" {
+		out = append(out, keyFile{"--notification-key-file", cfg.Keys.NotificationFile, store.MaxKeyFileSize, true})
 	}
-	if cfg.TLSKey != "" {
-		out = append(out, keyFile{"--tls-key", cfg.TLSKey, store.MaxKeyFileSize, true})
+	if cfg.TLS.Key != "" {
+		out = append(out, keyFile{"--tls-key", cfg.TLS.Key, store.MaxKeyFileSize, true})
 	}
-	if cfg.TLSCert != "" {
-		out = append(out, keyFile{"--tls-cert", cfg.TLSCert, store.MaxCertificateFileSize, false})
+	if cfg.TLS.Cert != "" {
+		out = append(out, keyFile{"--tls-cert", cfg.TLS.Cert, store.MaxCertificateFileSize, false})
 	}
-	if cfg.ACMECARoot != "" {
-		out = append(out, keyFile{"--acme-ca-root", cfg.ACMECARoot, store.MaxCertificateFileSize, false})
+	if cfg.TLS.ACMECARoot != "" {
+		out = append(out, keyFile{"--acme-ca-root", cfg.TLS.ACMECARoot, store.MaxCertificateFileSize, false})
 	}
 	return out
 }

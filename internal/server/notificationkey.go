@@ -36,16 +36,16 @@ func NotificationKeyFingerprint(k *rsa.PrivateKey) string {
 // notification-key.pem, created on the first start of a store that never had one; either
 // way the key whose fingerprint the store recorded.
 func (w *wiring) notificationKey() (*rsa.PrivateKey, error) {
-	path := w.cfg.NotificationKeyFile
+	path := w.cfg.Keys.NotificationFile
 	where := storeWhere(w.cfg)
 	if path != "" {
 		if _, err := os.Stat(path); err != nil { // given, it must exist: instances share it
 			return nil, fmt.Errorf("--notification-key-file: %w", err)
 		}
 	} else {
-		path = filepath.Join(w.cfg.Data, NotificationKeyFile)
+		path = filepath.Join(w.cfg.Storage.Data, NotificationKeyFile)
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			if err := missingNotificationKey(w.db, path, where, w.cfg.Data); err != nil {
+			if err := missingNotificationKey(w.db, path, where, w.cfg.Storage.Data); err != nil {
 				return nil, err
 			}
 			if err := createNotificationKey(path); err != nil {
@@ -106,7 +106,7 @@ func missingNotificationKey(db rules.Storage, path, where, dir string) error {
 		"signed with a new key, so none is made. Copy the key that goes with this database back to %s (from a backup of the data "+
 		"directory; after `payouts migrate --to DIR`: the source directory's %s), or give it with --notification-key-file. "+
 		"To replace it on purpose: %s, then have every merchant fetch the new certificate (GET /api/v1/notifications/certificate)",
-		path, where, used, path, NotificationKeyFile, rotateCommand(Config{Data: dir}, path))
+		path, where, used, path, NotificationKeyFile, rotateCommand(Config{Storage: StorageConfig{Data: dir}}, path))
 }
 
 // sentNotifications reports whether a merchant of db has a notification in the event log.
@@ -141,7 +141,7 @@ func rotateCommand(cfg Config, path string) string {
 	if cfg.OnPostgres() {
 		return "`payouts notification-key rotate --database URL --notification-key-file " + ShellQuote(path) + "`"
 	}
-	return "`payouts notification-key rotate --data " + ShellQuote(cfg.Data) + "`"
+	return "`payouts notification-key rotate --data " + ShellQuote(cfg.Storage.Data) + "`"
 }
 
 // newNotificationKeyPEM is a new RSA key for notifications, as PKCS#8 PEM.
@@ -179,16 +179,16 @@ func RotateNotificationKey(ctx context.Context, cfg Config, path, from string) (
 		if path == "" {
 			return r, errors.New("on PostgreSQL give the file the instances read, --notification-key-file FILE: the new key is written there")
 		}
-		db, err = OpenEngine(ctx, cfg.Database)
+		db, err = OpenEngine(ctx, cfg.Storage.Database)
 	} else {
-		dbPath := filepath.Join(cfg.Data, DatabaseFile)
+		dbPath := filepath.Join(cfg.Storage.Data, DatabaseFile)
 		if st, serr := os.Stat(dbPath); serr != nil || st.Size() == 0 {
 			return r, fmt.Errorf("no database at %s: a notification key is rotated for a store that has one", dbPath)
 		}
 		if path == "" {
-			path = filepath.Join(cfg.Data, NotificationKeyFile)
+			path = filepath.Join(cfg.Storage.Data, NotificationKeyFile)
 		}
-		db, err = OpenEngine(ctx, cfg.Data)
+		db, err = OpenEngine(ctx, cfg.Storage.Data)
 	}
 	if err != nil {
 		return r, err

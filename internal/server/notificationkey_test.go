@@ -15,7 +15,7 @@ import (
 // log holds one.
 func TestMissingNotificationKeyOfAStoreFromBeforeItsFingerprint(t *testing.T) {
 	dir := t.TempDir()
-	db, _, err := Open(context.Background(), Config{Data: dir, NoSync: true})
+	db, _, err := Open(context.Background(), Config{Storage: StorageConfig{Data: dir, NoSync: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

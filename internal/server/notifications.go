@@ -49,14 +49,14 @@ func (w *wiring) newNotifications() (*notifications, error) {
 	}
 	src := notifySource{db: w.db, merchants: w.lc.Merchants}
 	var sender notify.Sender = &notify.SandboxSender{Box: w.db, Now: w.now}
-	if w.cfg.SMTPURL != "" {
-		s, err := notify.NewSMTP(w.cfg.SMTPURL, w.cfg.MailFrom)
+	if w.cfg.Notify.SMTPURL != "" {
+		s, err := notify.NewSMTP(w.cfg.Notify.SMTPURL, w.cfg.Notify.MailFrom)
 		if err != nil {
 			return nil, err
 		}
 		sender = s
-		w.logger.Info("mail goes out over SMTP", "server", s.Addr(), "from", w.cfg.MailFrom)
-	} else if !w.cfg.Sandbox {
+		w.logger.Info("mail goes out over SMTP", "server", s.Addr(), "from", w.cfg.Notify.MailFrom)
+	} else if !w.cfg.Sandbox.On {
 		w.logger.Warn("no --smtp-url and --sandbox=false: mail is kept in the sandbox mailbox, which is not served")
 	}
 	cert, err := notify.CertificatePEM(key)
@@ -64,7 +64,7 @@ func (w *wiring) newNotifications() (*notifications, error) {
 		return nil, fmt.Errorf("notification certificate: %w", err)
 	}
 	n := &notifications{publicKey: notify.PublicKeyPEM(key), certificate: cert, sealer: w.sealer, now: w.now,
-		mailbox: notify.MailboxHandlers{Box: w.db, Sandbox: w.cfg.Sandbox}}
+		mailbox: notify.MailboxHandlers{Box: w.db, Sandbox: w.cfg.Sandbox.On}}
 	mailer := &notify.Mailer{Source: src, Sender: sender, OpenCode: n.openCode, Now: w.now}
 	// One dispatcher per lane: a merchant endpoint that hangs until its timeout never holds
 	// up a beneficiary's email or cash code.
@@ -80,8 +80,8 @@ func (w *wiring) newNotifications() (*notifications, error) {
 		}
 	}
 	n.dispatcher = lane(rules.LaneMail, map[string]rules.Deliverer{rules.EventBeneficiaryMail: mailer, rules.EventCashOTP: mailer})
-	n.webhook = &notify.Notifier{Source: src, Body: api.NotificationJSON, Key: key, Client: notify.NewHTTPClient(w.cfg.AllowPrivateNotifURL),
-		Log: w.db, Sandbox: w.cfg.Sandbox, Now: w.now, Logger: w.logger}
+	n.webhook = &notify.Notifier{Source: src, Body: api.NotificationJSON, Key: key, Client: notify.NewHTTPClient(w.cfg.Notify.AllowPrivateURLs),
+		Log: w.db, Sandbox: w.cfg.Sandbox.On, Now: w.now, Logger: w.logger}
 	w.traceNotifier(n.webhook)
 	n.notifier = lane(rules.LaneNotify, map[string]rules.Deliverer{rules.EventMerchantNotification: n.webhook,
 		rules.EventBatchNotification: n.webhook})

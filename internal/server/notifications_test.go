@@ -76,14 +76,14 @@ func colCashRequest(orderID string) map[string]any {
 func TestCashClaimExpiresAtClaimUntilWithInjectedClock(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, sealer, err := Open(context.Background(), Config{Data: dir, NoSync: true})
+	db, sealer, err := Open(context.Background(), Config{Storage: StorageConfig{Data: dir, NoSync: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	clk := &testClock{t: time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)}
 	logs := &bytes.Buffer{}
-	w := &wiring{cfg: Config{Data: dir, Sandbox: true, MailFrom: "pagos@payouts.test"}, db: db, sealer: sealer,
+	w := &wiring{cfg: Config{Storage: StorageConfig{Data: dir}, Sandbox: SandboxConfig{On: true}, Notify: NotifyConfig{MailFrom: "pagos@payouts.test"}}, db: db, sealer: sealer,
 		logger: newLogger("json", "info", logs), now: clk.Now}
 	w.deps = &api.Deps{}
 	w.keys = api.NewKeyring(merchantSource{db, sealer})

@@ -22,12 +22,12 @@ func (w *wiring) wireSandbox() error {
 	}
 	// The directory is simulated: with --sandbox=false there is none, and the lookups say so.
 	var dir rules.Directory
-	if w.cfg.Sandbox {
+	if w.cfg.Sandbox.On {
 		dir = w.directory
 	}
 	tokens := api.NewTokens(w.db, w.realNow)
 	lookup := &api.Lookup{Tokens: tokens, Directory: dir, Seen: w.db.SeenLookupRequest, Now: w.now, Log: w.logger}
-	w.deps.SandboxControls = &api.Sandbox{Enabled: w.cfg.Sandbox, Clock: w.clock, Scripts: w.scripts, Directory: w.directory, Merchant: w.db.Merchant}
+	w.deps.SandboxControls = &api.Sandbox{Enabled: w.cfg.Sandbox.On, Clock: w.clock, Scripts: w.scripts, Directory: w.directory, Merchant: w.db.Merchant}
 	w.deps.Cancel = w.lc.Cancel
 	w.deps.Tokens = tokens
 	w.deps.Lookup = lookup

@@ -31,7 +31,7 @@ func Version() string {
 	return "dev"
 }
 
-// Run serves until ctx ends, then drains within cfg.DrainTimeout. It prints what an operator
+// Run serves until ctx ends, then drains within cfg.HTTP.DrainTimeout. It prints what an operator
 // needs on stdout (the address, the admin token on first start, the demo merchant) and logs
 // on stderr. getenv reads the environment (GOGC, the OTEL_ variables of tracing.go).
 func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -39,7 +39,7 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 		return err
 	}
 	run := running{getenv: getenv}
-	logger := newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
+	logger := newLogger(cfg.Log.Format, cfg.Log.Level, stderr)
 	if getenv("GOGC") == "" && getenv("GOMEMLIMIT") == "" {
 		// The live heap is a few tens of MiB (records live in the mapped file), so the
 		// default target would collect dozens of times a second under load: trade memory for
@@ -61,7 +61,7 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 	defer opened.unwind(context.Background())
 	// The address first: when it is taken, nothing is created (no data directory, no admin
 	// token, no demo merchant) and nothing is printed as shown once.
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
 		return listenError("--addr", err)
 	}
@@ -72,8 +72,8 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 		return err
 	}
 	opened.push("", func(context.Context) error { https.stop(); return nil })
-	if cfg.BenchSeedFrom != "" {
-		if err := seedDataDir(cfg.Data, cfg.BenchSeedFrom); err != nil {
+	if cfg.Storage.BenchSeedFrom != "" {
+		if err := seedDataDir(cfg.Storage.Data, cfg.Storage.BenchSeedFrom); err != nil {
 			return err
 		}
 	}
@@ -95,7 +95,7 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 		return err
 	}
 	base := https.reachableBase(ln.Addr())
-	run.publicURL = cfg.PublicURL
+	run.publicURL = cfg.HTTP.PublicURL
 	if run.publicURL == "" {
 		run.publicURL, run.publicURLFromProxy = base, true
 	}
@@ -107,21 +107,21 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 	if err := https.start(app, db, sealer, ln.Addr(), stdout); err != nil {
 		return err
 	}
-	if !cfg.NoDemo && !cfg.OnPostgres() { // on PostgreSQL, instances starting together would each seed one
+	if !cfg.Sandbox.NoDemo && !cfg.OnPostgres() { // on PostgreSQL, instances starting together would each seed one
 		if err := seedDemo(db, sealer, app, base, adminTokenSource(cfg), stdout); err != nil {
 			return err
 		}
 	}
-	if cfg.PprofAddr != "" {
-		stopPprof, err := servePprof(cfg.PprofAddr, logger)
+	if cfg.HTTP.PprofAddr != "" {
+		stopPprof, err := servePprof(cfg.HTTP.PprofAddr, logger)
 		if err != nil {
 			return err
 		}
 		opened.push("", func(context.Context) error { stopPprof(); return nil })
 	}
 	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
-	if cfg.MetricsAddr != "" {
-		stopMetrics, err := serveMetrics(cfg.MetricsAddr, app.metrics, errorLog, stdout)
+	if cfg.HTTP.MetricsAddr != "" {
+		stopMetrics, err := serveMetrics(cfg.HTTP.MetricsAddr, app.metrics, errorLog, stdout)
 		if err != nil {
 			return err
 		}
@@ -149,8 +149,8 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down: draining requests", "drain_timeout", cfg.DrainTimeout.String())
-	return drain(cfg.DrainTimeout, logger, &opened, db)
+	logger.Info("shutting down: draining requests", "drain_timeout", cfg.HTTP.DrainTimeout.String())
+	return drain(cfg.HTTP.DrainTimeout, logger, &opened, db)
 }
 
 // running is what Run found and started, beside the Config it was given (which it does
@@ -158,10 +158,10 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 type running struct {
 	// getenv reads the environment: the S3 credentials of the backups may come from it.
 	getenv func(string) string
-	// tracing is what Run started from Config.OTLPEndpoint and the OTEL_ variables, for the
+	// tracing is what Run started from Config.Tracing and the OTEL_ variables, for the
 	// store and the wiring (nil: off).
 	tracing *tracing
-	// publicURL is Config.PublicURL, else the listener's; publicURLFromProxy: none was
+	// publicURL is Config.HTTP.PublicURL, else the listener's; publicURLFromProxy: none was
 	// given, so a trusted proxy's forwarded scheme and host give the card iframe's URL.
 	publicURL          string
 	publicURLFromProxy bool
@@ -201,12 +201,12 @@ func serveMetrics(addr string, metrics http.Handler, errorLog *log.Logger, stdou
 
 // announce tells the operator where the server listens.
 func announce(cfg Config, base string, logger *slog.Logger, stdout io.Writer) {
-	where := "data " + cfg.Data
+	where := "data " + cfg.Storage.Data
 	if cfg.OnPostgres() {
-		where = "PostgreSQL " + RedactURL(cfg.Database)
+		where = "PostgreSQL " + RedactURL(cfg.Storage.Database)
 	}
 	fmt.Fprintf(stdout, "dashboard %s/dashboard (sign in with the admin token), API reference %s/docs\n", base, base)
-	fmt.Fprintf(stdout, "payouts %s listening on %s (%s, sandbox %v)\n", Version(), base, where, cfg.Sandbox)
+	fmt.Fprintf(stdout, "payouts %s listening on %s (%s, sandbox %v)\n", Version(), base, where, cfg.Sandbox.On)
 	logger.Info("listening", "addr", base, "version", Version())
 }
 

@@ -24,7 +24,7 @@ const (
 )
 
 // Open opens the engine the configuration names, and the sealer of its secrets: the bbolt
-// file in the data directory (the default), or PostgreSQL (Database). Only this package
+// file in the data directory (the default), or PostgreSQL (Storage.Database). Only this package
 // knows the engines; everything else sees rules.Storage.
 func Open(ctx context.Context, cfg Config) (rules.Storage, *store.Sealer, error) {
 	return open(ctx, cfg, Options{}, nil)
@@ -33,10 +33,10 @@ func Open(ctx context.Context, cfg Config) (rules.Storage, *store.Sealer, error)
 // open is Open with what Run injects and the tracer it started (nil: off).
 func open(ctx context.Context, cfg Config, opts Options, tr *tracing) (rules.Storage, *store.Sealer, error) {
 	if cfg.OnPostgres() {
-		if cfg.MasterKey == "" {
+		if cfg.Keys.Master == "" {
 			return nil, nil, errors.New("on PostgreSQL the master key must be given (--master-key or --master-key-file): every instance needs the same one")
 		}
-		key, err := store.ParseKey(cfg.MasterKey)
+		key, err := store.ParseKey(cfg.Keys.Master)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--master-key: %w", err)
 		}
@@ -44,7 +44,7 @@ func open(ctx context.Context, cfg Config, opts Options, tr *tracing) (rules.Sto
 		if err != nil {
 			return nil, nil, err
 		}
-		db, err := postgres.Open(ctx, cfg.Database, postgres.Options{Instance: cfg.Instance, MaxConns: int32(cfg.DBMaxConns), Lease: cfg.ClaimLease,
+		db, err := postgres.Open(ctx, cfg.Storage.Database, postgres.Options{Instance: cfg.Storage.Instance, MaxConns: int32(cfg.Storage.MaxConns), Lease: cfg.Storage.ClaimLease,
 			Trace: tr.rules()})
 		if err != nil {
 			return nil, nil, err
@@ -56,7 +56,7 @@ func open(ctx context.Context, cfg Config, opts Options, tr *tracing) (rules.Sto
 		}
 		return db, sealer, nil
 	}
-	dir := cfg.Data
+	dir := cfg.Storage.Data
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, err
 	}
@@ -64,7 +64,7 @@ func open(ctx context.Context, cfg Config, opts Options, tr *tracing) (rules.Sto
 	if err := checkDataDir(dir); err != nil {
 		return nil, nil, err
 	}
-	db, err := bolt.Open(filepath.Join(dir, DatabaseFile), bolt.Options{NoSync: cfg.NoSync, Fault: opts.WriteFault, Trace: tr.rules()})
+	db, err := bolt.Open(filepath.Join(dir, DatabaseFile), bolt.Options{NoSync: cfg.Storage.NoSync, Fault: opts.WriteFault, Trace: tr.rules()})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -86,13 +86,13 @@ func open(ctx context.Context, cfg Config, opts Options, tr *tracing) (rules.Sto
 // openMasterKey reads the master key of a data directory (or --master-key), generating it
 // only for a store that holds nothing it sealed, and checks it against the store.
 func openMasterKey(cfg Config, db rules.Storage) (*store.Sealer, error) {
-	path := filepath.Join(cfg.Data, MasterKeyFile)
+	path := filepath.Join(cfg.Storage.Data, MasterKeyFile)
 	k := sealedKey{name: "master", source: path, flag: "--master-key-file"}
 	var key []byte
 	var err error
-	if cfg.MasterKey != "" {
+	if cfg.Keys.Master != "" {
 		k.source = "--master-key"
-		key, err = store.ParseKey(cfg.MasterKey)
+		key, err = store.ParseKey(cfg.Keys.Master)
 	} else {
 		if _, statErr := os.Stat(path); errors.Is(statErr, os.ErrNotExist) {
 			ms, err := db.Merchants()
@@ -123,9 +123,9 @@ func openMasterKey(cfg Config, db rules.Storage) (*store.Sealer, error) {
 // password.
 func storeWhere(cfg Config) string {
 	if cfg.OnPostgres() {
-		return "the PostgreSQL database " + RedactURL(cfg.Database)
+		return "the PostgreSQL database " + RedactURL(cfg.Storage.Database)
 	}
-	return filepath.Join(cfg.Data, DatabaseFile)
+	return filepath.Join(cfg.Storage.Data, DatabaseFile)
 }
 
 // OpenEngine opens the store at where, a data directory or a postgres:// URL, without a

@@ -57,7 +57,7 @@ func startTracing(cfg Config, getenv func(string) string, logger *slog.Logger) (
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return nil, nil
 	}
-	endpoint, err := tracesURL(cfg.OTLPEndpoint, getenv)
+	endpoint, err := tracesURL(cfg.Tracing.OTLPEndpoint, getenv)
 	if err != nil || endpoint == "" {
 		return nil, err
 	}
@@ -74,8 +74,8 @@ func startTracing(cfg Config, getenv func(string) string, logger *slog.Logger) (
 	if name := strings.TrimSpace(getenv("OTEL_SERVICE_NAME")); name != "" {
 		attrs = append(attrs, attribute.String("service.name", name)) // the last of a key wins
 	}
-	if cfg.Instance != "" {
-		attrs = append(attrs, attribute.String("service.instance.id", cfg.Instance))
+	if cfg.Storage.Instance != "" {
+		attrs = append(attrs, attribute.String("service.instance.id", cfg.Storage.Instance))
 	}
 	res, err := resource.New(context.Background(), resource.WithTelemetrySDK(), resource.WithAttributes(attrs...))
 	if err != nil {
