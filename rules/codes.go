@@ -264,7 +264,7 @@ type CodeInfo struct {
 // every Code* constant appears here exactly once; the README's table is CatalogueTable().
 // Status is the HTTP status of a response whose errors are all of this code's layer: a
 // request with a generic error (400) reports its country errors (401) with it, as 400.
-var Catalogue = []CodeInfo{
+var Catalogue = sortedByCode([]CodeInfo{
 	{CodeAuthentication, 401, true, "authentication missing or invalid: the API key, timestamp or signature"},
 	{CodeCountryRequired, 400, true, "country is required"},
 	{CodeAmountRequired, 400, true, "amount is required"},
@@ -467,10 +467,12 @@ var Catalogue = []CodeInfo{
 	{CodeReconcileRange, 400, false, "a reconciliation's range must have from on or before to, at most 366 days"},
 	// A database at network distance (PostgreSQL) out of reach.
 	{CodeUnavailable, 503, false, "service temporarily unavailable: its database cannot be reached; send the same request again after the Retry-After header"},
-}
+})
 
-func init() {
-	sort.SliceStable(Catalogue, func(i, j int) bool { return Catalogue[i].Code < Catalogue[j].Code })
+// sortedByCode puts the catalogue, written by topic, in code order.
+func sortedByCode(c []CodeInfo) []CodeInfo {
+	sort.SliceStable(c, func(i, j int) bool { return c[i].Code < c[j].Code })
+	return c
 }
 
 // CatalogueTable is the README's error catalogue: one Markdown row per code, in code order,
