@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -228,7 +229,7 @@ func (lc *Lifecycle) RunOnce(ctx context.Context) (n int, err error) {
 		}
 		next, err := lc.step(p, m, l, now, a.sub, a.out, a.err)
 		if err == nil && p.Status.Final() {
-			finished = append(finished, clonePayout(p))
+			finished = append(finished, p.Clone())
 		}
 		return next, err
 	})
@@ -571,7 +572,7 @@ func (lc *Lifecycle) Settle(ctx context.Context, merchantID string, id int64, st
 			code, note = simulatedCode(status), "simulated in the sandbox"
 		}
 		next, err := lc.finish(p, m, l, now, status, code, note)
-		result = clonePayout(p)
+		result = p.Clone()
 		return next, err
 	})
 	if err == nil && stepErr == nil && result == nil {
@@ -608,7 +609,7 @@ func (lc *Lifecycle) Cancel(ctx context.Context, merchantID string, id int64) (*
 			return time.Time{}, ErrNoChange
 		}
 		if Cancelled(p) {
-			result = clonePayout(p)
+			result = p.Clone()
 			return time.Time{}, ErrNoChange
 		}
 		if why := cancelRefusal(p); why != "" {
@@ -620,7 +621,7 @@ func (lc *Lifecycle) Cancel(ctx context.Context, merchantID string, id int64) (*
 			return time.Time{}, err
 		}
 		next, err := lc.finish(p, m, l, now, StatusError, CodeCancelled, "cancelled by the merchant before it was sent")
-		result, cancelled = clonePayout(p), err == nil
+		result, cancelled = p.Clone(), err == nil
 		return next, err
 	})
 	if err != nil {
@@ -710,7 +711,7 @@ func (lc *Lifecycle) CardEntered(ctx context.Context, id int64, card CardRef) (*
 		return nil, stepErr
 	}
 	lc.Kick()
-	return clonePayout(result), nil
+	return result.Clone(), nil
 }
 
 // RestartCardSession gives a card payout that still waits for its card a new expiry (the
@@ -725,7 +726,7 @@ func (lc *Lifecycle) RestartCardSession(ctx context.Context, id int64, expiresAt
 			return time.Time{}, ErrNoChange
 		}
 		p.SessionExpiresAt = expiresAt
-		result = clonePayout(p)
+		result = p.Clone()
 		if p.Status == StatusAuthorized && p.Reserved > 0 {
 			return expiresAt, nil
 		}
@@ -740,17 +741,15 @@ func (lc *Lifecycle) RestartCardSession(ctx context.Context, id int64, expiresAt
 	return result, nil
 }
 
-// clonePayout copies what callers may keep after the transaction.
-func clonePayout(p *Payout) *Payout {
+// Clone is a copy of p that shares nothing a step changes (history, errors, card): what
+// callers may keep after a transaction, or a payout as it was before a step.
+func (p *Payout) Clone() *Payout {
 	c := *p
-	c.History = append([]Transition(nil), p.History...)
-	c.Errors = append([]*Error(nil), p.Errors...)
+	c.History = slices.Clone(p.History)
+	c.Errors = slices.Clone(p.Errors)
 	if p.Card != nil {
 		card := *p.Card
 		c.Card = &card
 	}
 	return &c
 }
-
-// Clone is a copy of p that shares nothing a step changes (history, errors, card).
-func (p *Payout) Clone() *Payout { return clonePayout(p) }

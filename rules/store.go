@@ -64,6 +64,11 @@ type ListFilter struct {
 	Cursor  int64 // list payouts with an id below this; 0 is from the newest
 }
 
+// ListMaxScan bounds the payouts one listing request reads: a filter no index serves (the
+// country, a creation time before) stops there with a cursor rather than reading a
+// merchant's whole history in one request.
+const ListMaxScan = 5000
+
 // Page is one page of a listing, newest first.
 type Page struct {
 	Items      []*Payout

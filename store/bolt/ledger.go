@@ -62,50 +62,6 @@ func writeBalance(tx *bbolt.Tx, merchantID string, b rules.Balance) error {
 // ErrLedger is the invariant failing (rules.ErrLedger).
 var ErrLedger = rules.ErrLedger
 
-// balanceChange is what one write transaction did to one balance: the balance before it,
-// the change in the reservations of the payouts it wrote, and its ledger entries in the
-// order they were made (numbered and written by check).
-type balanceChange struct {
-	before, now rules.Balance
-	reserved    int64
-	entries     []rules.Entry
-}
-
-// touchedBalances remembers the balances a transaction read, wrote or reserved on.
-type touchedBalances map[[3]string]*balanceChange
-
-// at is the change of one balance, noting the balance as it was before the transaction.
-func (t touchedBalances) at(tx *bbolt.Tx, merchantID, country, currency string) (*balanceChange, error) {
-	k := [3]string{merchantID, country, currency}
-	if c := t[k]; c != nil {
-		return c, nil
-	}
-	b, err := readBalance(tx, merchantID, country, currency)
-	if err != nil {
-		return nil, err
-	}
-	c := &balanceChange{before: b, now: b}
-	t[k] = c
-	return c, nil
-}
-
-// check is the ledger invariant for the balances one transaction changed
-// (rules.CheckBalanceChange), and writes them with their ledger entries, which must add up
-// to the change (writeEntries): a balance is written once a transaction, here.
-func (t touchedBalances) check(tx *bbolt.Tx) error {
-	for k, c := range t {
-		if err := rules.CheckBalanceChange(k[0], c.before, c.now, c.reserved); err != nil {
-			return err
-		}
-		written, err := writeEntries(tx, k[0], c.before, c.now, c.entries)
-		if err != nil {
-			return err
-		}
-		c.before, c.now, c.reserved, c.entries = written, written, 0, nil
-	}
-	return nil
-}
-
 // CheckAllLedgers checks the invariant of every stored balance from scratch
 // (rules.LedgerTally). Tests run it after lifecycle tests.
 func (s *DB) CheckAllLedgers() error {

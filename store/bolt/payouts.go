@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -39,7 +38,7 @@ func (s *DB) CreatePayoutContext(ctx context.Context, p *rules.Payout, due time.
 			existing, _, err = s.buckets(tx).read(int64(binary.BigEndian.Uint64(raw)))
 			return err
 		}
-		q := clonePayout(p)
+		q := p.Clone()
 		if err := insertPayout(tx, q, due, events, admit); err != nil {
 			return err
 		}
@@ -65,33 +64,14 @@ func insertPayout(tx *bbolt.Tx, p *rules.Payout, due time.Time, events []rules.E
 		return err
 	}
 	p.ID = int64(seq)
-	for _, ev := range events {
-		ev.PayoutID = p.ID
-		if err := enqueue(tx, ev); err != nil {
-			return err
-		}
-	}
 	l := newLedger(tx)
-	if admit != nil {
-		given := clonePayout(p)
-		snap := l.snapshot(p)
-		next, err := admit(p, l)
-		switch {
-		case errors.Is(err, rules.ErrNoChange):
-			*p = *given // admit leaves the payout as it was given
-		case err != nil:
-			return err
-		default:
-			due = next
-			if err := l.moved(p, given.Reserved, snap); err != nil {
-				return err
-			}
-		}
+	if due, err = l.lt.Admit(p, due, events, admit); err != nil {
+		return err
 	}
 	if err := putPayout(tx, p, due); err != nil {
 		return err
 	}
-	return l.check() // the ledger invariant (ledger.go)
+	return l.lt.Commit() // the ledger invariant (ledger.go)
 }
 
 // putPayout writes a payout under its id with everything that finds it: its order, its
@@ -234,15 +214,9 @@ func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, err
 	if f.OrderID != "" {
 		p, err := s.PayoutByOrder(merchantID, f.OrderID)
 		if errors.Is(err, ErrNotFound) {
-			return page, nil
+			p, err = nil, nil
 		}
-		if err != nil {
-			return page, err
-		}
-		if matches(p, f) && (f.Cursor == 0 || p.ID < f.Cursor) {
-			page.Items = []*rules.Payout{p}
-		}
-		return page, nil
+		return f.OrderPage(p), err
 	}
 	bucket, prefix := bByMerch, []byte(merchantID)
 	switch {
@@ -269,7 +243,7 @@ func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, err
 		scanned := 0
 		for ; k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+8; k, _ = c.Prev() {
 			id := binary.BigEndian.Uint64(k[len(prefix):])
-			if scanned == maxScan {
+			if scanned == rules.ListMaxScan {
 				// A filter no index serves (country, to) stops here with a cursor rather
 				// than reading the whole history in one request.
 				page.NextCursor = int64(id) + 1
@@ -283,7 +257,7 @@ func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, err
 			if !f.From.IsZero() && p.CreatedAt.Before(f.From) {
 				break // ids grow with creation time: nothing older can match
 			}
-			if !matches(p, f) {
+			if !f.Match(p) {
 				continue
 			}
 			if len(page.Items) == f.Limit {
@@ -295,17 +269,6 @@ func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, err
 		return nil
 	})
 	return page, err
-}
-
-// maxScan bounds the payouts one listing request reads.
-const maxScan = 5000
-
-func matches(p *rules.Payout, f rules.ListFilter) bool {
-	return (f.Stage == "" || p.Stage == f.Stage) &&
-		(f.Status == "" || p.Status == f.Status) &&
-		(f.Country == "" || p.Country == f.Country) &&
-		(f.From.IsZero() || !p.CreatedAt.Before(f.From)) &&
-		(f.To.IsZero() || p.CreatedAt.Before(f.To))
 }
 
 // PayoutsByID reads several payouts; missing ids are skipped. It remembers what it decoded
@@ -473,17 +436,13 @@ func (s *DB) UpdatePayoutsContext(ctx context.Context, ids []int64, step rules.S
 				return err
 			}
 			core := coreOf(p)
-			stage, status, reservedBefore := p.Stage, p.Status, p.Reserved
-			snap := l.snapshot(p)
-			next, err := step(p, l)
-			if errors.Is(err, rules.ErrNoChange) {
-				continue
-			}
+			stage, status := p.Stage, p.Status
+			next, changed, err := l.lt.Apply(p, step)
 			if err != nil {
 				return err
 			}
-			if err := l.moved(p, reservedBefore, snap); err != nil {
-				return err
+			if !changed {
+				continue
 			}
 			if err := pb.update(p, core, next); err != nil {
 				return err
@@ -495,86 +454,35 @@ func (s *DB) UpdatePayoutsContext(ctx context.Context, ids []int64, step rules.S
 				return err
 			}
 		}
-		return l.check() // the ledger invariant (ledger.go)
+		return l.lt.Commit() // the ledger invariant (ledger.go)
 	}, false)
 }
 
-// ledger is rules.Ledger over one write transaction; the balances it changes, and the
-// reservations of the payouts written with it, are checked against the ledger invariant
-// before the transaction commits (ledger.go).
+// ledger is the engine under a rules.LedgerTx over one write transaction: it reads the
+// balances, and writes them with their entries (writeEntries) once the transaction's steps
+// are done and the ledger invariant held (ledger.go).
 type ledger struct {
-	tx      *bbolt.Tx
-	touched touchedBalances
+	lt rules.LedgerTx
+	tx *bbolt.Tx
 }
 
-func newLedger(tx *bbolt.Tx) *ledger { return &ledger{tx: tx, touched: touchedBalances{}} }
-
-// Balance is a balance as the transaction has it: read once, then as the transaction
-// changed it (written once, with its entries, when the transaction checks its ledger).
-func (l *ledger) Balance(merchantID, country, currency string) (rules.Balance, error) {
-	c, err := l.touched.at(l.tx, merchantID, country, currency)
-	if err != nil {
-		return rules.Balance{}, err
-	}
-	return c.now, nil
+func newLedger(tx *bbolt.Tx) *ledger {
+	l := &ledger{tx: tx}
+	l.lt.Init(l)
+	return l
 }
 
-func (l *ledger) PutBalance(merchantID string, b rules.Balance) error {
-	if b.Available < 0 || b.Balance < 0 || b.Available > b.Balance {
-		return errors.New("store: a balance would go negative or above its total")
-	}
-	c, err := l.touched.at(l.tx, merchantID, b.Country, b.Currency)
-	if err != nil {
-		return err
-	}
-	b.Entries = c.now.Entries
-	c.now = b
-	return nil
+// ReadBalance reads a balance; stored is not used by this engine (a balance is written
+// whole, whether it had a record or not).
+func (l *ledger) ReadBalance(k rules.BalanceKey) (rules.Balance, bool, error) {
+	b, err := readBalance(l.tx, k.MerchantID, k.Country, k.Currency)
+	return b, false, err
 }
 
-// snapshot is the payout's balance as the transaction holds it before a step, or nil when
-// the transaction has not read it yet (then the step's first read is what it was before).
-func (l *ledger) snapshot(p *rules.Payout) *rules.Balance {
-	if c := l.touched[[3]string{p.MerchantID, p.Country, p.Currency}]; c != nil {
-		b := c.now
-		return &b
-	}
-	return nil
+// WriteBalance writes a balance with its entries, if it changed.
+func (l *ledger) WriteBalance(k rules.BalanceKey, c *rules.BalanceChange) (rules.Balance, error) {
+	return writeEntries(l.tx, k.MerchantID, c.Before, c.Now, c.Entries)
 }
-
-// moved notes what a step did to a written payout's balance: its reservation's change, and
-// its ledger entries (rules.BalanceMoves) from the balance before the step (snapshot).
-func (l *ledger) moved(p *rules.Payout, reservedBefore int64, before *rules.Balance) error {
-	c := l.touched[[3]string{p.MerchantID, p.Country, p.Currency}]
-	if c == nil {
-		if p.Reserved == reservedBefore {
-			return nil // the step did not read the balance, let alone change it
-		}
-		var err error
-		if c, err = l.touched.at(l.tx, p.MerchantID, p.Country, p.Currency); err != nil {
-			return err
-		}
-	}
-	if before == nil {
-		before = &c.before
-	}
-	c.reserved += p.Reserved - reservedBefore
-	c.entries = append(c.entries, rules.BalanceMoves(*before, c.now, p)...)
-	return nil
-}
-
-// entry notes an entry of a balance not made by a payout (a funding).
-func (l *ledger) entry(merchantID, country, currency string, e rules.Entry) error {
-	c, err := l.touched.at(l.tx, merchantID, country, currency)
-	if err != nil {
-		return err
-	}
-	c.entries = append(c.entries, e)
-	return nil
-}
-
-// check is the ledger invariant over what this transaction changed.
-func (l *ledger) check() error { return l.touched.check(l.tx) }
 
 func (l *ledger) Enqueue(ev rules.Event) error { return enqueue(l.tx, ev) }
 
@@ -617,23 +525,14 @@ func (s *DB) Fund(merchantID, country, currency string, amount int64, at time.Ti
 	var out rules.Balance
 	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		l := newLedger(tx)
-		b, err := l.Balance(merchantID, country, currency)
+		b, err := l.lt.Fund(merchantID, country, currency, amount, at)
 		if err != nil {
 			return err
 		}
-		if b, err = rules.ApplyFunding(b, amount); err != nil {
-			return err
-		}
-		if err := l.PutBalance(merchantID, b); err != nil {
-			return err
-		}
-		if err := l.entry(merchantID, country, currency, rules.FundingEntry(amount, at)); err != nil {
+		if err := l.lt.Commit(); err != nil { // the ledger invariant (ledger.go)
 			return err
 		}
 		out = b
-		if err := l.check(); err != nil { // the ledger invariant (ledger.go)
-			return err
-		}
 		out.Entries = 0 // the store's own bookkeeping, as Balances
 		return nil
 	})
@@ -648,18 +547,6 @@ func (s *DB) OutboxDepth() int {
 		return nil
 	})
 	return n
-}
-
-// clonePayout copies a payout deeply enough that changing the copy leaves p as it was.
-func clonePayout(p *rules.Payout) *rules.Payout {
-	c := *p
-	c.History = slices.Clone(p.History)
-	c.Errors = slices.Clone(p.Errors)
-	if p.Card != nil {
-		card := *p.Card
-		c.Card = &card
-	}
-	return &c
 }
 
 // decodedCache holds payouts PayoutsByID decoded, each with the exact state bytes it came
@@ -678,7 +565,7 @@ type decoded struct {
 }
 
 func (c *decodedCache) put(id int64, state []byte, p *rules.Payout, due time.Time) {
-	cp := clonePayout(p) // the caller keeps p; the cache keeps its own copy
+	cp := p.Clone() // the caller keeps p; the cache keeps its own copy
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) > 4096 {

@@ -342,7 +342,7 @@ func readAhead(ctx context.Context, pool pgxBatcher, ops []*groupOp) (*createsAh
 	if len(keys) > 0 {
 		km, kc, kcur := balanceKeyColumns(keys)
 		for _, k := range keys {
-			ahead.balances[k] = heldBalance{b: rules.Balance{Country: k.country, Currency: k.currency}}
+			ahead.balances[k] = heldBalance{b: rules.Balance{Country: k.Country, Currency: k.Currency}}
 		}
 		queueReadBalances(b, ahead.balances, `(merchant_id, country, currency) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`,
 			km, kc, kcur)
@@ -377,26 +377,26 @@ type setGroup struct {
 // it kept).
 func (g *setGroup) admit(ctx context.Context, op *groupOp, id int64) error {
 	c := op.create
-	q := clonePayout(c.p)
+	q := c.p.Clone()
 	q.ID = id
 	l := newLedger(withHeldBalances(ctx, g.held), nil)
-	due, err := admitPayout(q, c.due, c.events, c.admit, l)
+	due, err := l.lt.Admit(q, c.due, c.events, c.admit)
 	if err == nil {
-		err = l.check()
+		err = l.lt.Check() // the ledger invariant
 	}
-	if err == nil && len(l.refused()) > 0 {
+	if err == nil && len(l.lt.Refused()) > 0 {
 		err = errFallBack
+	}
+	if err == nil {
+		err = g.rows.add(q, due)
 	}
 	if err != nil {
 		g.held.drop()
 		return err
 	}
-	if err := g.rows.add(q, due); err != nil {
+	l.deltas = g.deltas
+	if err := l.lt.Commit(); err != nil { // adds to the deltas; checked already
 		return err
-	}
-	g.deltas.add(l)
-	for k, ch := range l.touched {
-		g.held.put(k, heldBalance{b: ch.now, stored: ch.stored})
 	}
 	g.held.keep()
 	g.events = append(g.events, l.events...)
@@ -449,13 +449,13 @@ func (g *setGroup) write(ctx context.Context, pool *pgxpool.Pool) error {
 }
 
 func compareBalanceKeys(a, b balanceKey) int {
-	return cmp.Or(cmp.Compare(a.merchantID, b.merchantID), cmp.Compare(a.country, b.country), cmp.Compare(a.currency, b.currency))
+	return cmp.Or(cmp.Compare(a.MerchantID, b.MerchantID), cmp.Compare(a.Country, b.Country), cmp.Compare(a.Currency, b.Currency))
 }
 
 // balanceKeyColumns are keys as three arrays, for unnest.
 func balanceKeyColumns(keys []balanceKey) (merchants, countries, currencies []string) {
 	for _, k := range keys {
-		merchants, countries, currencies = append(merchants, k.merchantID), append(countries, k.country), append(currencies, k.currency)
+		merchants, countries, currencies = append(merchants, k.MerchantID), append(countries, k.Country), append(currencies, k.Currency)
 	}
 	return merchants, countries, currencies
 }

@@ -26,22 +26,20 @@ type balanceDelta struct {
 	entries                                         []rules.Entry // its ledger entries, in order (entries.go)
 }
 
-// add adds what a ledger did to the balances it touched.
-func (ds balanceDeltas) add(l *ledger) {
-	for k, ch := range l.touched {
-		d := ds[k]
-		if d == nil {
-			d = &balanceDelta{stored: ch.stored}
-			ds[k] = d
-		}
-		d.available += ch.now.Available - ch.before.Available
-		d.balance += ch.now.Balance - ch.before.Balance
-		d.funded += ch.now.Funded - ch.before.Funded
-		d.processed += ch.now.Processed - ch.before.Processed
-		d.reversed += ch.now.Reversed - ch.before.Reversed
-		d.reserved += ch.reserved
-		d.entries = append(d.entries, ch.entries...)
+// add adds what a ledger did to one balance it touched.
+func (ds balanceDeltas) add(k balanceKey, ch *rules.BalanceChange) {
+	d := ds[k]
+	if d == nil {
+		d = &balanceDelta{stored: ch.Stored}
+		ds[k] = d
 	}
+	d.available += ch.Now.Available - ch.Before.Available
+	d.balance += ch.Now.Balance - ch.Before.Balance
+	d.funded += ch.Now.Funded - ch.Before.Funded
+	d.processed += ch.Now.Processed - ch.Before.Processed
+	d.reversed += ch.Now.Reversed - ch.Before.Reversed
+	d.reserved += ch.Reserved
+	d.entries = append(d.entries, ch.Entries...)
 }
 
 // checkChange is the part of the ledger invariant that the deltas alone decide: what each
@@ -57,16 +55,16 @@ func (ds balanceDeltas) checkChange() error {
 		}
 		if ea != d.available || eb != d.balance {
 			return fmt.Errorf("%w: merchant %s %s/%s: available moves by %d and balance by %d, but the ledger entries by %d and %d",
-				rules.ErrLedger, k.merchantID, k.country, k.currency, d.available, d.balance, ea, eb)
+				rules.ErrLedger, k.MerchantID, k.Country, k.Currency, d.available, d.balance, ea, eb)
 		}
 		if d.balance-d.available != d.reserved {
 			return fmt.Errorf("%w: merchant %s %s/%s: held back moves by %d, but the payouts' reservations by %d",
-				rules.ErrLedger, k.merchantID, k.country, k.currency, d.balance-d.available, d.reserved)
+				rules.ErrLedger, k.MerchantID, k.Country, k.Currency, d.balance-d.available, d.reserved)
 		}
 		if !d.stored {
-			b := rules.Balance{Country: k.country, Currency: k.currency, Available: d.available, Balance: d.balance,
+			b := rules.Balance{Country: k.Country, Currency: k.Currency, Available: d.available, Balance: d.balance,
 				Funded: d.funded, Processed: d.processed, Reversed: d.reversed}
-			if err := rules.CheckBalanceTotals(k.merchantID, b); err != nil {
+			if err := rules.CheckBalanceTotals(k.MerchantID, b); err != nil {
 				return err
 			}
 		}
@@ -106,11 +104,11 @@ func (ds balanceDeltas) queue(b *pgx.Batch, after map[balanceKey]rules.Balance) 
 			sql = `WITH u AS (INSERT INTO balances (merchant_id, country, currency, available, balance, funded, processed, reversed, entries)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING available, balance, funded, processed, reversed, entries)` + deltaEntries
 		}
-		args := append([]any{k.merchantID, k.country, k.currency, d.available, d.balance, d.funded, d.processed, d.reversed},
+		args := append([]any{k.MerchantID, k.Country, k.Currency, d.available, d.balance, d.funded, d.processed, d.reversed},
 			entryArgs(d.entries)...)
 		want := int64(len(d.entries))
 		b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
-			v := rules.Balance{Country: k.country, Currency: k.currency}
+			v := rules.Balance{Country: k.Country, Currency: k.Currency}
 			var written, n int64
 			_, err := pgx.ForEachRow(rows, []any{&v.Available, &v.Balance, &v.Funded, &v.Processed, &v.Reversed, &v.Entries, &written},
 				func() error { n++; return nil })
@@ -118,7 +116,7 @@ func (ds balanceDeltas) queue(b *pgx.Batch, after map[balanceKey]rules.Balance) 
 				return err
 			}
 			if n != 1 || written != want { // the balance's row and its entries, written together
-				return fmt.Errorf("store: balance %s %s/%s: no row", k.merchantID, k.country, k.currency)
+				return fmt.Errorf("store: balance %s %s/%s: no row", k.MerchantID, k.Country, k.Currency)
 			}
 			if after != nil {
 				after[k] = v
@@ -176,9 +174,9 @@ func queueReadBalances(b *pgx.Batch, into map[balanceKey]heldBalance, where stri
 		WHERE `+where, args...).Query(func(rows pgx.Rows) error {
 		var k balanceKey
 		var v rules.Balance
-		_, err := pgx.ForEachRow(rows, []any{&k.merchantID, &k.country, &k.currency, &v.Available, &v.Balance, &v.Funded, &v.Processed, &v.Reversed, &v.Entries},
+		_, err := pgx.ForEachRow(rows, []any{&k.MerchantID, &k.Country, &k.Currency, &v.Available, &v.Balance, &v.Funded, &v.Processed, &v.Reversed, &v.Entries},
 			func() error {
-				v.Country, v.Currency = k.country, k.currency
+				v.Country, v.Currency = k.Country, k.Currency
 				into[k] = heldBalance{b: v, stored: true}
 				return nil
 			})

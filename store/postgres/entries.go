@@ -37,23 +37,21 @@ func columnsOf(entries []rules.Entry) entryColumns {
 }
 
 // chainEntries numbers the entries a locked transaction made on one balance after the ones
-// written (rules.ChainEntries) and checks that they end on the balance as it leaves it. A
-// balance changed without an entry breaks the ledger invariant.
-func chainEntries(k balanceKey, c *balanceChange) error {
-	if len(c.entries) == 0 {
-		if c.now.Available != c.chained.Available || c.now.Balance != c.chained.Balance {
-			return fmt.Errorf("%w: merchant %s %s/%s changed without a ledger entry", rules.ErrLedger, k.merchantID, k.country, k.currency)
+// written (rules.ChainEntries) and checks that they end on the balance as it leaves it,
+// which it returns with its last entry's id. A balance changed without an entry breaks the
+// ledger invariant.
+func chainEntries(k balanceKey, c *rules.BalanceChange) (rules.Balance, error) {
+	now := c.Now
+	if len(c.Entries) == 0 {
+		if now.Available != c.Before.Available || now.Balance != c.Before.Balance {
+			return now, fmt.Errorf("%w: merchant %s %s/%s changed without a ledger entry", rules.ErrLedger, k.MerchantID, k.Country, k.Currency)
 		}
-		return nil
+		return now, nil
 	}
-	rules.ChainEntries(c.entries, c.chained.Entries, c.chained.Available, c.chained.Balance)
-	last := c.entries[len(c.entries)-1]
-	c.now.Entries = last.ID
-	if err := rules.CheckEntriesEnd(k.merchantID, c.now, last); err != nil {
-		return err
-	}
-	c.chained, c.dirty = c.now, true
-	return nil
+	rules.ChainEntries(c.Entries, c.Before.Entries, c.Before.Available, c.Before.Balance)
+	last := c.Entries[len(c.Entries)-1]
+	now.Entries = last.ID
+	return now, rules.CheckEntriesEnd(k.MerchantID, now, last)
 }
 
 // queueEntries queues the INSERT of entries numbered and chained already.
@@ -73,7 +71,7 @@ func queueEntries(b *pgx.Batch, k balanceKey, entries []rules.Entry) {
 			type, amount, available, balance, NULLIF(payout_id, 0), NULLIF(order_id, ''), NULLIF(batch_id, '')
 		FROM unnest($4::bigint[], $5::timestamptz[], $6::text[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[], $12::text[])
 			AS e(id, at, type, amount, available, balance, payout_id, order_id, batch_id)`,
-		k.merchantID, k.country, k.currency, ids, c.at, c.typ, c.amount, avail, bal, c.payout, c.order, c.batch)
+		k.MerchantID, k.Country, k.Currency, ids, c.at, c.typ, c.amount, avail, bal, c.payout, c.order, c.batch)
 }
 
 // deltaEntries is the part of a balance's delta statement (deltas.go) that writes its
@@ -205,6 +203,6 @@ func openEntries(ctx context.Context, tx pgx.Tx) error {
 			FROM balances WHERE entries = 0 AND (balance <> 0 OR available <> 0)
 			RETURNING merchant_id, country, currency)
 		UPDATE balances b SET entries = 1 FROM o
-		WHERE b.merchant_id = o.merchant_id AND b.country = o.country AND b.currency = o.currency`)
+		WHERE b.merchant_id = o.merchant_id AND b.Country = o.country AND b.Currency = o.currency`)
 	return err
 }

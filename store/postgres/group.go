@@ -323,7 +323,7 @@ func lockInOrder(ctx context.Context, tx pgx.Tx, group []*groupOp, held *heldBal
 	for _, k := range keys {
 		b, stored, err := lockBalance(ctx, tx, k)
 		if err != nil {
-			return fmt.Errorf("store: lock balance %s %s/%s: %w", k.merchantID, k.country, k.currency, err)
+			return fmt.Errorf("store: lock balance %s %s/%s: %w", k.MerchantID, k.Country, k.Currency, err)
 		}
 		held.put(k, heldBalance{b: b, stored: stored})
 	}

@@ -182,12 +182,7 @@ func TestGroupBalancesAfterAFailedWrite(t *testing.T) {
 	fund := func(amount int64, fail error) *groupOp {
 		return &groupOp{fn: func(ctx context.Context, tx pgx.Tx) error {
 			l := newLedger(ctx, tx)
-			b, _ := l.Balance("m1", "PER", "PEN")
-			b, _ = rules.ApplyFunding(b, amount)
-			if err := l.PutBalance("m1", b); err != nil {
-				return err
-			}
-			if err := l.entry(balanceKey{"m1", "PER", "PEN"}, rules.FundingEntry(amount, time.Now())); err != nil {
+			if _, err := l.lt.Fund("m1", "PER", "PEN", amount, time.Now()); err != nil {
 				return err
 			}
 			if err := l.finish(); err != nil {

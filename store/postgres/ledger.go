@@ -12,197 +12,101 @@ import (
 	"payouts/rules"
 )
 
-// ledger is rules.Ledger over one transaction, as store/bolt's: the balances it reads are
-// locked (SELECT ... FOR UPDATE) until the transaction ends, so that writers on several
-// instances take turns on a balance; the balances it changes, and the reservations of the
-// payouts written with it, are checked against the ledger invariant (rules.CheckBalanceChange)
-// before they are written.
+// ledger is the engine under a rules.LedgerTx over one transaction, as store/bolt's: the
+// balances it reads are locked (SELECT ... FOR UPDATE) until the transaction ends, so that
+// writers on several instances take turns on a balance, unless its group holds them already
+// (held). What it writes goes one of two ways: into batch, each balance changed as a whole
+// with its entries and the events (queueWrites), or, for a set-based write (deltas not nil),
+// into the sums a group's statements add to the rows (deltas.go), the events kept in events.
 type ledger struct {
-	ctx     context.Context
-	tx      pgx.Tx
-	touched map[balanceKey]*balanceChange
-	held    *heldBalances // the group's, if the ledger's transaction is a group's (group.go)
-	events  []rules.Event // enqueued, written with the balances (queueWrites)
+	lt     rules.LedgerTx
+	ctx    context.Context
+	tx     pgx.Tx
+	held   *heldBalances // the group's, if the ledger's transaction is a group's (group.go)
+	events []rules.Event // enqueued, written with the balances
+	batch  *pgx.Batch    // where Commit queues the balances' writes (queueWrites)
+	deltas balanceDeltas // set-based: where Commit adds the balances' changes instead
 }
 
 // balanceKey names one balance.
-type balanceKey struct{ merchantID, country, currency string }
-
-// balanceChange is what one transaction does to one balance: the balance before it and now,
-// and the change in the reservations of the payouts it wrote.
-type balanceChange struct {
-	before, now rules.Balance
-	reserved    int64
-	stored      bool          // a row exists: written with UPDATE, else INSERT
-	dirty       bool          // changed since it was read or last written
-	entries     []rules.Entry // the ledger entries made and not written yet, in order
-	chained     rules.Balance // the balance the next entries follow: before, or as last written
-}
+type balanceKey = rules.BalanceKey
 
 func newLedger(ctx context.Context, tx pgx.Tx) *ledger {
-	return &ledger{ctx: ctx, tx: tx, touched: map[balanceKey]*balanceChange{}, held: heldBalancesOf(ctx)}
+	l := &ledger{ctx: ctx, tx: tx, held: heldBalancesOf(ctx)}
+	l.lt.Init(l)
+	return l
 }
 
-// Balance reads a balance, locking it until the transaction ends; one never written is zero.
-func (l *ledger) Balance(merchantID, country, currency string) (rules.Balance, error) {
-	c, err := l.at(balanceKey{merchantID, country, currency})
+// ReadBalance reads a balance, locking it until the transaction ends; one never written is
+// zero, without a row.
+func (l *ledger) ReadBalance(k balanceKey) (rules.Balance, bool, error) {
+	if h, ok := l.held.get(k); ok {
+		return h.b, h.stored, nil
+	}
+	if l.tx == nil { // a set-based write's ledger: the balances it read ahead; one not read has no row
+		return rules.Balance{Country: k.Country, Currency: k.Currency}, false, nil
+	}
+	b, stored, err := lockBalance(l.ctx, l.tx, k)
 	if err != nil {
-		return rules.Balance{}, err
+		return b, false, fmt.Errorf("store: balance %s %s/%s: %w", k.MerchantID, k.Country, k.Currency, err)
 	}
-	return c.now, nil
+	return b, stored, nil
 }
 
-// PutBalance changes a balance; it is checked and written when the transaction's writes are
-// (check, queueWrites).
-func (l *ledger) PutBalance(merchantID string, b rules.Balance) error {
-	if b.Available < 0 || b.Balance < 0 || b.Available > b.Balance {
-		return errors.New("store: a balance would go negative or above its total")
-	}
-	c, err := l.at(balanceKey{merchantID, b.Country, b.Currency})
-	if err != nil {
-		return err
-	}
-	c.now, c.dirty = b, true
-	return nil
-}
-
-// Enqueue writes an event into the outbox in the ledger's transaction, with the ledger's
-// other writes: the events of a whole lifecycle round go in one statement (queueWrites).
+// Enqueue keeps an event to be written with the ledger's other writes: the events of a whole
+// lifecycle round go in one statement.
 func (l *ledger) Enqueue(ev rules.Event) error {
-	if ev.ID == "" {
-		return errors.New("store: an event needs an id")
-	}
 	l.events = append(l.events, ev)
 	return nil
 }
 
-// snapshot is the payout's balance as the transaction holds it before a step, or nil when
-// the transaction has not read it yet (then the step's first read is what it was before).
-func (l *ledger) snapshot(p *rules.Payout) *rules.Balance {
-	if c := l.touched[balanceKey{p.MerchantID, p.Country, p.Currency}]; c != nil {
-		b := c.now
-		return &b
+// WriteBalance queues the write of one balance the transaction touched: into the deltas of a
+// set-based write, or into batch (an UPDATE, or the INSERT of a balance without a row, with
+// its entries) when it changed. The group's later writes read it as written (held).
+func (l *ledger) WriteBalance(k balanceKey, c *rules.BalanceChange) (rules.Balance, error) {
+	if l.deltas != nil {
+		l.deltas.add(k, c)
+		l.held.put(k, heldBalance{b: c.Now, stored: c.Stored})
+		return c.Now, nil
 	}
-	return nil
-}
-
-// moved notes what a step did to a written payout's balance: its reservation's change, and
-// its ledger entries (rules.BalanceMoves) from the balance before the step (snapshot).
-func (l *ledger) moved(p *rules.Payout, reservedBefore int64, before *rules.Balance) error {
-	c := l.touched[balanceKey{p.MerchantID, p.Country, p.Currency}]
-	if c == nil {
-		if p.Reserved == reservedBefore {
-			return nil // the step did not read the balance, let alone change it
-		}
-		var err error
-		if c, err = l.at(balanceKey{p.MerchantID, p.Country, p.Currency}); err != nil {
-			return err
-		}
-	}
-	if before == nil {
-		before = &c.before
-	}
-	c.reserved += p.Reserved - reservedBefore
-	c.entries = append(c.entries, rules.BalanceMoves(*before, c.now, p)...)
-	return nil
-}
-
-// entry notes an entry of a balance not made by a payout (a funding).
-func (l *ledger) entry(k balanceKey, e rules.Entry) error {
-	c, err := l.at(k)
+	v, err := chainEntries(k, c)
 	if err != nil {
+		return v, err
+	}
+	if v != c.Before || len(c.Entries) > 0 {
+		queueEntries(l.batch, k, c.Entries)
+		if c.Stored {
+			l.batch.Queue(`UPDATE balances SET available = $4, balance = $5, funded = $6, processed = $7, reversed = $8, entries = $9
+				WHERE merchant_id = $1 AND country = $2 AND currency = $3`,
+				k.MerchantID, k.Country, k.Currency, v.Available, v.Balance, v.Funded, v.Processed, v.Reversed, v.Entries)
+		} else {
+			l.batch.Queue(`INSERT INTO balances (merchant_id, country, currency, available, balance, funded, processed, reversed, entries)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+				k.MerchantID, k.Country, k.Currency, v.Available, v.Balance, v.Funded, v.Processed, v.Reversed, v.Entries)
+		}
+		c.Stored = true
+	}
+	l.held.put(k, heldBalance{b: v, stored: c.Stored})
+	return v, nil
+}
+
+// queueWrites checks the ledger invariant and queues the writes of the events enqueued and
+// of the balances changed into b, to be sent with the transaction's other writes.
+func (l *ledger) queueWrites(b *pgx.Batch) error {
+	if err := l.lt.Check(); err != nil {
 		return err
 	}
-	c.entries = append(c.entries, e)
-	return nil
-}
-
-// at is the change of one balance, reading (and locking) it on first use.
-func (l *ledger) at(k balanceKey) (*balanceChange, error) {
-	if c := l.touched[k]; c != nil {
-		return c, nil
-	}
-	if h, ok := l.held.get(k); ok {
-		c := &balanceChange{before: h.b, now: h.b, chained: h.b, stored: h.stored}
-		l.touched[k] = c
-		return c, nil
-	}
-	if l.tx == nil { // a set-based write's ledger: the balances it read ahead; one not read has no row
-		c := &balanceChange{before: rules.Balance{Country: k.country, Currency: k.currency}}
-		c.now, c.chained = c.before, c.before
-		l.touched[k] = c
-		return c, nil
-	}
-	b, stored, err := lockBalance(l.ctx, l.tx, k)
-	if err != nil {
-		return nil, fmt.Errorf("store: balance %s %s/%s: %w", k.merchantID, k.country, k.currency, err)
-	}
-	c := &balanceChange{before: b, now: b, chained: b, stored: stored}
-	l.touched[k] = c
-	return c, nil
-}
-
-// refused lists the balances the ledger read and left as they were: a decision the balance
-// refused (a payout waits for it, or is rejected NO_BALANCE), which more money could change.
-func (l *ledger) refused() []balanceKey {
-	var keys []balanceKey
-	for k, c := range l.touched {
-		if c.now == c.before {
-			keys = append(keys, k)
-		}
-	}
-	return keys
-}
-
-// check is the ledger invariant for the balances the transaction touched, as they are now.
-func (l *ledger) check() error {
-	for k, c := range l.touched {
-		if err := rules.CheckBalanceChange(k.merchantID, c.before, c.now, c.reserved); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// queueWrites queues the writes of the balances changed since the last ones, and of the
-// events enqueued, into b, to be sent with the transaction's other writes. Call check first.
-func (l *ledger) queueWrites(b *pgx.Batch) error {
 	if err := queueEvents(b, l.events); err != nil {
 		return err
 	}
 	l.events = nil
-	for k, c := range l.touched {
-		if err := chainEntries(k, c); err != nil {
-			return err
-		}
-		if !c.dirty {
-			continue
-		}
-		queueEntries(b, k, c.entries)
-		c.entries = nil
-		v := c.now
-		if c.stored {
-			b.Queue(`UPDATE balances SET available = $4, balance = $5, funded = $6, processed = $7, reversed = $8, entries = $9
-				WHERE merchant_id = $1 AND country = $2 AND currency = $3`,
-				k.merchantID, k.country, k.currency, v.Available, v.Balance, v.Funded, v.Processed, v.Reversed, v.Entries)
-		} else {
-			b.Queue(`INSERT INTO balances (merchant_id, country, currency, available, balance, funded, processed, reversed, entries)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-				k.merchantID, k.country, k.currency, v.Available, v.Balance, v.Funded, v.Processed, v.Reversed, v.Entries)
-		}
-		c.stored, c.dirty = true, false
-	}
-	for k, c := range l.touched {
-		l.held.put(k, heldBalance{b: c.now, stored: c.stored})
-	}
-	return nil
+	l.batch = b
+	defer func() { l.batch = nil }()
+	return l.lt.Commit()
 }
 
 // finish checks the ledger invariant and writes the balances changed.
 func (l *ledger) finish() error {
-	if err := l.check(); err != nil {
-		return err
-	}
 	b := &pgx.Batch{}
 	if err := l.queueWrites(b); err != nil {
 		return err
@@ -293,16 +197,16 @@ func lockBalance(ctx context.Context, tx querier, k balanceKey) (rules.Balance, 
 		return b, found, err
 	}
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`,
-		balanceLocks, k.merchantID+"\x1f"+k.country+"\x1f"+k.currency); err != nil {
+		balanceLocks, k.MerchantID+"\x1f"+k.Country+"\x1f"+k.Currency); err != nil {
 		return b, false, err
 	}
 	return selectBalanceForUpdate(ctx, tx, k)
 }
 
 func selectBalanceForUpdate(ctx context.Context, tx querier, k balanceKey) (rules.Balance, bool, error) {
-	b := rules.Balance{Country: k.country, Currency: k.currency}
+	b := rules.Balance{Country: k.Country, Currency: k.Currency}
 	err := tx.QueryRow(ctx, `SELECT available, balance, funded, processed, reversed, entries FROM balances
-		WHERE merchant_id = $1 AND country = $2 AND currency = $3 FOR UPDATE`, k.merchantID, k.country, k.currency).
+		WHERE merchant_id = $1 AND country = $2 AND currency = $3 FOR UPDATE`, k.MerchantID, k.Country, k.Currency).
 		Scan(&b.Available, &b.Balance, &b.Funded, &b.Processed, &b.Reversed, &b.Entries)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return b, false, nil
@@ -341,17 +245,8 @@ func (s *DB) Fund(merchantID, country, currency string, amount int64, at time.Ti
 	var out rules.Balance
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		l := newLedger(ctx, tx)
-		b, err := l.Balance(merchantID, country, currency)
+		b, err := l.lt.Fund(merchantID, country, currency, amount, at)
 		if err != nil {
-			return err
-		}
-		if b, err = rules.ApplyFunding(b, amount); err != nil {
-			return err
-		}
-		if err := l.PutBalance(merchantID, b); err != nil {
-			return err
-		}
-		if err := l.entry(balanceKey{merchantID, country, currency}, rules.FundingEntry(amount, at)); err != nil {
 			return err
 		}
 		if err := l.finish(); err != nil {

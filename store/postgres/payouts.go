@@ -50,7 +50,7 @@ func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, 
 func (s *DB) CreatePayoutContext(ctx context.Context, p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) (*rules.Payout, bool, error) {
 	var keys []balanceKey
 	if admit != nil { // only admit draws on the balance
-		keys = []balanceKey{{p.MerchantID, p.Country, p.Currency}}
+		keys = []balanceKey{{MerchantID: p.MerchantID, Country: p.Country, Currency: p.Currency}}
 	}
 	for range maxOrderRaces {
 		c := &createWrite{p: p, due: due, events: events, admit: admit}
@@ -96,13 +96,10 @@ func createPayout(ctx context.Context, tx pgx.Tx, p *rules.Payout, due time.Time
 		existing, err = decodePayout(*storedID, doc)
 		return existing, nil, err
 	}
-	q := clonePayout(p)
+	q := p.Clone()
 	q.ID = *nextID
 	l := newLedger(ctx, tx)
-	if due, err = admitPayout(q, due, events, admit, l); err != nil {
-		return nil, nil, err
-	}
-	if err := l.check(); err != nil { // the ledger invariant (ledger.go)
+	if due, err = l.lt.Admit(q, due, events, admit); err != nil {
 		return nil, nil, err
 	}
 	if err := insertPayout(ctx, tx, q, due, l, ql); err != nil {
@@ -111,33 +108,8 @@ func createPayout(ctx context.Context, tx pgx.Tx, p *rules.Payout, due time.Time
 	return nil, q, nil
 }
 
-// admitPayout enqueues a new payout's events and runs admit on it (if given), as store/bolt:
-// it returns when the payout is due, admit's answer unless admit changed nothing.
-func admitPayout(p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step, l *ledger) (time.Time, error) {
-	for _, ev := range events {
-		ev.PayoutID = p.ID
-		if err := l.Enqueue(ev); err != nil {
-			return due, err
-		}
-	}
-	if admit == nil {
-		return due, nil
-	}
-	given := p.Clone()
-	snap := l.snapshot(p)
-	next, err := admit(p, l)
-	switch {
-	case errors.Is(err, rules.ErrNoChange):
-		*p = *given // admit leaves the payout as it was given
-		return due, nil
-	case err != nil:
-		return due, err
-	}
-	return next, l.moved(p, given.Reserved, snap)
-}
-
-// insertPayout writes a new payout, with the balances its ledger changed, in one round trip;
-// errOrderTaken when its order was taken by a concurrent transaction.
+// insertPayout writes a new payout, with the balances its ledger changed under the ledger
+// invariant (ledger.go), in one round trip; errOrderTaken when its order was taken by a concurrent transaction.
 func insertPayout(ctx context.Context, tx pgx.Tx, p *rules.Payout, due time.Time, l *ledger, ql queueLease) error {
 	doc, err := gojson.Marshal(p)
 	if err != nil {
@@ -212,18 +184,6 @@ func decodePayout(id int64, doc []byte) (*rules.Payout, error) {
 	}
 	p.ID = id
 	return p, nil
-}
-
-// clonePayout copies a payout deeply enough that changing the copy leaves p as it was.
-func clonePayout(p *rules.Payout) *rules.Payout {
-	c := *p
-	c.History = slices.Clone(p.History)
-	c.Errors = slices.Clone(p.Errors)
-	if p.Card != nil {
-		card := *p.Card
-		c.Card = &card
-	}
-	return &c
 }
 
 // ImportPayouts stores payouts in one transaction without queueing them (bulk loads, such as
@@ -686,8 +646,8 @@ func (c *claimSet) drop(ids []int64) int {
 	return n
 }
 
-// maxScan bounds the payouts one listing request reads, as store/bolt's.
-const maxScan = 5000
+// maxScan bounds the payouts one listing request reads.
+const maxScan = rules.ListMaxScan
 
 // ListPayouts returns one page of a merchant's payouts, newest first, as store/bolt does:
 // it walks the narrowest index the filter allows (status, then stage, then all of the
@@ -793,24 +753,9 @@ func listQuery(merchantID string, f rules.ListFilter) (string, []any) {
 // listOrder is a listing by orderId: the one payout of that order, if it matches the rest of
 // the filter and lies below the cursor.
 func (s *DB) listOrder(merchantID string, f rules.ListFilter) (rules.Page, error) {
-	var page rules.Page
 	p, err := s.PayoutByOrder(merchantID, f.OrderID)
 	if errors.Is(err, rules.ErrNotFound) {
-		return page, nil
+		p, err = nil, nil
 	}
-	if err != nil {
-		return page, err
-	}
-	if matches(p, f) && (f.Cursor == 0 || p.ID < f.Cursor) {
-		page.Items = []*rules.Payout{p}
-	}
-	return page, nil
-}
-
-func matches(p *rules.Payout, f rules.ListFilter) bool {
-	return (f.Stage == "" || p.Stage == f.Stage) &&
-		(f.Status == "" || p.Status == f.Status) &&
-		(f.Country == "" || p.Country == f.Country) &&
-		(f.From.IsZero() || !p.CreatedAt.Before(f.From)) &&
-		(f.To.IsZero() || p.CreatedAt.Before(f.To))
+	return f.OrderPage(p), err
 }

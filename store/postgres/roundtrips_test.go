@@ -37,7 +37,7 @@ func createOps(prefix string, n int, amount int64) ([]*groupOp, []*createWrite) 
 		c := &createWrite{p: p, due: time.Now(), admit: reserve,
 			events: []rules.Event{{ID: fmt.Sprintf("%s-ev-%d", prefix, i), Kind: "payout.mail", MerchantID: "m1", NextAt: time.Now()}}}
 		cs[i] = c
-		ops[i] = &groupOp{create: c, keys: []balanceKey{{"m1", "PER", "PEN"}}, rerun: true, done: make(chan error, 1),
+		ops[i] = &groupOp{create: c, keys: []balanceKey{{MerchantID: "m1", Country: "PER", Currency: "PEN"}}, rerun: true, done: make(chan error, 1),
 			fn: func(ctx context.Context, tx pgx.Tx) error {
 				var err error
 				c.existing, c.stored, err = createPayout(ctx, tx, p, c.due, c.events, c.admit, queueLease{})
@@ -164,7 +164,7 @@ func TestBalanceStatementChecksTheLedgerTotals(t *testing.T) {
 	if _, err := db.Fund("m1", "PER", "PEN", 1000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	k := balanceKey{"m1", "PER", "PEN"}
+	k := balanceKey{MerchantID: "m1", Country: "PER", Currency: "PEN"}
 	ds := balanceDeltas{k: {available: -10, balance: -10, stored: true, // money gone, no total says where
 		entries: []rules.Entry{rules.FundingEntry(-10, time.Now())}}}
 	if err := ds.checkChange(); err != nil {

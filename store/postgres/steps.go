@@ -91,14 +91,17 @@ func (s *DB) updatePayouts(ids []int64, step rules.Step) error {
 	if err := runSteps(ids, docs, read, &s.read, step, l, w); err != nil {
 		return err
 	}
-	if err := l.check(); err != nil { // the ledger invariant (ledger.go), on the balances read
+	if err := l.lt.Check(); err != nil { // the ledger invariant, on the balances read
 		return err
 	}
 	if err := checkRefused(ctx, conn, l); err != nil {
 		return err
 	}
 	deltas := balanceDeltas{}
-	deltas.add(l)
+	l.deltas = deltas
+	if err := l.lt.Commit(); err != nil { // adds the changes to deltas
+		return err
+	}
 	if err := deltas.checkChange(); err != nil { // and on the changes applied (deltas.go)
 		return err
 	}
@@ -134,16 +137,12 @@ func runSteps(ids []int64, docs map[int64][]byte, held map[int64]readDoc, read *
 		} else if p, err = read.decode(id, doc); err != nil {
 			return err
 		}
-		reservedBefore, snap := p.Reserved, l.snapshot(p)
-		next, err := step(p, l)
-		if errors.Is(err, rules.ErrNoChange) {
-			continue
-		}
+		next, changed, err := l.lt.Apply(p, step)
 		if err != nil {
 			return err
 		}
-		if err := l.moved(p, reservedBefore, snap); err != nil {
-			return err
+		if !changed {
+			continue
 		}
 		if docs[id], err = w.add(p, next); err != nil {
 			return err
@@ -156,7 +155,7 @@ func runSteps(ids []int64, docs map[int64][]byte, held map[int64]readDoc, read *
 // when one has more available than the steps saw: with it, they might have gone otherwise.
 // Less is fine: what was refused stays refused, and the rows' CHECKs guard what was taken.
 func checkRefused(ctx context.Context, tx querier, l *ledger) error {
-	keys := l.refused()
+	keys := l.lt.Refused()
 	if len(keys) == 0 {
 		return nil
 	}
@@ -166,7 +165,7 @@ func checkRefused(ctx context.Context, tx querier, l *ledger) error {
 		if err != nil {
 			return fmt.Errorf("store: update payouts: lock balance: %w", err)
 		}
-		if b.Available > l.touched[k].before.Available {
+		if b.Available > l.lt.Change(k).Before.Available {
 			return errBalanceMoved
 		}
 	}
