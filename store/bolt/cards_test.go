@@ -3,11 +3,23 @@ package bolt_test
 import (
 	"bytes"
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"payouts/rules"
+	"payouts/store/bolt"
 )
+
+func openCardDB(t *testing.T) *bolt.DB {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "payouts.db"), bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
 
 func TestCardVault(t *testing.T) {
 	db := openCardDB(t)

@@ -2,12 +2,18 @@ package storetest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/alexedwards/scs/v2"
+
 	"payouts/rules"
 )
+
+// The session store is what scs keeps its sessions in, and lists them with.
+var _ scs.IterableStore = rules.SessionStore(nil)
 
 // testCards: rules.CardStore.
 func testCards(t *testing.T, e Engine) {
@@ -245,6 +251,32 @@ func testSessions(t *testing.T, e Engine) {
 		clk.Add(-time.Hour) // cleaned records are gone, not hidden
 		if _, found, _ := s.Find("short"); found {
 			t.Errorf("a cleaned session came back")
+		}
+	})
+
+	t.Run("scs keeps its sessions in it, with tokens from a URL (no cookie)", func(t *testing.T) {
+		clk := &clock{t: time.Now()} // scs stamps a new session's deadline with the real clock
+		sm := scs.New()
+		sm.Store = e.open(t).Sessions(clk.Now)
+		sm.HashTokenInStore = true
+		ctx, err := sm.Load(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sm.Put(ctx, "payout", int64(73))
+		sm.SetDeadline(ctx, clk.Now().Add(10*time.Minute))
+		token, expiry, err := sm.Commit(ctx)
+		if err != nil || token == "" || !expiry.Equal(clk.Now().Add(10*time.Minute).UTC()) {
+			t.Fatalf("Commit: %q %v %v", token, expiry, err)
+		}
+		ctx2, err := sm.Load(context.Background(), token)
+		if err != nil || sm.GetInt64(ctx2, "payout") != 73 {
+			t.Fatalf("Load by token: %v %d", err, sm.GetInt64(ctx2, "payout"))
+		}
+		clk.Add(10 * time.Minute)
+		ctx3, _ := sm.Load(context.Background(), token)
+		if sm.Exists(ctx3, "payout") {
+			t.Errorf("an expired session loads")
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -439,6 +440,77 @@ func testListPayouts(t *testing.T, e Engine) {
 		page, err := s.ListPayouts("nobody", rules.ListFilter{})
 		if err != nil || len(page.Items) != 0 || page.NextCursor != 0 {
 			t.Errorf("ListPayouts(nobody) = %+v, %v", page, err)
+		}
+	})
+
+	t.Run("walks an index newest first and reads at most rules.ListMaxScan payouts a request", func(t *testing.T) {
+		s := e.open(t)
+		importMany := func(n int, country string, status rules.Status, from time.Time) {
+			t.Helper()
+			ps := make([]*rules.Payout, 0, n)
+			for i := range n {
+				req := &rules.PayoutRequest{Country: country, Currency: "PEN", OrderID: country + strconv.Itoa(i)}
+				p := rules.NewPayout(m1, req, rules.Route{Amount: 100, Channel: rules.ChannelBatch}, from.Add(time.Duration(i)*time.Millisecond))
+				if status != rules.StatusCreated {
+					p.Move(status, from, "", "")
+				}
+				ps = append(ps, p)
+			}
+			if err := s.ImportPayouts(ps); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := 2*rules.ListMaxScan + 2000
+		importMany(3, "COL", rules.StatusProcessed, T0)
+		importMany(n, "PER", rules.StatusCreated, at(time.Minute))
+
+		page, err := s.ListPayouts(m1, rules.ListFilter{Status: rules.StatusProcessed, Limit: 2})
+		if err != nil || len(page.Items) != 2 || page.Items[0].ID != 3 || page.NextCursor != 2 {
+			t.Fatalf("status page 1: %v %+v", err, page)
+		}
+		page, _ = s.ListPayouts(m1, rules.ListFilter{Status: rules.StatusProcessed, Limit: 2, Cursor: page.NextCursor})
+		if len(page.Items) != 1 || page.Items[0].ID != 1 || page.NextCursor != 0 {
+			t.Fatalf("status page 2: %+v", page)
+		}
+		// country has no index: each request stops after ListMaxScan payouts, with a cursor
+		// past the last one read.
+		var found, cursors []int64
+		cursor := int64(0)
+		for {
+			page, err := s.ListPayouts(m1, rules.ListFilter{Country: "COL", Limit: 50, Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range page.Items {
+				found = append(found, p.ID)
+			}
+			if page.NextCursor == 0 {
+				break
+			}
+			cursor = page.NextCursor
+			cursors = append(cursors, cursor)
+		}
+		last := int64(n + 3)
+		want := []int64{last - rules.ListMaxScan + 1, last - 2*rules.ListMaxScan + 1}
+		if !slices.Equal(found, []int64{3, 2, 1}) || !slices.Equal(cursors, want) {
+			t.Fatalf("found %v with cursors %v, want the 3 COL payouts after cursors %v", found, cursors, want)
+		}
+		order := "PER" + strconv.Itoa(n-1)
+		page, _ = s.ListPayouts(m1, rules.ListFilter{OrderID: order})
+		if len(page.Items) != 1 || page.Items[0].OrderID != order {
+			t.Fatalf("by orderId: %+v", page)
+		}
+		if page, _ = s.ListPayouts(m1, rules.ListFilter{OrderID: order, Cursor: page.Items[0].ID}); len(page.Items) != 0 {
+			t.Fatalf("by orderId below its own id: %+v", page)
+		}
+		// Created from: the walk stops at the first older payout, with no cursor.
+		page, _ = s.ListPayouts(m1, rules.ListFilter{From: at(time.Minute + time.Duration(n-10)*time.Millisecond), Limit: 50})
+		if len(page.Items) != 10 || page.Items[0].ID != last || page.NextCursor != 0 {
+			t.Fatalf("from: %d items, cursor %d", len(page.Items), page.NextCursor)
+		}
+		page, _ = s.ListPayouts(m1, rules.ListFilter{To: at(time.Second), Stage: rules.StageSuccess, Limit: 2})
+		if len(page.Items) != 2 || page.Items[0].ID != 3 || page.NextCursor != 2 {
+			t.Fatalf("to and stage: %+v", page)
 		}
 	})
 }
