@@ -67,13 +67,13 @@ var merchantIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
 
 // CreateMerchant makes a merchant with fresh credentials: the key stored hashed, the secret
 // sealed. It is shared by the admin API, the CLI and the demo seed.
-func CreateMerchant(st Store, seal func([]byte, string) []byte, id, name string, settings rules.Settings, now time.Time) (*rules.Merchant, Credentials, error) {
-	return ImportMerchant(st, seal, id, name, settings, NewCredentials(), now)
+func CreateMerchant(ctx context.Context, st Store, seal func([]byte, string) []byte, id, name string, settings rules.Settings, now time.Time) (*rules.Merchant, Credentials, error) {
+	return ImportMerchant(ctx, st, seal, id, name, settings, NewCredentials(), now)
 }
 
 // ImportMerchant makes a merchant with credentials it already has (a merchant moving from
 // the original API keeps its key and secret; the tests use the published signing vectors).
-func ImportMerchant(st Store, seal func([]byte, string) []byte, id, name string, settings rules.Settings, c Credentials, now time.Time) (*rules.Merchant, Credentials, error) {
+func ImportMerchant(ctx context.Context, st Store, seal func([]byte, string) []byte, id, name string, settings rules.Settings, c Credentials, now time.Time) (*rules.Merchant, Credentials, error) {
 	if err := rules.CheckIdentifier("merchantId", id); err != nil {
 		return nil, Credentials{}, err
 	}
@@ -91,7 +91,7 @@ func ImportMerchant(st Store, seal func([]byte, string) []byte, id, name string,
 		return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeAdminField, Field: "name", Message: "is required"}
 	}
 	m := &rules.Merchant{ID: id, Name: name, APIKeyHash: HashAPIKey(c.APIKey), Settings: settings, CreatedAt: now.UTC()}
-	err := st.CreateMerchant(m, func(m *rules.Merchant) error {
+	err := st.CreateMerchant(ctx, m, func(m *rules.Merchant) error {
 		m.SealedSecret = seal([]byte(c.APISecret), m.ID)
 		return nil
 	})
@@ -185,7 +185,7 @@ func registerAdmin(a huma.API, d Deps) {
 		if err := checkSettings(s, d.AllowHTTPNotificationURL, d.Sandbox); err != nil {
 			return nil, err
 		}
-		m, c, err := CreateMerchant(d.Store, d.Seal, in.Body.MerchantID, in.Body.Name, s, time.Now())
+		m, c, err := CreateMerchant(ctx, d.Store, d.Seal, in.Body.MerchantID, in.Body.Name, s, time.Now())
 		if err != nil {
 			return nil, err
 		}
@@ -209,7 +209,7 @@ func registerAdmin(a huma.API, d Deps) {
 		OperationID: "admin-get-merchant", Method: http.MethodGet, Path: "/admin/v1/merchants/{id}",
 		Summary: "Read a merchant", Tags: []string{"Admin"}, Security: adminSecurity, Errors: []int{404},
 	}, func(ctx context.Context, in *idIn) (*merchantOut, error) {
-		m, err := d.Store.Merchant(in.ID)
+		m, err := d.Store.Merchant(ctx, in.ID)
 		if err != nil {
 			return nil, notFound(err, in.ID)
 		}
@@ -227,7 +227,7 @@ func registerAdmin(a huma.API, d Deps) {
 		OperationID: "admin-update-merchant", Method: http.MethodPatch, Path: "/admin/v1/merchants/{id}",
 		Summary: "Change a merchant's name or settings", Tags: []string{"Admin"}, Security: adminSecurity, Errors: []int{400, 404},
 	}, func(ctx context.Context, in *patchIn) (*merchantOut, error) {
-		m, err := d.Store.UpdateMerchant(in.ID, func(m *rules.Merchant) error {
+		m, err := d.Store.UpdateMerchant(ctx, in.ID, func(m *rules.Merchant) error {
 			if in.Body.Name != "" {
 				m.Name = in.Body.Name
 			}
@@ -262,7 +262,7 @@ func registerAdmin(a huma.API, d Deps) {
 		Description: "Adds amount (negative: withdraws) to the balance of a country in one of its currencies: COL in COP; " +
 			"PER in PEN or USD (another pair is 400, " + rules.CodeFundCurrency + "). Held PENDING_BALANCE payouts are released.",
 	}, func(ctx context.Context, in *fundIn) (*fundOut, error) {
-		if _, err := d.Store.Merchant(in.ID); err != nil {
+		if _, err := d.Store.Merchant(ctx, in.ID); err != nil {
 			return nil, notFound(err, in.ID)
 		}
 		if err := rules.CheckFundingOf(in.Body.Country, in.Body.Currency, in.Body.Amount); err != nil {
@@ -281,7 +281,7 @@ func registerAdmin(a huma.API, d Deps) {
 func BackupHandler(st Store) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		bw := &backupWriter{w: w}
-		if _, err := st.Backup(bw); err != nil {
+		if _, err := st.Backup(r.Context(), bw); err != nil {
 			if !bw.started && errors.Is(err, rules.ErrNotSupported) {
 				p := &Problem{Title: http.StatusText(http.StatusNotImplemented), Status: http.StatusNotImplemented, Detail: err.Error()}
 				p.add(&rules.Error{Code: rules.CodeBackupUnsupported, Message: err.Error()})

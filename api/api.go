@@ -22,13 +22,13 @@ import (
 
 // Store is what the API reads and writes besides the service.
 type Store interface {
-	CreateMerchant(m *rules.Merchant, prepare func(*rules.Merchant) error) error
-	Merchant(id string) (*rules.Merchant, error)
-	Merchants() ([]*rules.Merchant, error)
-	UpdateMerchant(id string, fn func(*rules.Merchant) error) (*rules.Merchant, error)
-	Balances(merchantID string) ([]rules.Balance, error)
-	Backup(w io.Writer) (int64, error)
-	Ping() error
+	CreateMerchant(ctx context.Context, m *rules.Merchant, prepare func(*rules.Merchant) error) error
+	Merchant(ctx context.Context, id string) (*rules.Merchant, error)
+	Merchants(ctx context.Context) ([]*rules.Merchant, error)
+	UpdateMerchant(ctx context.Context, id string, fn func(*rules.Merchant) error) (*rules.Merchant, error)
+	Balances(ctx context.Context, merchantID string) ([]rules.Balance, error)
+	Backup(ctx context.Context, w io.Writer) (int64, error)
+	Ping(ctx context.Context) error
 }
 
 // Deps are the API's collaborators, assembled by internal/server.
@@ -165,7 +165,7 @@ func New(d Deps) (http.Handler, huma.API) {
 	})
 	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		if err := d.Store.Ping(); err != nil {
+		if err := d.Store.Ping(r.Context()); err != nil {
 			http.Error(w, "database not ready", http.StatusServiceUnavailable)
 			return
 		}
@@ -400,7 +400,7 @@ func registerPayouts(a huma.API, d Deps) {
 	}, func(ctx context.Context, in *struct {
 		MerchantID string `path:"merchantId"`
 	}) (*BalanceOutput, error) {
-		b, err := d.Store.Balances(merchantFrom(ctx).ID)
+		b, err := d.Store.Balances(ctx, merchantFrom(ctx).ID)
 		if err != nil {
 			return nil, err
 		}

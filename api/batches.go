@@ -259,7 +259,7 @@ func registerBatches(a huma.API, d Deps) {
 		if !created {
 			out.Status, out.Replayed = http.StatusOK, "true"
 			if b.Status != rules.BatchDraft && b.Status != rules.BatchInvalid {
-				items, err := bs.Store.BatchItems(m.ID, b.ID, 0, 0)
+				items, err := bs.Store.BatchItems(ctx, m.ID, b.ID, 0, 0)
 				if err != nil {
 					return nil, err
 				}
@@ -282,7 +282,7 @@ func registerBatches(a huma.API, d Deps) {
 		Tags:        []string{"Batches"}, Security: signedSecurity, Extensions: map[string]any{"x-payouts-extension": true},
 		Errors: []int{400, 401, 403, 404, 409, 429, 503},
 	}, func(ctx context.Context, in *batchIn) (*struct{ Body BatchView }, error) {
-		b, err := bs.Approve(merchantFrom(ctx).ID, in.ID, principalOf(ctx))
+		b, err := bs.Approve(ctx, merchantFrom(ctx).ID, in.ID, principalOf(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -290,7 +290,7 @@ func registerBatches(a huma.API, d Deps) {
 			// The signed API has no actor in its context (payout creates are not audited);
 			// an approval is, as the key that made it (the maker-checker trail: who approved).
 			addr, _ := ctx.Value(clientAddrKey{}).(string)
-			d.Auditor.Record(rules.Actor{Principal: b.ApprovedBy, Name: "API key " + strings.TrimPrefix(b.ApprovedBy, "key:")}, addr, "",
+			d.Auditor.Record(ctx, rules.Actor{Principal: b.ApprovedBy, Name: "API key " + strings.TrimPrefix(b.ApprovedBy, "key:")}, addr, "",
 				"batch.approve", "batch:"+strconv.FormatInt(b.ID, 10), b.MerchantID, map[string]any{"batchId": b.BatchID, "items": b.Items, "madeBy": b.MadeBy})
 		}
 		return &struct{ Body BatchView }{BatchViewOf(b, nil)}, nil
@@ -303,11 +303,11 @@ func registerBatches(a huma.API, d Deps) {
 		Errors: []int{400, 401, 404, 429, 503},
 	}, func(ctx context.Context, in *batchIn) (*struct{ Body BatchView }, error) {
 		m := merchantFrom(ctx)
-		b, err := bs.Get(m.ID, in.ID)
+		b, err := bs.Get(ctx, m.ID, in.ID)
 		if err != nil {
 			return nil, err
 		}
-		items, err := bs.Store.BatchItems(m.ID, b.ID, 0, 0)
+		items, err := bs.Store.BatchItems(ctx, m.ID, b.ID, 0, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -334,7 +334,7 @@ func registerBatches(a huma.API, d Deps) {
 			}
 			after = n
 		}
-		list, err := bs.Store.Batches(m.ID, after, in.Limit+1)
+		list, err := bs.Store.Batches(ctx, m.ID, after, in.Limit+1)
 		if err != nil {
 			return nil, err
 		}
@@ -362,10 +362,10 @@ func registerBatches(a huma.API, d Deps) {
 		Errors: []int{400, 401, 404, 429, 503},
 	}, func(ctx context.Context, in *itemsIn) (*rawOut, error) {
 		m := merchantFrom(ctx)
-		if _, err := bs.Get(m.ID, in.ID); err != nil {
+		if _, err := bs.Get(ctx, m.ID, in.ID); err != nil {
 			return nil, err
 		}
-		all, err := bs.Store.BatchItems(m.ID, in.ID, in.After, 0)
+		all, err := bs.Store.BatchItems(ctx, m.ID, in.ID, in.After, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -407,11 +407,11 @@ func registerBatches(a huma.API, d Deps) {
 		Errors:    []int{400, 401, 404, 429, 503},
 	}, func(ctx context.Context, in *batchIn) (*rawOut, error) {
 		m := merchantFrom(ctx)
-		b, err := bs.Get(m.ID, in.ID)
+		b, err := bs.Get(ctx, m.ID, in.ID)
 		if err != nil {
 			return nil, err
 		}
-		items, err := bs.Store.BatchItems(m.ID, in.ID, 0, 0)
+		items, err := bs.Store.BatchItems(ctx, m.ID, in.ID, 0, 0)
 		if err != nil {
 			return nil, err
 		}

@@ -27,7 +27,7 @@ type Events struct {
 	// Resend queues one more delivery of a logged event; an error is the refusal.
 	Resend func(ctx context.Context, e rules.LoggedEvent) error
 	// Merchant reads a merchant (rules.ErrNotFound when there is none), for the admin API.
-	Merchant func(id string) (*rules.Merchant, error)
+	Merchant func(ctx context.Context, id string) (*rules.Merchant, error)
 	Streams  *EventStreams
 }
 
@@ -129,7 +129,7 @@ func registerEvents(r chi.Router, a huma.API, ev Events) {
 			}
 			q.After = n
 		}
-		es, err := ev.Log.LoggedEvents(merchantFrom(ctx).ID, q)
+		es, err := ev.Log.LoggedEvents(ctx, merchantFrom(ctx).ID, q)
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +153,7 @@ func registerEvents(r chi.Router, a huma.API, ev Events) {
 		Body EventView
 	}
 	find := func(ctx context.Context, id string) (rules.LoggedEvent, error) {
-		e, err := ev.Log.LoggedEvent(merchantFrom(ctx).ID, id)
+		e, err := ev.Log.LoggedEvent(ctx, merchantFrom(ctx).ID, id)
 		if errors.Is(err, rules.ErrNotFound) {
 			return e, rules.Errorf(rules.KindNotFound, rules.CodeEventNotFound, "no event %s (events are kept 30 days)", id)
 		}
@@ -219,7 +219,7 @@ func registerEvents(r chi.Router, a huma.API, ev Events) {
 		if !ev.Sandbox {
 			return nil, sandboxOff()
 		}
-		items, err := ev.Log.InboxItems(merchantFrom(ctx).ID, in.Limit)
+		items, err := ev.Log.InboxItems(ctx, merchantFrom(ctx).ID, in.Limit)
 		if err != nil {
 			return nil, err
 		}
@@ -253,11 +253,11 @@ func registerChaos(a huma.API, ev Events) {
 	type out struct {
 		Body DeliveryChaosView
 	}
-	check := func(id string) error {
+	check := func(ctx context.Context, id string) error {
 		if !ev.Sandbox {
 			return sandboxOff()
 		}
-		if _, err := ev.Merchant(id); err != nil {
+		if _, err := ev.Merchant(ctx, id); err != nil {
 			if errors.Is(err, rules.ErrNotFound) {
 				return rules.Errorf(rules.KindNotFound, rules.CodeMerchantNotFound, "merchant %s not found", id)
 			}
@@ -270,14 +270,14 @@ func registerChaos(a huma.API, ev Events) {
 		Summary: "Make a merchant's notifications misbehave on purpose", Description: doc,
 		Tags: []string{"Sandbox"}, Security: adminSecurity, Errors: []int{400, 401, 403, 404}, Extensions: extension,
 	}, func(ctx context.Context, in *putIn) (*out, error) {
-		if err := check(in.ID); err != nil {
+		if err := check(ctx, in.ID); err != nil {
 			return nil, err
 		}
 		c, err := rules.ParseDeliveryChaos(in.Body)
 		if err != nil {
 			return nil, err
 		}
-		if err := ev.Log.PutDeliveryChaos(in.ID, c); err != nil {
+		if err := ev.Log.PutDeliveryChaos(ctx, in.ID, c); err != nil {
 			return nil, err
 		}
 		rules.Audit(ctx, "sandbox.chaos.put", "merchant:"+in.ID, in.ID, in.Body)
@@ -288,10 +288,10 @@ func registerChaos(a huma.API, ev Events) {
 		Summary: "A merchant's delivery chaos", Description: doc,
 		Tags: []string{"Sandbox"}, Security: adminSecurity, Errors: []int{401, 403, 404}, Extensions: extension,
 	}, func(ctx context.Context, in *idIn) (*out, error) {
-		if err := check(in.ID); err != nil {
+		if err := check(ctx, in.ID); err != nil {
 			return nil, err
 		}
-		c, err := ev.Log.DeliveryChaos(in.ID)
+		c, err := ev.Log.DeliveryChaos(ctx, in.ID)
 		if errors.Is(err, rules.ErrNotFound) {
 			return &out{Body: chaosView(rules.DeliveryChaos{}, false)}, nil
 		}
@@ -305,10 +305,10 @@ func registerChaos(a huma.API, ev Events) {
 		Summary: "End a merchant's delivery chaos", Description: doc,
 		Tags: []string{"Sandbox"}, Security: adminSecurity, Errors: []int{401, 403, 404}, Extensions: extension,
 	}, func(ctx context.Context, in *idIn) (*out, error) {
-		if err := check(in.ID); err != nil {
+		if err := check(ctx, in.ID); err != nil {
 			return nil, err
 		}
-		if err := ev.Log.DeleteDeliveryChaos(in.ID); err != nil {
+		if err := ev.Log.DeleteDeliveryChaos(ctx, in.ID); err != nil {
 			return nil, err
 		}
 		rules.Audit(ctx, "sandbox.chaos.delete", "merchant:"+in.ID, in.ID, nil)
@@ -430,7 +430,7 @@ func registerStream(r chi.Router, a huma.API, ev Events) {
 		wake, done := ev.Streams.subscribe(m.ID)
 		defer done()
 		if after < 0 {
-			tail, err := lastCursor(ev.Log, m.ID)
+			tail, err := lastCursor(req.Context(), ev.Log, m.ID)
 			if err != nil {
 				writeProblem(w, problemOf(rules.KindInternal, rules.CodeInternal, "internal error"))
 				return
@@ -460,7 +460,7 @@ func registerStream(r chi.Router, a huma.API, ev Events) {
 		defer poll.Stop()
 		for {
 			for {
-				fs, err := ev.Log.AttemptsAfter(m.ID, after, 100)
+				fs, err := ev.Log.AttemptsAfter(req.Context(), m.ID, after, 100)
 				if err != nil {
 					return // the client reconnects with its Last-Event-ID
 				}
@@ -498,10 +498,10 @@ func registerStream(r chi.Router, a huma.API, ev Events) {
 }
 
 // lastCursor is the feed cursor of a merchant's newest delivery attempt, 0 when none.
-func lastCursor(log rules.EventLog, merchantID string) (int64, error) {
+func lastCursor(ctx context.Context, log rules.EventLog, merchantID string) (int64, error) {
 	var after int64
 	for {
-		fs, err := log.AttemptsAfter(merchantID, after, 500)
+		fs, err := log.AttemptsAfter(ctx, merchantID, after, 500)
 		if err != nil {
 			return 0, err
 		}

@@ -101,9 +101,9 @@ func registerKeys(a huma.API, d Deps) {
 		var c Credentials
 		var err error
 		if role == rules.KeyRoleFull {
-			m, c, err = RotateKey(d.Store, d.Seal, in.ID, grace, t)
+			m, c, err = RotateKey(ctx, d.Store, d.Seal, in.ID, grace, t)
 		} else {
-			m, c, err = AddRoleKey(d.Store, d.Seal, in.ID, role, t)
+			m, c, err = AddRoleKey(ctx, d.Store, d.Seal, in.ID, role, t)
 		}
 		if err != nil {
 			return nil, notFound(err, in.ID)
@@ -128,7 +128,7 @@ func registerKeys(a huma.API, d Deps) {
 		OperationID: "admin-list-keys", Method: http.MethodGet, Path: "/admin/v1/merchants/{id}/keys",
 		Summary: "List a merchant's API keys (never the secrets)", Tags: []string{"Admin"}, Security: adminSecurity, Errors: []int{404},
 	}, func(ctx context.Context, in *listIn) (*listOut, error) {
-		m, err := d.Store.Merchant(in.ID)
+		m, err := d.Store.Merchant(ctx, in.ID)
 		if err != nil {
 			return nil, notFound(err, in.ID)
 		}
@@ -145,7 +145,7 @@ func registerKeys(a huma.API, d Deps) {
 		Description: "The current key cannot be revoked (409): rotate first, with graceSeconds 0 to end the old one at once.",
 		Tags:        []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusNoContent, Errors: []int{404, 409},
 	}, func(ctx context.Context, in *revokeIn) (*struct{}, error) {
-		if err := RevokeKey(d.Store, in.ID, in.KeyID, now()); err != nil {
+		if err := RevokeKey(ctx, d.Store, in.ID, in.KeyID, now()); err != nil {
 			return nil, notFound(err, in.ID)
 		}
 		d.Keys.Forget(in.ID)
@@ -156,9 +156,9 @@ func registerKeys(a huma.API, d Deps) {
 
 // RotateKey gives merchant id a new API key and secret at now; the old pair keeps working for
 // grace (zero ends it at once). The admin API, the dashboard and `payouts merchant keys` share it.
-func RotateKey(st merchantUpdater, seal func([]byte, string) []byte, id string, grace time.Duration, now time.Time) (*rules.Merchant, Credentials, error) {
+func RotateKey(ctx context.Context, st merchantUpdater, seal func([]byte, string) []byte, id string, grace time.Duration, now time.Time) (*rules.Merchant, Credentials, error) {
 	c := NewCredentials()
-	m, err := st.UpdateMerchant(id, func(m *rules.Merchant) error {
+	m, err := st.UpdateMerchant(ctx, id, func(m *rules.Merchant) error {
 		old := m.LiveOldKeys(now)
 		if grace > 0 {
 			created := m.KeyCreatedAt
@@ -176,9 +176,9 @@ func RotateKey(st merchantUpdater, seal func([]byte, string) []byte, id string, 
 
 // AddRoleKey gives merchant id a new key pair with role (not full) beside its current key,
 // valid until revoked, unlike the old key of a rotation.
-func AddRoleKey(st merchantUpdater, seal func([]byte, string) []byte, id string, role rules.KeyRole, now time.Time) (*rules.Merchant, Credentials, error) {
+func AddRoleKey(ctx context.Context, st merchantUpdater, seal func([]byte, string) []byte, id string, role rules.KeyRole, now time.Time) (*rules.Merchant, Credentials, error) {
 	c := NewCredentials()
-	m, err := st.UpdateMerchant(id, func(m *rules.Merchant) error {
+	m, err := st.UpdateMerchant(ctx, id, func(m *rules.Merchant) error {
 		m.RoleKeys = append(m.RoleKeys, rules.RoleKey{APIKeyHash: HashAPIKey(c.APIKey), SealedSecret: seal([]byte(c.APISecret), m.ID), Role: role, CreatedAt: now})
 		return nil
 	})
@@ -186,8 +186,8 @@ func AddRoleKey(st merchantUpdater, seal func([]byte, string) []byte, id string,
 }
 
 // RevokeKey ends an old key of merchant id at once; the current key cannot be revoked (rotate it).
-func RevokeKey(st merchantUpdater, id, keyID string, now time.Time) error {
-	_, err := st.UpdateMerchant(id, func(m *rules.Merchant) error {
+func RevokeKey(ctx context.Context, st merchantUpdater, id, keyID string, now time.Time) error {
+	_, err := st.UpdateMerchant(ctx, id, func(m *rules.Merchant) error {
 		if rules.KeyID(m.APIKeyHash) == keyID {
 			return rules.Errorf(rules.KindConflict, rules.CodeWrongState, "%s is the merchant's current key: rotate it instead", keyID)
 		}
@@ -214,5 +214,5 @@ func RevokeKey(st merchantUpdater, id, keyID string, now time.Time) error {
 }
 
 type merchantUpdater interface {
-	UpdateMerchant(id string, fn func(*rules.Merchant) error) (*rules.Merchant, error)
+	UpdateMerchant(ctx context.Context, id string, fn func(*rules.Merchant) error) (*rules.Merchant, error)
 }

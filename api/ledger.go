@@ -124,7 +124,7 @@ func registerLedger(a huma.API, l Ledger) {
 					Message: "must be an entry id (a whole number)", Value: in.After}
 			}
 		}
-		page, err := l.Entries.Entries(merchantFrom(ctx).ID, country, in.Currency, after, in.Limit)
+		page, err := l.Entries.Entries(ctx, merchantFrom(ctx).ID, country, in.Currency, after, in.Limit)
 		if err != nil {
 			return nil, err
 		}
@@ -175,7 +175,7 @@ func registerLedger(a huma.API, l Ledger) {
 		if _, err := rules.StatementDay(in.Date); err != nil {
 			return nil, err
 		}
-		entries, err := rules.AllEntries(l.Entries, merchantFrom(ctx).ID, country, in.Currency)
+		entries, err := rules.AllEntries(ctx, l.Entries, merchantFrom(ctx).ID, country, in.Currency)
 		if err != nil {
 			return nil, err
 		}

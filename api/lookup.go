@@ -34,7 +34,7 @@ type Lookup struct {
 	Tokens    *Tokens
 	Directory rules.Directory // nil with --sandbox=false: this binary has no real directory
 	// Seen records a request_id for a merchant and reports whether it was already used.
-	Seen func(merchantID, requestID string, at time.Time) (bool, error)
+	Seen func(ctx context.Context, merchantID, requestID string, at time.Time) (bool, error)
 	Now  func() time.Time // the service's clock, for "date"
 	Log  *slog.Logger
 
@@ -168,7 +168,7 @@ func (l *Lookup) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := l.Now().UTC()
-	seen, err := l.Seen(mid, strings.ToLower(reqID), now)
+	seen, err := l.Seen(r.Context(), mid, strings.ToLower(reqID), now)
 	if err != nil {
 		l.internal(w, trace, err)
 		return

@@ -33,7 +33,7 @@ func registerMerchantList(a huma.API, d Deps) {
 		Description: "Every merchant with its settings and its live API keys (ids only: never a key or a secret).",
 		Tags:        []string{"Admin"}, Security: adminSecurity, Errors: []int{401},
 	}, func(ctx context.Context, _ *struct{}) (*listOut, error) {
-		ms, err := d.Store.Merchants()
+		ms, err := d.Store.Merchants(ctx)
 		if err != nil {
 			return nil, err
 		}

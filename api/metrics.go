@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -55,12 +56,12 @@ func (m *Metrics) Observe(route string, status int, d time.Duration) {
 }
 
 // Created counts a new payout.
-func (m *Metrics) Created(p *rules.Payout) {
+func (m *Metrics) Created(_ context.Context, p *rules.Payout) {
 	m.created.WithLabelValues(p.Country, string(p.Channel)).Inc()
 }
 
 // Finished counts a payout's outcome.
-func (m *Metrics) Finished(p *rules.Payout) {
+func (m *Metrics) Finished(_ context.Context, p *rules.Payout) {
 	m.finished.WithLabelValues(p.Country, string(p.Stage), string(p.Status)).Inc()
 }
 

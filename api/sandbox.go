@@ -20,12 +20,12 @@ type Sandbox struct {
 	// Directory is the simulated directory, whose entries the admin puts.
 	Directory *rules.SimulatedDirectory
 	// Merchant reads a merchant (ErrNotFound when there is none).
-	Merchant func(id string) (*rules.Merchant, error)
+	Merchant func(ctx context.Context, id string) (*rules.Merchant, error)
 }
 
 // merchantExists answers 404 (2070) for an unknown merchant.
-func (sb Sandbox) merchantExists(id string) error {
-	if _, err := sb.Merchant(id); err != nil {
+func (sb Sandbox) merchantExists(ctx context.Context, id string) error {
+	if _, err := sb.Merchant(ctx, id); err != nil {
 		if errors.Is(err, rules.ErrNotFound) {
 			return rules.Errorf(rules.KindNotFound, rules.CodeMerchantNotFound, "merchant %s not found", id)
 		}
@@ -94,7 +94,7 @@ func registerSandbox(a huma.API, sb Sandbox) {
 		if err != nil {
 			return nil, err
 		}
-		if err := sb.Clock.Advance(d); err != nil {
+		if err := sb.Clock.Advance(ctx, d); err != nil {
 			return nil, err
 		}
 		rules.Audit(ctx, "sandbox.clock.advance", "sandbox:clock", "", map[string]string{"advance": in.Body.Advance})
@@ -109,7 +109,7 @@ func registerSandbox(a huma.API, sb Sandbox) {
 		if !sb.Enabled || sb.Clock == nil {
 			return nil, sandboxOff()
 		}
-		if err := sb.Clock.Reset(); err != nil {
+		if err := sb.Clock.Reset(ctx); err != nil {
 			return nil, err
 		}
 		rules.Audit(ctx, "sandbox.clock.reset", "sandbox:clock", "", nil)
@@ -145,10 +145,10 @@ func registerScripts(a huma.API, sb Sandbox) {
 		if !sb.Enabled || sb.Scripts == nil {
 			return nil, sandboxOff()
 		}
-		if err := sb.merchantExists(in.ID); err != nil {
+		if err := sb.merchantExists(ctx, in.ID); err != nil {
 			return nil, err
 		}
-		rs, err := sb.Scripts.Put(in.ID, in.Body.Rules)
+		rs, err := sb.Scripts.Put(ctx, in.ID, in.Body.Rules)
 		if err != nil {
 			return nil, err
 		}
@@ -163,10 +163,10 @@ func registerScripts(a huma.API, sb Sandbox) {
 		if !sb.Enabled || sb.Scripts == nil {
 			return nil, sandboxOff()
 		}
-		if err := sb.merchantExists(in.ID); err != nil {
+		if err := sb.merchantExists(ctx, in.ID); err != nil {
 			return nil, err
 		}
-		rs, err := sb.Scripts.Rules(in.ID)
+		rs, err := sb.Scripts.Rules(ctx, in.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -218,7 +218,7 @@ func registerDirectory(a huma.API, sb Sandbox) {
 	}
 	view := func(ctx context.Context, country, id string) (*viewOut, error) {
 		v := DirectoryEntryView{Country: country, ID: id, Source: "default"}
-		if _, err := sb.Directory.Store.DirectoryEntry(country, id); err == nil {
+		if _, err := sb.Directory.Store.DirectoryEntry(ctx, country, id); err == nil {
 			v.Source = "admin"
 		} else if !errors.Is(err, rules.ErrNotFound) {
 			return nil, err
@@ -250,7 +250,7 @@ func registerDirectory(a huma.API, sb Sandbox) {
 		if err := rules.CheckDirectoryEntry(in.Country, in.ID, &in.Body); err != nil {
 			return nil, err
 		}
-		if err := sb.Directory.Store.PutDirectoryEntry(in.Country, in.ID, in.Body); err != nil {
+		if err := sb.Directory.Store.PutDirectoryEntry(ctx, in.Country, in.ID, in.Body); err != nil {
 			return nil, err
 		}
 		rules.Audit(ctx, "sandbox.directory.put", "directory:"+in.Country+"/"+in.ID, "", in.Body)
@@ -274,7 +274,7 @@ func registerDirectory(a huma.API, sb Sandbox) {
 		if off() {
 			return nil, sandboxOff()
 		}
-		if err := sb.Directory.Store.DeleteDirectoryEntry(in.Country, in.ID); err != nil {
+		if err := sb.Directory.Store.DeleteDirectoryEntry(ctx, in.Country, in.ID); err != nil {
 			return nil, err
 		}
 		rules.Audit(ctx, "sandbox.directory.delete", "directory:"+in.Country+"/"+in.ID, "", nil)

@@ -31,9 +31,9 @@ const RefreshLifetime = 30 * time.Minute
 
 // IntegrationStore keeps the integration users.
 type IntegrationStore interface {
-	IntegrationUser(user string) (*rules.IntegrationUser, error)
-	IntegrationUserOf(merchantID string) (*rules.IntegrationUser, error)
-	PutIntegrationUser(u *rules.IntegrationUser) error
+	IntegrationUser(ctx context.Context, user string) (*rules.IntegrationUser, error)
+	IntegrationUserOf(ctx context.Context, merchantID string) (*rules.IntegrationUser, error)
+	PutIntegrationUser(ctx context.Context, u *rules.IntegrationUser) error
 }
 
 // Tokens issues and checks access tokens. Tokens live in memory only (a restart makes
@@ -68,8 +68,8 @@ type issued struct {
 }
 
 // issue checks the user's password and returns new tokens.
-func (t *Tokens) issue(user, password string) (issued, bool, error) {
-	u, err := t.Store.IntegrationUser(user)
+func (t *Tokens) issue(ctx context.Context, user, password string) (issued, bool, error) {
+	u, err := t.Store.IntegrationUser(ctx, user)
 	if err != nil && !errors.Is(err, rules.ErrNotFound) {
 		return issued{}, false, err
 	}
@@ -206,7 +206,7 @@ func invalidCredentials(detail string) error {
 
 // registerTokens adds the token endpoint and the admin operations of integration users.
 // merchant reads a merchant (ErrNotFound when none).
-func registerTokens(a huma.API, t *Tokens, merchant func(id string) (*rules.Merchant, error)) {
+func registerTokens(a huma.API, t *Tokens, merchant func(ctx context.Context, id string) (*rules.Merchant, error)) {
 	type tokenOut struct {
 		CacheControl string `header:"Cache-Control"`
 		Body         struct {
@@ -253,7 +253,7 @@ func registerTokens(a huma.API, t *Tokens, merchant func(id string) (*rules.Merc
 			}
 			var ok bool
 			var err error
-			if tok, ok, err = t.issue(user, b.Password); err != nil {
+			if tok, ok, err = t.issue(ctx, user, b.Password); err != nil {
 				return nil, err
 			} else if !ok {
 				t.failures.Fail(key)
@@ -289,8 +289,8 @@ func registerTokens(a huma.API, t *Tokens, merchant func(id string) (*rules.Merc
 	type userOut struct {
 		Body IntegrationUserView
 	}
-	exists := func(id string) error {
-		if _, err := merchant(id); err != nil {
+	exists := func(ctx context.Context, id string) error {
+		if _, err := merchant(ctx, id); err != nil {
 			if errors.Is(err, rules.ErrNotFound) {
 				return rules.Errorf(rules.KindNotFound, rules.CodeMerchantNotFound, "merchant %s not found", id)
 			}
@@ -305,11 +305,11 @@ func registerTokens(a huma.API, t *Tokens, merchant func(id string) (*rules.Merc
 			"A merchant has one integration user; a new name replaces the old one.",
 		Tags: []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusCreated, Errors: []int{400, 401, 404, 409},
 	}, func(ctx context.Context, in *userIn) (*userOut, error) {
-		if err := exists(in.ID); err != nil {
+		if err := exists(ctx, in.ID); err != nil {
 			return nil, err
 		}
 		name := "integration-" + in.ID
-		if old, err := t.Store.IntegrationUserOf(in.ID); err == nil {
+		if old, err := t.Store.IntegrationUserOf(ctx, in.ID); err == nil {
 			name = old.User
 		} else if !errors.Is(err, rules.ErrNotFound) {
 			return nil, err
@@ -329,7 +329,7 @@ func registerTokens(a huma.API, t *Tokens, merchant func(id string) (*rules.Merc
 			return nil, err
 		}
 		u := &rules.IntegrationUser{User: name, MerchantID: in.ID, PasswordHash: string(hash), CreatedAt: time.Now().UTC()}
-		if err := t.Store.PutIntegrationUser(u); err != nil {
+		if err := t.Store.PutIntegrationUser(ctx, u); err != nil {
 			if errors.Is(err, rules.ErrExists) {
 				return nil, &rules.Error{Kind: rules.KindConflict, Code: rules.CodeWrongState, Field: "user", Value: name,
 					Message: "another merchant has an integration user of this name"}
@@ -347,10 +347,10 @@ func registerTokens(a huma.API, t *Tokens, merchant func(id string) (*rules.Merc
 	}, func(ctx context.Context, in *struct {
 		ID string `path:"id"`
 	}) (*userOut, error) {
-		if err := exists(in.ID); err != nil {
+		if err := exists(ctx, in.ID); err != nil {
 			return nil, err
 		}
-		u, err := t.Store.IntegrationUserOf(in.ID)
+		u, err := t.Store.IntegrationUserOf(ctx, in.ID)
 		if errors.Is(err, rules.ErrNotFound) {
 			return nil, rules.Errorf(rules.KindNotFound, rules.CodeMerchantNotFound, "merchant %s has no integration user", in.ID)
 		}

@@ -108,7 +108,7 @@ func registerUsers(a huma.API, d Deps) {
 		Summary: "List the dashboard users", Tags: []string{"Users"}, Security: adminSecurity, Extensions: extension,
 		Description: usersDoc + "Every user, oldest first.",
 	}, func(ctx context.Context, _ *struct{}) (*listOut, error) {
-		us, err := d.Users.Store.Users()
+		us, err := d.Users.Store.Users(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -130,7 +130,7 @@ func registerUsers(a huma.API, d Deps) {
 		Summary: "Read a dashboard user", Tags: []string{"Users"}, Security: adminSecurity, Errors: []int{404}, Extensions: extension,
 		Description: usersDoc + "404 (" + rules.CodeUserNotFound + ") when there is no such user.",
 	}, func(ctx context.Context, in *idIn) (*userOut, error) {
-		u, err := d.Users.Get(in.ID)
+		u, err := d.Users.Get(ctx, in.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -229,7 +229,7 @@ func registerAudit(a huma.API, d Deps) {
 		if err != nil {
 			return nil, err
 		}
-		page, err := d.AuditLog.AuditEntries(f)
+		page, err := d.AuditLog.AuditEntries(ctx, f)
 		if err != nil {
 			return nil, err
 		}

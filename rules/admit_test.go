@@ -38,12 +38,12 @@ func TestAdmitAuthorizesAndRoutesInTheCreate(t *testing.T) {
 	if got.Reserved != p.Amount {
 		t.Fatalf("reserved %d, want %d", got.Reserved, p.Amount)
 	}
-	due, err := w.db.Due(w.clk.Now(), 10)
+	due, err := w.db.Due(context.Background(), w.clk.Now(), 10)
 	if err != nil || len(due) != 1 || due[0].ID != p.ID || due[0].Status != rules.StatusWaitingRouting {
 		t.Fatalf("queue %+v (%v), want payout %d due now as WAITING_ROUTING", due, err, p.ID)
 	}
 	// Due claimed the entry (rules.Storage): hand it back unchanged for the worker to take.
-	if err := w.db.UpdatePayouts([]int64{p.ID}, func(*rules.Payout, rules.Ledger) (time.Time, error) {
+	if err := w.db.UpdatePayouts(context.Background(), []int64{p.ID}, func(*rules.Payout, rules.Ledger) (time.Time, error) {
 		return time.Time{}, rules.ErrNoChange
 	}); err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func TestAdmitRejectsNoBalanceInTheCreate(t *testing.T) {
 	if got.Status != rules.StatusNoBalance || len(got.Errors) != 1 || got.Errors[0].Code != rules.CodeNoBalance {
 		t.Fatalf("stored %s with errors %+v, want NO_BALANCE with %s", got.Status, got.Errors, rules.CodeNoBalance)
 	}
-	evs, err := w.db.OutboxEvents(10)
+	evs, err := w.db.OutboxEvents(context.Background(), 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestAdmitRejectsNoBalanceInTheCreate(t *testing.T) {
 	if mails != 1 {
 		t.Fatalf("outbox %+v: want one beneficiary mail for payout %d", evs, p.ID)
 	}
-	if due, _ := w.db.Due(w.clk.Now().Add(time.Hour), 10); len(due) != 0 {
+	if due, _ := w.db.Due(context.Background(), w.clk.Now().Add(time.Hour), 10); len(due) != 0 {
 		t.Fatalf("a rejected payout stays queued: %+v", due)
 	}
 }

@@ -83,8 +83,8 @@ func (f AuditFilter) Match(e *AuditEntry) bool {
 // AuditLog keeps the audit entries.
 type AuditLog interface {
 	// AppendAudit stores e under the next id (set on e).
-	AppendAudit(e *AuditEntry) error
-	AuditEntries(f AuditFilter) (AuditPage, error)
+	AppendAudit(ctx context.Context, e *AuditEntry) error
+	AuditEntries(ctx context.Context, f AuditFilter) (AuditPage, error)
 }
 
 // Auditor writes audit entries.
@@ -97,7 +97,7 @@ type Auditor struct {
 
 // Record writes one entry for actor's action, from the request's address and user agent.
 // detail is marshalled to JSON (nil: none).
-func (a *Auditor) Record(actor Actor, remoteAddr, userAgent, action, target, merchantID string, detail any) error {
+func (a *Auditor) Record(ctx context.Context, actor Actor, remoteAddr, userAgent, action, target, merchantID string, detail any) error {
 	e := &AuditEntry{At: a.Now().UTC(), Principal: actor.Principal, ActorName: actor.Name, Action: action, Target: target,
 		MerchantID: merchantID, RemoteAddr: remoteAddr, UserAgent: truncateUTF8(userAgent, 256)}
 	if detail != nil {
@@ -109,7 +109,7 @@ func (a *Auditor) Record(actor Actor, remoteAddr, userAgent, action, target, mer
 			e.Detail = raw
 		}
 	}
-	err := a.Log.AppendAudit(e)
+	err := a.Log.AppendAudit(ctx, e)
 	if err != nil && a.Logger != nil {
 		a.Logger.Error("audit entry not written", "action", action, "target", target, "principal", actor.Principal, "err", err)
 	}
@@ -137,7 +137,7 @@ func Audit(ctx context.Context, action, target, merchantID string, detail any) {
 	if !ok || s.a == nil || s.a.Log == nil {
 		return
 	}
-	s.a.Record(s.actor, s.remoteAddr, s.userAgent, action, target, merchantID, detail)
+	s.a.Record(ctx, s.actor, s.remoteAddr, s.userAgent, action, target, merchantID, detail)
 }
 
 func truncateUTF8(s string, n int) string {

@@ -107,23 +107,23 @@ func (it *BatchItem) Final() bool {
 type BatchStore interface {
 	// CreateBatch stores b (its ID is assigned) with its items, unless the merchant has a
 	// batch of that BatchID: then it returns that one and false.
-	CreateBatch(b *Batch, items []BatchItem) (*Batch, bool, error)
-	Batch(merchantID string, id int64) (*Batch, error) // ErrNotFound when none
+	CreateBatch(ctx context.Context, b *Batch, items []BatchItem) (*Batch, bool, error)
+	Batch(ctx context.Context, merchantID string, id int64) (*Batch, error) // ErrNotFound when none
 	// Batches lists the merchant's batches with an id above after, in id order.
-	Batches(merchantID string, after int64, limit int) ([]*Batch, error)
+	Batches(ctx context.Context, merchantID string, after int64, limit int) ([]*Batch, error)
 	// BatchItems lists a batch's items with Seq above after, in order, with their payouts'
 	// stage and status; limit 0 is all.
-	BatchItems(merchantID string, id int64, after, limit int) ([]BatchItem, error)
+	BatchItems(ctx context.Context, merchantID string, id int64, after, limit int) ([]BatchItem, error)
 	// UpdateBatch changes a batch in one transaction, with the events fn returns written to
 	// the outbox in it.
-	UpdateBatch(merchantID string, id int64, fn func(*Batch) ([]Event, error)) (*Batch, error)
+	UpdateBatch(ctx context.Context, merchantID string, id int64, fn func(*Batch) ([]Event, error)) (*Batch, error)
 	// RecordBatchItems writes the payout or refusal of items (by Seq).
-	RecordBatchItems(merchantID string, id int64, items []BatchItem) error
+	RecordBatchItems(ctx context.Context, merchantID string, id int64, items []BatchItem) error
 	// RunnableBatches lists the batches of every merchant still APPROVED or PROCESSING, or
 	// COMPLETED and not yet notified.
-	RunnableBatches() ([]*Batch, error)
+	RunnableBatches(ctx context.Context) ([]*Batch, error)
 	// UsedOrderIDs says which of orderIDs the merchant's payouts already use, with their ids.
-	UsedOrderIDs(merchantID string, orderIDs []string) (map[string]int64, error)
+	UsedOrderIDs(ctx context.Context, merchantID string, orderIDs []string) (map[string]int64, error)
 }
 
 // DumpedBatch is a batch with its items as dumped.
@@ -200,7 +200,7 @@ type Batches struct {
 // (Validate: every error of an item at once), orderIds repeated inside the batch, and
 // orderIds the merchant's payouts already use. It returns the batch, DRAFT or INVALID, and
 // its items.
-func (s *Batches) Validate(m *Merchant, req BatchRequest, madeBy string, now time.Time) (*Batch, []BatchItem, error) {
+func (s *Batches) Validate(ctx context.Context, m *Merchant, req BatchRequest, madeBy string, now time.Time) (*Batch, []BatchItem, error) {
 	if err := CheckBatchRequest(req); err != nil {
 		return nil, nil, err
 	}
@@ -258,7 +258,7 @@ func (s *Batches) Validate(m *Merchant, req BatchRequest, madeBy string, now tim
 		first[it.OrderID] = i
 		orders = append(orders, it.OrderID)
 	}
-	used, err := s.Store.UsedOrderIDs(m.ID, orders)
+	used, err := s.Store.UsedOrderIDs(ctx, m.ID, orders)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -332,11 +332,11 @@ func checkItem(raw json.RawMessage, m *Merchant, now time.Time) checkedItem {
 // answer the stored batch (created false); other items under that batchId are a conflict.
 // An INVALID batch is stored too, with its report; none of its items is created.
 func (s *Batches) Create(ctx context.Context, m *Merchant, req BatchRequest, madeBy string) (*Batch, bool, error) {
-	b, items, err := s.Validate(m, req, madeBy, s.Now().UTC())
+	b, items, err := s.Validate(ctx, m, req, madeBy, s.Now().UTC())
 	if err != nil {
 		return nil, false, err
 	}
-	stored, created, err := s.Store.CreateBatch(b, items)
+	stored, created, err := s.Store.CreateBatch(ctx, b, items)
 	if err != nil {
 		return nil, false, err
 	}
@@ -348,8 +348,8 @@ func (s *Batches) Create(ctx context.Context, m *Merchant, req BatchRequest, mad
 }
 
 // Get reads one batch of the merchant.
-func (s *Batches) Get(merchantID string, id int64) (*Batch, error) {
-	b, err := s.Store.Batch(merchantID, id)
+func (s *Batches) Get(ctx context.Context, merchantID string, id int64) (*Batch, error) {
+	b, err := s.Store.Batch(ctx, merchantID, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, Errorf(KindNotFound, CodeBatchNotFound, "batch %d not found", id)
 	}
@@ -358,8 +358,8 @@ func (s *Batches) Get(merchantID string, id int64) (*Batch, error) {
 
 // Approve approves a DRAFT batch by approver, who must not be its maker. Approval is the
 // one decision both the signed API (a checker key) and the dashboard go through.
-func (s *Batches) Approve(merchantID string, id int64, approver string) (*Batch, error) {
-	b, err := s.Store.UpdateBatch(merchantID, id, func(b *Batch) ([]Event, error) {
+func (s *Batches) Approve(ctx context.Context, merchantID string, id int64, approver string) (*Batch, error) {
+	b, err := s.Store.UpdateBatch(ctx, merchantID, id, func(b *Batch) ([]Event, error) {
 		if b.Status != BatchDraft {
 			return nil, Errorf(KindConflict, CodeBatchState, "batch %d is %s: only a DRAFT batch can be approved", id, b.Status)
 		}

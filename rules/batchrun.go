@@ -88,7 +88,7 @@ func (r *BatchRunner) log() *slog.Logger {
 // RunOnce takes every runnable batch one step on: creates the items of the approved ones,
 // and notifies the completed ones whose items are all final.
 func (r *BatchRunner) RunOnce(ctx context.Context) error {
-	bs, err := r.Store.RunnableBatches()
+	bs, err := r.Store.RunnableBatches(ctx)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (r *BatchRunner) RunOnce(ctx context.Context) error {
 		case BatchApproved, BatchProcessing:
 			err = r.create(ctx, b)
 		case BatchCompleted:
-			err = r.notify(b)
+			err = r.notify(ctx, b)
 		}
 		if err != nil {
 			return err
@@ -114,7 +114,7 @@ func (r *BatchRunner) RunOnce(ctx context.Context) error {
 // an orderId taken since the upload) keeps that error; an outage stops the run, to resume.
 func (r *BatchRunner) create(ctx context.Context, b *Batch) error {
 	if b.Status == BatchApproved {
-		if _, err := r.Store.UpdateBatch(b.MerchantID, b.ID, func(b *Batch) ([]Event, error) {
+		if _, err := r.Store.UpdateBatch(ctx, b.MerchantID, b.ID, func(b *Batch) ([]Event, error) {
 			if b.Status == BatchApproved {
 				b.Status = BatchProcessing
 			}
@@ -127,7 +127,7 @@ func (r *BatchRunner) create(ctx context.Context, b *Batch) error {
 	if err != nil {
 		return err
 	}
-	items, err := r.Store.BatchItems(b.MerchantID, b.ID, 0, 0)
+	items, err := r.Store.BatchItems(ctx, b.MerchantID, b.ID, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func (r *BatchRunner) create(ctx context.Context, b *Batch) error {
 	for it := range results {
 		done = append(done, it)
 		if len(done) >= chunk && werr == nil {
-			werr = r.Store.RecordBatchItems(b.MerchantID, b.ID, done)
+			werr = r.Store.RecordBatchItems(ctx, b.MerchantID, b.ID, done)
 			done = done[:0]
 			if werr != nil {
 				cancel()
@@ -192,7 +192,7 @@ func (r *BatchRunner) create(ctx context.Context, b *Batch) error {
 		}
 	}
 	if werr == nil && len(done) > 0 {
-		werr = r.Store.RecordBatchItems(b.MerchantID, b.ID, done)
+		werr = r.Store.RecordBatchItems(ctx, b.MerchantID, b.ID, done)
 	}
 	if werr != nil {
 		return werr
@@ -203,7 +203,7 @@ func (r *BatchRunner) create(ctx context.Context, b *Batch) error {
 	if ctx.Err() != nil {
 		return nil
 	}
-	_, err = r.Store.UpdateBatch(b.MerchantID, b.ID, func(b *Batch) ([]Event, error) {
+	_, err = r.Store.UpdateBatch(ctx, b.MerchantID, b.ID, func(b *Batch) ([]Event, error) {
 		if b.Status == BatchProcessing {
 			b.Status, b.CompletedAt = BatchCompleted, r.Now().UTC()
 		}
@@ -240,8 +240,8 @@ func refusal(err error) (code, location, message string) {
 
 // notify writes the batch's notification once every item is final (and marks the batch
 // notified, in the same transaction, so that it is written once).
-func (r *BatchRunner) notify(b *Batch) error {
-	items, err := r.Store.BatchItems(b.MerchantID, b.ID, 0, 0)
+func (r *BatchRunner) notify(ctx context.Context, b *Batch) error {
+	items, err := r.Store.BatchItems(ctx, b.MerchantID, b.ID, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -255,7 +255,7 @@ func (r *BatchRunner) notify(b *Batch) error {
 		return err
 	}
 	wrote := false
-	_, err = r.Store.UpdateBatch(b.MerchantID, b.ID, func(cur *Batch) ([]Event, error) {
+	_, err = r.Store.UpdateBatch(ctx, b.MerchantID, b.ID, func(cur *Batch) ([]Event, error) {
 		if !cur.NotifiedAt.IsZero() {
 			return nil, nil
 		}

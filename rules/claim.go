@@ -91,7 +91,7 @@ func OpenClaimCode(ev Event, open func(sealed []byte, eventID string) ([]byte, e
 
 // ClaimStore is what a cash claim needs of the database.
 type ClaimStore interface {
-	UpdatePayouts(ids []int64, step Step) error
+	UpdatePayouts(ctx context.Context, ids []int64, step Step) error
 }
 
 // CashClaims checks the one-time codes of Colombia cash payouts: a right code settles the
@@ -109,7 +109,7 @@ func (c *CashClaims) Claim(ctx context.Context, merchantID string, id int64, cod
 	now := c.Now().UTC()
 	var stepErr error
 	found, right := false, false
-	err := updatePayouts(ctx, c.Store, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
+	err := c.Store.UpdatePayouts(ctx, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
 		found = true
 		switch {
 		case p.MerchantID != merchantID:

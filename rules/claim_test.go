@@ -92,7 +92,7 @@ type claimWorld struct {
 	claims  *rules.CashClaims
 }
 
-func (w *claimWorld) UpdatePayouts(ids []int64, step rules.Step) error {
+func (w *claimWorld) UpdatePayouts(ctx context.Context, ids []int64, step rules.Step) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, id := range ids {

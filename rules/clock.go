@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,8 +13,8 @@ import (
 // to: payouts, sessions and claims were stamped by that clock, and going back would leave
 // them in the future.
 type ClockStore interface {
-	SandboxClockOffset() (time.Duration, error)
-	PutSandboxClockOffset(time.Duration) error
+	SandboxClockOffset(ctx context.Context) (time.Duration, error)
+	PutSandboxClockOffset(ctx context.Context, offset time.Duration) error
 }
 
 // MaxClockOffset bounds how far the sandbox clock may run ahead of real time.
@@ -43,8 +44,8 @@ type SandboxClock struct {
 }
 
 // NewSandboxClock makes the clock over real, starting at the offset st keeps.
-func NewSandboxClock(real func() time.Time, st ClockStore) (*SandboxClock, error) {
-	off, err := st.SandboxClockOffset()
+func NewSandboxClock(ctx context.Context, real func() time.Time, st ClockStore) (*SandboxClock, error) {
+	off, err := st.SandboxClockOffset(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func ParseAdvance(s string) (time.Duration, error) {
 }
 
 // Advance moves the clock forward by d (positive) and keeps the new offset.
-func (c *SandboxClock) Advance(d time.Duration) error {
+func (c *SandboxClock) Advance(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return &Error{Kind: KindInvalid, Code: CodeClockAdvance, Field: "advance", Value: d.String(), Message: "must be positive: the clock never goes back"}
 	}
@@ -96,7 +97,7 @@ func (c *SandboxClock) Advance(d time.Duration) error {
 	// Another instance on the same database may have moved the clock: advance from the
 	// offset kept, not from this instance's copy.
 	cur := c.Offset()
-	if stored, err := c.Store.SandboxClockOffset(); err == nil && stored >= 0 {
+	if stored, err := c.Store.SandboxClockOffset(ctx); err == nil && stored >= 0 {
 		cur = stored
 	}
 	off := cur + d
@@ -105,7 +106,7 @@ func (c *SandboxClock) Advance(d time.Duration) error {
 		return &Error{Kind: KindInvalid, Code: CodeClockAdvance, Field: "advance", Value: d.String(),
 			Message: "would put the clock more than 10 years ahead of real time"}
 	}
-	err := c.Store.PutSandboxClockOffset(off)
+	err := c.Store.PutSandboxClockOffset(ctx, off)
 	if err == nil {
 		c.offset.Store(int64(off))
 	}
@@ -120,11 +121,11 @@ func (c *SandboxClock) Advance(d time.Duration) error {
 // copy of the clock, and one's Advance or Reset reaches the others through Sync (internal/server
 // runs it every second on PostgreSQL). It tells Moved when the offset changed. While this instance
 // changes the clock, Sync leaves it be: the change is newer than what Sync would read.
-func (c *SandboxClock) Sync() error {
+func (c *SandboxClock) Sync(ctx context.Context) error {
 	if !c.changing.TryLock() {
 		return nil
 	}
-	off, err := c.Store.SandboxClockOffset()
+	off, err := c.Store.SandboxClockOffset(ctx)
 	if err != nil {
 		c.changing.Unlock()
 		return err
@@ -138,9 +139,9 @@ func (c *SandboxClock) Sync() error {
 }
 
 // Reset returns the clock to real time.
-func (c *SandboxClock) Reset() error {
+func (c *SandboxClock) Reset(ctx context.Context) error {
 	c.changing.Lock()
-	err := c.Store.PutSandboxClockOffset(0)
+	err := c.Store.PutSandboxClockOffset(ctx, 0)
 	if err == nil {
 		c.offset.Store(0)
 	}

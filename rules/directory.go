@@ -54,9 +54,9 @@ type DirectoryEntry struct {
 
 // DirectoryStore keeps the admin's entries, by country (PER, COL) and phone or key.
 type DirectoryStore interface {
-	DirectoryEntry(country, id string) (*DirectoryEntry, error) // ErrNotFound when none
-	PutDirectoryEntry(country, id string, e DirectoryEntry) error
-	DeleteDirectoryEntry(country, id string) error
+	DirectoryEntry(ctx context.Context, country, id string) (*DirectoryEntry, error) // ErrNotFound when none
+	PutDirectoryEntry(ctx context.Context, country, id string, e DirectoryEntry) error
+	DeleteDirectoryEntry(ctx context.Context, country, id string) error
 }
 
 // SimulatedDirectory is the sandbox's directory: an admin's entry wins; otherwise the
@@ -83,7 +83,7 @@ var PeruDirectoryCases = map[byte][]WalletEntity{
 
 // PeruEntities is the admin's entry for phone, or the case of its last digit.
 func (d *SimulatedDirectory) PeruEntities(ctx context.Context, phone string) ([]WalletEntity, error) {
-	e, err := d.Store.DirectoryEntry("PER", phone)
+	e, err := d.Store.DirectoryEntry(ctx, "PER", phone)
 	if err == nil {
 		return append([]WalletEntity{}, e.Entities...), nil
 	}
@@ -110,7 +110,7 @@ var (
 
 // BreBKey is the admin's entry for key, or the holder derived from the key.
 func (d *SimulatedDirectory) BreBKey(ctx context.Context, key string) (*BreBHolder, error) {
-	e, err := d.Store.DirectoryEntry("COL", key)
+	e, err := d.Store.DirectoryEntry(ctx, "COL", key)
 	if err == nil {
 		if e.Absent {
 			return nil, nil

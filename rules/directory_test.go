@@ -16,9 +16,9 @@ func TestSimulatedRailRejectsUnknownBreBKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer db.Close(context.Background())
 	dir := &rules.SimulatedDirectory{Store: db}
-	if err := db.PutDirectoryEntry("COL", "@unknownbutadded", rules.DirectoryEntry{HolderName: "Ana Ríos", BankCode: "007", AccountType: "SAVINGS"}); err != nil {
+	if err := db.PutDirectoryEntry(context.Background(), "COL", "@unknownbutadded", rules.DirectoryEntry{HolderName: "Ana Ríos", BankCode: "007", AccountType: "SAVINGS"}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)

@@ -39,14 +39,14 @@ type OutboxStore interface {
 	// first, leaving out (and dropping) those whose id was already delivered. next is the
 	// earliest NextAt of the lane's events not yet due, zero when there is none (or when the
 	// batch is full).
-	DueEvents(lane Lane, now time.Time, limit int) (due []OutboxEntry, next time.Time, err error)
+	DueEvents(ctx context.Context, lane Lane, now time.Time, limit int) (due []OutboxEntry, next time.Time, err error)
 	// EventDelivered removes the entry and records its event id as delivered, in one
 	// transaction, so that no later copy of the event is ever delivered.
-	EventDelivered(seq uint64, id string, at time.Time) error
+	EventDelivered(ctx context.Context, seq uint64, id string, at time.Time) error
 	// RescheduleEvent writes the entry back with its new attempts, NextAt and LastError.
-	RescheduleEvent(seq uint64, ev Event) error
+	RescheduleEvent(ctx context.Context, seq uint64, ev Event) error
 	// DeadEvent moves the entry to the dead letters: kept for inspection, never retried.
-	DeadEvent(seq uint64, ev Event) error
+	DeadEvent(ctx context.Context, seq uint64, ev Event) error
 }
 
 // Deliverer delivers one kind of event: sends the email, POSTs the notification. An
@@ -86,7 +86,7 @@ func IsPermanent(err error) bool {
 // dispatcher cannot take now (already in flight, or their merchant has used its share of
 // the workers), so that a merchant with many due events never hides another's.
 type OutboxSkipper interface {
-	DueEventsSkipping(lane Lane, now time.Time, limit int, skip func(seq uint64, merchantID string) bool) ([]OutboxEntry, time.Time, error)
+	DueEventsSkipping(ctx context.Context, lane Lane, now time.Time, limit int, skip func(seq uint64, merchantID string) bool) ([]OutboxEntry, time.Time, error)
 }
 
 // Dispatcher delivers the outbox: it takes the due events, delivers each by its kind,
@@ -220,7 +220,7 @@ func (d *Dispatcher) fill(ctx context.Context, wg *sync.WaitGroup) (int, time.Ti
 	started := 0
 	var next time.Time
 	for _, lane := range lanes {
-		due, laneNext, err := d.take(lane, 0)
+		due, laneNext, err := d.take(ctx, lane, 0)
 		if err != nil {
 			return started, next, err
 		}
@@ -251,7 +251,7 @@ func (d *Dispatcher) fill(ctx context.Context, wg *sync.WaitGroup) (int, time.Ti
 // take lists the due events of a lane that may start now and marks them in flight: no more
 // than the free workers, no merchant above its share, no event or event id twice. limit 0
 // is as many as the free workers.
-func (d *Dispatcher) take(lane Lane, limit int) ([]OutboxEntry, time.Time, error) {
+func (d *Dispatcher) take(ctx context.Context, lane Lane, limit int) ([]OutboxEntry, time.Time, error) {
 	d.mu.Lock()
 	free := d.Parallel - d.total
 	perKey := make(map[string]int, len(d.perKey))
@@ -282,10 +282,10 @@ func (d *Dispatcher) take(lane Lane, limit int) ([]OutboxEntry, time.Time, error
 	var next time.Time
 	var err error
 	if sk, ok := d.Store.(OutboxSkipper); ok {
-		due, next, err = sk.DueEventsSkipping(lane, d.Now(), limit, skip)
+		due, next, err = sk.DueEventsSkipping(ctx, lane, d.Now(), limit, skip)
 	} else {
 		var all []OutboxEntry
-		all, next, err = d.Store.DueEvents(lane, d.Now(), max(limit, d.BatchSize))
+		all, next, err = d.Store.DueEvents(ctx, lane, d.Now(), max(limit, d.BatchSize))
 		for _, e := range all {
 			if len(due) < limit && !skip(e.Seq, e.MerchantID) {
 				due = append(due, e)
@@ -331,7 +331,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	}
 	var taken int
 	for _, lane := range lanes {
-		due, _, err := d.take(lane, d.BatchSize)
+		due, _, err := d.take(ctx, lane, d.BatchSize)
 		if err != nil {
 			return taken, err
 		}
@@ -371,7 +371,7 @@ func (d *Dispatcher) deliver(ctx context.Context, e OutboxEntry) error {
 	}
 	now := d.Now()
 	if err == nil {
-		if serr := d.Store.EventDelivered(e.Seq, ev.ID, now); serr != nil {
+		if serr := d.Store.EventDelivered(ctx, e.Seq, ev.ID, now); serr != nil {
 			// Sent but not recorded: it will be sent again after the next look.
 			d.Log.Error("outbox: delivered but not recorded", "event", ev.ID, "err", serr)
 			return serr
@@ -398,11 +398,11 @@ func (d *Dispatcher) deliver(ctx context.Context, e OutboxEntry) error {
 			ev.Data = nil // the sealed one-time code: nothing will deliver it now
 		}
 		d.Log.Error("outbox: gave up on an event; kept in the dead letters", attrs...)
-		return d.Store.DeadEvent(e.Seq, ev)
+		return d.Store.DeadEvent(ctx, e.Seq, ev)
 	}
 	ev.NextAt = now.Add(d.Backoff(ev.Attempts))
 	d.Log.Warn("outbox: delivery failed; retrying", append(attrs, "nextAt", ev.NextAt)...)
-	return d.Store.RescheduleEvent(e.Seq, ev)
+	return d.Store.RescheduleEvent(ctx, e.Seq, ev)
 }
 
 // Backoff is the wait after the given number of failed tries: BaseDelay doubled for each

@@ -57,7 +57,7 @@ func (m *dispOutbox) add(ev rules.Event) {
 	m.events[m.seq] = ev
 }
 
-func (m *dispOutbox) DueEvents(lane rules.Lane, now time.Time, limit int) ([]rules.OutboxEntry, time.Time, error) {
+func (m *dispOutbox) DueEvents(ctx context.Context, lane rules.Lane, now time.Time, limit int) ([]rules.OutboxEntry, time.Time, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var seqs []uint64
@@ -89,7 +89,7 @@ func (m *dispOutbox) DueEvents(lane rules.Lane, now time.Time, limit int) ([]rul
 	return due, next, nil
 }
 
-func (m *dispOutbox) EventDelivered(seq uint64, id string, at time.Time) error {
+func (m *dispOutbox) EventDelivered(ctx context.Context, seq uint64, id string, at time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.events, seq)
@@ -97,7 +97,7 @@ func (m *dispOutbox) EventDelivered(seq uint64, id string, at time.Time) error {
 	return nil
 }
 
-func (m *dispOutbox) RescheduleEvent(seq uint64, ev rules.Event) error {
+func (m *dispOutbox) RescheduleEvent(ctx context.Context, seq uint64, ev rules.Event) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.events[seq]; ok {
@@ -106,7 +106,7 @@ func (m *dispOutbox) RescheduleEvent(seq uint64, ev rules.Event) error {
 	return nil
 }
 
-func (m *dispOutbox) DeadEvent(seq uint64, ev rules.Event) error {
+func (m *dispOutbox) DeadEvent(ctx context.Context, seq uint64, ev rules.Event) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.events, seq)

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"strings"
@@ -105,26 +106,26 @@ type InboxItem struct {
 type EventLog interface {
 	// LogAttempt appends an attempt to ev's record, creating the record (with body) on its
 	// first attempt; a delivered attempt sets DeliveredAt when it has none.
-	LogAttempt(ev LoggedEvent, a DeliveryAttempt) error
+	LogAttempt(ctx context.Context, ev LoggedEvent, a DeliveryAttempt) error
 	// LoggedEvents lists a merchant's events after q.After, oldest first, at most q.Limit.
-	LoggedEvents(merchantID string, q EventQuery) ([]LoggedEvent, error)
+	LoggedEvents(ctx context.Context, merchantID string, q EventQuery) ([]LoggedEvent, error)
 	// LoggedEvent reads one of a merchant's events (ErrNotFound when none).
-	LoggedEvent(merchantID, id string) (LoggedEvent, error)
+	LoggedEvent(ctx context.Context, merchantID, id string) (LoggedEvent, error)
 	// PruneEventLog forgets the events first tried, and the inbox items received, before cutoff.
-	PruneEventLog(cutoff time.Time) (int, error)
+	PruneEventLog(ctx context.Context, cutoff time.Time) (int, error)
 	// AttemptsAfter lists a merchant's delivery attempts after the feed cursor after, in the
 	// order they were logged, at most limit: the event stream that `payouts listen` follows
 	// carries every delivery a receiver got, the chaos's duplicates and resends among them.
-	AttemptsAfter(merchantID string, after int64, limit int) ([]FedAttempt, error)
+	AttemptsAfter(ctx context.Context, merchantID string, after int64, limit int) ([]FedAttempt, error)
 
-	PutInboxItem(merchantID string, it InboxItem) error
+	PutInboxItem(ctx context.Context, merchantID string, it InboxItem) error
 	// InboxItems lists a merchant's inbox, newest first.
-	InboxItems(merchantID string, limit int) ([]InboxItem, error)
+	InboxItems(ctx context.Context, merchantID string, limit int) ([]InboxItem, error)
 
 	// DeliveryChaos is a merchant's chaos (ErrNotFound when off).
-	DeliveryChaos(merchantID string) (DeliveryChaos, error)
-	PutDeliveryChaos(merchantID string, c DeliveryChaos) error
-	DeleteDeliveryChaos(merchantID string) error
+	DeliveryChaos(ctx context.Context, merchantID string) (DeliveryChaos, error)
+	PutDeliveryChaos(ctx context.Context, merchantID string, c DeliveryChaos) error
+	DeleteDeliveryChaos(ctx context.Context, merchantID string) error
 }
 
 // DeliveryChaos makes a merchant's notifications misbehave on purpose (sandbox), so that

@@ -1,6 +1,9 @@
 package rules
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // What reacts to a payout's create and to its outcome is a list of hooks, bound once where
 // the service is assembled and run in the order bound: a feature adds its hook to a list
@@ -19,7 +22,7 @@ type OutcomeHook func(p *Payout, m *Merchant, evs []Event) []Event
 
 // A DoneHook is told a payout after the transaction that created it or recorded its
 // outcome committed (metrics, waking a worker, dropping what the payout no longer needs).
-type DoneHook func(p *Payout)
+type DoneHook func(ctx context.Context, p *Payout)
 
 // CreateHooks is an ordered list of CreateHook.
 type CreateHooks struct{ list []CreateHook }
@@ -61,9 +64,9 @@ type DoneHooks struct{ list []DoneHook }
 func (h *DoneHooks) Bind(hooks ...DoneHook) { h.list = append(h.list, hooks...) }
 
 // Trigger tells each hook p, in order.
-func (h *DoneHooks) Trigger(p *Payout) {
+func (h *DoneHooks) Trigger(ctx context.Context, p *Payout) {
 	for _, hook := range h.list {
-		hook(p)
+		hook(ctx, p)
 	}
 }
 

@@ -1,6 +1,7 @@
 package rules_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -34,7 +35,7 @@ func TestHooksRunInTheOrderBound(t *testing.T) {
 		}
 	}
 	doneHook := func(name string) rules.DoneHook {
-		return func(p *rules.Payout) { ran = append(ran, name+" "+string(p.Status)) }
+		return func(_ context.Context, p *rules.Payout) { ran = append(ran, name+" "+string(p.Status)) }
 	}
 	w.svc.OnCreate().Bind(createHook("create1"), createHook("create2"))
 	w.svc.OnCreated().Bind(doneHook("created1"))
@@ -56,7 +57,7 @@ func TestHooksRunInTheOrderBound(t *testing.T) {
 	if !slices.Equal(ran, want) {
 		t.Fatalf("hooks ran\n%q\nwant\n%q", ran, want)
 	}
-	evs, err := w.db.OutboxEvents(100)
+	evs, err := w.db.OutboxEvents(context.Background(), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestCreateHookErrorRefusesTheCreate(t *testing.T) {
 			return evs, nil
 		},
 	)
-	w.svc.OnCreated().Bind(func(*rules.Payout) { told = true })
+	w.svc.OnCreated().Bind(func(context.Context, *rules.Payout) { told = true })
 	raw, err := os.ReadFile(filepath.Join("testdata", "examples", "per-cci.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +92,7 @@ func TestCreateHookErrorRefusesTheCreate(t *testing.T) {
 	if later || told {
 		t.Fatalf("after the refusing hook: a later create hook ran %v, a created hook was told %v", later, told)
 	}
-	if page, err := w.db.ListPayouts(w.m.ID, rules.ListFilter{}); err != nil || len(page.Items) != 0 {
+	if page, err := w.db.ListPayouts(context.Background(), w.m.ID, rules.ListFilter{}); err != nil || len(page.Items) != 0 {
 		t.Fatalf("stored %+v (%v), want nothing", page, err)
 	}
 }

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -172,15 +173,15 @@ type EntryPage struct {
 // LedgerEntries reads the entries of the balances, a page at a time.
 type LedgerEntries interface {
 	// Entries lists a balance's entries with an id above after, oldest first, up to limit.
-	Entries(merchantID, country, currency string, after int64, limit int) (EntryPage, error)
+	Entries(ctx context.Context, merchantID, country, currency string, after int64, limit int) (EntryPage, error)
 }
 
 // AllEntries reads every entry of a balance, page by page.
-func AllEntries(s LedgerEntries, merchantID, country, currency string) ([]Entry, error) {
+func AllEntries(ctx context.Context, s LedgerEntries, merchantID, country, currency string) ([]Entry, error) {
 	var out []Entry
 	after := int64(0)
 	for {
-		page, err := s.Entries(merchantID, country, currency, after, 1000)
+		page, err := s.Entries(ctx, merchantID, country, currency, after, 1000)
 		if err != nil {
 			return nil, err
 		}

@@ -11,20 +11,18 @@ import (
 
 // LifecycleStore is what the lifecycle needs of the database.
 type LifecycleStore interface {
-	Due(now time.Time, limit int) ([]DueEntry, error)
-	NextDue() (time.Time, error)
-	PayoutsByID(ids []int64) ([]*Payout, error)
-	UpdatePayouts(ids []int64, step Step) error
-	WithStatus(merchantID string, status Status, limit int) ([]int64, error)
+	Due(ctx context.Context, now time.Time, limit int) ([]DueEntry, error)
+	// DueRead is Due that may also read the payouts it claims, with the claim: a database
+	// at network distance saves a round trip a round. A payout it does not read (none, on
+	// an engine at no distance) the lifecycle reads itself.
+	DueRead(ctx context.Context, now time.Time, limit int) ([]DueEntry, map[int64]*Payout, error)
+	NextDue(ctx context.Context) (time.Time, error)
+	PayoutsByID(ctx context.Context, ids []int64) ([]*Payout, error)
+	UpdatePayouts(ctx context.Context, ids []int64, step Step) error
+	WithStatus(ctx context.Context, merchantID string, status Status, limit int) ([]int64, error)
 	// Fund changes a balance by amount, with its ledger entry at the service's time at.
-	Fund(merchantID, country, currency string, amount int64, at time.Time) (Balance, error)
-	Balances(merchantID string) ([]Balance, error)
-}
-
-// DueReader is a LifecycleStore that reads the payouts it claims with the claim: the
-// payouts of each entry, by id (a database at network distance saves a round trip a round).
-type DueReader interface {
-	DueRead(now time.Time, limit int) ([]DueEntry, map[int64]*Payout, error)
+	Fund(ctx context.Context, merchantID, country, currency string, amount int64, at time.Time) (Balance, error)
+	Balances(ctx context.Context, merchantID string) ([]Balance, error)
 }
 
 // Lifecycle moves payouts through their stages (Stage, Status, CanMove), in the server, not in
@@ -112,7 +110,7 @@ func (lc *Lifecycle) Run(ctx context.Context) {
 			// Kicked meanwhile: the next round comes after the gather window whatever the
 			// queue holds, and takes all that is due by then. Under a stream of creates
 			// this is every round, and NextDue is a walk of the queue's index.
-		} else if next, err := lc.Store.NextDue(); err == nil && !next.IsZero() {
+		} else if next, err := lc.Store.NextDue(ctx); err == nil && !next.IsZero() {
 			wait = min(max(next.Sub(lc.Now()), 0), time.Second)
 		}
 		if err != nil {
@@ -166,11 +164,7 @@ func (lc *Lifecycle) RunOnce(ctx context.Context) (n int, err error) {
 	now := lc.Now().UTC()
 	var due []DueEntry
 	var read map[int64]*Payout
-	if dr, ok := lc.Store.(DueReader); ok {
-		due, read, err = dr.DueRead(now, lc.BatchSize)
-	} else {
-		due, err = lc.Store.Due(now, lc.BatchSize)
-	}
+	due, read, err = lc.Store.DueRead(ctx, now, lc.BatchSize)
 	if err != nil || len(due) == 0 {
 		return 0, err
 	}
@@ -189,7 +183,7 @@ func (lc *Lifecycle) RunOnce(ctx context.Context) (n int, err error) {
 			railIDs = append(railIDs, d.ID)
 		}
 	}
-	ps, err := lc.railPayouts(railIDs, read)
+	ps, err := lc.railPayouts(ctx, railIDs, read)
 	if err != nil {
 		return 0, err
 	}
@@ -213,7 +207,7 @@ func (lc *Lifecycle) RunOnce(ctx context.Context) (n int, err error) {
 	}
 	var finished []*Payout
 	merchants := map[string]*Merchant{}
-	err = updatePayouts(ctx, lc.Store, ids, func(p *Payout, l Ledger) (time.Time, error) {
+	err = lc.Store.UpdatePayouts(ctx, ids, func(p *Payout, l Ledger) (time.Time, error) {
 		m, err := lc.merchant(merchants, p.MerchantID)
 		if err != nil {
 			return time.Time{}, err
@@ -236,7 +230,7 @@ func (lc *Lifecycle) RunOnce(ctx context.Context) (n int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	lc.finished(finished)
+	lc.finished(ctx, finished)
 	return len(ids), nil
 }
 
@@ -282,7 +276,7 @@ func (lc *Lifecycle) railSpan(ctx context.Context, p *Payout, call string) (cont
 
 // railPayouts are the payouts of ids, in their order: those read with the claim, the others
 // read now.
-func (lc *Lifecycle) railPayouts(ids []int64, read map[int64]*Payout) ([]*Payout, error) {
+func (lc *Lifecycle) railPayouts(ctx context.Context, ids []int64, read map[int64]*Payout) ([]*Payout, error) {
 	var missing []int64
 	for _, id := range ids {
 		if read[id] == nil {
@@ -290,10 +284,10 @@ func (lc *Lifecycle) railPayouts(ids []int64, read map[int64]*Payout) ([]*Payout
 		}
 	}
 	if len(missing) == len(ids) {
-		return lc.Store.PayoutsByID(ids)
+		return lc.Store.PayoutsByID(ctx, ids)
 	}
 	if len(missing) > 0 {
-		more, err := lc.Store.PayoutsByID(missing)
+		more, err := lc.Store.PayoutsByID(ctx, missing)
 		if err != nil {
 			return nil, err
 		}
@@ -336,9 +330,9 @@ func (lc *Lifecycle) merchant(cache map[string]*Merchant, id string) (*Merchant,
 	return m, nil
 }
 
-func (lc *Lifecycle) finished(ps []*Payout) {
+func (lc *Lifecycle) finished(ctx context.Context, ps []*Payout) {
 	for _, p := range ps {
-		lc.onFinished.Trigger(p)
+		lc.onFinished.Trigger(ctx, p)
 	}
 }
 
@@ -487,13 +481,13 @@ func (lc *Lifecycle) Fund(ctx context.Context, merchantID, country, currency str
 	if err := CheckFundingOf(country, currency, amount); err != nil {
 		return Balance{}, err
 	}
-	if _, err := lc.Store.Fund(merchantID, country, currency, amount, lc.Now()); err != nil {
+	if _, err := lc.Store.Fund(ctx, merchantID, country, currency, amount, lc.Now()); err != nil {
 		return Balance{}, err
 	}
 	if err := lc.Release(ctx, merchantID); err != nil {
 		return Balance{}, err
 	}
-	all, err := lc.Store.Balances(merchantID)
+	all, err := lc.Store.Balances(ctx, merchantID)
 	if err != nil {
 		return Balance{}, err
 	}
@@ -507,13 +501,13 @@ func (lc *Lifecycle) Fund(ctx context.Context, merchantID, country, currency str
 
 // Release authorizes held payouts of a merchant while its balances cover them.
 func (lc *Lifecycle) Release(ctx context.Context, merchantID string) error {
-	ids, err := lc.Store.WithStatus(merchantID, StatusPendingBalance, 10_000)
+	ids, err := lc.Store.WithStatus(ctx, merchantID, StatusPendingBalance, 10_000)
 	if err != nil || len(ids) == 0 {
 		return err
 	}
 	now := lc.Now().UTC()
 	blocked := map[string]bool{} // country+currency whose oldest held payout did not fit
-	err = updatePayouts(ctx, lc.Store, ids, func(p *Payout, l Ledger) (time.Time, error) {
+	err = lc.Store.UpdatePayouts(ctx, ids, func(p *Payout, l Ledger) (time.Time, error) {
 		if p.Status != StatusPendingBalance || blocked[p.Country+p.Currency] {
 			return time.Time{}, ErrNoChange
 		}
@@ -545,7 +539,7 @@ func (lc *Lifecycle) Settle(ctx context.Context, merchantID string, id int64, st
 	now := lc.Now().UTC()
 	var result *Payout
 	var stepErr error
-	err := updatePayouts(ctx, lc.Store, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
+	err := lc.Store.UpdatePayouts(ctx, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
 		if p.MerchantID != merchantID {
 			stepErr = Errorf(KindNotFound, CodePayoutNotFound, "payout %d not found", id)
 			return time.Time{}, ErrNoChange
@@ -584,7 +578,7 @@ func (lc *Lifecycle) Settle(ctx context.Context, merchantID string, id int64, st
 	if stepErr != nil {
 		return nil, stepErr
 	}
-	lc.finished([]*Payout{result})
+	lc.finished(ctx, []*Payout{result})
 	return result, nil
 }
 
@@ -603,7 +597,7 @@ func (lc *Lifecycle) Cancel(ctx context.Context, merchantID string, id int64) (*
 	var result *Payout
 	var stepErr error
 	var cancelled bool
-	err := updatePayouts(ctx, lc.Store, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
+	err := lc.Store.UpdatePayouts(ctx, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
 		if p.MerchantID != merchantID {
 			stepErr = Errorf(KindNotFound, CodePayoutNotFound, "payout %d not found", id)
 			return time.Time{}, ErrNoChange
@@ -634,7 +628,7 @@ func (lc *Lifecycle) Cancel(ctx context.Context, merchantID string, id int64) (*
 		return nil, Errorf(KindNotFound, CodePayoutNotFound, "payout %d not found", id)
 	}
 	if cancelled {
-		lc.finished([]*Payout{result})
+		lc.finished(ctx, []*Payout{result})
 	}
 	return result, nil
 }
@@ -687,7 +681,7 @@ func (lc *Lifecycle) CardEntered(ctx context.Context, id int64, card CardRef) (*
 	now := lc.Now().UTC()
 	var result *Payout
 	var stepErr error
-	err := updatePayouts(ctx, lc.Store, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
+	err := lc.Store.UpdatePayouts(ctx, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
 		if p.Channel != ChannelCard || p.Card != nil || p.Status.Final() {
 			stepErr = wrongState(p, "take a card")
 			return time.Time{}, ErrNoChange
@@ -720,7 +714,7 @@ func (lc *Lifecycle) RestartCardSession(ctx context.Context, id int64, expiresAt
 	lc.init()
 	var result *Payout
 	var stepErr error
-	err := updatePayouts(ctx, lc.Store, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
+	err := lc.Store.UpdatePayouts(ctx, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
 		if p.Channel != ChannelCard || p.Card != nil || p.Status.Final() {
 			stepErr = wrongState(p, "restart its card session")
 			return time.Time{}, ErrNoChange

@@ -48,21 +48,21 @@ func newWorld(t *testing.T, settings rules.Settings, path string, clk *clock) *w
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() { db.Close(context.Background()) })
 	if clk == nil {
 		clk = newClock()
 	}
 	w := &world{t: t, db: db, path: path, clk: clk}
-	w.m, err = db.Merchant("M1")
+	w.m, err = db.Merchant(context.Background(), "M1")
 	if err != nil {
 		w.m = &rules.Merchant{ID: "M1", Name: "Tienda", Settings: settings}
-		if err := db.CreateMerchant(w.m, nil); err != nil {
+		if err := db.CreateMerchant(context.Background(), w.m, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	rail := &rules.SimulatedRail{Delay: rtDelay, BatchDelay: batchDelay, Now: clk.Now}
 	w.lc = &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail },
-		Merchants: db.Merchant, Now: clk.Now}
+		Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: clk.Now}
 	w.lc.OnFinal().Bind(rules.OutcomeEventsHook(clk.Now))
 	w.svc = &rules.Service{Store: db, Now: clk.Now, Admit: w.lc.Admit}
 	return w
@@ -77,7 +77,7 @@ func (w *world) fund(country, currency string, amount int64) {
 
 func (w *world) balance(country, currency string) rules.Balance {
 	w.t.Helper()
-	bs, err := w.db.Balances(w.m.ID)
+	bs, err := w.db.Balances(context.Background(), w.m.ID)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func (w *world) run() {
 
 func (w *world) get(id int64) *rules.Payout {
 	w.t.Helper()
-	p, err := w.db.Payout(w.m.ID, id)
+	p, err := w.db.Payout(context.Background(), w.m.ID, id)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestLifecycleCashClaimedWhileBeingSubmittedKeepsItsCode(t *testing.T) {
 	w.fund("COL", "COP", 100_000_000_00)
 	p := w.create("col-cash", nil)
 	const code = "482913"
-	if err := w.db.UpdatePayouts([]int64{p.ID}, func(p *rules.Payout, _ rules.Ledger) (time.Time, error) {
+	if err := w.db.UpdatePayouts(context.Background(), []int64{p.ID}, func(p *rules.Payout, _ rules.Ledger) (time.Time, error) {
 		p.ClaimCodeHash = rules.ClaimCodeHash(code) // what the OTP event gives it in the server
 		return w.clk.Now(), nil
 	}); err != nil {
@@ -450,7 +450,7 @@ func TestLifecycleResumesAfterRestart(t *testing.T) {
 	if got := w.get(p.ID); got.Status != rules.StatusPendingBank {
 		t.Fatalf("before restart: %s", got.Status)
 	}
-	w.db.Close()
+	w.db.Close(context.Background())
 	clk.Add(batchDelay)
 	w2 := newWorld(t, rules.AllSettings(), w.path, clk)
 	w2.run()
@@ -502,7 +502,7 @@ func TestBalanceUnderConcurrency(t *testing.T) {
 	w.clk.Add(batchDelay)
 	w.run()
 	if b := w.balance("PER", "PEN"); b.Available != 0 || b.Balance != 0 {
-		due, _ := w.db.Due(w.clk.Now().Add(time.Hour), 100)
+		due, _ := w.db.Due(context.Background(), w.clk.Now().Add(time.Hour), 100)
 		for _, id := range all {
 			if p := w.get(id); p.Status == rules.StatusPendingBank {
 				t.Logf("unsettled %d: %+v changed %v now %v", id, p.History, p.StatusChangedAt, w.clk.Now())

@@ -22,7 +22,12 @@ type backlogStore struct {
 	rounds               atomic.Int32
 }
 
-func (s *backlogStore) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
+func (s *backlogStore) DueRead(ctx context.Context, now time.Time, limit int) ([]rules.DueEntry, map[int64]*rules.Payout, error) {
+	due, err := s.Due(ctx, now, limit)
+	return due, nil, err
+}
+
+func (s *backlogStore) Due(ctx context.Context, now time.Time, limit int) ([]rules.DueEntry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var due []rules.DueEntry
@@ -33,9 +38,11 @@ func (s *backlogStore) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
 	return due, nil
 }
 
-func (s *backlogStore) NextDue() (time.Time, error)                      { return time.Time{}, nil }
-func (s *backlogStore) PayoutsByID(ids []int64) ([]*rules.Payout, error) { return nil, nil }
-func (s *backlogStore) UpdatePayouts(ids []int64, step rules.Step) error {
+func (s *backlogStore) NextDue(ctx context.Context) (time.Time, error) { return time.Time{}, nil }
+func (s *backlogStore) PayoutsByID(ctx context.Context, ids []int64) ([]*rules.Payout, error) {
+	return nil, nil
+}
+func (s *backlogStore) UpdatePayouts(ctx context.Context, ids []int64, step rules.Step) error {
 	s.rounds.Add(1)
 	n := s.writing.Add(1)
 	defer s.writing.Add(-1)
@@ -78,12 +85,22 @@ type kickStore struct {
 	rounds, nextDue      atomic.Int32
 }
 
-func (s *kickStore) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
+func (s *kickStore) DueRead(ctx context.Context, now time.Time, limit int) ([]rules.DueEntry, map[int64]*rules.Payout, error) {
+	due, err := s.Due(ctx, now, limit)
+	return due, nil, err
+}
+
+func (s *kickStore) Due(ctx context.Context, now time.Time, limit int) ([]rules.DueEntry, error) {
 	return []rules.DueEntry{{ID: int64(s.rounds.Load() + 1), Status: rules.StatusAuthorized}}, nil
 }
-func (s *kickStore) NextDue() (time.Time, error)                      { s.nextDue.Add(1); return time.Time{}, nil }
-func (s *kickStore) PayoutsByID(ids []int64) ([]*rules.Payout, error) { return nil, nil }
-func (s *kickStore) UpdatePayouts(ids []int64, step rules.Step) error {
+func (s *kickStore) NextDue(ctx context.Context) (time.Time, error) {
+	s.nextDue.Add(1)
+	return time.Time{}, nil
+}
+func (s *kickStore) PayoutsByID(ctx context.Context, ids []int64) ([]*rules.Payout, error) {
+	return nil, nil
+}
+func (s *kickStore) UpdatePayouts(ctx context.Context, ids []int64, step rules.Step) error {
 	s.rounds.Add(1)
 	if s.kicks {
 		s.lc.Kick()

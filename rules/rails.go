@@ -50,7 +50,7 @@ type SimulatedRail struct {
 
 	// Scripts returns a merchant's scripted outcomes (scripts.go): the first
 	// rule that fits a payout decides, before the magic endings. Nil: none.
-	Scripts func(merchantID string) ([]ScriptRule, error)
+	Scripts func(ctx context.Context, merchantID string) ([]ScriptRule, error)
 	// Directory knows the Bre-B keys (directory.go): a key payout to a key it
 	// does not know is rejected (4027). Nil: every key is known.
 	Directory Directory
@@ -59,22 +59,22 @@ type SimulatedRail struct {
 // Submit accepts every payout.
 func (r *SimulatedRail) Submit(ctx context.Context, p *Payout) (Submission, error) {
 	now := r.Now()
-	return Submission{Reference: "SIM-" + strconv.FormatInt(p.ID, 10), CheckAt: now.Add(r.delay(p))}, nil
+	return Submission{Reference: "SIM-" + strconv.FormatInt(p.ID, 10), CheckAt: now.Add(r.delay(ctx, p))}, nil
 }
 
-func (r *SimulatedRail) delay(p *Payout) time.Duration {
-	if rule, err := r.script(p); err == nil && rule != nil { // a scripted rule may set its own delay
+func (r *SimulatedRail) delay(ctx context.Context, p *Payout) time.Duration {
+	if rule, err := r.script(ctx, p); err == nil && rule != nil { // a scripted rule may set its own delay
 		return rule.delay(r.channelDelay(p))
 	}
 	return r.channelDelay(p)
 }
 
 // script is the merchant's first scripted rule that fits p, or nil when none fits.
-func (r *SimulatedRail) script(p *Payout) (*ScriptRule, error) {
+func (r *SimulatedRail) script(ctx context.Context, p *Payout) (*ScriptRule, error) {
 	if r.Scripts == nil {
 		return nil, nil
 	}
-	rs, err := r.Scripts(p.MerchantID)
+	rs, err := r.Scripts(ctx, p.MerchantID)
 	if err != nil {
 		return nil, err
 	}
@@ -94,14 +94,14 @@ func (r *SimulatedRail) Outcome(ctx context.Context, p *Payout, now time.Time) (
 		return Outcome{CheckAt: p.ClaimUntil}, nil // settled by the claim
 	}
 	if p.Status == StatusProcessed {
-		return r.afterPaid(p, now)
+		return r.afterPaid(ctx, p, now)
 	}
-	due := p.StatusChangedAt.Add(r.delay(p))
+	due := p.StatusChangedAt.Add(r.delay(ctx, p))
 	if now.Before(due) {
 		return Outcome{CheckAt: due}, nil
 	}
 	// A scripted rule decides first, before the test cards and the magic endings.
-	if rule, err := r.script(p); err != nil {
+	if rule, err := r.script(ctx, p); err != nil {
 		return Outcome{}, err
 	} else if rule != nil {
 		return rule.outcome(), nil
@@ -128,10 +128,10 @@ func (r *SimulatedRail) Outcome(ctx context.Context, p *Payout, now time.Time) (
 // scripted timeline, or the return of the magic ending 9994, due that long after the payout
 // was paid. Nothing more (a zero Outcome with no CheckAt) when neither applies, for instance
 // because the merchant's rules changed since.
-func (r *SimulatedRail) afterPaid(p *Payout, now time.Time) (Outcome, error) {
+func (r *SimulatedRail) afterPaid(ctx context.Context, p *Payout, now time.Time) (Outcome, error) {
 	var next Outcome
 	var after time.Duration
-	rule, err := r.script(p)
+	rule, err := r.script(ctx, p)
 	switch {
 	case err != nil:
 		return Outcome{}, err

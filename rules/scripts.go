@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -270,8 +271,8 @@ func (r *ScriptRule) outcome() Outcome {
 
 // ScriptStore keeps each merchant's scripted rules.
 type ScriptStore interface {
-	SandboxRules(merchantID string) ([]ScriptRule, error)
-	PutSandboxRules(merchantID string, rs []ScriptRule) error
+	SandboxRules(ctx context.Context, merchantID string) ([]ScriptRule, error)
+	PutSandboxRules(ctx context.Context, merchantID string, rs []ScriptRule) error
 }
 
 // ScriptBook reads the merchants' scripted rules for the rail, cached: the rail asks once per
@@ -293,7 +294,7 @@ type ScriptBook struct {
 }
 
 // Rules are a merchant's rules, in order.
-func (b *ScriptBook) Rules(merchantID string) ([]ScriptRule, error) {
+func (b *ScriptBook) Rules(ctx context.Context, merchantID string) ([]ScriptRule, error) {
 	b.mu.RLock()
 	rs, ok := b.cache[merchantID]
 	fresh := b.TTL <= 0 || time.Since(b.loaded[merchantID]) < b.TTL
@@ -302,7 +303,7 @@ func (b *ScriptBook) Rules(merchantID string) ([]ScriptRule, error) {
 	if ok && fresh {
 		return rs, nil
 	}
-	rs, err := b.Store.SandboxRules(merchantID)
+	rs, err := b.Store.SandboxRules(ctx, merchantID)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +316,7 @@ func (b *ScriptBook) Rules(merchantID string) ([]ScriptRule, error) {
 }
 
 // Put checks and replaces a merchant's rules (an empty list removes them).
-func (b *ScriptBook) Put(merchantID string, rs []ScriptRule) ([]ScriptRule, error) {
+func (b *ScriptBook) Put(ctx context.Context, merchantID string, rs []ScriptRule) ([]ScriptRule, error) {
 	if rs == nil {
 		rs = []ScriptRule{}
 	}
@@ -327,7 +328,7 @@ func (b *ScriptBook) Put(merchantID string, rs []ScriptRule) ([]ScriptRule, erro
 	b.mu.Lock()
 	b.gen++
 	b.mu.Unlock()
-	err := b.Store.PutSandboxRules(merchantID, rs)
+	err := b.Store.PutSandboxRules(ctx, merchantID, rs)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.gen++

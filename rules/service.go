@@ -12,10 +12,10 @@ import (
 type Store interface {
 	// CreatePayout runs admit (when not nil) on the new payout in the transaction that stores
 	// it, and queues it at admit's answer instead of due.
-	CreatePayout(p *Payout, due time.Time, events []Event, admit Step) (*Payout, bool, error)
-	Payout(merchantID string, id int64) (*Payout, error)
-	PayoutByOrder(merchantID, orderID string) (*Payout, error)
-	ListPayouts(merchantID string, f ListFilter) (Page, error)
+	CreatePayout(ctx context.Context, p *Payout, due time.Time, events []Event, admit Step) (*Payout, bool, error)
+	Payout(ctx context.Context, merchantID string, id int64) (*Payout, error)
+	PayoutByOrder(ctx context.Context, merchantID, orderID string) (*Payout, error)
+	ListPayouts(ctx context.Context, merchantID string, f ListFilter) (Page, error)
 }
 
 // Service creates and reads payouts. Its clock is injected so that tests control time.
@@ -73,7 +73,7 @@ func (s *Service) CreatePayout(ctx context.Context, m *Merchant, body []byte, ep
 	if s.Admit != nil {
 		admit = func(p *Payout, l Ledger) (time.Time, error) { return s.Admit(p, m, l) }
 	}
-	stored, created, err := createPayout(ctx, s.Store, p, now, events, admit)
+	stored, created, err := s.Store.CreatePayout(ctx, p, now, events, admit)
 	if err != nil {
 		return CreateResult{}, err
 	}
@@ -86,7 +86,7 @@ func (s *Service) CreatePayout(ctx context.Context, m *Merchant, body []byte, ep
 		}
 		return CreateResult{Payout: stored, Created: false, Route: route}, nil
 	}
-	s.onCreated.Trigger(stored)
+	s.onCreated.Trigger(ctx, stored)
 	p.ID = stored.ID
 	return CreateResult{Payout: p, Created: true, Route: route}, nil
 }
@@ -119,7 +119,7 @@ func NewPayout(merchantID string, req *PayoutRequest, r Route, now time.Time) *P
 
 // Payout reads one payout of the merchant.
 func (s *Service) Payout(ctx context.Context, merchantID string, id int64) (*Payout, error) {
-	p, err := s.Store.Payout(merchantID, id)
+	p, err := s.Store.Payout(ctx, merchantID, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, Errorf(KindNotFound, CodePayoutNotFound, "payout %d not found", id)
 	}
@@ -128,7 +128,7 @@ func (s *Service) Payout(ctx context.Context, merchantID string, id int64) (*Pay
 
 // ListPayouts returns one page of the merchant's payouts.
 func (s *Service) ListPayouts(ctx context.Context, merchantID string, f ListFilter) (Page, error) {
-	return s.Store.ListPayouts(merchantID, f)
+	return s.Store.ListPayouts(ctx, merchantID, f)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -334,21 +335,21 @@ func ReconcileRange(fromDay, toDay string, first, last time.Time) (from, to time
 // ReconcileSource is what a reconciliation reads of a store.
 type ReconcileSource interface {
 	LedgerEntries
-	Balances(merchantID string) ([]Balance, error)
-	ListPayouts(merchantID string, f ListFilter) (Page, error)
+	Balances(ctx context.Context, merchantID string) ([]Balance, error)
+	ListPayouts(ctx context.Context, merchantID string, f ListFilter) (Page, error)
 }
 
 // ReconcileBalance reads one balance, its entries and the merchant's payouts in its currency
 // from s, and reconciles the days fromDay..toDay (ReconcileRange: by default from the day of
 // the first entry to the ledger's day, LedgerNow).
-func ReconcileBalance(s ReconcileSource, merchantID, currency, fromDay, toDay string, now time.Time) (Reconciliation, error) {
+func ReconcileBalance(ctx context.Context, s ReconcileSource, merchantID, currency, fromDay, toDay string, now time.Time) (Reconciliation, error) {
 	country := CountryOfCurrency(currency)
 	if country == "" {
 		return Reconciliation{}, &Error{Kind: KindInvalid, Code: CodeLedgerCurrency, Field: "currency", Value: currency,
 			Message: "must be COP, PEN or USD"}
 	}
 	b := Balance{Country: country, Currency: currency}
-	bs, err := s.Balances(merchantID)
+	bs, err := s.Balances(ctx, merchantID)
 	if err != nil {
 		return Reconciliation{}, err
 	}
@@ -357,7 +358,7 @@ func ReconcileBalance(s ReconcileSource, merchantID, currency, fromDay, toDay st
 			b = x
 		}
 	}
-	entries, err := AllEntries(s, merchantID, country, currency)
+	entries, err := AllEntries(ctx, s, merchantID, country, currency)
 	if err != nil {
 		return Reconciliation{}, err
 	}
@@ -372,7 +373,7 @@ func ReconcileBalance(s ReconcileSource, merchantID, currency, fromDay, toDay st
 	var payouts []*Payout
 	f := ListFilter{Country: country, Limit: 500}
 	for {
-		page, err := s.ListPayouts(merchantID, f)
+		page, err := s.ListPayouts(ctx, merchantID, f)
 		if err != nil {
 			return Reconciliation{}, err
 		}

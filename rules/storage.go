@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -44,21 +45,21 @@ type Storage interface {
 
 	// Sessions is the store of the card-form and dashboard sessions (scs.Store and
 	// scs.IterableStore); now is its clock.
-	Sessions(now func() time.Time) SessionStore
+	Sessions(ctx context.Context, now func() time.Time) SessionStore
 
 	// ImportPayouts stores payouts built elsewhere (seeding), with their ids.
-	ImportPayouts(ps []*Payout) error
+	ImportPayouts(ctx context.Context, ps []*Payout) error
 	// CheckAllLedgers checks the ledger invariant of every balance from scratch.
-	CheckAllLedgers() error
+	CheckAllLedgers(ctx context.Context) error
 	// Dump calls fn with every record of the store, in Restore's order (payouts migrate).
-	Dump(fn func(DumpRecord) error) error
+	Dump(ctx context.Context, fn func(DumpRecord) error) error
 	// Restore writes dumped records into an empty store.
-	Restore(recs []DumpRecord) error
+	Restore(ctx context.Context, recs []DumpRecord) error
 	// Backup writes a consistent copy of the whole store, when the engine can (bbolt);
 	// ErrNotSupported otherwise (PostgreSQL: pg_dump).
-	Backup(w io.Writer) (int64, error)
-	Ping() error
-	Close() error
+	Backup(ctx context.Context, w io.Writer) (int64, error)
+	Ping(ctx context.Context) error
+	Close(ctx context.Context) error
 }
 
 // KeyFingerprints are the fingerprints of the keys that sealed a store's secrets ("master":
@@ -69,14 +70,14 @@ type Storage interface {
 // fingerprint is a hash, never the key.
 type KeyFingerprints interface {
 	// KeyFingerprint is the fingerprint recorded for the key named; "" when none is.
-	KeyFingerprint(name string) (string, error)
+	KeyFingerprint(ctx context.Context, name string) (string, error)
 	// RecordKeyFingerprint records fp for name when none is recorded yet, and returns the
 	// fingerprint recorded: fp, or the one recorded before, which it never replaces.
-	RecordKeyFingerprint(name, fp string) (string, error)
+	RecordKeyFingerprint(ctx context.Context, name, fp string) (string, error)
 	// ReplaceKeyFingerprint records fp for name in place of old ("": none recorded), for a
 	// deliberate rotation, and reports whether it did: false when the fingerprint recorded is
 	// no longer old (another rotation came first), which it then leaves as it is.
-	ReplaceKeyFingerprint(name, old, fp string) (bool, error)
+	ReplaceKeyFingerprint(ctx context.Context, name, old, fp string) (bool, error)
 }
 
 // ClaimLease is how long a claimed lifecycle step or outbox event stays its claimer's: a
@@ -91,50 +92,50 @@ var ErrNotSupported = fmt.Errorf("not supported by this storage engine")
 type MerchantStore interface {
 	// CreateMerchant stores m; an empty ID takes the next number. prepare runs with the
 	// final id before the write (to seal the secret bound to it).
-	CreateMerchant(m *Merchant, prepare func(*Merchant) error) error
-	Merchant(id string) (*Merchant, error) // ErrNotFound when none
-	UpdateMerchant(id string, fn func(*Merchant) error) (*Merchant, error)
-	Merchants() ([]*Merchant, error)
+	CreateMerchant(ctx context.Context, m *Merchant, prepare func(*Merchant) error) error
+	Merchant(ctx context.Context, id string) (*Merchant, error) // ErrNotFound when none
+	UpdateMerchant(ctx context.Context, id string, fn func(*Merchant) error) (*Merchant, error)
+	Merchants(ctx context.Context) ([]*Merchant, error)
 }
 
 // CardStore keeps the tokenized cards (sealed) and which card a payout uses.
 type CardStore interface {
-	SavedCard(merchantID string, docType int, docNumber string) (CardRef, bool, error)
-	PutCard(merchantID string, docType int, docNumber string, payoutID int64, ref CardRef, sealed []byte, onFile bool) error
-	UseSavedCard(merchantID string, docType int, docNumber string, payoutID int64) (CardRef, error)
-	PayoutCard(payoutID int64) (CardRef, []byte, error)
-	DropPayoutCard(payoutID int64) error
-	DropFinishedPayoutCards() (int, error)
+	SavedCard(ctx context.Context, merchantID string, docType int, docNumber string) (CardRef, bool, error)
+	PutCard(ctx context.Context, merchantID string, docType int, docNumber string, payoutID int64, ref CardRef, sealed []byte, onFile bool) error
+	UseSavedCard(ctx context.Context, merchantID string, docType int, docNumber string, payoutID int64) (CardRef, error)
+	PayoutCard(ctx context.Context, payoutID int64) (CardRef, []byte, error)
+	DropPayoutCard(ctx context.Context, payoutID int64) error
+	DropFinishedPayoutCards(ctx context.Context) (int, error)
 }
 
 // OutboxAdmin is what the dashboard, the mailbox and the operators read of the outbox and
 // do to it.
 type OutboxAdmin interface {
-	OutboxRecords(limit int, keep func(OutboxRecord) bool) ([]OutboxRecord, error)
-	DeliveredRecords(limit int, keep func(OutboxRecord) bool) ([]OutboxRecord, error)
-	ResendEvent(id string, now time.Time) (Event, bool, error)
-	OutboxEvents(limit int) ([]Event, error)
-	DeadEvents(limit int) ([]Event, error)
-	WasDelivered(id string) (time.Time, bool, error)
+	OutboxRecords(ctx context.Context, limit int, keep func(OutboxRecord) bool) ([]OutboxRecord, error)
+	DeliveredRecords(ctx context.Context, limit int, keep func(OutboxRecord) bool) ([]OutboxRecord, error)
+	ResendEvent(ctx context.Context, id string, now time.Time) (Event, bool, error)
+	OutboxEvents(ctx context.Context, limit int) ([]Event, error)
+	DeadEvents(ctx context.Context, limit int) ([]Event, error)
+	WasDelivered(ctx context.Context, id string) (time.Time, bool, error)
 	// PutSandboxMail keeps a mail and marks its event delivered in one transaction; an
 	// event already delivered writes nothing.
-	PutSandboxMail(eventID string, raw []byte, at time.Time) error
-	SandboxMails(limit int) ([][]byte, error)
-	PruneOutbox(now time.Time) (int, error)
-	OutboxDepth() int
+	PutSandboxMail(ctx context.Context, eventID string, raw []byte, at time.Time) error
+	SandboxMails(ctx context.Context, limit int) ([][]byte, error)
+	PruneOutbox(ctx context.Context, now time.Time) (int, error)
+	OutboxDepth(ctx context.Context) int
 }
 
 // IntegrationUsers keeps the integration users of the sandbox's lookup API.
 type IntegrationUsers interface {
-	IntegrationUser(user string) (*IntegrationUser, error)
-	IntegrationUserOf(merchantID string) (*IntegrationUser, error)
-	PutIntegrationUser(u *IntegrationUser) error
+	IntegrationUser(ctx context.Context, user string) (*IntegrationUser, error)
+	IntegrationUserOf(ctx context.Context, merchantID string) (*IntegrationUser, error)
+	PutIntegrationUser(ctx context.Context, u *IntegrationUser) error
 }
 
 // LookupRequests remembers the lookup API's request ids, to refuse a reused one.
 type LookupRequests interface {
-	SeenLookupRequest(merchantID, requestID string, at time.Time) (bool, error)
-	PruneLookupRequests(cutoff time.Time) (int, error)
+	SeenLookupRequest(ctx context.Context, merchantID, requestID string, at time.Time) (bool, error)
+	PruneLookupRequests(ctx context.Context, cutoff time.Time) (int, error)
 }
 
 // SessionStore is the sessions' store: github.com/alexedwards/scs/v2's Store and

@@ -1,6 +1,7 @@
 package rules_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -16,7 +17,7 @@ func (w *world) scripted(rs []rules.ScriptRule) {
 		w.t.Fatal(err)
 	}
 	rail := &rules.SimulatedRail{Delay: rtDelay, BatchDelay: batchDelay, Now: w.clk.Now,
-		Scripts: func(string) ([]rules.ScriptRule, error) { return rs, nil }}
+		Scripts: func(context.Context, string) ([]rules.ScriptRule, error) { return rs, nil }}
 	w.lc.Rail = func(rules.Channel) rules.Rail { return rail }
 }
 
@@ -88,10 +89,10 @@ func TestScriptedTimelinePaidThenReturned(t *testing.T) {
 			if b := w.balance("PER", "PEN"); b != returned {
 				t.Fatalf("returned: balance %+v, want %+v", b, returned)
 			}
-			if next, err := w.db.NextDue(); err != nil || !next.IsZero() {
+			if next, err := w.db.NextDue(context.Background()); err != nil || !next.IsZero() {
 				t.Fatalf("the queue after the last step: %v %v, want empty", next, err)
 			}
-			evs, _, err := w.db.DueEvents(rules.LaneNotify, w.clk.Now(), 10)
+			evs, _, err := w.db.DueEvents(context.Background(), rules.LaneNotify, w.clk.Now(), 10)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +128,7 @@ func TestScriptedTimelineRuleRemoved(t *testing.T) {
 	if got := w.get(p.ID); got.Status != rules.StatusProcessed {
 		t.Fatalf("%s, want PROCESSED", got.Status)
 	}
-	if next, err := w.db.NextDue(); err != nil || !next.IsZero() {
+	if next, err := w.db.NextDue(context.Background()); err != nil || !next.IsZero() {
 		t.Fatalf("queue: %v %v, want empty", next, err)
 	}
 }

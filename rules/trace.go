@@ -3,7 +3,6 @@ package rules
 import (
 	"context"
 	"log/slog"
-	"time"
 )
 
 // Tracer starts the spans of the work rules does and the store engines do for it: a
@@ -80,33 +79,6 @@ func TraceCommit(tr Tracer, system string, writes []*WriteTrace) func() {
 		w.commit, w.group = ctx, len(writes)
 	}
 	return func() { span.End(nil) }
-}
-
-// ContextWrites is a Store whose payout writes take the caller's context: with tracing on,
-// an engine links each group commit to the spans of the requests and rounds that waited for
-// it, which only the caller's context names. Both engines implement it; the plain
-// CreatePayout and UpdatePayouts are the same writes with no context.
-type ContextWrites interface {
-	CreatePayoutContext(ctx context.Context, p *Payout, due time.Time, events []Event, admit Step) (*Payout, bool, error)
-	UpdatePayoutsContext(ctx context.Context, ids []int64, step Step) error
-}
-
-// createPayout stores a new payout through s, with ctx when s takes one.
-func createPayout(ctx context.Context, s Store, p *Payout, due time.Time, events []Event, admit Step) (*Payout, bool, error) {
-	if cw, ok := s.(ContextWrites); ok {
-		return cw.CreatePayoutContext(ctx, p, due, events, admit)
-	}
-	return s.CreatePayout(p, due, events, admit)
-}
-
-// updatePayouts runs step on the payouts ids through s, with ctx when s takes one.
-func updatePayouts(ctx context.Context, s interface {
-	UpdatePayouts(ids []int64, step Step) error
-}, ids []int64, step Step) error {
-	if cw, ok := s.(ContextWrites); ok {
-		return cw.UpdatePayoutsContext(ctx, ids, step)
-	}
-	return s.UpdatePayouts(ids, step)
 }
 
 // Attribute keys of the spans rules and the engines start (internal/server names the

@@ -74,7 +74,7 @@ func (ua *UserAdmin) Create(ctx context.Context, n NewUser) (*User, string, erro
 	token := newSecret()
 	u := &User{ID: newUserID(), Name: n.Name, Email: n.Email, Role: n.Role, MerchantID: n.MerchantID, Status: UserPending,
 		CreatedAt: now, UpdatedAt: now, Version: 1, SetupHash: SetupHash(token), SetupExpires: now.Add(SetupLinkTTL)}
-	if err := ua.Store.CreateUser(u); err != nil {
+	if err := ua.Store.CreateUser(ctx, u); err != nil {
 		if errors.Is(err, ErrExists) {
 			return nil, "", &Error{Kind: KindConflict, Code: CodeUserExists, Field: "email", Value: n.Email, Message: "another user has this email"}
 		}
@@ -87,7 +87,7 @@ func (ua *UserAdmin) Create(ctx context.Context, n NewUser) (*User, string, erro
 // SetEnabled disables a user (its sessions end: the version moves) or enables it again
 // (active when it has credentials, pending otherwise).
 func (ua *UserAdmin) SetEnabled(ctx context.Context, id string, enabled bool) (*User, error) {
-	u, err := ua.Store.UpdateUser(id, func(u *User) error {
+	u, err := ua.Store.UpdateUser(ctx, id, func(u *User) error {
 		u.UpdatedAt = ua.Now().UTC()
 		switch {
 		case !enabled && u.Status != UserDisabled:
@@ -116,7 +116,7 @@ func (ua *UserAdmin) SetEnabled(ctx context.Context, id string, enabled bool) (*
 // cleared, to be set again, and its sessions end. A disabled user is enabled first.
 func (ua *UserAdmin) Reset(ctx context.Context, id string) (*User, string, error) {
 	token := newSecret()
-	u, err := ua.Store.UpdateUser(id, func(u *User) error {
+	u, err := ua.Store.UpdateUser(ctx, id, func(u *User) error {
 		if u.Status == UserDisabled {
 			return &Error{Kind: KindConflict, Code: CodeUserState, Field: "id", Value: id, Message: "the user is disabled: enable it first"}
 		}
@@ -134,8 +134,8 @@ func (ua *UserAdmin) Reset(ctx context.Context, id string) (*User, string, error
 }
 
 // Get reads a user, 2957 when none.
-func (ua *UserAdmin) Get(id string) (*User, error) {
-	u, err := ua.Store.User(id)
+func (ua *UserAdmin) Get(ctx context.Context, id string) (*User, error) {
+	u, err := ua.Store.User(ctx, id)
 	if err != nil {
 		return nil, ua.notFound(err, id)
 	}

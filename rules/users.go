@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"sort"
 	"strings"
 	"time"
@@ -218,12 +219,12 @@ func (a Actor) Sees(merchantID string) bool { return a.Can(PermView, merchantID)
 type UserStore interface {
 	// CreateUser stores a new user under its ID; ErrExists when the ID or the email
 	// (EmailKey) is taken.
-	CreateUser(u *User) error
-	User(id string) (*User, error)              // ErrNotFound when none
-	UserByEmail(email string) (*User, error)    // by EmailKey; ErrNotFound when none
-	UserBySetupHash(hash string) (*User, error) // ErrNotFound when none
+	CreateUser(ctx context.Context, u *User) error
+	User(ctx context.Context, id string) (*User, error)              // ErrNotFound when none
+	UserByEmail(ctx context.Context, email string) (*User, error)    // by EmailKey; ErrNotFound when none
+	UserBySetupHash(ctx context.Context, hash string) (*User, error) // ErrNotFound when none
 	// Users lists every user, oldest first.
-	Users() ([]*User, error)
+	Users(ctx context.Context) ([]*User, error)
 	// UpdateUser changes a user in one transaction (the email stays); fn's error aborts.
-	UpdateUser(id string, fn func(*User) error) (*User, error)
+	UpdateUser(ctx context.Context, id string, fn func(*User) error) (*User, error)
 }

@@ -25,7 +25,7 @@ import (
 
 // Payouts reads payouts (the storage engine).
 type Payouts interface {
-	Payout(merchantID string, id int64) (*rules.Payout, error)
+	Payout(ctx context.Context, merchantID string, id int64) (*rules.Payout, error)
 }
 
 // Lifecycle moves card payouts (rules.Lifecycle).
@@ -37,10 +37,10 @@ type Lifecycle interface {
 
 // Vault keeps tokenized cards (the storage engine).
 type Vault interface {
-	SavedCard(merchantID string, docType int, docNumber string) (rules.CardRef, bool, error)
-	PutCard(merchantID string, docType int, docNumber string, payoutID int64, ref rules.CardRef, sealed []byte, onFile bool) error
-	UseSavedCard(merchantID string, docType int, docNumber string, payoutID int64) (rules.CardRef, error)
-	DropPayoutCard(payoutID int64) error
+	SavedCard(ctx context.Context, merchantID string, docType int, docNumber string) (rules.CardRef, bool, error)
+	PutCard(ctx context.Context, merchantID string, docType int, docNumber string, payoutID int64, ref rules.CardRef, sealed []byte, onFile bool) error
+	UseSavedCard(ctx context.Context, merchantID string, docType int, docNumber string, payoutID int64) (rules.CardRef, error)
+	DropPayoutCard(ctx context.Context, payoutID int64) error
 }
 
 // Sessions is the scs store of the form sessions plus which session is a payout's current
@@ -168,7 +168,7 @@ func (c *Cards) Open(ctx context.Context, m *rules.Merchant, res rules.CreateRes
 		var re *rules.Error
 		if errors.As(err, &re) && re.Code == rules.CodeWrongState {
 			// It moved on meanwhile: a card came in, or an outcome.
-			cur, err := c.cfg.Payouts.Payout(m.ID, p.ID)
+			cur, err := c.cfg.Payouts.Payout(ctx, m.ID, p.ID)
 			if err != nil {
 				return Form{}, err
 			}
@@ -186,7 +186,7 @@ func (c *Cards) Open(ctx context.Context, m *rules.Merchant, res rules.CreateRes
 	st := &state{s: &session{token: token, payoutID: p.ID, merchantID: m.ID, base: c.baseURL(ctx)}, p: p, m: m, kind: kindForm}
 	// The page for <iframe srcdoc> runs in the embedder's origin: its post is cross-origin and
 	// must carry an Origin header to pass (originAllowed).
-	v := c.formView(st, lang, now, nil, cardInput{}, true)
+	v := c.formView(ctx, st, lang, now, nil, cardInput{}, true)
 	v.Referrer = "strict-origin"
 	page, err := renderBytes(ctx, templates.CardFormPage(v))
 	if err != nil {
@@ -289,7 +289,7 @@ func (c *Cards) resolve(ctx context.Context, token string) (*state, error) {
 		}
 		return &state{kind: kindInvalid}, nil
 	}
-	p, err := c.cfg.Payouts.Payout(s.merchantID, s.payoutID)
+	p, err := c.cfg.Payouts.Payout(ctx, s.merchantID, s.payoutID)
 	if errors.Is(err, rules.ErrNotFound) {
 		return &state{kind: kindInvalid}, nil
 	}
@@ -363,7 +363,7 @@ func (c *Cards) page(w http.ResponseWriter, r *http.Request) {
 func (c *Cards) show(w http.ResponseWriter, r *http.Request, st *state, errs map[string]string, in cardInput, code int) {
 	lang := langOf(r)
 	if st.kind == kindForm {
-		c.write(w, r, st.m, code, templates.CardFormPage(c.formView(st, lang, c.cfg.Now(), errs, in, in == cardInput{})))
+		c.write(w, r, st.m, code, templates.CardFormPage(c.formView(r.Context(), st, lang, c.cfg.Now(), errs, in, in == cardInput{})))
 		return
 	}
 	switch st.kind {
@@ -400,7 +400,7 @@ func (c *Cards) base(st *state, lang string) templates.Page {
 }
 
 // formView is the form page; useSaved preselects the card on file (a fresh page).
-func (c *Cards) formView(st *state, lang string, now time.Time, errs map[string]string, in cardInput, useSaved bool) templates.CardForm {
+func (c *Cards) formView(ctx context.Context, st *state, lang string, now time.Time, errs map[string]string, in cardInput, useSaved bool) templates.CardForm {
 	page := c.base(st, lang)
 	left := st.p.SessionExpiresAt.Sub(now)
 	f := templates.CardForm{Page: page, Action: c.selfURL(st.s.base, st.s.token, lang), ExpiresAt: st.p.SessionExpiresAt,
@@ -408,7 +408,7 @@ func (c *Cards) formView(st *state, lang string, now time.Time, errs map[string]
 		Holder: in.Holder, Expiry: in.Expiry}
 	if st.m.Settings.CardOnFile {
 		doc := st.p.Request.Beneficiary.Document
-		if ref, ok, err := c.cfg.Vault.SavedCard(st.m.ID, doc.Type, doc.Number); err == nil && ok {
+		if ref, ok, err := c.cfg.Vault.SavedCard(ctx, st.m.ID, doc.Type, doc.Number); err == nil && ok {
 			f.SavedCard = templates.MaskedCard(ref.Brand, ref.Last4)
 			f.UseSaved = useSaved
 		} else if err != nil {
@@ -537,7 +537,7 @@ func (c *Cards) submit(w http.ResponseWriter, r *http.Request) {
 	// Without JavaScript the new card's fields stay visible next to the saved card: a typed
 	// card number means a new card.
 	if r.PostForm.Get("card") == "saved" && onFile && strings.TrimSpace(in.PAN) == "" {
-		ref, err := c.cfg.Vault.UseSavedCard(st.m.ID, doc.Type, doc.Number, st.p.ID)
+		ref, err := c.cfg.Vault.UseSavedCard(r.Context(), st.m.ID, doc.Type, doc.Number, st.p.ID)
 		if errors.Is(err, rules.ErrNotFound) {
 			c.show(w, r, st, map[string]string{templates.FieldChoice: "card.gone"}, cardInput{}, http.StatusUnprocessableEntity)
 			return
@@ -561,7 +561,7 @@ func (c *Cards) submit(w http.ResponseWriter, r *http.Request) {
 		c.internal(w, r, err)
 		return
 	}
-	if err := c.cfg.Vault.PutCard(st.m.ID, doc.Type, doc.Number, st.p.ID, ref, sealed, onFile); err != nil {
+	if err := c.cfg.Vault.PutCard(r.Context(), st.m.ID, doc.Type, doc.Number, st.p.ID, ref, sealed, onFile); err != nil {
 		c.internal(w, r, err)
 		return
 	}
@@ -574,7 +574,7 @@ func (c *Cards) submit(w http.ResponseWriter, r *http.Request) {
 func (c *Cards) enter(w http.ResponseWriter, r *http.Request, st *state, ref rules.CardRef) {
 	if _, err := c.cfg.Lifecycle.CardEntered(r.Context(), st.p.ID, ref); err != nil {
 		c.cfg.Log.Info("card not taken", "payout", st.p.ID, "err", err)
-		if err := c.cfg.Vault.DropPayoutCard(st.p.ID); err != nil {
+		if err := c.cfg.Vault.DropPayoutCard(r.Context(), st.p.ID); err != nil {
 			c.cfg.Log.Error("drop payout card", "payout", st.p.ID, "err", err)
 		}
 		return

@@ -53,27 +53,27 @@ func newFixture(t *testing.T, settings rules.Settings) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() { db.Close(context.Background()) })
 	f.db = db
 	f.m = &rules.Merchant{ID: "7", Name: "Tienda Ejemplo", Settings: settings}
-	if err := db.CreateMerchant(f.m, nil); err != nil {
+	if err := db.CreateMerchant(context.Background(), f.m, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, cur := range []string{"PEN", "USD"} {
-		if _, err := db.Fund("7", "PER", cur, 1_000_000_00, time.Now()); err != nil {
+		if _, err := db.Fund(context.Background(), "7", "PER", cur, 1_000_000_00, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
 	rail := &rules.SimulatedRail{Now: f.clock.Now}
-	f.lc = &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail }, Merchants: db.Merchant, Now: f.clock.Now}
+	f.lc = &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail }, Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: f.clock.Now}
 	f.svc = &rules.Service{Store: db, Now: f.clock.Now}
 	key := make([]byte, 32)
 	sealer, _ := store.NewSealer(key)
 	r := chi.NewRouter()
 	f.srv = httptest.NewServer(r)
 	t.Cleanup(f.srv.Close)
-	f.cards = web.NewCards(web.Config{BaseURL: f.srv.URL, Payouts: db, Merchants: db.Merchant, Lifecycle: f.lc,
-		Vault: db, Sessions: db.Sessions(f.clock.Now), Sealer: sealer, Now: f.clock.Now})
+	f.cards = web.NewCards(web.Config{BaseURL: f.srv.URL, Payouts: db, Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Lifecycle: f.lc,
+		Vault: db, Sessions: db.Sessions(context.Background(), f.clock.Now), Sealer: sealer, Now: f.clock.Now})
 	f.cards.Routes(r)
 	return f
 }
@@ -185,7 +185,7 @@ func TestFormExpiresWithInjectedClock(t *testing.T) {
 		t.Errorf("post after expiry: %d", resp.StatusCode)
 	}
 	f.lc.RunOnce(context.Background())
-	p, _ := f.db.Payout("7", form.Payout.ID)
+	p, _ := f.db.Payout(context.Background(), "7", form.Payout.ID)
 	if p.Card != nil || p.Status != rules.StatusExpired {
 		t.Errorf("payout after expiry: card %v status %s", p.Card, p.Status)
 	}
@@ -213,7 +213,7 @@ func TestRestartKillsTheOldSession(t *testing.T) {
 	if resp, _ := post(t, first.URL, goodCard(), sameOrigin); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("post on the old link: %d", resp.StatusCode)
 	}
-	if p, _ := f.db.Payout("7", first.Payout.ID); p.Card != nil {
+	if p, _ := f.db.Payout(context.Background(), "7", first.Payout.ID); p.Card != nil {
 		t.Fatalf("the old link took a card")
 	}
 	if resp, _ := get(t, second.URL); resp.StatusCode != 200 {
@@ -357,11 +357,11 @@ func TestLockoutEndsThePayout(t *testing.T) {
 	if resp.StatusCode != http.StatusGone || doc.Find(".result-locked").Length() != 1 {
 		t.Fatalf("fifth: %d", resp.StatusCode)
 	}
-	p, _ := f.db.Payout("7", form.Payout.ID)
+	p, _ := f.db.Payout(context.Background(), "7", form.Payout.ID)
 	if p.Status != rules.StatusExpired || len(p.Errors) == 0 || p.Errors[0].Code != rules.CodeCardAttemptsExceded {
 		t.Errorf("payout: %s %+v", p.Status, p.Errors)
 	}
-	bs, _ := f.db.Balances("7")
+	bs, _ := f.db.Balances(context.Background(), "7")
 	for _, b := range bs {
 		if b.Available != b.Balance {
 			t.Errorf("the reservation was not released: %+v", b)
@@ -369,7 +369,7 @@ func TestLockoutEndsThePayout(t *testing.T) {
 	}
 	// A good card afterwards is not taken.
 	post(t, form.URL, goodCard(), sameOrigin)
-	if p, _ := f.db.Payout("7", form.Payout.ID); p.Card != nil {
+	if p, _ := f.db.Payout(context.Background(), "7", form.Payout.ID); p.Card != nil {
 		t.Errorf("a card was taken after the lockout")
 	}
 	resp, _ = http.Get(strings.Replace(form.URL, "/card?", "/card/status?", 1))
@@ -390,7 +390,7 @@ func TestCardOnFileChoice(t *testing.T) {
 	if resp, _ := post(t, first.URL, goodCard(), sameOrigin); resp.StatusCode != 303 {
 		t.Fatalf("first card: %d", resp.StatusCode)
 	}
-	p1, _ := f.db.Payout("7", first.Payout.ID)
+	p1, _ := f.db.Payout(context.Background(), "7", first.Payout.ID)
 	if p1.Card == nil || p1.Card.BIN != "411111" || p1.Card.Last4 != "1111" || p1.Card.Brand != "VISA" {
 		t.Fatalf("card ref: %+v", p1.Card)
 	}
@@ -404,18 +404,18 @@ func TestCardOnFileChoice(t *testing.T) {
 	vals.Set("card", "saved")
 	vals.Set("pan", "4242424242424242")
 	post(t, second.URL, vals, sameOrigin)
-	p2, _ := f.db.Payout("7", second.Payout.ID)
+	p2, _ := f.db.Payout(context.Background(), "7", second.Payout.ID)
 	if p2.Card == nil || p2.Card.Last4 != "4242" || p2.Card.Token == p1.Card.Token {
 		t.Fatalf("a typed card should be used: %+v", p2.Card)
 	}
 	// The latest card is now the one on file, and choosing it needs no typing.
 	third, _ := f.open("COF-3")
 	post(t, third.URL, url.Values{"card": {"saved"}}, sameOrigin)
-	p3, _ := f.db.Payout("7", third.Payout.ID)
+	p3, _ := f.db.Payout(context.Background(), "7", third.Payout.ID)
 	if p3.Card == nil || p3.Card.Token != p2.Card.Token {
 		t.Fatalf("saved card not used: %+v", p3.Card)
 	}
-	if _, sealed, err := f.db.PayoutCard(third.Payout.ID); err != nil || len(sealed) == 0 {
+	if _, sealed, err := f.db.PayoutCard(context.Background(), third.Payout.ID); err != nil || len(sealed) == 0 {
 		t.Errorf("the payout's card is not kept for its rail: %v", err)
 	}
 }

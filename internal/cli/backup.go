@@ -54,8 +54,8 @@ func backupFlags(fs *flag.FlagSet) Runner {
 func backupTo(ctx context.Context, w io.Writer, data, addr, token string) (int64, error) {
 	db, err := bolt.Open(filepath.Join(data, "payouts.db"), bolt.Options{})
 	if err == nil {
-		defer db.Close()
-		return db.Backup(w)
+		defer db.Close(ctx)
+		return db.Backup(ctx, w)
 	}
 	if !strings.Contains(err.Error(), "in use by another process") {
 		return 0, err

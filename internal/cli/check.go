@@ -38,8 +38,8 @@ func checkFlags(fs *flag.FlagSet) Runner {
 			if err != nil {
 				return fmt.Errorf("check: %w", err)
 			}
-			defer db.Close()
-			if err := db.CheckAllLedgers(); err != nil {
+			defer db.Close(ctx)
+			if err := db.CheckAllLedgers(ctx); err != nil {
 				findings = append(findings, "ledger: "+err.Error())
 			}
 		} else {
@@ -59,8 +59,8 @@ func checkFlags(fs *flag.FlagSet) Runner {
 				if err != nil {
 					return fmt.Errorf("check: %w", err)
 				}
-				defer db.Close()
-				if err := db.CheckAllLedgers(); err != nil {
+				defer db.Close(ctx)
+				if err := db.CheckAllLedgers(ctx); err != nil {
 					findings = append(findings, "ledger: "+err.Error())
 				}
 			}

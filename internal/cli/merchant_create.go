@@ -55,8 +55,8 @@ func merchantCreateFlags(fs *flag.FlagSet) Runner {
 		if err != nil {
 			return err
 		}
-		defer db.Close()
-		m, c, err := api.CreateMerchant(db, server.SealMerchantSecret(sealer), *id, *name, s, time.Now())
+		defer db.Close(ctx)
+		m, c, err := api.CreateMerchant(ctx, db, server.SealMerchantSecret(sealer), *id, *name, s, time.Now())
 		if err != nil {
 			return err
 		}

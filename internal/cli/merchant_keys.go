@@ -49,7 +49,7 @@ func merchantKeysFlags(fs *flag.FlagSet) Runner {
 		if err != nil {
 			return err
 		}
-		defer db.Close()
+		defer db.Close(ctx)
 		now := time.Now().UTC()
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
@@ -57,15 +57,15 @@ func merchantKeysFlags(fs *flag.FlagSet) Runner {
 		switch {
 		case *issue:
 			var c api.Credentials
-			if m, c, err = api.RotateKey(db, server.SealMerchantSecret(sealer), *id, *grace, now); err == nil {
+			if m, c, err = api.RotateKey(ctx, db, server.SealMerchantSecret(sealer), *id, *grace, now); err == nil {
 				return enc.Encode(api.NewKeyView{KeyID: rules.KeyID(m.APIKeyHash), APIKey: c.APIKey, APISecret: c.APISecret, Keys: api.KeyViews(m, now)})
 			}
 		case *revoke != "":
-			if err = api.RevokeKey(db, *id, *revoke, now); err == nil {
-				m, err = db.Merchant(*id)
+			if err = api.RevokeKey(ctx, db, *id, *revoke, now); err == nil {
+				m, err = db.Merchant(ctx, *id)
 			}
 		default:
-			m, err = db.Merchant(*id)
+			m, err = db.Merchant(ctx, *id)
 		}
 		if errors.Is(err, rules.ErrNotFound) {
 			return fmt.Errorf("merchant keys: no merchant %q", *id)

@@ -43,7 +43,7 @@ func migrateFlags(fs *flag.FlagSet) Runner {
 		if err != nil {
 			return fmt.Errorf("migrate: open --from: %w", err)
 		}
-		defer src.Close()
+		defer src.Close(ctx)
 		if !server.IsPostgresURL(*to) {
 			if err := os.MkdirAll(*to, 0o700); err != nil {
 				return err
@@ -53,17 +53,17 @@ func migrateFlags(fs *flag.FlagSet) Runner {
 		if err != nil {
 			return fmt.Errorf("migrate: open --to: %w", err)
 		}
-		defer dst.Close()
-		counts, err := migrateStore(src, dst)
+		defer dst.Close(ctx)
+		counts, err := migrateStore(ctx, src, dst)
 		if err != nil {
 			return err
 		}
 		// The copy's secrets are sealed with the source's keys: it records their fingerprints,
 		// so that a server started on it before the keys are copied refuses instead of making new ones.
 		for _, name := range []string{"master", "card", "notification"} {
-			fp, err := src.KeyFingerprint(name)
+			fp, err := src.KeyFingerprint(ctx, name)
 			if err == nil && fp != "" {
-				_, err = dst.RecordKeyFingerprint(name, fp)
+				_, err = dst.RecordKeyFingerprint(ctx, name, fp)
 			}
 			if err != nil {
 				return fmt.Errorf("migrate: key fingerprints: %w", err)
@@ -100,12 +100,12 @@ func describeStore(where string) string {
 // migrateStore copies src into the empty dst and checks the copy: the same number of
 // records of every kind, the same balances (with their ledger totals), and the ledger
 // invariant from scratch. It returns the counts.
-func migrateStore(src, dst rules.Storage) (map[string]int, error) {
+func migrateStore(ctx context.Context, src, dst rules.Storage) (map[string]int, error) {
 	var recs []rules.DumpRecord
-	if err := src.Dump(func(r rules.DumpRecord) error { recs = append(recs, r); return nil }); err != nil {
+	if err := src.Dump(ctx, func(r rules.DumpRecord) error { recs = append(recs, r); return nil }); err != nil {
 		return nil, fmt.Errorf("migrate: read the source: %w", err)
 	}
-	if err := dst.Restore(recs); err != nil {
+	if err := dst.Restore(ctx, recs); err != nil {
 		return nil, fmt.Errorf("migrate: write the copy: %w", err)
 	}
 	want, wantBalances, err := summarize(recs)
@@ -113,7 +113,7 @@ func migrateStore(src, dst rules.Storage) (map[string]int, error) {
 		return nil, err
 	}
 	var copied []rules.DumpRecord
-	if err := dst.Dump(func(r rules.DumpRecord) error { copied = append(copied, r); return nil }); err != nil {
+	if err := dst.Dump(ctx, func(r rules.DumpRecord) error { copied = append(copied, r); return nil }); err != nil {
 		return nil, fmt.Errorf("migrate: read the copy back: %w", err)
 	}
 	got, gotBalances, err := summarize(copied)
@@ -128,7 +128,7 @@ func migrateStore(src, dst rules.Storage) (map[string]int, error) {
 	if !reflect.DeepEqual(wantBalances, gotBalances) {
 		return nil, fmt.Errorf("migrate: the copy's balances differ from the source's:\nsource %v\ncopy   %v", wantBalances, gotBalances)
 	}
-	if err := dst.CheckAllLedgers(); err != nil {
+	if err := dst.CheckAllLedgers(ctx); err != nil {
 		return nil, fmt.Errorf("migrate: the copy's ledger: %w", err)
 	}
 	return want, nil

@@ -60,17 +60,17 @@ func reconcileFlags(fs *flag.FlagSet) Runner {
 		if err != nil {
 			return fmt.Errorf("reconcile: %w", err)
 		}
-		defer db.Close()
-		if _, err := db.Merchant(*merchant); err != nil {
+		defer db.Close(ctx)
+		if _, err := db.Merchant(ctx, *merchant); err != nil {
 			return fmt.Errorf("reconcile: merchant %s: %w", *merchant, err)
 		}
 		// The service's clock, the sandbox's test clock when it runs ahead, as the statements
 		// read it; the ledger's days reach the last entry's in any case (rules.LedgerNow).
 		now := time.Now()
-		if off, err := db.SandboxClockOffset(); err == nil && off > 0 {
+		if off, err := db.SandboxClockOffset(ctx); err == nil && off > 0 {
 			now = now.Add(off)
 		}
-		r, err := rules.ReconcileBalance(db, *merchant, *currency, *from, *to, now)
+		r, err := rules.ReconcileBalance(ctx, db, *merchant, *currency, *from, *to, now)
 		if err != nil {
 			return fmt.Errorf("reconcile: %w", err)
 		}

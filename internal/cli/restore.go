@@ -68,11 +68,11 @@ func restoreFlags(fs *flag.FlagSet) Runner {
 		if err != nil {
 			return fmt.Errorf("restore: %w", err)
 		}
-		if err := server.VerifyBackup(tmp); err != nil {
+		if err := server.VerifyBackup(ctx, tmp); err != nil {
 			return fmt.Errorf("restore: %s was not installed: %w", from, err)
 		}
 		fmt.Fprintf(env.Stdout, "restore: %s (%d bytes) verified: bbolt's consistency check and the ledger check passed\n", from, n)
-		keys, err := backupKeys(tmp, *data)
+		keys, err := backupKeys(ctx, tmp, *data)
 		if err != nil {
 			return fmt.Errorf("restore: %s was not installed: %w", from, err)
 		}
@@ -174,18 +174,18 @@ func fetchBackup(ctx context.Context, src string, access server.S3Access, getenv
 // backupKeys says, for each key file of a data directory, whether dir holds it and what it
 // is for. A key there that did not seal the backup's secrets is an error: the server would
 // refuse it.
-func backupKeys(backup, dir string) ([][2]string, error) {
+func backupKeys(ctx context.Context, backup, dir string) ([][2]string, error) {
 	db, err := bolt.Open(backup, bolt.Options{ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
+	defer db.Close(ctx)
 	var out [][2]string
 	for _, k := range []struct{ file, name, what string }{
 		{server.MasterKeyFile, "master", "it sealed the merchants' API secrets and the users' second factors"},
 		{server.CardKeyFile, "card", "it sealed the stored cards"},
 	} {
-		fp, err := db.KeyFingerprint(k.name)
+		fp, err := db.KeyFingerprint(ctx, k.name)
 		if err != nil {
 			return nil, err
 		}

@@ -37,8 +37,8 @@ func seedFlags(fs *flag.FlagSet) Runner {
 		if err != nil {
 			return err
 		}
-		defer db.Close()
-		m, _, err := api.CreateMerchant(db, server.SealMerchantSecret(sealer), "", "Seed", rules.DefaultSettings(), time.Now())
+		defer db.Close(ctx)
+		m, _, err := api.CreateMerchant(ctx, db, server.SealMerchantSecret(sealer), "", "Seed", rules.DefaultSettings(), time.Now())
 		if err != nil {
 			return err
 		}
@@ -70,7 +70,7 @@ func seedFlags(fs *flag.FlagSet) Runner {
 				p.RailRef = "SIM-SEED-" + strconv.Itoa(i)
 				ps = append(ps, p)
 			}
-			if err := db.ImportPayouts(ps); err != nil {
+			if err := db.ImportPayouts(ctx, ps); err != nil {
 				return err
 			}
 		}

@@ -50,8 +50,8 @@ func userAddFlags(fs *flag.FlagSet) Runner {
 		if err != nil {
 			return err
 		}
-		defer db.Close()
-		ua := &rules.UserAdmin{Store: db, Now: time.Now, MerchantExists: func(id string) bool { _, err := db.Merchant(id); return err == nil }}
+		defer db.Close(ctx)
+		ua := &rules.UserAdmin{Store: db, Now: time.Now, MerchantExists: func(id string) bool { _, err := db.Merchant(ctx, id); return err == nil }}
 		host, _ := os.Hostname()
 		ctx = rules.WithAudit(ctx, &rules.Auditor{Log: db, Now: time.Now}, rules.Actor{Principal: "cli", Name: "payouts user add"}, host, "payouts-cli")
 		u, token, err := ua.Create(ctx, rules.NewUser{Name: *name, Email: *email, Role: rules.Role(*role), MerchantID: *merchant})

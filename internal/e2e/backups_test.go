@@ -85,8 +85,8 @@ func storeContents(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	ms, err := db.Merchants()
+	defer db.Close(context.Background())
+	ms, err := db.Merchants(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func storeContents(t *testing.T, dir string) string {
 	for _, m := range ms {
 		var payouts []*rules.Payout
 		for f := (rules.ListFilter{Limit: 500}); ; {
-			page, err := db.ListPayouts(m.ID, f)
+			page, err := db.ListPayouts(context.Background(), m.ID, f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,13 +104,13 @@ func storeContents(t *testing.T, dir string) string {
 			}
 			f.Cursor = page.NextCursor
 		}
-		bs, err := db.Balances(m.ID)
+		bs, err := db.Balances(context.Background(), m.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var entries [][]rules.Entry
 		for _, b := range bs {
-			es, err := rules.AllEntries(db, m.ID, b.Country, b.Currency)
+			es, err := rules.AllEntries(context.Background(), db, m.ID, b.Country, b.Currency)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -37,13 +37,13 @@ func seedStore(tb testing.TB, dir string, n int) *merchantClient {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer db.Close()
+	defer db.Close(context.Background())
 	// A typical merchant: default settings (no emails, no notifications to deliver).
-	m, c, err := api.CreateMerchant(db, server.SealMerchantSecret(sealer), "", "Bench", rules.DefaultSettings(), time.Now())
+	m, c, err := api.CreateMerchant(context.Background(), db, server.SealMerchantSecret(sealer), "", "Bench", rules.DefaultSettings(), time.Now())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := db.Fund(m.ID, "PER", "PEN", 1<<60, time.Now()); err != nil {
+	if _, err := db.Fund(context.Background(), m.ID, "PER", "PEN", 1<<60, time.Now()); err != nil {
 		tb.Fatal(err)
 	}
 	req, err := rules.DecodePayoutRequest(mustJSON(perBankRequest("SEED")))
@@ -65,7 +65,7 @@ func seedStore(tb testing.TB, dir string, n int) *merchantClient {
 			p.Move(rules.StatusProcessed, p.CreatedAt.Add(time.Second), "", "")
 			ps = append(ps, p)
 		}
-		if err := db.ImportPayouts(ps); err != nil {
+		if err := db.ImportPayouts(context.Background(), ps); err != nil {
 			tb.Fatal(err)
 		}
 	}

@@ -72,8 +72,8 @@ func TestCLIMerchantCreateBackupVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	if p, err := db.PayoutByOrder(c.MerchantID, "BK-1"); err != nil || p.OrderID != "BK-1" {
+	defer db.Close(context.Background())
+	if p, err := db.PayoutByOrder(context.Background(), c.MerchantID, "BK-1"); err != nil || p.OrderID != "BK-1" {
 		t.Fatalf("the online backup lacks the payout: %v", err)
 	}
 

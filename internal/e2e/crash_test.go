@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -163,8 +164,8 @@ func TestCrashLosesNoAcknowledgedPayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	raws, err := db.SandboxMails(bolt.KeepSandboxMails)
+	defer db.Close(context.Background())
+	raws, err := db.SandboxMails(context.Background(), bolt.KeepSandboxMails)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"net/url"
 	"os"
@@ -121,8 +122,8 @@ func logOldEvent(t *testing.T, dir string, ev rules.LoggedEvent, a rules.Deliver
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	if err := db.LogAttempt(ev, a); err != nil {
+	defer db.Close(context.Background())
+	if err := db.LogAttempt(context.Background(), ev, a); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -126,9 +126,9 @@ func storedBytes(t testing.TB, dir string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer db.Close(context.Background())
 	var out []byte
-	if err := db.Dump(func(r rules.DumpRecord) error { out = append(append(out, r.Value...), '\n'); return nil }); err != nil {
+	if err := db.Dump(context.Background(), func(r rules.DumpRecord) error { out = append(append(out, r.Value...), '\n'); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -154,9 +154,9 @@ func storedCardRecords(t testing.TB, dir string) []rules.DumpedCard {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer db.Close(context.Background())
 	var out []rules.DumpedCard
-	err = db.Dump(func(r rules.DumpRecord) error {
+	err = db.Dump(context.Background(), func(r rules.DumpRecord) error {
 		if r.Kind != rules.DumpCard {
 			return nil
 		}

@@ -566,8 +566,8 @@ func TestDamagedDatabaseIsAClearErrorAndCheckFindsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = st.Fund("1", "PER", "PEN", 1000, time.Now())
-	st.Close()
+	_, err = st.Fund(context.Background(), "1", "PER", "PEN", 1000, time.Now())
+	st.Close(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

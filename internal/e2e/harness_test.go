@@ -133,8 +133,8 @@ func checkLedgers(t testing.TB, dir string) {
 		t.Errorf("ledger check: %v", err)
 		return
 	}
-	defer db.Close()
-	if err := db.CheckAllLedgers(); err != nil {
+	defer db.Close(context.Background())
+	if err := db.CheckAllLedgers(context.Background()); err != nil {
 		t.Errorf("ledger check: %v", err)
 	}
 	checkEntriesAddUp(t, db)
@@ -146,19 +146,19 @@ func checkLedgers(t testing.TB, dir string) {
 // last carries the balance.
 func checkEntriesAddUp(t testing.TB, db rules.Storage) {
 	t.Helper()
-	ms, err := db.Merchants()
+	ms, err := db.Merchants(context.Background())
 	if err != nil {
 		t.Errorf("ledger entries check: %v", err)
 		return
 	}
 	for _, m := range ms {
-		bs, err := db.Balances(m.ID)
+		bs, err := db.Balances(context.Background(), m.ID)
 		if err != nil {
 			t.Errorf("ledger entries check: %v", err)
 			return
 		}
 		for _, b := range bs {
-			entries, err := rules.AllEntries(db, m.ID, b.Country, b.Currency)
+			entries, err := rules.AllEntries(context.Background(), db, m.ID, b.Country, b.Currency)
 			if err != nil {
 				t.Errorf("ledger entries check: %v", err)
 				return

@@ -255,8 +255,8 @@ func TestTwoInstancesOnOnePostgreSQL(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer db.Close()
-				if err := db.CheckAllLedgers(); err != nil {
+				defer db.Close(context.Background())
+				if err := db.CheckAllLedgers(context.Background()); err != nil {
 					t.Fatal(err)
 				}
 				return

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,12 +25,12 @@ func TestSeedAndStartFromASeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	page, err := db.ListPayouts("1", rules.ListFilter{Status: rules.StatusProcessed, Limit: 200})
+	defer db.Close(context.Background())
+	page, err := db.ListPayouts(context.Background(), "1", rules.ListFilter{Status: rules.StatusProcessed, Limit: 200})
 	if err != nil || len(page.Items) != 200 || page.Items[0].ID != 2500 || page.NextCursor == 0 {
 		t.Fatalf("the copy lists %d processed payouts from %v (%v)", len(page.Items), page.Items, err)
 	}
-	p, err := db.PayoutByOrder("1", "SEED-0")
+	p, err := db.PayoutByOrder(context.Background(), "1", "SEED-0")
 	if err != nil || p.Status != rules.StatusProcessed || len(p.History) != 5 {
 		t.Fatalf("SEED-0: %+v (%v)", p, err)
 	}

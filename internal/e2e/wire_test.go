@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -137,10 +138,10 @@ func TestPublishedSigningVectorsThroughTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	creds := api.Credentials{APIKey: "pk_published_vector_key", APISecret: secret}
-	if _, _, err := api.ImportMerchant(db, server.SealMerchantSecret(sealer), "22", "Vector", rules.DefaultSettings(), creds, time.Now()); err != nil {
+	if _, _, err := api.ImportMerchant(context.Background(), db, server.SealMerchantSecret(sealer), "22", "Vector", rules.DefaultSettings(), creds, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
+	db.Close(context.Background())
 
 	vectorTime := time.UnixMilli(1687543238010)
 	started := time.Now()

@@ -72,18 +72,18 @@ type wiring struct {
 	backups *backups
 }
 
-func newApp(cfg Config, run running, opts Options, db rules.Storage, sealer *store.Sealer, logger *slog.Logger, token string) (*app, error) {
+func newApp(ctx context.Context, cfg Config, run running, opts Options, db rules.Storage, sealer *store.Sealer, logger *slog.Logger, token string) (*app, error) {
 	realNow := opts.now()
 	w := &wiring{cfg: cfg, run: run, opts: opts, db: db, sealer: sealer, logger: logger, now: realNow, realNow: realNow}
 	if cfg.Sandbox.On { // --sandbox=false ignores any offset a sandbox run left
-		clock, err := rules.NewSandboxClock(realNow, db)
+		clock, err := rules.NewSandboxClock(ctx, realNow, db)
 		if err != nil {
 			return nil, err
 		}
 		w.clock, w.now = clock, clock.Now
 	}
 	w.keys = api.NewKeyring(merchantSource{db, sealer})
-	w.metrics = api.NewMetrics(func() float64 { return float64(db.OutboxDepth()) })
+	w.metrics = api.NewMetrics(func() float64 { return float64(db.OutboxDepth(ctx)) })
 	w.scripts, w.directory = &rules.ScriptBook{Store: db}, &rules.SimulatedDirectory{Store: db}
 	if g, ok := db.(rules.GaugeSource); ok {
 		w.metrics.AddGauges(g)
@@ -129,11 +129,11 @@ func newApp(cfg Config, run running, opts Options, db rules.Storage, sealer *sto
 		Metrics: w.metrics.Handler(),
 	}
 	w.workers = append(w.workers, w.lc.Run)
-	if err := w.wireNotifications(); err != nil {
+	if err := w.wireNotifications(ctx); err != nil {
 		return nil, err
 	}
 	w.wireBatches()
-	if err := w.wireCards(); err != nil {
+	if err := w.wireCards(ctx); err != nil {
 		return nil, err
 	}
 	if err := w.wireSandbox(); err != nil {
@@ -143,7 +143,7 @@ func newApp(cfg Config, run running, opts Options, db rules.Storage, sealer *sto
 	if err := w.wireBackups(); err != nil {
 		return nil, err
 	}
-	w.wireDashboard()
+	w.wireDashboard(ctx)
 	w.wireLedger()
 	w.wireTracing()
 	w.bindHooks()
@@ -173,7 +173,7 @@ func (w *wiring) bindHooks() {
 	w.svc.OnCreated().Bind(
 		w.metrics.Created,
 		w.finishedAsCreated,
-		func(*rules.Payout) { w.lc.Kick() },
+		func(context.Context, *rules.Payout) { w.lc.Kick() },
 		n.kickCashMail,
 	)
 	// In the transaction that records an outcome: its events.
@@ -192,9 +192,9 @@ func (w *wiring) bindHooks() {
 
 // finishedAsCreated tells the lifecycle's OnFinished hooks of a payout rejected as it was
 // admitted (NO_BALANCE): its outcome committed with its create.
-func (w *wiring) finishedAsCreated(p *rules.Payout) {
+func (w *wiring) finishedAsCreated(ctx context.Context, p *rules.Payout) {
 	if p.Status.Final() {
-		w.lc.OnFinished().Trigger(p)
+		w.lc.OnFinished().Trigger(ctx, p)
 	}
 }
 
@@ -218,7 +218,7 @@ func (w *wiring) shareWithOtherInstances() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := w.clock.Sync(); err != nil && ctx.Err() == nil {
+				if err := w.clock.Sync(ctx); err != nil && ctx.Err() == nil {
 					w.logger.Warn("sandbox clock: reading the shared offset failed", "err", err)
 				}
 			}

@@ -71,7 +71,7 @@ func BackupsIn(dir string) ([]string, error) {
 // VerifyBackup checks a copy of the database as `payouts check` does: bbolt's full
 // consistency check, then the ledger of every balance from scratch. The copy must not be
 // open elsewhere.
-func VerifyBackup(path string) error {
+func VerifyBackup(ctx context.Context, path string) error {
 	if st, err := os.Stat(path); err != nil {
 		return err
 	} else if st.Size() == 0 {
@@ -88,8 +88,8 @@ func VerifyBackup(path string) error {
 	if err != nil {
 		return fmt.Errorf("check %s: %w", path, err)
 	}
-	defer db.Close()
-	if err := db.CheckAllLedgers(); err != nil {
+	defer db.Close(ctx)
+	if err := db.CheckAllLedgers(ctx); err != nil {
 		return fmt.Errorf("%s: the ledger check failed: %w", path, err)
 	}
 	return nil
@@ -162,7 +162,7 @@ type backups struct {
 	// or ends with "/".
 	off       offSite
 	offPrefix string
-	snapshot  func(io.Writer) (int64, error)
+	snapshot  func(context.Context, io.Writer) (int64, error)
 	now       func() time.Time
 	log       *slog.Logger
 	metrics   *api.BackupMetrics
@@ -361,7 +361,7 @@ func (b *backups) writeVerified(ctx context.Context, name string) (int64, error)
 	defer os.Remove(tmp) // nothing once renamed
 	// The snapshot is a read transaction of the live database, which a closing store waits
 	// for: a shutdown cuts it short instead.
-	n, err := b.snapshot(ctxWriter{ctx, f})
+	n, err := b.snapshot(ctx, ctxWriter{ctx, f})
 	if err == nil {
 		err = f.Sync()
 	}
@@ -371,7 +371,7 @@ func (b *backups) writeVerified(ctx context.Context, name string) (int64, error)
 	if err != nil {
 		return 0, fmt.Errorf("snapshot: %w", err)
 	}
-	if err := VerifyBackup(tmp); err != nil {
+	if err := VerifyBackup(ctx, tmp); err != nil {
 		return 0, fmt.Errorf("the new backup did not verify, so it was not kept: %w", err)
 	}
 	final := filepath.Join(b.dir, name)

@@ -25,7 +25,7 @@ func TestBackupThatFailsVerificationRemovesNoGoodOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer db.Close(context.Background())
 	start := time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)
 	var good []string
 	for i := range 3 {
@@ -34,7 +34,7 @@ func TestBackupThatFailsVerificationRemovesNoGoodOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.Backup(f); err != nil {
+		if _, err := db.Backup(context.Background(), f); err != nil {
 			t.Fatal(err)
 		}
 		f.Close()
@@ -45,7 +45,7 @@ func TestBackupThatFailsVerificationRemovesNoGoodOne(t *testing.T) {
 
 	clock := start.Add(18 * time.Hour)
 	b.now = func() time.Time { return clock }
-	b.snapshot = func(w io.Writer) (int64, error) {
+	b.snapshot = func(_ context.Context, w io.Writer) (int64, error) {
 		n, err := io.WriteString(w, strings.Repeat("not a bbolt file ", 512))
 		return int64(n), err
 	}
@@ -123,7 +123,7 @@ func TestOffSiteFailureRetriesTheCopyNotTheBackup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer db.Close(context.Background())
 	off := &memOffSite{down: true}
 	b := &backups{dir: dir, keep: 3, every: time.Hour, retry: 20 * time.Millisecond, snapshot: db.Backup, now: time.Now,
 		off: off, offPrefix: "nightly/", log: slog.New(slog.DiscardHandler), metrics: api.NewMetrics(nil).Backups("dir", "s3"),

@@ -19,8 +19,8 @@ import (
 const cardHousekeeping = time.Minute
 
 // wireCards adds the Peru card push payment endpoint and its card form.
-func (w *wiring) wireCards() error {
-	key, err := w.cardKey()
+func (w *wiring) wireCards(ctx context.Context) error {
+	key, err := w.cardKey(ctx)
 	if err != nil {
 		return fmt.Errorf("card key: %w", err)
 	}
@@ -28,7 +28,7 @@ func (w *wiring) wireCards() error {
 	if err != nil {
 		return fmt.Errorf("card key: %w", err)
 	}
-	sessions := w.db.Sessions(w.now)
+	sessions := w.db.Sessions(ctx, w.now)
 	length := w.opts.CardSessionLength
 	if length > 0 {
 		w.logger.Warn("card form sessions shortened by a test's option", "length", length)
@@ -55,7 +55,7 @@ func (w *wiring) wireCards() error {
 	w.deps.Pages = append(w.deps.Pages, cards)
 
 	w.workers = append(w.workers,
-		w.housekeeping(cardHousekeeping, "card session cleanup", slog.LevelDebug, sessions.Cleanup),
+		w.housekeeping(cardHousekeeping, "card session cleanup", slog.LevelDebug, func(context.Context) (int, error) { return sessions.Cleanup() }),
 		// What a crash between an outcome and dropPayoutCard left behind.
 		w.housekeeping(cardHousekeeping, "card sweep", slog.LevelDebug, w.db.DropFinishedPayoutCards))
 	return nil
@@ -64,11 +64,11 @@ func (w *wiring) wireCards() error {
 // dropPayoutCard drops a card payout's own copy of its card at its outcome: a card
 // registered for one transaction (card on file off) is then gone; a card on file stays with
 // the beneficiary.
-func (w *wiring) dropPayoutCard(p *rules.Payout) {
+func (w *wiring) dropPayoutCard(ctx context.Context, p *rules.Payout) {
 	if p.Channel != rules.ChannelCard {
 		return
 	}
-	if err := w.db.DropPayoutCard(p.ID); err != nil {
+	if err := w.db.DropPayoutCard(ctx, p.ID); err != nil {
 		w.logger.Error("drop the card of a finished payout", "payout", p.ID, "err", err)
 	}
 }
@@ -77,7 +77,7 @@ func (w *wiring) dropPayoutCard(p *rules.Payout) {
 // (0600, hex), created on first start, but never for a store whose cards a lost one sealed;
 // either way the key the store recorded. It is not the master key: a card key can be kept
 // and rotated apart from the API secrets.
-func (w *wiring) cardKey() ([]byte, error) {
+func (w *wiring) cardKey(ctx context.Context) ([]byte, error) {
 	k := sealedKey{name: "card", source: "--card-key", flag: "--card-key-file"}
 	var key []byte
 	var err error
@@ -86,7 +86,7 @@ func (w *wiring) cardKey() ([]byte, error) {
 	} else {
 		k.source = filepath.Join(w.cfg.Storage.Data, CardKeyFile)
 		if _, statErr := os.Stat(k.source); errors.Is(statErr, os.ErrNotExist) {
-			if err := missingKeyError(w.db, k, storeWhere(w.cfg), false); err != nil {
+			if err := missingKeyError(ctx, w.db, k, storeWhere(w.cfg), false); err != nil {
 				return nil, err
 			}
 		}
@@ -95,5 +95,5 @@ func (w *wiring) cardKey() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return key, checkSealedKey(w.db, k, key, storeWhere(w.cfg))
+	return key, checkSealedKey(ctx, w.db, k, key, storeWhere(w.cfg))
 }

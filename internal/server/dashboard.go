@@ -12,11 +12,11 @@ import (
 
 // wireDashboard adds the operators' dashboard under /dashboard and the offline API reference
 // at /docs.
-func (w *wiring) wireDashboard() {
+func (w *wiring) wireDashboard(ctx context.Context) {
 	d := dashboard.New(dashboard.Config{
 		Store:                    w.db,
 		Outbox:                   dashOutbox{w.db},
-		Sessions:                 w.db.Sessions(w.now),
+		Sessions:                 w.db.Sessions(ctx, w.now),
 		AdminToken:               w.deps.AdminToken,
 		Secure:                   strings.HasPrefix(w.run.publicURL, "https://"),
 		Limiter:                  api.NewSignInLimiter(w.deps.AdminFailures),
@@ -27,7 +27,7 @@ func (w *wiring) wireDashboard() {
 		},
 		Fund: w.lc.Fund,
 		CreateMerchant: func(id, name string, s rules.Settings) (*rules.Merchant, string, string, error) {
-			m, c, err := api.CreateMerchant(w.db, SealMerchantSecret(w.sealer), id, name, s, w.now())
+			m, c, err := api.CreateMerchant(ctx, w.db, SealMerchantSecret(w.sealer), id, name, s, w.now())
 			return m, c.APIKey, c.APISecret, err
 		},
 		CreatePayout: func(ctx context.Context, m *rules.Merchant, body []byte, ep rules.Endpoint) (*rules.Payout, error) {
@@ -42,15 +42,15 @@ func (w *wiring) wireDashboard() {
 		Events:  w.db,
 		Ledger:  w.db,
 		RotateKey: func(id string, grace time.Duration) (string, string, string, error) {
-			m, c, err := api.RotateKey(w.db, SealMerchantSecret(w.sealer), id, grace, w.realNow().UTC())
+			m, c, err := api.RotateKey(ctx, w.db, SealMerchantSecret(w.sealer), id, grace, w.realNow().UTC())
 			if err != nil {
 				return "", "", "", err
 			}
 			return rules.KeyID(m.APIKeyHash), c.APIKey, c.APISecret, nil
 		},
-		RevokeKey: func(id, keyID string) error { return api.RevokeKey(w.db, id, keyID, w.realNow().UTC()) },
+		RevokeKey: func(id, keyID string) error { return api.RevokeKey(ctx, w.db, id, keyID, w.realNow().UTC()) },
 		AddRoleKey: func(id string, role rules.KeyRole) (string, string, string, error) {
-			_, c, err := api.AddRoleKey(w.db, SealMerchantSecret(w.sealer), id, role, w.realNow().UTC())
+			_, c, err := api.AddRoleKey(ctx, w.db, SealMerchantSecret(w.sealer), id, role, w.realNow().UTC())
 			return rules.KeyID(api.HashAPIKey(c.APIKey)), c.APIKey, c.APISecret, err
 		},
 		Batches:  w.batches,
@@ -100,9 +100,9 @@ func delivery(rec rules.OutboxRecord) dashboard.Delivery {
 	return dashboard.Delivery{Event: rec.Event, State: string(rec.State), DeliveredAt: rec.DeliveredAt}
 }
 
-func (o dashOutbox) list(read func(int, func(rules.OutboxRecord) bool) ([]rules.OutboxRecord, error),
+func (o dashOutbox) list(ctx context.Context, read func(context.Context, int, func(rules.OutboxRecord) bool) ([]rules.OutboxRecord, error),
 	limit int, keep func(dashboard.Delivery) bool) ([]dashboard.Delivery, error) {
-	recs, err := read(limit, func(rec rules.OutboxRecord) bool { return keep == nil || keep(delivery(rec)) })
+	recs, err := read(ctx, limit, func(rec rules.OutboxRecord) bool { return keep == nil || keep(delivery(rec)) })
 	out := make([]dashboard.Delivery, len(recs))
 	for i, rec := range recs {
 		out[i] = delivery(rec)
@@ -110,16 +110,16 @@ func (o dashOutbox) list(read func(int, func(rules.OutboxRecord) bool) ([]rules.
 	return out, err
 }
 
-func (o dashOutbox) Held(limit int, keep func(dashboard.Delivery) bool) ([]dashboard.Delivery, error) {
-	return o.list(o.db.OutboxRecords, limit, keep)
+func (o dashOutbox) Held(ctx context.Context, limit int, keep func(dashboard.Delivery) bool) ([]dashboard.Delivery, error) {
+	return o.list(ctx, o.db.OutboxRecords, limit, keep)
 }
 
-func (o dashOutbox) Delivered(limit int, keep func(dashboard.Delivery) bool) ([]dashboard.Delivery, error) {
-	return o.list(o.db.DeliveredRecords, limit, keep)
+func (o dashOutbox) Delivered(ctx context.Context, limit int, keep func(dashboard.Delivery) bool) ([]dashboard.Delivery, error) {
+	return o.list(ctx, o.db.DeliveredRecords, limit, keep)
 }
 
-func (o dashOutbox) Resend(id string, now time.Time) (rules.Event, bool, error) {
-	return o.db.ResendEvent(id, now)
+func (o dashOutbox) Resend(ctx context.Context, id string, now time.Time) (rules.Event, bool, error) {
+	return o.db.ResendEvent(ctx, id, now)
 }
 
-func (o dashOutbox) Depth() int { return o.db.OutboxDepth() }
+func (o dashOutbox) Depth(ctx context.Context) int { return o.db.OutboxDepth(ctx) }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -89,8 +90,8 @@ type sealedKey struct {
 
 // missingKeyError is the refusal to generate a key anew for a store whose secrets a lost
 // one sealed; nil when the store has none sealed with the key named.
-func missingKeyError(db rules.KeyFingerprints, k sealedKey, where string, holdsSecrets bool) error {
-	fp, err := db.KeyFingerprint(k.name)
+func missingKeyError(ctx context.Context, db rules.KeyFingerprints, k sealedKey, where string, holdsSecrets bool) error {
+	fp, err := db.KeyFingerprint(ctx, k.name)
 	if err != nil {
 		return err
 	}
@@ -108,9 +109,9 @@ func missingKeyError(db rules.KeyFingerprints, k sealedKey, where string, holdsS
 
 // checkSealedKey compares key with the fingerprint the store recorded for it, and records it
 // on the store's first start with it.
-func checkSealedKey(db rules.KeyFingerprints, k sealedKey, key []byte, where string) error {
+func checkSealedKey(ctx context.Context, db rules.KeyFingerprints, k sealedKey, key []byte, where string) error {
 	fp := store.Fingerprint(key)
-	recorded, err := db.KeyFingerprint(k.name)
+	recorded, err := db.KeyFingerprint(ctx, k.name)
 	if err != nil {
 		return err
 	}
@@ -120,7 +121,7 @@ func checkSealedKey(db rules.KeyFingerprints, k sealedKey, key []byte, where str
 		}
 	}
 	if recorded == "" {
-		if recorded, err = db.RecordKeyFingerprint(k.name, fp); err != nil {
+		if recorded, err = db.RecordKeyFingerprint(ctx, k.name, fp); err != nil {
 			return err
 		}
 	}
@@ -136,7 +137,7 @@ func checkSealedKey(db rules.KeyFingerprints, k sealedKey, key []byte, where str
 // nil when there is none.
 func firstMerchantOpens(db rules.Storage, sealer *store.Sealer) func() error {
 	return func() error {
-		ms, err := db.Merchants()
+		ms, err := db.Merchants(context.Background())
 		if err != nil || len(ms) == 0 {
 			return err
 		}

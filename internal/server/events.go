@@ -52,8 +52,8 @@ func (w *wiring) wireEvents(n *notifications) {
 				}
 			}
 		}
-	}, w.housekeeping(time.Hour, "event log housekeeping", slog.LevelInfo, func() (int, error) {
+	}, w.housekeeping(time.Hour, "event log housekeeping", slog.LevelInfo, func(ctx context.Context) (int, error) {
 		// Events are kept rules.EventLogRetention after their first try, then forgotten.
-		return w.db.PruneEventLog(w.now().Add(-rules.EventLogRetention))
+		return w.db.PruneEventLog(ctx, w.now().Add(-rules.EventLogRetention))
 	}))
 }

@@ -35,7 +35,7 @@ func NotificationKeyFingerprint(k *rsa.PrivateKey) string {
 // notificationKey is --notification-key-file, else the data directory's
 // notification-key.pem, created on the first start of a store that never had one; either
 // way the key whose fingerprint the store recorded.
-func (w *wiring) notificationKey() (*rsa.PrivateKey, error) {
+func (w *wiring) notificationKey(ctx context.Context) (*rsa.PrivateKey, error) {
 	path := w.cfg.Keys.NotificationFile
 	where := storeWhere(w.cfg)
 	if path != "" {
@@ -45,7 +45,7 @@ func (w *wiring) notificationKey() (*rsa.PrivateKey, error) {
 	} else {
 		path = filepath.Join(w.cfg.Storage.Data, NotificationKeyFile)
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			if err := missingNotificationKey(w.db, path, where, w.cfg.Storage.Data); err != nil {
+			if err := missingNotificationKey(ctx, w.db, path, where, w.cfg.Storage.Data); err != nil {
 				return nil, err
 			}
 			if err := createNotificationKey(path); err != nil {
@@ -68,9 +68,9 @@ func (w *wiring) notificationKey() (*rsa.PrivateKey, error) {
 			"file", path, "bits", bits, "at_least", notify.KeyBits)
 	}
 	fp := NotificationKeyFingerprint(key)
-	recorded, err := w.db.KeyFingerprint(notificationFingerprint)
+	recorded, err := w.db.KeyFingerprint(ctx, notificationFingerprint)
 	if err == nil && recorded == "" {
-		recorded, err = w.db.RecordKeyFingerprint(notificationFingerprint, fp)
+		recorded, err = w.db.RecordKeyFingerprint(ctx, notificationFingerprint, fp)
 	}
 	if err != nil {
 		return nil, err
@@ -89,14 +89,14 @@ func (w *wiring) notificationKey() (*rsa.PrivateKey, error) {
 // signed notifications with one: its fingerprint recorded, or, in a store from before the
 // fingerprint, a notification in its event log (kept 30 days). A store that never sent one
 // (new, or filled offline by `payouts merchant create`) gets a key.
-func missingNotificationKey(db rules.Storage, path, where, dir string) error {
-	fp, err := db.KeyFingerprint(notificationFingerprint)
+func missingNotificationKey(ctx context.Context, db rules.Storage, path, where, dir string) error {
+	fp, err := db.KeyFingerprint(ctx, notificationFingerprint)
 	if err != nil {
 		return err
 	}
 	used := "signs its notifications with a key of fingerprint " + fp
 	if fp == "" {
-		sent, err := sentNotifications(db)
+		sent, err := sentNotifications(ctx, db)
 		if err != nil || !sent {
 			return err
 		}
@@ -110,13 +110,13 @@ func missingNotificationKey(db rules.Storage, path, where, dir string) error {
 }
 
 // sentNotifications reports whether a merchant of db has a notification in the event log.
-func sentNotifications(db rules.Storage) (bool, error) {
-	ms, err := db.Merchants()
+func sentNotifications(ctx context.Context, db rules.Storage) (bool, error) {
+	ms, err := db.Merchants(ctx)
 	if err != nil {
 		return false, err
 	}
 	for _, m := range ms {
-		evs, err := db.LoggedEvents(m.ID, rules.EventQuery{Limit: 1})
+		evs, err := db.LoggedEvents(ctx, m.ID, rules.EventQuery{Limit: 1})
 		if err != nil || len(evs) > 0 {
 			return len(evs) > 0, err
 		}
@@ -193,9 +193,9 @@ func RotateNotificationKey(ctx context.Context, cfg Config, path, from string) (
 	if err != nil {
 		return r, err
 	}
-	defer db.Close()
+	defer db.Close(ctx)
 	r.Path = path
-	if r.Old, err = db.KeyFingerprint(notificationFingerprint); err != nil {
+	if r.Old, err = db.KeyFingerprint(ctx, notificationFingerprint); err != nil {
 		return r, err
 	}
 
@@ -244,7 +244,7 @@ func RotateNotificationKey(ctx context.Context, cfg Config, path, from string) (
 	if err := store.WriteFileOnce(path, raw, 0o600); err != nil {
 		return r, err
 	}
-	ok, err := db.ReplaceKeyFingerprint(notificationFingerprint, r.Old, r.New)
+	ok, err := db.ReplaceKeyFingerprint(ctx, notificationFingerprint, r.Old, r.New)
 	if err != nil {
 		return r, err
 	}

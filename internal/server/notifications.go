@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -17,8 +18,8 @@ import (
 
 // wireNotifications adds the outbox dispatcher, beneficiary emails, the cash OTP and the
 // signed merchant notifications.
-func (w *wiring) wireNotifications() error {
-	n, err := w.newNotifications()
+func (w *wiring) wireNotifications(ctx context.Context) error {
+	n, err := w.newNotifications(ctx)
 	if err != nil {
 		return err
 	}
@@ -42,8 +43,8 @@ type notifications struct {
 	withEvents eventfulOutcomes
 }
 
-func (w *wiring) newNotifications() (*notifications, error) {
-	key, err := w.notificationKey()
+func (w *wiring) newNotifications(ctx context.Context) (*notifications, error) {
+	key, err := w.notificationKey(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -155,9 +156,9 @@ func (n *notifications) install(w *wiring) {
 	w.deps.NotificationKeys = &api.NotificationKeys{PublicKey: n.publicKey, Certificate: n.certificate}
 	w.deps.Claim = n.claims.Claim
 	w.deps.Pages = append(w.deps.Pages, n.mailbox)
-	w.workers = append(w.workers, n.dispatcher.Run, n.notifier.Run, w.housekeeping(time.Hour, "outbox housekeeping", slog.LevelInfo, func() (int, error) {
+	w.workers = append(w.workers, n.dispatcher.Run, n.notifier.Run, w.housekeeping(time.Hour, "outbox housekeeping", slog.LevelInfo, func(ctx context.Context) (int, error) {
 		// Old delivered ids and old sandbox mail are forgotten: the outbox stays bounded.
-		return w.db.PruneOutbox(w.now())
+		return w.db.PruneOutbox(ctx, w.now())
 	}))
 }
 
@@ -190,7 +191,7 @@ func (n *notifications) noteEventful(p *rules.Payout, m *rules.Merchant, evs []r
 	return evs
 }
 
-func (n *notifications) kickLanes(p *rules.Payout) {
+func (n *notifications) kickLanes(_ context.Context, p *rules.Payout) {
 	if n.withEvents.committed(p.ID) {
 		n.dispatcher.Kick()
 		n.notifier.Kick()
@@ -211,7 +212,7 @@ func (n *notifications) cashCode(p *rules.Payout, m *rules.Merchant, evs []rules
 }
 
 // kickCashMail wakes the mail lane for a new cash payout, whose code mail is waiting.
-func (n *notifications) kickCashMail(p *rules.Payout) {
+func (n *notifications) kickCashMail(_ context.Context, p *rules.Payout) {
 	if p.Channel == rules.ChannelCash {
 		n.dispatcher.Kick()
 	}
@@ -223,8 +224,11 @@ type notifySource struct {
 	merchants func(id string) (*rules.Merchant, error)
 }
 
-func (s notifySource) Payout(merchantID string, id int64) (*rules.Payout, error) {
-	return s.db.Payout(merchantID, id)
+func (s notifySource) Payout(ctx context.Context, merchantID string, id int64) (*rules.Payout, error) {
+	return s.db.Payout(ctx, merchantID, id)
 }
 
-func (s notifySource) Merchant(id string) (*rules.Merchant, error) { return s.merchants(id) }
+// Merchant is the cached merchant: the cache's read is not the caller's to cancel.
+func (s notifySource) Merchant(_ context.Context, id string) (*rules.Merchant, error) {
+	return s.merchants(id)
+}

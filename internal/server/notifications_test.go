@@ -80,7 +80,7 @@ func TestCashClaimExpiresAtClaimUntilWithInjectedClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer db.Close(ctx)
 	clk := &testClock{t: time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)}
 	logs := &bytes.Buffer{}
 	w := &wiring{cfg: Config{Storage: StorageConfig{Data: dir}, Sandbox: SandboxConfig{On: true}, Notify: NotifyConfig{MailFrom: "pagos@payouts.test"}}, db: db, sealer: sealer,
@@ -92,7 +92,7 @@ func TestCashClaimExpiresAtClaimUntilWithInjectedClock(t *testing.T) {
 	w.lc = &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail }, Merchants: w.keys.Merchant,
 		Now: clk.Now, Log: w.logger}
 	w.svc = &rules.Service{Store: db, Now: clk.Now}
-	n, err := w.newNotifications()
+	n, err := w.newNotifications(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestCashClaimExpiresAtClaimUntilWithInjectedClock(t *testing.T) {
 
 	settings := rules.DefaultSettings()
 	settings.CashPayouts, settings.EmailNotifications = true, true
-	m, _, err := api.CreateMerchant(db, SealMerchantSecret(sealer), "", "Tienda Ejemplo", settings, clk.Now())
+	m, _, err := api.CreateMerchant(ctx, db, SealMerchantSecret(sealer), "", "Tienda Ejemplo", settings, clk.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,16 +126,16 @@ func TestCashClaimExpiresAtClaimUntilWithInjectedClock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got, _ := db.Payout(m.ID, p.ID); got.Status != rules.StatusPendingBank {
+	if got, _ := db.Payout(ctx, m.ID, p.ID); got.Status != rules.StatusPendingBank {
 		t.Fatalf("status %s, want PENDING_BANK", got.Status)
 	}
 	// The dispatcher mails the code; the event and its sealed code leave the outbox.
 	if _, err := n.dispatcher.RunOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	raws, _ := db.SandboxMails(10)
-	if len(raws) != 1 || db.OutboxDepth() != 0 {
-		t.Fatalf("%d mails, outbox depth %d; want the OTP mail and an empty outbox", len(raws), db.OutboxDepth())
+	raws, _ := db.SandboxMails(ctx, 10)
+	if len(raws) != 1 || db.OutboxDepth(ctx) != 0 {
+		t.Fatalf("%d mails, outbox depth %d; want the OTP mail and an empty outbox", len(raws), db.OutboxDepth(ctx))
 	}
 	var otp notify.Mail
 	json.Unmarshal(raws[0], &otp)
@@ -144,7 +144,7 @@ func TestCashClaimExpiresAtClaimUntilWithInjectedClock(t *testing.T) {
 		t.Fatalf("OTP mail:\n%s", otp.Text)
 	}
 	code := mm[1]
-	if got, _ := db.Payout(m.ID, p.ID); got.ClaimCodeHash != rules.ClaimCodeHash(code) {
+	if got, _ := db.Payout(ctx, m.ID, p.ID); got.ClaimCodeHash != rules.ClaimCodeHash(code) {
 		t.Errorf("the payout does not keep the code's SHA-256")
 	}
 
@@ -162,18 +162,18 @@ func TestCashClaimExpiresAtClaimUntilWithInjectedClock(t *testing.T) {
 	if _, err := w.lc.RunOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := db.Payout(m.ID, p.ID)
+	got, _ := db.Payout(ctx, m.ID, p.ID)
 	if got.Stage != rules.StageRejected || got.Status != rules.StatusExpired || got.ClaimAttempts != 1 {
 		t.Fatalf("after ClaimUntil: %s/%s attempts %d, want REJECTED/EXPIRED with 1 wrong code", got.Stage, got.Status, got.ClaimAttempts)
 	}
-	if b, _ := db.Balances(m.ID); b[0].Available != b[0].Balance {
+	if b, _ := db.Balances(ctx, m.ID); b[0].Available != b[0].Balance {
 		t.Errorf("the expired payout still holds money: %+v", b)
 	}
 	// The beneficiary is told, in Spanish, that the cash expired.
 	if _, err := n.dispatcher.RunOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	raws, _ = db.SandboxMails(10)
+	raws, _ = db.SandboxMails(ctx, 10)
 	var last notify.Mail
 	json.Unmarshal(raws[0], &last)
 	if len(raws) != 2 || last.Kind != rules.EventBeneficiaryMail || !strings.Contains(last.Text, "no se retiró el efectivo antes de la fecha de vencimiento") {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -31,9 +32,9 @@ func (w *wiring) wireSandbox() error {
 	w.deps.Cancel = w.lc.Cancel
 	w.deps.Tokens = tokens
 	w.deps.Lookup = lookup
-	w.workers = append(w.workers, w.housekeeping(time.Hour, "lookup request ids housekeeping", slog.LevelDebug, func() (int, error) {
+	w.workers = append(w.workers, w.housekeeping(time.Hour, "lookup request ids housekeeping", slog.LevelDebug, func(ctx context.Context) (int, error) {
 		// A lookup's request_id is refused again (VAL001) for a day, then forgotten.
-		return w.db.PruneLookupRequests(w.now().Add(-24 * time.Hour))
+		return w.db.PruneLookupRequests(ctx, w.now().Add(-24*time.Hour))
 	}))
 	return nil
 }

@@ -89,7 +89,7 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 	if err != nil {
 		return err
 	}
-	opened.push("the database, not closed", func(context.Context) error { db.Close(); return nil })
+	opened.push("the database, not closed", func(ctx context.Context) error { db.Close(ctx); return nil })
 	token, err := adminToken(cfg, stdout)
 	if err != nil {
 		return err
@@ -99,7 +99,7 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 	if run.publicURL == "" {
 		run.publicURL, run.publicURLFromProxy = base, true
 	}
-	app, err := newApp(cfg, run, opts, db, sealer, logger, token)
+	app, err := newApp(ctx, cfg, run, opts, db, sealer, logger, token)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 		return err
 	}
 	if !cfg.Sandbox.NoDemo && !cfg.OnPostgres() { // on PostgreSQL, instances starting together would each seed one
-		if err := seedDemo(db, sealer, app, base, adminTokenSource(cfg), stdout); err != nil {
+		if err := seedDemo(ctx, db, sealer, app, base, adminTokenSource(cfg), stdout); err != nil {
 			return err
 		}
 	}

@@ -50,8 +50,8 @@ func open(ctx context.Context, cfg Config, opts Options, tr *tracing) (rules.Sto
 			return nil, nil, err
 		}
 		k := sealedKey{name: "master", source: "--master-key", flag: "--master-key-file", opensSecret: firstMerchantOpens(db, sealer)}
-		if err := checkSealedKey(db, k, key, storeWhere(cfg)); err != nil {
-			db.Close()
+		if err := checkSealedKey(ctx, db, k, key, storeWhere(cfg)); err != nil {
+			db.Close(ctx)
 			return nil, nil, err
 		}
 		return db, sealer, nil
@@ -68,7 +68,7 @@ func open(ctx context.Context, cfg Config, opts Options, tr *tracing) (rules.Sto
 	if err != nil {
 		return nil, nil, err
 	}
-	sealer, err := openMasterKey(cfg, db)
+	sealer, err := openMasterKey(ctx, cfg, db)
 	if err == nil {
 		// Versions before signatures became reusable saved a replay guard here; it means nothing now.
 		_, err = db.TakeMeta("replay-guard")
@@ -77,7 +77,7 @@ func open(ctx context.Context, cfg Config, opts Options, tr *tracing) (rules.Sto
 		err = markInitialised(dir)
 	}
 	if err != nil {
-		db.Close()
+		db.Close(ctx)
 		return nil, nil, err
 	}
 	return db, sealer, nil
@@ -85,7 +85,7 @@ func open(ctx context.Context, cfg Config, opts Options, tr *tracing) (rules.Sto
 
 // openMasterKey reads the master key of a data directory (or --master-key), generating it
 // only for a store that holds nothing it sealed, and checks it against the store.
-func openMasterKey(cfg Config, db rules.Storage) (*store.Sealer, error) {
+func openMasterKey(ctx context.Context, cfg Config, db rules.Storage) (*store.Sealer, error) {
 	path := filepath.Join(cfg.Storage.Data, MasterKeyFile)
 	k := sealedKey{name: "master", source: path, flag: "--master-key-file"}
 	var key []byte
@@ -95,11 +95,11 @@ func openMasterKey(cfg Config, db rules.Storage) (*store.Sealer, error) {
 		key, err = store.ParseKey(cfg.Keys.Master)
 	} else {
 		if _, statErr := os.Stat(path); errors.Is(statErr, os.ErrNotExist) {
-			ms, err := db.Merchants()
+			ms, err := db.Merchants(ctx)
 			if err != nil {
 				return nil, err
 			}
-			if err := missingKeyError(db, k, storeWhere(cfg), len(ms) > 0); err != nil {
+			if err := missingKeyError(ctx, db, k, storeWhere(cfg), len(ms) > 0); err != nil {
 				return nil, err
 			}
 		}
@@ -113,7 +113,7 @@ func openMasterKey(cfg Config, db rules.Storage) (*store.Sealer, error) {
 		return nil, err
 	}
 	k.opensSecret = firstMerchantOpens(db, sealer)
-	if err := checkSealedKey(db, k, key, storeWhere(cfg)); err != nil {
+	if err := checkSealedKey(ctx, db, k, key, storeWhere(cfg)); err != nil {
 		return nil, err
 	}
 	return sealer, nil
@@ -148,7 +148,11 @@ type merchantSource struct {
 	sealer *store.Sealer
 }
 
-func (m merchantSource) Merchant(id string) (*rules.Merchant, error) { return m.db.Merchant(id) }
+// Merchant reads a merchant for the key cache (api.Keyring), whose one read serves every
+// request waiting for it: no request's context may cancel it.
+func (m merchantSource) Merchant(id string) (*rules.Merchant, error) {
+	return m.db.Merchant(context.Background(), id)
+}
 func (m merchantSource) OpenSecret(x *rules.Merchant, sealed []byte) (string, error) {
 	b, err := m.sealer.Open(sealed, []byte("merchant-secret:"+x.ID))
 	return string(b), err

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 
 	"payouts/rules"
@@ -12,7 +13,7 @@ func (w *wiring) wireUsers() {
 	w.deps.AuditLog = w.db
 	w.deps.Auditor = &rules.Auditor{Log: w.db, Now: w.realNow, Logger: w.logger}
 	w.deps.Users = &rules.UserAdmin{Store: w.db, Now: w.realNow, MerchantExists: func(id string) bool {
-		_, err := w.db.Merchant(id)
+		_, err := w.db.Merchant(context.Background(), id)
 		return !errors.Is(err, rules.ErrNotFound) && err == nil
 	}}
 }

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -81,7 +82,7 @@ func insertBatch(tx *bbolt.Tx, b *rules.Batch, items []rules.BatchItem) error {
 }
 
 // CreateBatch stores a new batch, or returns the merchant's batch of that batchId.
-func (s *DB) CreateBatch(b *rules.Batch, items []rules.BatchItem) (*rules.Batch, bool, error) {
+func (s *DB) CreateBatch(ctx context.Context, b *rules.Batch, items []rules.BatchItem) (*rules.Batch, bool, error) {
 	var stored *rules.Batch
 	created := false
 	err := s.bdb.Update(func(tx *bbolt.Tx) error {
@@ -124,7 +125,7 @@ func getBatch(tx *bbolt.Tx, merchantID string, id int64) (*rules.Batch, error) {
 }
 
 // Batch reads one batch of the merchant.
-func (s *DB) Batch(merchantID string, id int64) (*rules.Batch, error) {
+func (s *DB) Batch(ctx context.Context, merchantID string, id int64) (*rules.Batch, error) {
 	var b *rules.Batch
 	err := s.bdb.View(func(tx *bbolt.Tx) (err error) {
 		b, err = getBatch(tx, merchantID, id)
@@ -134,7 +135,7 @@ func (s *DB) Batch(merchantID string, id int64) (*rules.Batch, error) {
 }
 
 // Batches lists the merchant's batches after the id after, in id order.
-func (s *DB) Batches(merchantID string, after int64, limit int) ([]*rules.Batch, error) {
+func (s *DB) Batches(ctx context.Context, merchantID string, after int64, limit int) ([]*rules.Batch, error) {
 	out := []*rules.Batch{}
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		idx := tx.Bucket(bBatchMerch)
@@ -159,7 +160,7 @@ func (s *DB) Batches(merchantID string, after int64, limit int) ([]*rules.Batch,
 }
 
 // BatchItems lists a batch's items after seq after, with their payouts' stage and status.
-func (s *DB) BatchItems(merchantID string, id int64, after, limit int) ([]rules.BatchItem, error) {
+func (s *DB) BatchItems(ctx context.Context, merchantID string, id int64, after, limit int) ([]rules.BatchItem, error) {
 	var out []rules.BatchItem
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		if _, err := getBatch(tx, merchantID, id); err != nil {
@@ -193,7 +194,7 @@ func (s *DB) BatchItems(merchantID string, id int64, after, limit int) ([]rules.
 }
 
 // UpdateBatch changes a batch in one transaction, writing fn's events to the outbox in it.
-func (s *DB) UpdateBatch(merchantID string, id int64, fn func(*rules.Batch) ([]rules.Event, error)) (*rules.Batch, error) {
+func (s *DB) UpdateBatch(ctx context.Context, merchantID string, id int64, fn func(*rules.Batch) ([]rules.Event, error)) (*rules.Batch, error) {
 	var b *rules.Batch
 	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		var err error
@@ -219,7 +220,7 @@ func (s *DB) UpdateBatch(merchantID string, id int64, fn func(*rules.Batch) ([]r
 }
 
 // RecordBatchItems writes the payouts or refusals of items.
-func (s *DB) RecordBatchItems(merchantID string, id int64, items []rules.BatchItem) error {
+func (s *DB) RecordBatchItems(ctx context.Context, merchantID string, id int64, items []rules.BatchItem) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		if _, err := getBatch(tx, merchantID, id); err != nil {
 			return err
@@ -239,7 +240,7 @@ func (s *DB) RecordBatchItems(merchantID string, id int64, items []rules.BatchIt
 }
 
 // RunnableBatches lists the batches the runner still has work on.
-func (s *DB) RunnableBatches() ([]*rules.Batch, error) {
+func (s *DB) RunnableBatches(ctx context.Context) ([]*rules.Batch, error) {
 	var out []*rules.Batch
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		run := tx.Bucket(bBatchRun)
@@ -259,7 +260,7 @@ func (s *DB) RunnableBatches() ([]*rules.Batch, error) {
 }
 
 // UsedOrderIDs says which orderIds the merchant's payouts already use.
-func (s *DB) UsedOrderIDs(merchantID string, orderIDs []string) (map[string]int64, error) {
+func (s *DB) UsedOrderIDs(ctx context.Context, merchantID string, orderIDs []string) (map[string]int64, error) {
 	used := map[string]int64{}
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bOrders)

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"strconv"
 	"time"
@@ -37,7 +38,7 @@ func beneficiaryKey(merchantID string, docType int, docNumber string) []byte {
 }
 
 // SavedCard returns the beneficiary's card on file, if the merchant has one for them.
-func (s *DB) SavedCard(merchantID string, docType int, docNumber string) (rules.CardRef, bool, error) {
+func (s *DB) SavedCard(ctx context.Context, merchantID string, docType int, docNumber string) (rules.CardRef, bool, error) {
 	var c cardRecord
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		return getJSON(tx.Bucket(bCards), beneficiaryKey(merchantID, docType, docNumber), &c)
@@ -53,7 +54,7 @@ func (s *DB) SavedCard(merchantID string, docType int, docNumber string) (rules.
 
 // PutCard stores a newly entered card for a payout and, with onFile, as the beneficiary's
 // card on file (replacing an earlier one), in one transaction.
-func (s *DB) PutCard(merchantID string, docType int, docNumber string, payoutID int64, ref rules.CardRef, sealed []byte, onFile bool) error {
+func (s *DB) PutCard(ctx context.Context, merchantID string, docType int, docNumber string, payoutID int64, ref rules.CardRef, sealed []byte, onFile bool) error {
 	c := cardRecord{Token: ref.Token, Brand: ref.Brand, BIN: ref.BIN, Last4: ref.Last4,
 		Sealed: bytes.Clone(sealed), OnFile: onFile, SavedAt: time.Now().UTC()}
 	return s.bdb.Update(func(tx *bbolt.Tx) error {
@@ -68,7 +69,7 @@ func (s *DB) PutCard(merchantID string, docType int, docNumber string, payoutID 
 
 // UseSavedCard makes the beneficiary's card on file the card of a payout. ErrNotFound when
 // there is none (it may have been replaced meanwhile).
-func (s *DB) UseSavedCard(merchantID string, docType int, docNumber string, payoutID int64) (rules.CardRef, error) {
+func (s *DB) UseSavedCard(ctx context.Context, merchantID string, docType int, docNumber string, payoutID int64) (rules.CardRef, error) {
 	var c cardRecord
 	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		if err := getJSON(tx.Bucket(bCards), beneficiaryKey(merchantID, docType, docNumber), &c); err != nil {
@@ -84,7 +85,7 @@ func (s *DB) UseSavedCard(merchantID string, docType int, docNumber string, payo
 
 // PayoutCard returns the card a payout pays to and its sealed data, for a rail connector
 // (VISA Direct needs the PAN). ErrNotFound once the payout's outcome dropped it.
-func (s *DB) PayoutCard(payoutID int64) (rules.CardRef, []byte, error) {
+func (s *DB) PayoutCard(ctx context.Context, payoutID int64) (rules.CardRef, []byte, error) {
 	var c cardRecord
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		return getJSON(tx.Bucket(bCardByPay), be64(uint64(payoutID)), &c)
@@ -97,14 +98,14 @@ func (s *DB) PayoutCard(payoutID int64) (rules.CardRef, []byte, error) {
 
 // DropPayoutCard forgets the card of a payout that reached its outcome. A card on file stays
 // in the beneficiary's record; a card registered for this one transaction is gone.
-func (s *DB) DropPayoutCard(payoutID int64) error {
+func (s *DB) DropPayoutCard(ctx context.Context, payoutID int64) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bCardByPay).Delete(be64(uint64(payoutID))) })
 }
 
 // DropFinishedPayoutCards drops the cards of payouts that reached their outcome (or no
 // longer exist); the lifecycle hook drops them at once, this sweep catches what a crash
 // between the outcome and the hook left behind.
-func (s *DB) DropFinishedPayoutCards() (int, error) {
+func (s *DB) DropFinishedPayoutCards(ctx context.Context) (int, error) {
 	n := 0
 	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		var dead [][]byte

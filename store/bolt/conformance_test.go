@@ -1,6 +1,7 @@
 package bolt_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -27,6 +28,6 @@ func BenchmarkAppendAudit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	defer db.Close(context.Background())
 	storetest.BenchmarkAppendAudit(b, db)
 }

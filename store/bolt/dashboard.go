@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"slices"
 	"time"
@@ -17,7 +18,7 @@ import (
 
 // OutboxRecords lists the events held in the outbox and in the dead letters, newest first,
 // up to limit, those keep(rec) accepts.
-func (s *DB) OutboxRecords(limit int, keep func(rules.OutboxRecord) bool) ([]rules.OutboxRecord, error) {
+func (s *DB) OutboxRecords(ctx context.Context, limit int, keep func(rules.OutboxRecord) bool) ([]rules.OutboxRecord, error) {
 	var out []rules.OutboxRecord
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		for _, b := range []struct {
@@ -52,7 +53,7 @@ const maxDeliveredScan = 100_000
 // DeliveredRecords lists the delivered event ids, newest delivery first, up to limit, those
 // keep(rec) accepts. The kind and, for outcome events ("kind:payoutId:status"), the payout
 // id are read from the id.
-func (s *DB) DeliveredRecords(limit int, keep func(rules.OutboxRecord) bool) ([]rules.OutboxRecord, error) {
+func (s *DB) DeliveredRecords(ctx context.Context, limit int, keep func(rules.OutboxRecord) bool) ([]rules.OutboxRecord, error) {
 	var out []rules.OutboxRecord
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bOutboxSent).Cursor()
@@ -83,7 +84,7 @@ func (s *DB) DeliveredRecords(limit int, keep func(rules.OutboxRecord) bool) ([]
 // written, so a revived letter gets its retries again). The event id stays the same, so it
 // is still delivered at most once. found is false when no such event is held (unknown, or
 // already delivered).
-func (s *DB) ResendEvent(id string, now time.Time) (rules.Event, bool, error) {
+func (s *DB) ResendEvent(ctx context.Context, id string, now time.Time) (rules.Event, bool, error) {
 	var ev rules.Event
 	found := false
 	var oldSeq uint64 // the pending entry replaced, whose claim goes with it

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -50,7 +51,7 @@ type emitFunc func(v any) error
 
 // Dump calls fn with every record of the store, in rules.DumpKinds order, in one read
 // transaction (a consistent copy while the server runs). fn's error stops the dump.
-func (s *DB) Dump(fn func(rules.DumpRecord) error) error {
+func (s *DB) Dump(ctx context.Context, fn func(rules.DumpRecord) error) error {
 	return s.bdb.View(func(tx *bbolt.Tx) error {
 		for _, kind := range rules.DumpKinds {
 			dump := dumpers[kind]
@@ -262,7 +263,7 @@ var errRestoreNotEmpty = errors.New("store: restore needs an empty database, and
 // in one transaction: a record that does not fit stops it with nothing written. Payouts
 // keep their ids, and the numbering of payouts and merchants goes on after the highest
 // restored; events take new outbox seqs in the order given.
-func (s *DB) Restore(recs []rules.DumpRecord) error {
+func (s *DB) Restore(ctx context.Context, recs []rules.DumpRecord) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		for _, b := range [][]byte{bMerchants, bPayouts} {
 			if k, _ := tx.Bucket(b).Cursor().First(); k != nil {

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -104,7 +105,7 @@ func writeEntries(tx *bbolt.Tx, merchantID string, before, now rules.Balance, en
 }
 
 // Entries lists a balance's entries with an id above after, oldest first (rules.LedgerEntries).
-func (s *DB) Entries(merchantID, country, currency string, after int64, limit int) (rules.EntryPage, error) {
+func (s *DB) Entries(ctx context.Context, merchantID, country, currency string, after int64, limit int) (rules.EntryPage, error) {
 	page := rules.EntryPage{Items: []rules.Entry{}}
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bEntries)

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -30,22 +31,22 @@ func TestOpenGivesAnUpgradedBalanceItsOpeningEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
+	db.Close(context.Background())
 	if db, err = Open(path, Options{NoSync: true}); err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	page, err := db.Entries("m1", "PER", "PEN", 0, 10)
+	defer db.Close(context.Background())
+	page, err := db.Entries(context.Background(), "m1", "PER", "PEN", 0, 10)
 	if err != nil || len(page.Items) != 1 {
 		t.Fatalf("entries after the upgrade: %+v, %v", page, err)
 	}
 	if e := page.Items[0]; e.ID != 1 || e.Type != rules.EntryOpening || e.Amount != 1000 || e.Available != 700 || e.Balance != 1000 {
 		t.Errorf("opening entry %+v", e)
 	}
-	if _, err := db.Fund("m1", "PER", "PEN", 5, time.Now()); err != nil {
+	if _, err := db.Fund(context.Background(), "m1", "PER", "PEN", 5, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	page, _ = db.Entries("m1", "PER", "PEN", 0, 10)
+	page, _ = db.Entries(context.Background(), "m1", "PER", "PEN", 0, 10)
 	if len(page.Items) != 2 || page.Items[1].ID != 2 || page.Items[1].Available != 705 || page.Items[1].Balance != 1005 {
 		t.Errorf("entries after a funding: %+v", page.Items)
 	}

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -39,7 +40,7 @@ func merchantSeqKey(merchantID string, seq uint64) []byte {
 }
 
 // LogAttempt appends an attempt to an event's record, creating it on the first.
-func (s *DB) LogAttempt(ev rules.LoggedEvent, a rules.DeliveryAttempt) error {
+func (s *DB) LogAttempt(ctx context.Context, ev rules.LoggedEvent, a rules.DeliveryAttempt) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		log, ids, merc, _, err := eventLogBuckets(tx)
 		if err != nil {
@@ -90,7 +91,7 @@ func feedAttempt(tx *bbolt.Tx, merchantID string, seq int64, n int) error {
 }
 
 // AttemptsAfter lists a merchant's delivery attempts after a feed cursor, oldest first.
-func (s *DB) AttemptsAfter(merchantID string, after int64, limit int) ([]rules.FedAttempt, error) {
+func (s *DB) AttemptsAfter(ctx context.Context, merchantID string, after int64, limit int) ([]rules.FedAttempt, error) {
 	var out []rules.FedAttempt
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		log, feed := tx.Bucket(bEventLog), tx.Bucket(bEventFeed)
@@ -124,7 +125,7 @@ func (s *DB) AttemptsAfter(merchantID string, after int64, limit int) ([]rules.F
 }
 
 // LoggedEvents lists a merchant's events after q.After, oldest first.
-func (s *DB) LoggedEvents(merchantID string, q rules.EventQuery) ([]rules.LoggedEvent, error) {
+func (s *DB) LoggedEvents(ctx context.Context, merchantID string, q rules.EventQuery) ([]rules.LoggedEvent, error) {
 	var out []rules.LoggedEvent
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		log, merc := tx.Bucket(bEventLog), tx.Bucket(bEventLogMerc)
@@ -151,7 +152,7 @@ func (s *DB) LoggedEvents(merchantID string, q rules.EventQuery) ([]rules.Logged
 }
 
 // LoggedEvent reads one of a merchant's events.
-func (s *DB) LoggedEvent(merchantID, id string) (rules.LoggedEvent, error) {
+func (s *DB) LoggedEvent(ctx context.Context, merchantID, id string) (rules.LoggedEvent, error) {
 	var e rules.LoggedEvent
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		log, ids := tx.Bucket(bEventLog), tx.Bucket(bEventLogIDs)
@@ -168,7 +169,7 @@ func (s *DB) LoggedEvent(merchantID, id string) (rules.LoggedEvent, error) {
 }
 
 // PruneEventLog forgets the events first tried, and the inbox items received, before cutoff.
-func (s *DB) PruneEventLog(cutoff time.Time) (int, error) {
+func (s *DB) PruneEventLog(ctx context.Context, cutoff time.Time) (int, error) {
 	n := 0
 	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		log, ids, merc, inbox, err := eventLogBuckets(tx)
@@ -252,7 +253,7 @@ func (s *DB) PruneEventLog(cutoff time.Time) (int, error) {
 }
 
 // PutInboxItem keeps a notification the sandbox inbox received.
-func (s *DB) PutInboxItem(merchantID string, it rules.InboxItem) error {
+func (s *DB) PutInboxItem(ctx context.Context, merchantID string, it rules.InboxItem) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error { return putInboxItem(tx, merchantID, it) })
 }
 
@@ -270,7 +271,7 @@ func putInboxItem(tx *bbolt.Tx, merchantID string, it rules.InboxItem) error {
 }
 
 // InboxItems lists a merchant's inbox, newest first.
-func (s *DB) InboxItems(merchantID string, limit int) ([]rules.InboxItem, error) {
+func (s *DB) InboxItems(ctx context.Context, merchantID string, limit int) ([]rules.InboxItem, error) {
 	out := []rules.InboxItem{}
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		inbox := tx.Bucket(bInbox)
@@ -300,18 +301,18 @@ func (s *DB) InboxItems(merchantID string, limit int) ([]rules.InboxItem, error)
 func deliveryChaosKey(merchantID string) []byte { return key("delivery-chaos", merchantID) }
 
 // DeliveryChaos is a merchant's delivery chaos (ErrNotFound when off).
-func (s *DB) DeliveryChaos(merchantID string) (rules.DeliveryChaos, error) {
+func (s *DB) DeliveryChaos(ctx context.Context, merchantID string) (rules.DeliveryChaos, error) {
 	var c rules.DeliveryChaos
 	err := s.bdb.View(func(tx *bbolt.Tx) error { return getJSON(tx.Bucket(bMisc), deliveryChaosKey(merchantID), &c) })
 	return c, err
 }
 
 // PutDeliveryChaos sets a merchant's delivery chaos.
-func (s *DB) PutDeliveryChaos(merchantID string, c rules.DeliveryChaos) error {
+func (s *DB) PutDeliveryChaos(ctx context.Context, merchantID string, c rules.DeliveryChaos) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error { return putJSON(tx.Bucket(bMisc), deliveryChaosKey(merchantID), c) })
 }
 
 // DeleteDeliveryChaos ends a merchant's delivery chaos (none is no error).
-func (s *DB) DeleteDeliveryChaos(merchantID string) error {
+func (s *DB) DeleteDeliveryChaos(ctx context.Context, merchantID string) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bMisc).Delete(deliveryChaosKey(merchantID)) })
 }

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strconv"
@@ -26,7 +27,7 @@ func TestGroupCommitConcurrentCreates(t *testing.T) {
 			p := samplePayout()
 			p.OrderID = "ORD-" + strconv.Itoa(i)
 			p.Request.OrderID = p.OrderID
-			stored, created, err := db.CreatePayout(p, time.Time{}, nil, nil)
+			stored, created, err := db.CreatePayout(context.Background(), p, time.Time{}, nil, nil)
 			if err != nil || !created {
 				t.Errorf("create %d: created %v, err %v", i, created, err)
 				return
@@ -41,7 +42,7 @@ func TestGroupCommitConcurrentCreates(t *testing.T) {
 			t.Fatalf("create %d got id %d (ids must be 1..%d, each once)", i, id, n)
 		}
 		seen[id] = true
-		if _, err := db.Payout("1", id); err != nil {
+		if _, err := db.Payout(context.Background(), "1", id); err != nil {
 			t.Fatalf("payout %d: %v", id, err)
 		}
 	}
@@ -106,8 +107,8 @@ func TestGroupCommitIsolatesAFailedWrite(t *testing.T) {
 // Writes after Close fail rather than hang.
 func TestGroupCommitAfterClose(t *testing.T) {
 	db := openTemp(t)
-	db.Close()
-	err := db.UpdatePayouts([]int64{1}, func(*rules.Payout, rules.Ledger) (time.Time, error) { return time.Time{}, nil })
+	db.Close(context.Background())
+	err := db.UpdatePayouts(context.Background(), []int64{1}, func(*rules.Payout, rules.Ledger) (time.Time, error) { return time.Time{}, nil })
 	if !errors.Is(err, errClosed) {
 		t.Fatalf("err %v, want errClosed", err)
 	}
@@ -132,14 +133,14 @@ func TestFileGauges(t *testing.T) {
 		p := samplePayout()
 		p.OrderID = "GAUGE-" + strconv.Itoa(i)
 		p.Request.OrderID = p.OrderID
-		stored, _, err := db.CreatePayout(p, time.Now(), nil, nil)
+		stored, _, err := db.CreatePayout(context.Background(), p, time.Now(), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, stored.ID)
 	}
 	for range 3 { // steps rewrite the payouts' states, freeing the pages they were on
-		err := db.UpdatePayouts(ids, func(p *rules.Payout, _ rules.Ledger) (time.Time, error) {
+		err := db.UpdatePayouts(context.Background(), ids, func(p *rules.Payout, _ rules.Ledger) (time.Time, error) {
 			p.ClaimAttempts++
 			return time.Now(), nil
 		})

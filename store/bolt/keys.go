@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 
 	bbolt "go.etcd.io/bbolt"
 )
@@ -12,7 +13,7 @@ import (
 func keyFingerprintKey(name string) []byte { return []byte("key-fingerprint/" + name) }
 
 // KeyFingerprint is the fingerprint recorded for the key named; "" when none is.
-func (s *DB) KeyFingerprint(name string) (string, error) {
+func (s *DB) KeyFingerprint(ctx context.Context, name string) (string, error) {
 	var fp string
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		fp = string(tx.Bucket(bMeta).Get(keyFingerprintKey(name)))
@@ -22,7 +23,7 @@ func (s *DB) KeyFingerprint(name string) (string, error) {
 }
 
 // RecordKeyFingerprint records fp when none is recorded, and returns the one recorded.
-func (s *DB) RecordKeyFingerprint(name, fp string) (string, error) {
+func (s *DB) RecordKeyFingerprint(ctx context.Context, name, fp string) (string, error) {
 	recorded := fp
 	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bMeta)
@@ -36,7 +37,7 @@ func (s *DB) RecordKeyFingerprint(name, fp string) (string, error) {
 }
 
 // ReplaceKeyFingerprint records fp in place of old, when old is still the one recorded.
-func (s *DB) ReplaceKeyFingerprint(name, old, fp string) (bool, error) {
+func (s *DB) ReplaceKeyFingerprint(ctx context.Context, name, old, fp string) (bool, error) {
 	replaced := false
 	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bMeta)

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 
@@ -64,7 +65,7 @@ var ErrLedger = rules.ErrLedger
 
 // CheckAllLedgers checks the invariant of every stored balance from scratch
 // (rules.LedgerTally). Tests run it after lifecycle tests.
-func (s *DB) CheckAllLedgers() error {
+func (s *DB) CheckAllLedgers(ctx context.Context) error {
 	return s.bdb.View(func(tx *bbolt.Tx) error {
 		var tally rules.LedgerTally
 		pb := payoutBucketsOf(tx)

@@ -26,12 +26,12 @@ func BenchmarkPayoutLife(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	defer db.Close(context.Background())
 	m := &rules.Merchant{ID: "1", Name: "Bench", Settings: rules.DefaultSettings()}
-	if err := db.CreateMerchant(m, nil); err != nil {
+	if err := db.CreateMerchant(context.Background(), m, nil); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := db.Fund(m.ID, "PER", "PEN", 900_000_000_000_000, time.Now()); err != nil {
+	if _, err := db.Fund(context.Background(), m.ID, "PER", "PEN", 900_000_000_000_000, time.Now()); err != nil {
 		b.Fatal(err)
 	}
 	rail := &rules.SimulatedRail{Now: time.Now}
@@ -39,7 +39,7 @@ func BenchmarkPayoutLife(b *testing.B) {
 		Merchants: func(string) (*rules.Merchant, error) { return m, nil }, Now: time.Now,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	svc := &rules.Service{Store: db, Now: time.Now, Admit: lc.Admit}
-	svc.OnCreated().Bind(func(*rules.Payout) { lc.Kick() })
+	svc.OnCreated().Bind(func(context.Context, *rules.Payout) { lc.Kick() })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { lc.Run(ctx); close(done) }()
@@ -65,7 +65,7 @@ func BenchmarkPayoutLife(b *testing.B) {
 	})
 	// Until every payout is settled: the lifecycle's writes are part of a payout's cost.
 	for {
-		next, err := db.NextDue()
+		next, err := db.NextDue(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ func TestMailboxReadsRecordsOfTheMailAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer db.Close(context.Background())
 	sent := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
 	legacy := `{"to":"ana@correo.pe","sentAt":"2026-11-21T15:00:00Z","eventId":"beneficiary.mail:7:PROCESSED"}`
 	err = db.bdb.Update(func(tx *bbolt.Tx) error {
@@ -28,15 +29,15 @@ func TestMailboxReadsRecordsOfTheMailAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.PutSandboxMail("ev-new", []byte(`{"n":1}`), sent.Add(time.Minute)); err != nil {
+	if err := db.PutSandboxMail(context.Background(), "ev-new", []byte(`{"n":1}`), sent.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	mails, err := db.SandboxMails(10)
+	mails, err := db.SandboxMails(context.Background(), 10)
 	if err != nil || len(mails) != 2 || string(mails[0]) != `{"n":1}` || string(mails[1]) != legacy {
 		t.Fatalf("SandboxMails = %q, %v", mails, err)
 	}
 	var dumped []rules.DumpedMail
-	err = db.Dump(func(r rules.DumpRecord) error {
+	err = db.Dump(context.Background(), func(r rules.DumpRecord) error {
 		if r.Kind == rules.DumpMail {
 			var m rules.DumpedMail
 			if err := unmarshal(r.Value, &m); err != nil {

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"strconv"
 
 	bbolt "go.etcd.io/bbolt"
@@ -13,7 +14,7 @@ var ErrExists = rules.ErrExists
 
 // CreateMerchant stores a new merchant, giving it the next numeric id when m.ID is empty.
 // prepare runs once the id is known, inside the transaction (to seal the secret to it).
-func (s *DB) CreateMerchant(m *rules.Merchant, prepare func(*rules.Merchant) error) error {
+func (s *DB) CreateMerchant(ctx context.Context, m *rules.Merchant, prepare func(*rules.Merchant) error) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bMerchants)
 		if m.ID == "" {
@@ -41,7 +42,7 @@ func (s *DB) CreateMerchant(m *rules.Merchant, prepare func(*rules.Merchant) err
 }
 
 // Merchant reads one merchant.
-func (s *DB) Merchant(id string) (*rules.Merchant, error) {
+func (s *DB) Merchant(ctx context.Context, id string) (*rules.Merchant, error) {
 	var m rules.Merchant
 	err := s.bdb.View(func(tx *bbolt.Tx) error { return getJSON(tx.Bucket(bMerchants), []byte(id), &m) })
 	if err != nil {
@@ -51,7 +52,7 @@ func (s *DB) Merchant(id string) (*rules.Merchant, error) {
 }
 
 // UpdateMerchant changes a merchant inside one transaction.
-func (s *DB) UpdateMerchant(id string, fn func(*rules.Merchant) error) (*rules.Merchant, error) {
+func (s *DB) UpdateMerchant(ctx context.Context, id string, fn func(*rules.Merchant) error) (*rules.Merchant, error) {
 	var m rules.Merchant
 	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bMerchants)
@@ -71,7 +72,7 @@ func (s *DB) UpdateMerchant(id string, fn func(*rules.Merchant) error) (*rules.M
 }
 
 // Merchants lists every merchant.
-func (s *DB) Merchants() ([]*rules.Merchant, error) {
+func (s *DB) Merchants(ctx context.Context) ([]*rules.Merchant, error) {
 	var out []*rules.Merchant
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bMerchants).ForEach(func(k, v []byte) error {

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -47,8 +48,8 @@ func forgetDue(tx *bbolt.Tx, seq uint64) error {
 // order they were written), and the NextAt of the first event not yet due. Events whose
 // id was already delivered are dropped from the outbox instead of being listed
 // (rules.OutboxStore).
-func (s *DB) DueEvents(lane rules.Lane, now time.Time, limit int) ([]rules.OutboxEntry, time.Time, error) {
-	return s.DueEventsSkipping(lane, now, limit, nil)
+func (s *DB) DueEvents(ctx context.Context, lane rules.Lane, now time.Time, limit int) ([]rules.OutboxEntry, time.Time, error) {
+	return s.DueEventsSkipping(ctx, lane, now, limit, nil)
 }
 
 // DueEventsSkipping is DueEvents leaving out the events skip refuses (rules.OutboxSkipper),
@@ -56,7 +57,7 @@ func (s *DB) DueEvents(lane rules.Lane, now time.Time, limit int) ([]rules.Outbo
 // so an event skipped is not even decoded. The events listed are claimed (claims.go): no
 // other call lists them until EventDelivered, RescheduleEvent or DeadEvent settles them or
 // their lease ends; claimed events are left out before skip is asked.
-func (s *DB) DueEventsSkipping(lane rules.Lane, now time.Time, limit int, skip func(seq uint64, merchantID string) bool) ([]rules.OutboxEntry, time.Time, error) {
+func (s *DB) DueEventsSkipping(ctx context.Context, lane rules.Lane, now time.Time, limit int, skip func(seq uint64, merchantID string) bool) ([]rules.OutboxEntry, time.Time, error) {
 	due, next, stale, err := s.claimDueEvents(lane, now, limit, skip)
 	if err != nil || len(stale) == 0 {
 		return due, next, err
@@ -143,7 +144,7 @@ func putDue(tx *bbolt.Tx, ev rules.Event, seq uint64) error {
 
 // EventDelivered removes a delivered event and records its id, in one transaction, and
 // releases its claim.
-func (s *DB) EventDelivered(seq uint64, id string, at time.Time) error {
+func (s *DB) EventDelivered(ctx context.Context, seq uint64, id string, at time.Time) error {
 	defer s.eventClaims.release(seq)
 	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		if err := forgetDue(tx, seq); err != nil {
@@ -158,7 +159,7 @@ func (s *DB) EventDelivered(seq uint64, id string, at time.Time) error {
 
 // RescheduleEvent writes an event back in its place with its new schedule, and releases its
 // claim. An event no longer in the outbox stays gone.
-func (s *DB) RescheduleEvent(seq uint64, ev rules.Event) error {
+func (s *DB) RescheduleEvent(ctx context.Context, seq uint64, ev rules.Event) error {
 	defer s.eventClaims.release(seq)
 	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bOutbox)
@@ -176,7 +177,7 @@ func (s *DB) RescheduleEvent(seq uint64, ev rules.Event) error {
 }
 
 // DeadEvent moves an event from the outbox to the dead letters, and releases its claim.
-func (s *DB) DeadEvent(seq uint64, ev rules.Event) error {
+func (s *DB) DeadEvent(ctx context.Context, seq uint64, ev rules.Event) error {
 	defer s.eventClaims.release(seq)
 	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		if err := forgetDue(tx, seq); err != nil {
@@ -190,10 +191,14 @@ func (s *DB) DeadEvent(seq uint64, ev rules.Event) error {
 }
 
 // DeadEvents lists the dead letters, oldest first, up to limit.
-func (s *DB) DeadEvents(limit int) ([]rules.Event, error) { return s.events(bOutboxDead, limit) }
+func (s *DB) DeadEvents(ctx context.Context, limit int) ([]rules.Event, error) {
+	return s.events(bOutboxDead, limit)
+}
 
 // OutboxEvents lists the pending events in the order they were written, up to limit.
-func (s *DB) OutboxEvents(limit int) ([]rules.Event, error) { return s.events(bOutbox, limit) }
+func (s *DB) OutboxEvents(ctx context.Context, limit int) ([]rules.Event, error) {
+	return s.events(bOutbox, limit)
+}
 
 func (s *DB) events(bucket []byte, limit int) ([]rules.Event, error) {
 	var out []rules.Event
@@ -212,7 +217,7 @@ func (s *DB) events(bucket []byte, limit int) ([]rules.Event, error) {
 }
 
 // WasDelivered reports whether the event id was delivered, and when.
-func (s *DB) WasDelivered(id string) (time.Time, bool, error) {
+func (s *DB) WasDelivered(ctx context.Context, id string) (time.Time, bool, error) {
 	var at time.Time
 	var ok bool
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
@@ -232,7 +237,7 @@ func (s *DB) WasDelivered(id string) (time.Time, bool, error) {
 // is written with the event's delivered mark in the same transaction, and not at all when
 // the event was already delivered: the mailbox is the one end we own, so a crash between
 // the mail and the mark can never make a second copy.
-func (s *DB) PutSandboxMail(eventID string, raw []byte, at time.Time) error {
+func (s *DB) PutSandboxMail(ctx context.Context, eventID string, raw []byte, at time.Time) error {
 	if !json.Valid(raw) {
 		return errors.New("store: a sandbox mail is JSON")
 	}
@@ -304,7 +309,7 @@ func splitMail(v []byte) (eventID string, body []byte, ok bool) {
 }
 
 // SandboxMails lists the sandbox mailbox, newest first, up to limit.
-func (s *DB) SandboxMails(limit int) ([][]byte, error) {
+func (s *DB) SandboxMails(ctx context.Context, limit int) ([][]byte, error) {
 	var out [][]byte
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bMailbox).Cursor()
@@ -329,7 +334,7 @@ const (
 
 // PruneOutbox forgets delivered ids older than KeepDeliveredIDs and all but the newest
 // KeepSandboxMails sandbox mails; it says how many records it removed.
-func (s *DB) PruneOutbox(now time.Time) (int, error) {
+func (s *DB) PruneOutbox(ctx context.Context, now time.Time) (int, error) {
 	removed := 0
 	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		sent := tx.Bucket(bOutboxSent)

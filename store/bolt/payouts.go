@@ -22,12 +22,7 @@ import (
 // stored payout is returned with created false: the caller decides between a replay and a
 // conflict. The payout returned for a create is a copy of p as stored; p itself is left as
 // it was given.
-func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) (*rules.Payout, bool, error) {
-	return s.CreatePayoutContext(context.Background(), p, due, events, admit)
-}
-
-// CreatePayoutContext is CreatePayout for a caller whose span ctx carries (rules.ContextWrites).
-func (s *DB) CreatePayoutContext(ctx context.Context, p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) (*rules.Payout, bool, error) {
+func (s *DB) CreatePayout(ctx context.Context, p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) (*rules.Payout, bool, error) {
 	var existing, stored *rules.Payout
 	orderKey := key(p.MerchantID, p.OrderID)
 	err := s.writer.write(ctx, func(tx *bbolt.Tx) error {
@@ -113,7 +108,7 @@ func putPayoutWithID(tx *bbolt.Tx, p *rules.Payout, due time.Time) error {
 // ImportPayouts stores payouts in one transaction without queueing them (bulk loads, such
 // as the benchmark's million stored payouts): a payout with an id keeps it, one without
 // takes the next number. An id or orderId already used fails the whole import.
-func (s *DB) ImportPayouts(ps []*rules.Payout) error {
+func (s *DB) ImportPayouts(ctx context.Context, ps []*rules.Payout) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		appendOnly(tx)
 		for _, p := range ps {
@@ -167,7 +162,7 @@ func moveIndexes(tx *bbolt.Tx, p *rules.Payout, stage rules.Stage, status rules.
 }
 
 // Payout reads one payout of a merchant; another merchant's payout is not found.
-func (s *DB) Payout(merchantID string, id int64) (*rules.Payout, error) {
+func (s *DB) Payout(ctx context.Context, merchantID string, id int64) (*rules.Payout, error) {
 	var p *rules.Payout
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		if id <= 0 {
@@ -187,7 +182,7 @@ func (s *DB) Payout(merchantID string, id int64) (*rules.Payout, error) {
 }
 
 // PayoutByOrder reads a merchant's payout by its orderId.
-func (s *DB) PayoutByOrder(merchantID, orderID string) (*rules.Payout, error) {
+func (s *DB) PayoutByOrder(ctx context.Context, merchantID, orderID string) (*rules.Payout, error) {
 	var p *rules.Payout
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		raw := tx.Bucket(bOrders).Get(key(merchantID, orderID))
@@ -206,13 +201,13 @@ func (s *DB) PayoutByOrder(merchantID, orderID string) (*rules.Payout, error) {
 
 // ListPayouts returns one page of a merchant's payouts, newest first, walking the narrowest
 // index the filter allows (status, then stage, then all of the merchant's).
-func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, error) {
+func (s *DB) ListPayouts(ctx context.Context, merchantID string, f rules.ListFilter) (rules.Page, error) {
 	var page rules.Page
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
 	if f.OrderID != "" {
-		p, err := s.PayoutByOrder(merchantID, f.OrderID)
+		p, err := s.PayoutByOrder(ctx, merchantID, f.OrderID)
 		if errors.Is(err, ErrNotFound) {
 			p, err = nil, nil
 		}
@@ -275,7 +270,7 @@ func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, err
 // so that an UpdatePayouts of the same payouts, if they did not change in between, need not
 // decode them again in the writer, which all writes wait for (the lifecycle reads, asks the
 // rail, then writes).
-func (s *DB) PayoutsByID(ids []int64) ([]*rules.Payout, error) {
+func (s *DB) PayoutsByID(ctx context.Context, ids []int64) ([]*rules.Payout, error) {
 	out := make([]*rules.Payout, 0, len(ids))
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		pb := s.buckets(tx)
@@ -299,7 +294,7 @@ func (s *DB) PayoutsByID(ids []int64) ([]*rules.Payout, error) {
 }
 
 // WithStatus lists the ids of a merchant's payouts in one status, oldest first.
-func (s *DB) WithStatus(merchantID string, status rules.Status, limit int) ([]int64, error) {
+func (s *DB) WithStatus(ctx context.Context, merchantID string, status rules.Status, limit int) ([]int64, error) {
 	var ids []int64
 	prefix := append(key(merchantID, string(status)), 0)
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
@@ -317,7 +312,7 @@ func (s *DB) WithStatus(merchantID string, status rules.Status, limit int) ([]in
 // Due lists up to limit payouts whose next lifecycle step is due at or before now, oldest
 // first, with the status each had when it was queued, and claims them (claims.go): another
 // Due leaves them out until UpdatePayouts writes them or their lease ends.
-func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
+func (s *DB) Due(ctx context.Context, now time.Time, limit int) ([]rules.DueEntry, error) {
 	var due []rules.DueEntry
 	s.stepClaims.mu.Lock()
 	defer s.stepClaims.mu.Unlock()
@@ -347,8 +342,15 @@ func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
 	return due, nil
 }
 
+// DueRead is Due: the payouts are read where they are stepped, from the same file, at no
+// distance.
+func (s *DB) DueRead(ctx context.Context, now time.Time, limit int) ([]rules.DueEntry, map[int64]*rules.Payout, error) {
+	due, err := s.Due(ctx, now, limit)
+	return due, nil, err
+}
+
 // NextDue is the time of the earliest queued step, zero when the queue is empty.
-func (s *DB) NextDue() (time.Time, error) {
+func (s *DB) NextDue(ctx context.Context) (time.Time, error) {
 	var t time.Time
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		if k, _ := tx.Bucket(bDue).Cursor().First(); k != nil {
@@ -407,12 +409,7 @@ func dropDue(tx *bbolt.Tx, id int64) error {
 // The transaction is shared with concurrent writes (group commit); step runs once, and if
 // another write of the group fails, UpdatePayouts fails with nothing stored. Once it
 // returns, the claims Due gave on ids are released, whatever the outcome.
-func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
-	return s.UpdatePayoutsContext(context.Background(), ids, step)
-}
-
-// UpdatePayoutsContext is UpdatePayouts for a caller whose span ctx carries (rules.ContextWrites).
-func (s *DB) UpdatePayoutsContext(ctx context.Context, ids []int64, step rules.Step) error {
+func (s *DB) UpdatePayouts(ctx context.Context, ids []int64, step rules.Step) error {
 	defer s.stepClaims.release(ids...)
 	return s.writer.write(ctx, func(tx *bbolt.Tx) error {
 		l := newLedger(tx)
@@ -502,7 +499,7 @@ func enqueue(tx *bbolt.Tx, ev rules.Event) error {
 }
 
 // Balances lists a merchant's balances.
-func (s *DB) Balances(merchantID string) ([]rules.Balance, error) {
+func (s *DB) Balances(ctx context.Context, merchantID string) ([]rules.Balance, error) {
 	out := []rules.Balance{}
 	prefix := append([]byte(merchantID), 0)
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
@@ -521,7 +518,7 @@ func (s *DB) Balances(merchantID string) ([]rules.Balance, error) {
 }
 
 // Fund adds amount (minor units, may be negative to withdraw) to a merchant's balance.
-func (s *DB) Fund(merchantID, country, currency string, amount int64, at time.Time) (rules.Balance, error) {
+func (s *DB) Fund(ctx context.Context, merchantID, country, currency string, amount int64, at time.Time) (rules.Balance, error) {
 	var out rules.Balance
 	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		l := newLedger(tx)
@@ -540,7 +537,7 @@ func (s *DB) Fund(merchantID, country, currency string, amount int64, at time.Ti
 }
 
 // OutboxDepth counts the events waiting in the outbox.
-func (s *DB) OutboxDepth() int {
+func (s *DB) OutboxDepth(ctx context.Context) int {
 	n := 0
 	s.bdb.View(func(tx *bbolt.Tx) error {
 		n = tx.Bucket(bOutbox).Stats().KeyN

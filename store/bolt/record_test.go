@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"reflect"
@@ -129,9 +130,9 @@ func TestOpenMigratesWholePayouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer db.Close(context.Background())
 	for _, p := range want {
-		got, err := db.Payout("1", p.ID)
+		got, err := db.Payout(context.Background(), "1", p.ID)
 		if err != nil {
 			t.Fatalf("payout %d: %v", p.ID, err)
 		}
@@ -145,26 +146,26 @@ func TestOpenMigratesWholePayouts(t *testing.T) {
 		}
 		return nil
 	})
-	due, err := db.Due(dueAt, 10)
+	due, err := db.Due(context.Background(), dueAt, 10)
 	if err != nil || len(due) != 1 || due[0].ID != 25_001 {
 		t.Fatalf("queue %+v (%v), want payout 25001", due, err)
 	}
 	later := dueAt.Add(time.Minute)
-	err = db.UpdatePayouts([]int64{25_001}, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
+	err = db.UpdatePayouts(context.Background(), []int64{25_001}, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
 		return later, nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if due, _ := db.Due(later.Add(-time.Second), 10); len(due) != 0 {
+	if due, _ := db.Due(context.Background(), later.Add(-time.Second), 10); len(due) != 0 {
 		t.Fatalf("the old queue entry is left: %+v", due)
 	}
-	if due, _ := db.Due(later, 10); len(due) != 1 || due[0].ID != 25_001 {
+	if due, _ := db.Due(context.Background(), later, 10); len(due) != 1 || due[0].ID != 25_001 {
 		t.Fatalf("queue %+v, want payout 25001 at its new time", due)
 	}
 	p := samplePayout()
 	p.OrderID, p.Request.OrderID = "NEW", "NEW"
-	stored, created, err := db.CreatePayout(p, time.Time{}, nil, nil)
+	stored, created, err := db.CreatePayout(context.Background(), p, time.Time{}, nil, nil)
 	if err != nil || !created || stored.ID != 25_002 {
 		t.Fatalf("a new payout: id %v created %v err %v, want 25002", stored, created, err)
 	}
@@ -176,6 +177,6 @@ func openTemp(t *testing.T) *DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() { db.Close(context.Background()) })
 	return db
 }

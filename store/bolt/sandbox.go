@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"strconv"
@@ -19,7 +20,7 @@ import (
 var metaClockOffset = []byte("sandbox-clock-offset") // decimal nanoseconds
 
 // SandboxClockOffset is the stored offset of the sandbox clock, zero when none.
-func (s *DB) SandboxClockOffset() (time.Duration, error) {
+func (s *DB) SandboxClockOffset(ctx context.Context) (time.Duration, error) {
 	var off time.Duration
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		v := tx.Bucket(bMeta).Get(metaClockOffset)
@@ -34,7 +35,7 @@ func (s *DB) SandboxClockOffset() (time.Duration, error) {
 }
 
 // PutSandboxClockOffset stores the offset of the sandbox clock.
-func (s *DB) PutSandboxClockOffset(off time.Duration) error {
+func (s *DB) PutSandboxClockOffset(ctx context.Context, off time.Duration) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bMeta).Put(metaClockOffset, []byte(strconv.FormatInt(int64(off), 10)))
 	})
@@ -43,7 +44,7 @@ func (s *DB) PutSandboxClockOffset(off time.Duration) error {
 func sandboxRulesKey(merchantID string) []byte { return key("sandbox-rules", merchantID) }
 
 // SandboxRules are a merchant's scripted outcomes, in order; none when never set.
-func (s *DB) SandboxRules(merchantID string) ([]rules.ScriptRule, error) {
+func (s *DB) SandboxRules(ctx context.Context, merchantID string) ([]rules.ScriptRule, error) {
 	rs := []rules.ScriptRule{}
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		err := getJSON(tx.Bucket(bMisc), sandboxRulesKey(merchantID), &rs)
@@ -56,7 +57,7 @@ func (s *DB) SandboxRules(merchantID string) ([]rules.ScriptRule, error) {
 }
 
 // PutSandboxRules replaces a merchant's scripted outcomes.
-func (s *DB) PutSandboxRules(merchantID string, rs []rules.ScriptRule) error {
+func (s *DB) PutSandboxRules(ctx context.Context, merchantID string, rs []rules.ScriptRule) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		return putJSON(tx.Bucket(bMisc), sandboxRulesKey(merchantID), rs)
 	})
@@ -65,7 +66,7 @@ func (s *DB) PutSandboxRules(merchantID string, rs []rules.ScriptRule) error {
 func directoryKey(country, id string) []byte { return key("directory", country, id) }
 
 // DirectoryEntry is an admin's entry of the simulated directory (ErrNotFound when none).
-func (s *DB) DirectoryEntry(country, id string) (*rules.DirectoryEntry, error) {
+func (s *DB) DirectoryEntry(ctx context.Context, country, id string) (*rules.DirectoryEntry, error) {
 	e := new(rules.DirectoryEntry)
 	err := s.bdb.View(func(tx *bbolt.Tx) error { return getJSON(tx.Bucket(bMisc), directoryKey(country, id), e) })
 	if err != nil {
@@ -75,12 +76,12 @@ func (s *DB) DirectoryEntry(country, id string) (*rules.DirectoryEntry, error) {
 }
 
 // PutDirectoryEntry writes an entry of the simulated directory.
-func (s *DB) PutDirectoryEntry(country, id string, e rules.DirectoryEntry) error {
+func (s *DB) PutDirectoryEntry(ctx context.Context, country, id string, e rules.DirectoryEntry) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error { return putJSON(tx.Bucket(bMisc), directoryKey(country, id), e) })
 }
 
 // DeleteDirectoryEntry removes an entry of the simulated directory (none is no error).
-func (s *DB) DeleteDirectoryEntry(country, id string) error {
+func (s *DB) DeleteDirectoryEntry(ctx context.Context, country, id string) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bMisc).Delete(directoryKey(country, id)) })
 }
 
@@ -90,7 +91,7 @@ func integrationUserKey(user string) []byte       { return key("integration-user
 func integrationUserOfKey(merchant string) []byte { return key("integration-user-of", merchant) }
 
 // IntegrationUser reads a user by name (ErrNotFound when none).
-func (s *DB) IntegrationUser(user string) (*rules.IntegrationUser, error) {
+func (s *DB) IntegrationUser(ctx context.Context, user string) (*rules.IntegrationUser, error) {
 	u := new(rules.IntegrationUser)
 	err := s.bdb.View(func(tx *bbolt.Tx) error { return getJSON(tx.Bucket(bMisc), integrationUserKey(user), u) })
 	if err != nil {
@@ -100,7 +101,7 @@ func (s *DB) IntegrationUser(user string) (*rules.IntegrationUser, error) {
 }
 
 // IntegrationUserOf reads a merchant's user (ErrNotFound when none).
-func (s *DB) IntegrationUserOf(merchantID string) (*rules.IntegrationUser, error) {
+func (s *DB) IntegrationUserOf(ctx context.Context, merchantID string) (*rules.IntegrationUser, error) {
 	var u *rules.IntegrationUser
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		name := tx.Bucket(bMisc).Get(integrationUserOfKey(merchantID))
@@ -115,7 +116,7 @@ func (s *DB) IntegrationUserOf(merchantID string) (*rules.IntegrationUser, error
 
 // PutIntegrationUser makes u its merchant's only user, replacing the one it had; a name
 // another merchant uses is ErrExists.
-func (s *DB) PutIntegrationUser(u *rules.IntegrationUser) error {
+func (s *DB) PutIntegrationUser(ctx context.Context, u *rules.IntegrationUser) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error { return putIntegrationUser(tx.Bucket(bMisc), u) })
 }
 
@@ -138,7 +139,7 @@ func putIntegrationUser(b *bbolt.Bucket, u *rules.IntegrationUser) error {
 // SeenLookupRequest records a lookup's request_id for a merchant and reports whether it was
 // already there (the original's VAL001). Ids older than a day are forgotten by
 // PruneLookupRequests.
-func (s *DB) SeenLookupRequest(merchantID, requestID string, at time.Time) (bool, error) {
+func (s *DB) SeenLookupRequest(ctx context.Context, merchantID, requestID string, at time.Time) (bool, error) {
 	var seen bool
 	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		k := key("lookup-request", merchantID, requestID)
@@ -152,7 +153,7 @@ func (s *DB) SeenLookupRequest(merchantID, requestID string, at time.Time) (bool
 }
 
 // PruneLookupRequests forgets the request ids recorded before cutoff.
-func (s *DB) PruneLookupRequests(cutoff time.Time) (int, error) {
+func (s *DB) PruneLookupRequests(ctx context.Context, cutoff time.Time) (int, error) {
 	n := 0
 	prefix := append([]byte("lookup-request"), 0)
 	err := s.bdb.Update(func(tx *bbolt.Tx) error {

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"time"
 
@@ -20,7 +21,7 @@ type SessionStore struct {
 }
 
 // Sessions returns the session store of the database; now is its clock (nil: time.Now).
-func (s *DB) Sessions(now func() time.Time) rules.SessionStore {
+func (s *DB) Sessions(ctx context.Context, now func() time.Time) rules.SessionStore {
 	if now == nil {
 		now = time.Now
 	}

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -167,13 +168,13 @@ func (s *DB) freeBytes() float64 {
 }
 
 // Close stops the writer and closes the file.
-func (s *DB) Close() error {
+func (s *DB) Close(ctx context.Context) error {
 	s.writer.close()
 	return s.bdb.Close()
 }
 
 // Ping reports whether the database is open and readable.
-func (s *DB) Ping() error {
+func (s *DB) Ping(ctx context.Context) error {
 	return s.bdb.View(func(tx *bbolt.Tx) error {
 		if tx.Bucket(bMeta) == nil {
 			return errors.New("database not initialised")
@@ -183,7 +184,7 @@ func (s *DB) Ping() error {
 }
 
 // Backup writes a consistent copy of the whole database to w while the server runs.
-func (s *DB) Backup(w io.Writer) (int64, error) {
+func (s *DB) Backup(ctx context.Context, w io.Writer) (int64, error) {
 	var n int64
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		var err error

@@ -1,6 +1,7 @@
 package bolt_test
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ func TestOpenHeldDatabaseFailsFast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer db.Close(context.Background())
 	start := time.Now()
 	_, err = bolt.Open(path, bolt.Options{})
 	if err == nil || !strings.Contains(err.Error(), "in use by another process") {

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -46,7 +47,7 @@ func restoreAudit(tx *bbolt.Tx, raw json.RawMessage) error {
 }
 
 // CreateUser stores a new user; rules.ErrExists when its id or email is taken.
-func (s *DB) CreateUser(u *rules.User) error {
+func (s *DB) CreateUser(ctx context.Context, u *rules.User) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error { return putNewUser(tx, u) })
 }
 
@@ -63,7 +64,7 @@ func putNewUser(tx *bbolt.Tx, u *rules.User) error {
 }
 
 // User reads one user.
-func (s *DB) User(id string) (*rules.User, error) {
+func (s *DB) User(ctx context.Context, id string) (*rules.User, error) {
 	u := new(rules.User)
 	err := s.bdb.View(func(tx *bbolt.Tx) error { return getJSON(tx.Bucket(bUsers), []byte(id), u) })
 	if err != nil {
@@ -73,7 +74,7 @@ func (s *DB) User(id string) (*rules.User, error) {
 }
 
 // UserByEmail reads the user of an email, compared by rules.EmailKey.
-func (s *DB) UserByEmail(email string) (*rules.User, error) {
+func (s *DB) UserByEmail(ctx context.Context, email string) (*rules.User, error) {
 	u := new(rules.User)
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		id := tx.Bucket(bUserEmails).Get([]byte(rules.EmailKey(email)))
@@ -90,11 +91,11 @@ func (s *DB) UserByEmail(email string) (*rules.User, error) {
 
 // UserBySetupHash reads the user whose set-up link hashes to hash. Users are few (a
 // company's back office): a scan.
-func (s *DB) UserBySetupHash(hash string) (*rules.User, error) {
+func (s *DB) UserBySetupHash(ctx context.Context, hash string) (*rules.User, error) {
 	if hash == "" {
 		return nil, rules.ErrNotFound
 	}
-	us, err := s.Users()
+	us, err := s.Users(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func (s *DB) UserBySetupHash(hash string) (*rules.User, error) {
 }
 
 // Users lists every user, oldest first.
-func (s *DB) Users() ([]*rules.User, error) {
+func (s *DB) Users(ctx context.Context) ([]*rules.User, error) {
 	var out []*rules.User
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bUsers).ForEach(func(_, v []byte) error {
@@ -124,7 +125,7 @@ func (s *DB) Users() ([]*rules.User, error) {
 }
 
 // UpdateUser changes a user in one transaction; its id and email stay.
-func (s *DB) UpdateUser(id string, fn func(*rules.User) error) (*rules.User, error) {
+func (s *DB) UpdateUser(ctx context.Context, id string, fn func(*rules.User) error) (*rules.User, error) {
 	u := new(rules.User)
 	err := s.bdb.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bUsers)
@@ -145,7 +146,7 @@ func (s *DB) UpdateUser(id string, fn func(*rules.User) error) (*rules.User, err
 }
 
 // AppendAudit stores e under the next id.
-func (s *DB) AppendAudit(e *rules.AuditEntry) error {
+func (s *DB) AppendAudit(ctx context.Context, e *rules.AuditEntry) error {
 	return s.bdb.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bAudit)
 		seq, err := b.NextSequence()
@@ -158,7 +159,7 @@ func (s *DB) AppendAudit(e *rules.AuditEntry) error {
 }
 
 // AuditEntries reads a page of entries, newest first, walking back from the cursor.
-func (s *DB) AuditEntries(f rules.AuditFilter) (rules.AuditPage, error) {
+func (s *DB) AuditEntries(ctx context.Context, f rules.AuditFilter) (rules.AuditPage, error) {
 	limit := f.PageLimit()
 	page := rules.AuditPage{Entries: []rules.AuditEntry{}}
 	err := s.bdb.View(func(tx *bbolt.Tx) error {

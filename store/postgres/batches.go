@@ -42,7 +42,7 @@ const insertItems = `INSERT INTO batch_items (batch_id, seq, payout_id, doc)
 
 // CreateBatch stores a new batch with its items, or returns the merchant's batch of that
 // batchId (the unique key decides between concurrent creates).
-func (s *DB) CreateBatch(b *rules.Batch, items []rules.BatchItem) (*rules.Batch, bool, error) {
+func (s *DB) CreateBatch(ctx context.Context, b *rules.Batch, items []rules.BatchItem) (*rules.Batch, bool, error) {
 	ctx, cancel := callContext()
 	defer cancel()
 	seqs, payouts, docs, err := itemArrays(items)
@@ -88,7 +88,7 @@ func (s *DB) CreateBatch(b *rules.Batch, items []rules.BatchItem) (*rules.Batch,
 }
 
 // Batch reads one batch of the merchant.
-func (s *DB) Batch(merchantID string, id int64) (*rules.Batch, error) {
+func (s *DB) Batch(ctx context.Context, merchantID string, id int64) (*rules.Batch, error) {
 	ctx, cancel := callContext()
 	defer cancel()
 	var doc []byte
@@ -104,7 +104,7 @@ func (s *DB) Batch(merchantID string, id int64) (*rules.Batch, error) {
 }
 
 // Batches lists the merchant's batches after the id after, in id order.
-func (s *DB) Batches(merchantID string, after int64, limit int) ([]*rules.Batch, error) {
+func (s *DB) Batches(ctx context.Context, merchantID string, after int64, limit int) ([]*rules.Batch, error) {
 	ctx, cancel := callContext()
 	defer cancel()
 	if limit <= 0 {
@@ -133,7 +133,7 @@ func (s *DB) queryBatches(ctx context.Context, sql string, args ...any) ([]*rule
 }
 
 // BatchItems lists a batch's items after seq after, with their payouts' stage and status.
-func (s *DB) BatchItems(merchantID string, id int64, after, limit int) ([]rules.BatchItem, error) {
+func (s *DB) BatchItems(ctx context.Context, merchantID string, id int64, after, limit int) ([]rules.BatchItem, error) {
 	ctx, cancel := callContext()
 	defer cancel()
 	if limit <= 0 {
@@ -160,7 +160,7 @@ func (s *DB) BatchItems(merchantID string, id int64, after, limit int) ([]rules.
 		return nil, err
 	}
 	if len(items) == 0 {
-		if _, err := s.Batch(merchantID, id); err != nil {
+		if _, err := s.Batch(ctx, merchantID, id); err != nil {
 			return nil, err
 		}
 	}
@@ -168,7 +168,7 @@ func (s *DB) BatchItems(merchantID string, id int64, after, limit int) ([]rules.
 }
 
 // UpdateBatch changes a batch in one transaction, with fn's events written to the outbox.
-func (s *DB) UpdateBatch(merchantID string, id int64, fn func(*rules.Batch) ([]rules.Event, error)) (*rules.Batch, error) {
+func (s *DB) UpdateBatch(ctx context.Context, merchantID string, id int64, fn func(*rules.Batch) ([]rules.Event, error)) (*rules.Batch, error) {
 	ctx, cancel := callContext()
 	defer cancel()
 	var b *rules.Batch
@@ -208,7 +208,7 @@ func (s *DB) UpdateBatch(merchantID string, id int64, fn func(*rules.Batch) ([]r
 }
 
 // RecordBatchItems writes the payouts or refusals of items, in one statement.
-func (s *DB) RecordBatchItems(merchantID string, id int64, items []rules.BatchItem) error {
+func (s *DB) RecordBatchItems(ctx context.Context, merchantID string, id int64, items []rules.BatchItem) error {
 	ctx, cancel := callContext()
 	defer cancel()
 	seqs, payouts, docs, err := itemArrays(items)
@@ -228,14 +228,14 @@ func (s *DB) RecordBatchItems(merchantID string, id int64, items []rules.BatchIt
 }
 
 // RunnableBatches lists the batches the runner still has work on.
-func (s *DB) RunnableBatches() ([]*rules.Batch, error) {
+func (s *DB) RunnableBatches(ctx context.Context) ([]*rules.Batch, error) {
 	ctx, cancel := callContext()
 	defer cancel()
 	return s.queryBatches(ctx, `SELECT doc FROM batches WHERE runnable ORDER BY id`)
 }
 
 // UsedOrderIDs says which orderIds the merchant's payouts already use, in one query.
-func (s *DB) UsedOrderIDs(merchantID string, orderIDs []string) (map[string]int64, error) {
+func (s *DB) UsedOrderIDs(ctx context.Context, merchantID string, orderIDs []string) (map[string]int64, error) {
 	ctx, cancel := callContext()
 	defer cancel()
 	used := map[string]int64{}

@@ -17,7 +17,7 @@ import (
 // sealed (by the caller, bound to its token); the CVV is never handed to the store.
 
 // SavedCard returns the beneficiary's card on file, if the merchant has one for them.
-func (s *DB) SavedCard(merchantID string, docType int, docNumber string) (rules.CardRef, bool, error) {
+func (s *DB) SavedCard(ctx context.Context, merchantID string, docType int, docNumber string) (rules.CardRef, bool, error) {
 	var ref rules.CardRef
 	err := s.pool.QueryRow(context.Background(), `SELECT token, brand, bin, last4 FROM cards
 		WHERE merchant_id = $1 AND doc_type = $2 AND doc_number = $3`, merchantID, docType, docNumber).
@@ -50,8 +50,8 @@ const upsertPayoutCardSQL = `INSERT INTO payout_cards (payout_id, token, brand, 
 
 // PutCard stores a newly entered card for a payout and, with onFile, as the beneficiary's
 // card on file (replacing an earlier one), in one transaction.
-func (s *DB) PutCard(merchantID string, docType int, docNumber string, payoutID int64, ref rules.CardRef, sealed []byte, onFile bool) error {
-	ctx := context.Background()
+func (s *DB) PutCard(ctx context.Context, merchantID string, docType int, docNumber string, payoutID int64, ref rules.CardRef, sealed []byte, onFile bool) error {
+	ctx = context.WithoutCancel(ctx) // the work ends even when its caller has gone
 	now := time.Now().UTC()
 	if sealed == nil {
 		sealed = []byte{} // NULL is no card
@@ -75,8 +75,8 @@ func (s *DB) PutCard(merchantID string, docType int, docNumber string, payoutID 
 
 // UseSavedCard makes the beneficiary's card on file the card of a payout.
 // rules.ErrNotFound when there is none (it may have been replaced meanwhile).
-func (s *DB) UseSavedCard(merchantID string, docType int, docNumber string, payoutID int64) (rules.CardRef, error) {
-	ctx := context.Background()
+func (s *DB) UseSavedCard(ctx context.Context, merchantID string, docType int, docNumber string, payoutID int64) (rules.CardRef, error) {
+	ctx = context.WithoutCancel(ctx) // the work ends even when its caller has gone
 	var ref rules.CardRef
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var sealed []byte
@@ -102,7 +102,7 @@ func (s *DB) UseSavedCard(merchantID string, docType int, docNumber string, payo
 
 // PayoutCard returns the card a payout pays to and its sealed data, for a rail connector
 // (VISA Direct needs the PAN). rules.ErrNotFound once the payout's outcome dropped it.
-func (s *DB) PayoutCard(payoutID int64) (rules.CardRef, []byte, error) {
+func (s *DB) PayoutCard(ctx context.Context, payoutID int64) (rules.CardRef, []byte, error) {
 	var ref rules.CardRef
 	var sealed []byte
 	err := s.pool.QueryRow(context.Background(), `SELECT token, brand, bin, last4, sealed FROM payout_cards
@@ -118,7 +118,7 @@ func (s *DB) PayoutCard(payoutID int64) (rules.CardRef, []byte, error) {
 
 // DropPayoutCard forgets the card of a payout that reached its outcome. A card on file stays
 // in the beneficiary's record; a card registered for this one transaction is gone.
-func (s *DB) DropPayoutCard(payoutID int64) error {
+func (s *DB) DropPayoutCard(ctx context.Context, payoutID int64) error {
 	if _, err := s.pool.Exec(context.Background(), `DELETE FROM payout_cards WHERE payout_id = $1`, payoutID); err != nil {
 		return fmt.Errorf("drop card of payout %d: %w", payoutID, err)
 	}
@@ -129,7 +129,7 @@ func (s *DB) DropPayoutCard(payoutID int64) error {
 // longer exist); the lifecycle hook drops them at once, this sweep catches what a crash
 // between the outcome and the hook left behind. A payout is live while its status is one
 // that rules.Status.Final says is not final; any other status is final, as store/bolt has it.
-func (s *DB) DropFinishedPayoutCards() (int, error) {
+func (s *DB) DropFinishedPayoutCards(ctx context.Context) (int, error) {
 	tag, err := s.pool.Exec(context.Background(), `DELETE FROM payout_cards c WHERE NOT EXISTS (
 		SELECT 1 FROM payouts p WHERE p.id = c.payout_id AND p.status = ANY($1))`, liveStatuses())
 	if err != nil {

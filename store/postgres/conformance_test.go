@@ -24,7 +24,7 @@ func TestConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { db.Close() })
+		t.Cleanup(func() { db.Close(context.Background()) })
 		mu.Lock()
 		urls[db] = url
 		mu.Unlock()
@@ -46,6 +46,6 @@ func BenchmarkAppendAudit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	defer db.Close(context.Background())
 	storetest.BenchmarkAppendAudit(b, db)
 }

@@ -30,7 +30,7 @@ const maxDeliveredScan = 100_000
 
 // OutboxRecords lists the events held in the outbox and in the dead letters, newest first,
 // up to limit, those keep(rec) accepts.
-func (s *DB) OutboxRecords(limit int, keep func(rules.OutboxRecord) bool) ([]rules.OutboxRecord, error) {
+func (s *DB) OutboxRecords(ctx context.Context, limit int, keep func(rules.OutboxRecord) bool) ([]rules.OutboxRecord, error) {
 	rows, err := s.pool.Query(context.Background(), `SELECT doc, dead FROM outbox ORDER BY dead, seq DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("outbox records: %w", err)
@@ -62,7 +62,7 @@ func (s *DB) OutboxRecords(limit int, keep func(rules.OutboxRecord) bool) ([]rul
 // DeliveredRecords lists the delivered event ids, newest delivery first, up to limit, those
 // keep(rec) accepts. The kind and, for outcome events ("kind:payoutId:status"), the payout
 // id are read from the id.
-func (s *DB) DeliveredRecords(limit int, keep func(rules.OutboxRecord) bool) ([]rules.OutboxRecord, error) {
+func (s *DB) DeliveredRecords(ctx context.Context, limit int, keep func(rules.OutboxRecord) bool) ([]rules.OutboxRecord, error) {
 	rows, err := s.pool.Query(context.Background(),
 		`SELECT event_id, at FROM delivered ORDER BY event_id COLLATE "C" LIMIT $1`, maxDeliveredScan)
 	if err != nil {
@@ -94,8 +94,8 @@ func (s *DB) DeliveredRecords(limit int, keep func(rules.OutboxRecord) bool) ([]
 // written, so a revived letter gets its retries again). The event id stays the same, so it
 // is still delivered at most once; the new attempt is unclaimed. found is false when no such
 // event is held (unknown, or already delivered).
-func (s *DB) ResendEvent(id string, now time.Time) (rules.Event, bool, error) {
-	ctx := context.Background()
+func (s *DB) ResendEvent(ctx context.Context, id string, now time.Time) (rules.Event, bool, error) {
+	ctx = context.WithoutCancel(ctx) // the work ends even when its caller has gone
 	var ev rules.Event
 	var found bool
 	var owner *string
@@ -143,7 +143,7 @@ func takeHeldEvent(ctx context.Context, tx pgx.Tx, id string) (ev rules.Event, f
 }
 
 // OutboxEvents lists the pending events in the order they were written, up to limit.
-func (s *DB) OutboxEvents(limit int) ([]rules.Event, error) {
+func (s *DB) OutboxEvents(ctx context.Context, limit int) ([]rules.Event, error) {
 	evs, err := s.heldEvents(false, limit)
 	if err != nil {
 		return nil, fmt.Errorf("outbox events: %w", err)
@@ -152,7 +152,7 @@ func (s *DB) OutboxEvents(limit int) ([]rules.Event, error) {
 }
 
 // DeadEvents lists the dead letters, oldest first, up to limit.
-func (s *DB) DeadEvents(limit int) ([]rules.Event, error) {
+func (s *DB) DeadEvents(ctx context.Context, limit int) ([]rules.Event, error) {
 	evs, err := s.heldEvents(true, limit)
 	if err != nil {
 		return nil, fmt.Errorf("dead events: %w", err)
@@ -185,7 +185,7 @@ func (s *DB) heldEvents(dead bool, limit int) ([]rules.Event, error) {
 }
 
 // WasDelivered reports whether the event id was delivered, and when.
-func (s *DB) WasDelivered(id string) (time.Time, bool, error) {
+func (s *DB) WasDelivered(ctx context.Context, id string) (time.Time, bool, error) {
 	var at time.Time
 	err := s.pool.QueryRow(context.Background(), `SELECT at FROM delivered WHERE event_id = $1`, id).Scan(&at)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -202,11 +202,11 @@ func (s *DB) WasDelivered(id string) (time.Time, bool, error) {
 // the event was already delivered: the mailbox is the one end we own, so a crash between
 // the mail and the mark can never make a second copy. A mail without
 // an event is simply kept.
-func (s *DB) PutSandboxMail(eventID string, raw []byte, at time.Time) error {
+func (s *DB) PutSandboxMail(ctx context.Context, eventID string, raw []byte, at time.Time) error {
 	if !json.Valid(raw) {
 		return errors.New("store: a sandbox mail is JSON")
 	}
-	ctx := context.Background()
+	ctx = context.WithoutCancel(ctx) // the work ends even when its caller has gone
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var event *string
 		if eventID != "" {
@@ -227,7 +227,7 @@ func (s *DB) PutSandboxMail(eventID string, raw []byte, at time.Time) error {
 }
 
 // SandboxMails lists the sandbox mailbox, newest first, up to limit.
-func (s *DB) SandboxMails(limit int) ([][]byte, error) {
+func (s *DB) SandboxMails(ctx context.Context, limit int) ([][]byte, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -244,8 +244,8 @@ func (s *DB) SandboxMails(limit int) ([][]byte, error) {
 
 // PruneOutbox forgets delivered ids older than KeepDeliveredIDs and all but the newest
 // KeepSandboxMails sandbox mails; it says how many records it removed.
-func (s *DB) PruneOutbox(now time.Time) (int, error) {
-	ctx := context.Background()
+func (s *DB) PruneOutbox(ctx context.Context, now time.Time) (int, error) {
+	ctx = context.WithoutCancel(ctx) // the work ends even when its caller has gone
 	removed := 0
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		ids, err := tx.Exec(ctx, `DELETE FROM delivered WHERE at < $1`, now.Add(-KeepDeliveredIDs).UTC())
@@ -268,7 +268,7 @@ func (s *DB) PruneOutbox(now time.Time) (int, error) {
 
 // OutboxDepth counts the events waiting in the outbox (the dead letters are not waiting);
 // 0 when the database does not answer (Ping reports that).
-func (s *DB) OutboxDepth() int {
+func (s *DB) OutboxDepth(ctx context.Context) int {
 	var n int
 	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE NOT dead`).Scan(&n); err != nil {
 		return 0

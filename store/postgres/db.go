@@ -142,7 +142,7 @@ func (s *DB) Instance() string { return s.instance }
 // Close stops the writer after the group it is committing, gives up the steps this instance
 // queued for itself (queueLease), so that another instance takes them when due rather than
 // when their lease ends, and closes the pool. The caller has stopped the lifecycle.
-func (s *DB) Close() error {
+func (s *DB) Close(ctx context.Context) error {
 	s.writer.close()
 	s.releaseQueued()
 	s.pool.Close()
@@ -150,14 +150,14 @@ func (s *DB) Close() error {
 }
 
 // Ping reports whether the pool reaches the database (/readyz).
-func (s *DB) Ping() error {
+func (s *DB) Ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	return s.pool.Ping(ctx)
 }
 
 // Backup is pg_dump's job on PostgreSQL.
-func (s *DB) Backup(io.Writer) (int64, error) {
+func (s *DB) Backup(ctx context.Context, _ io.Writer) (int64, error) {
 	return 0, fmt.Errorf("%w: back up a PostgreSQL database with pg_dump", rules.ErrNotSupported)
 }
 

@@ -27,7 +27,7 @@ func openDB(t testing.TB, url string, opt Options) *DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() { db.Close(ctx) })
 	return db
 }
 

@@ -61,8 +61,8 @@ var dumpQueries = map[string][]dumpQuery{
 
 // Dump calls fn with every record of the database, kind after kind in the order of
 // rules.DumpKinds, as one consistent snapshot (a read-only REPEATABLE READ transaction).
-func (s *DB) Dump(fn func(rules.DumpRecord) error) error {
-	ctx := context.Background()
+func (s *DB) Dump(ctx context.Context, fn func(rules.DumpRecord) error) error {
+	ctx = context.WithoutCancel(ctx) // the work ends even when its caller has gone
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return fmt.Errorf("dump: %w", err)
@@ -239,8 +239,8 @@ var ErrRestoreNotEmpty = errors.New("the database already has merchants or payou
 // when it has merchants or payouts), in one transaction: payouts keep their ids, and the
 // payout ids and merchant numbers go on after the restored ones. Restored events are
 // unclaimed.
-func (s *DB) Restore(recs []rules.DumpRecord) error {
-	ctx := context.Background()
+func (s *DB) Restore(ctx context.Context, recs []rules.DumpRecord) error {
+	ctx = context.WithoutCancel(ctx) // the work ends even when its caller has gone
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := refuseNonEmpty(ctx, tx); err != nil {
 			return err

@@ -38,45 +38,45 @@ func restFill(t *testing.T, db *DB) {
 	pending.Data, pending.PayoutID = data, done
 	mail := rules.Event{ID: "beneficiary.mail:1", Kind: rules.EventBeneficiaryMail, MerchantID: "7", PayoutID: queued, CreatedAt: restT0, NextAt: restT0.Add(time.Hour)}
 	restEnqueue(t, db, dead, sent, pending, claimed, mail)
-	due, _, _ := db.DueEvents(rules.LaneNotify, restT0, 2)
-	if err := db.DeadEvent(due[0].Seq, due[0].Event); err != nil {
+	due, _, _ := db.DueEvents(context.Background(), rules.LaneNotify, restT0, 2)
+	if err := db.DeadEvent(context.Background(), due[0].Seq, due[0].Event); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.EventDelivered(due[1].Seq, "sent", restT0); err != nil {
+	if err := db.EventDelivered(context.Background(), due[1].Seq, "sent", restT0); err != nil {
 		t.Fatal(err)
 	}
-	db.DueEvents(rules.LaneNotify, restT0.Add(time.Second), 10) // claims pending and claimed
+	db.DueEvents(context.Background(), rules.LaneNotify, restT0.Add(time.Second), 10) // claims pending and claimed
 	for _, m := range []struct {
 		event string
 		raw   string
 	}{{"", `{"n":1}`}, {"ev-mail", `{"n":2}`}, {"", `{"n":3}`}} {
-		if err := db.PutSandboxMail(m.event, []byte(m.raw), restT0); err != nil {
+		if err := db.PutSandboxMail(context.Background(), m.event, []byte(m.raw), restT0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	db.PutCard("7", 1, "45678912", queued, rules.CardRef{Token: "t1", Brand: "VISA", BIN: "411111", Last4: "1111"}, []byte("s1"), true)
-	db.PutCard("7", 1, "11111111", done, rules.CardRef{Token: "t2", Brand: "VISA", BIN: "424242", Last4: "4242"}, []byte("s2"), false)
-	if err := db.PutCard("acme", 2, "X1", 999, rules.CardRef{Token: "t3"}, nil, false); err != nil {
+	db.PutCard(context.Background(), "7", 1, "45678912", queued, rules.CardRef{Token: "t1", Brand: "VISA", BIN: "411111", Last4: "1111"}, []byte("s1"), true)
+	db.PutCard(context.Background(), "7", 1, "11111111", done, rules.CardRef{Token: "t2", Brand: "VISA", BIN: "424242", Last4: "4242"}, []byte("s2"), false)
+	if err := db.PutCard(context.Background(), "acme", 2, "X1", 999, rules.CardRef{Token: "t3"}, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	sessions := db.Sessions(func() time.Time { return restT0 })
+	sessions := db.Sessions(context.Background(), func() time.Time { return restT0 })
 	sessions.Commit("tok-b", []byte("data-b"), restT0.Add(time.Hour))
 	sessions.Commit("tok-a", []byte{}, restT0.Add(time.Minute))
 	sessions.BindCardSession(queued, "tok-b", restT0.Add(time.Hour))
-	db.PutSandboxClockOffset(36 * time.Hour)
-	db.PutSandboxRules("7", []rules.ScriptRule{{Outcome: rules.ScriptOutcome{Stage: rules.StageSuccess}}})
-	db.PutSandboxRules("acme", nil)
-	db.PutDirectoryEntry("PER", "987654321", rules.DirectoryEntry{HolderName: "Ana", Entities: []rules.WalletEntity{{EntityBrand: "Yape", Status: "AVAILABLE"}}})
-	db.PutDirectoryEntry("COL", "@ana", rules.DirectoryEntry{Absent: true})
-	db.PutIntegrationUser(&rules.IntegrationUser{User: "u7", MerchantID: "7", PasswordHash: "ph", CreatedAt: restT0})
-	db.SeenLookupRequest("7", "r1", restT0) // not dumped
+	db.PutSandboxClockOffset(context.Background(), 36*time.Hour)
+	db.PutSandboxRules(context.Background(), "7", []rules.ScriptRule{{Outcome: rules.ScriptOutcome{Stage: rules.StageSuccess}}})
+	db.PutSandboxRules(context.Background(), "acme", nil)
+	db.PutDirectoryEntry(context.Background(), "PER", "987654321", rules.DirectoryEntry{HolderName: "Ana", Entities: []rules.WalletEntity{{EntityBrand: "Yape", Status: "AVAILABLE"}}})
+	db.PutDirectoryEntry(context.Background(), "COL", "@ana", rules.DirectoryEntry{Absent: true})
+	db.PutIntegrationUser(context.Background(), &rules.IntegrationUser{User: "u7", MerchantID: "7", PasswordHash: "ph", CreatedAt: restT0})
+	db.SeenLookupRequest(context.Background(), "7", "r1", restT0) // not dumped
 }
 
 // restDump dumps db whole.
 func restDump(t *testing.T, db *DB) []rules.DumpRecord {
 	t.Helper()
 	var recs []rules.DumpRecord
-	if err := db.Dump(func(r rules.DumpRecord) error { recs = append(recs, r); return nil }); err != nil {
+	if err := db.Dump(context.Background(), func(r rules.DumpRecord) error { recs = append(recs, r); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return recs
@@ -108,7 +108,7 @@ func TestDumpRestoreDumpGivesTheSameRecords(t *testing.T) {
 	}
 
 	dst := openRest(t)
-	if err := dst.Restore(first); err != nil {
+	if err := dst.Restore(context.Background(), first); err != nil {
 		t.Fatal(err)
 	}
 	second := restDump(t, dst)
@@ -141,11 +141,11 @@ func restCheckRestored(t *testing.T, db *DB) {
 	if nextPayout <= maxPayout || nextMerchant <= 7 {
 		t.Errorf("next payout id %d (max %d), next merchant number %d (7 restored)", nextPayout, maxPayout, nextMerchant)
 	}
-	due, _, err := db.DueEvents(rules.LaneNotify, restT0.Add(time.Second), 10)
+	due, _, err := db.DueEvents(ctx, rules.LaneNotify, restT0.Add(time.Second), 10)
 	if err != nil || len(due) != 2 || due[0].ID != "pending" || due[1].ID != "claimed" {
 		t.Errorf("restored due events %+v %v; want the two claimed in the source, unclaimed", due, err)
 	}
-	if err := db.Restore(nil); !errors.Is(err, ErrRestoreNotEmpty) {
+	if err := db.Restore(ctx, nil); !errors.Is(err, ErrRestoreNotEmpty) {
 		t.Errorf("a restore into a database with merchants: %v", err)
 	}
 }
@@ -156,10 +156,10 @@ func TestRestoreRefusesUnknownKindsAtomically(t *testing.T) {
 		{Kind: rules.DumpClock, Value: json.RawMessage(`{"offset":5}`)},
 		{Kind: "nonsense", Value: json.RawMessage(`{}`)},
 	}
-	if err := db.Restore(recs); err == nil {
+	if err := db.Restore(context.Background(), recs); err == nil {
 		t.Fatal("restored a record of an unknown kind")
 	}
-	if off, _ := db.SandboxClockOffset(); off != 0 {
+	if off, _ := db.SandboxClockOffset(context.Background()); off != 0 {
 		t.Errorf("a failed restore left the clock at %v", off)
 	}
 }

@@ -101,7 +101,7 @@ func entryArgs(entries []rules.Entry) []any {
 }
 
 // Entries lists a balance's entries with an id above after, oldest first (rules.LedgerEntries).
-func (s *DB) Entries(merchantID, country, currency string, after int64, limit int) (rules.EntryPage, error) {
+func (s *DB) Entries(ctx context.Context, merchantID, country, currency string, after int64, limit int) (rules.EntryPage, error) {
 	ctx, cancel := callContext()
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT `+entrySelect+` FROM ledger_entries

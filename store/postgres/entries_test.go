@@ -28,28 +28,28 @@ func TestMigrationOpensTheBalancesOfAnOlderDatabase(t *testing.T) {
 			t.Fatalf("%s: %v", sql, err)
 		}
 	}
-	db.Close()
+	db.Close(ctx)
 	db = openDB(t, url, Options{}) // migrates
-	entries, err := rules.AllEntries(db, "m1", "PER", "PEN")
+	entries, err := rules.AllEntries(ctx, db, "m1", "PER", "PEN")
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("entries after the migration: %+v, %v", entries, err)
 	}
 	if e := entries[0]; e.ID != 1 || e.Type != rules.EntryOpening || e.Amount != 1000 || e.Available != 1000 || e.Balance != 1000 {
 		t.Errorf("opening entry %+v", e)
 	}
-	if page, _ := db.Entries("m1", "PER", "USD", 0, 10); len(page.Items) != 0 {
+	if page, _ := db.Entries(ctx, "m1", "PER", "USD", 0, 10); len(page.Items) != 0 {
 		t.Errorf("an empty balance opened: %+v", page.Items)
 	}
-	if err := db.CheckAllLedgers(); err != nil {
+	if err := db.CheckAllLedgers(ctx); err != nil {
 		t.Error(err)
 	}
-	if _, err := db.Fund("m1", "PER", "PEN", 5, time.Now()); err != nil {
+	if _, err := db.Fund(ctx, "m1", "PER", "PEN", 5, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if entries, _ = rules.AllEntries(db, "m1", "PER", "PEN"); len(entries) != 2 || entries[1].ID != 2 || entries[1].Balance != 1005 || entries[1].Available != 1005 {
+	if entries, _ = rules.AllEntries(ctx, db, "m1", "PER", "PEN"); len(entries) != 2 || entries[1].ID != 2 || entries[1].Balance != 1005 || entries[1].Available != 1005 {
 		t.Errorf("after a funding: %+v", entries)
 	}
-	if err := db.CheckAllLedgers(); err != nil {
+	if err := db.CheckAllLedgers(ctx); err != nil {
 		t.Error(err)
 	}
 }

@@ -31,7 +31,7 @@ const feedLocks = 0x666565 // "fee"
 
 // LogAttempt appends an attempt to an event's record, creating it on the first, in one round
 // trip.
-func (s *DB) LogAttempt(ev rules.LoggedEvent, a rules.DeliveryAttempt) error {
+func (s *DB) LogAttempt(ctx context.Context, ev rules.LoggedEvent, a rules.DeliveryAttempt) error {
 	if !storable(ev.MerchantID, ev.ID, ev.Type, a.Error, a.Cause) {
 		return fmt.Errorf("log attempt of %q: not storable text", ev.ID)
 	}
@@ -82,7 +82,7 @@ func scanLoggedEvent(row pgx.Row) (rules.LoggedEvent, error) {
 }
 
 // LoggedEvents lists a merchant's events after q.After, oldest first.
-func (s *DB) LoggedEvents(merchantID string, q rules.EventQuery) ([]rules.LoggedEvent, error) {
+func (s *DB) LoggedEvents(ctx context.Context, merchantID string, q rules.EventQuery) ([]rules.LoggedEvent, error) {
 	if !storable(merchantID, q.Type) {
 		return nil, nil
 	}
@@ -105,7 +105,7 @@ func (s *DB) LoggedEvents(merchantID string, q rules.EventQuery) ([]rules.Logged
 }
 
 // AttemptsAfter lists a merchant's delivery attempts after a feed cursor, oldest first.
-func (s *DB) AttemptsAfter(merchantID string, after int64, limit int) ([]rules.FedAttempt, error) {
+func (s *DB) AttemptsAfter(ctx context.Context, merchantID string, after int64, limit int) ([]rules.FedAttempt, error) {
 	if !storable(merchantID) {
 		return nil, nil
 	}
@@ -144,7 +144,7 @@ func (s *DB) AttemptsAfter(merchantID string, after int64, limit int) ([]rules.F
 }
 
 // LoggedEvent reads one of a merchant's events.
-func (s *DB) LoggedEvent(merchantID, id string) (rules.LoggedEvent, error) {
+func (s *DB) LoggedEvent(ctx context.Context, merchantID, id string) (rules.LoggedEvent, error) {
 	if !storable(merchantID, id) {
 		return rules.LoggedEvent{}, rules.ErrNotFound
 	}
@@ -160,8 +160,8 @@ func (s *DB) LoggedEvent(merchantID, id string) (rules.LoggedEvent, error) {
 }
 
 // PruneEventLog forgets the events first tried, and the inbox items received, before cutoff.
-func (s *DB) PruneEventLog(cutoff time.Time) (int, error) {
-	ctx := context.Background()
+func (s *DB) PruneEventLog(ctx context.Context, cutoff time.Time) (int, error) {
+	ctx = context.WithoutCancel(ctx) // the work ends even when its caller has gone
 	a, err := s.pool.Exec(ctx, `DELETE FROM event_log WHERE created_at < $1`, cutoff)
 	if err != nil {
 		return 0, fmt.Errorf("prune event log: %w", err)
@@ -174,7 +174,7 @@ func (s *DB) PruneEventLog(cutoff time.Time) (int, error) {
 }
 
 // PutInboxItem keeps a notification the sandbox inbox received.
-func (s *DB) PutInboxItem(merchantID string, it rules.InboxItem) error {
+func (s *DB) PutInboxItem(ctx context.Context, merchantID string, it rules.InboxItem) error {
 	if !storable(merchantID, it.EventID) {
 		return fmt.Errorf("inbox item %q: not storable text", it.EventID)
 	}
@@ -196,7 +196,7 @@ func (s *DB) PutInboxItem(merchantID string, it rules.InboxItem) error {
 }
 
 // InboxItems lists a merchant's inbox, newest first.
-func (s *DB) InboxItems(merchantID string, limit int) ([]rules.InboxItem, error) {
+func (s *DB) InboxItems(ctx context.Context, merchantID string, limit int) ([]rules.InboxItem, error) {
 	out := []rules.InboxItem{}
 	if !storable(merchantID) {
 		return out, nil
@@ -223,7 +223,7 @@ func (s *DB) InboxItems(merchantID string, limit int) ([]rules.InboxItem, error)
 }
 
 // DeliveryChaos is a merchant's delivery chaos (rules.ErrNotFound when off).
-func (s *DB) DeliveryChaos(merchantID string) (rules.DeliveryChaos, error) {
+func (s *DB) DeliveryChaos(ctx context.Context, merchantID string) (rules.DeliveryChaos, error) {
 	var c rules.DeliveryChaos
 	if !storable(merchantID) {
 		return c, rules.ErrNotFound
@@ -243,7 +243,7 @@ func (s *DB) DeliveryChaos(merchantID string) (rules.DeliveryChaos, error) {
 }
 
 // PutDeliveryChaos sets a merchant's delivery chaos.
-func (s *DB) PutDeliveryChaos(merchantID string, c rules.DeliveryChaos) error {
+func (s *DB) PutDeliveryChaos(ctx context.Context, merchantID string, c rules.DeliveryChaos) error {
 	doc, err := json.Marshal(c)
 	if err == nil {
 		_, err = s.pool.Exec(context.Background(), `INSERT INTO delivery_chaos (merchant_id, chaos) VALUES ($1, $2)
@@ -256,7 +256,7 @@ func (s *DB) PutDeliveryChaos(merchantID string, c rules.DeliveryChaos) error {
 }
 
 // DeleteDeliveryChaos ends a merchant's delivery chaos (none is no error).
-func (s *DB) DeleteDeliveryChaos(merchantID string) error {
+func (s *DB) DeleteDeliveryChaos(ctx context.Context, merchantID string) error {
 	if _, err := s.pool.Exec(context.Background(), `DELETE FROM delivery_chaos WHERE merchant_id = $1`, merchantID); err != nil {
 		return fmt.Errorf("delete delivery chaos of merchant %s: %w", merchantID, err)
 	}

@@ -21,14 +21,14 @@ func BenchmarkLogAttempt(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	defer db.Close(context.Background())
 	body := []byte(`{"payout":{"id":"1042","country":"PER","amount":"100000","currency":"PEN","orderId":"ORD-1042","merchantId":"1","bankCode":"002","accountNumber":"**********8012","name":"Ana Quispe"},"output":{"stage":"SUCCESS","status":"PROCESSED","statusChangeDateTime":"2026-11-25T04:51:08.373Z","authorizationCode":"SIM-1042","authorizationDate":"2026-11-25T04:51:08.373Z"}}`)
 	now := time.Now().UTC()
 	b.ResetTimer()
 	for i := range b.N {
 		id := "merchant.notification:" + strconv.Itoa(i) + ":PROCESSED"
 		ev := rules.LoggedEvent{ID: id, MerchantID: "1", PayoutID: int64(i), Type: rules.EventType(id), Body: body, CreatedAt: now}
-		if err := db.LogAttempt(ev, rules.DeliveryAttempt{At: now, Status: 200, Duration: time.Millisecond}); err != nil {
+		if err := db.LogAttempt(context.Background(), ev, rules.DeliveryAttempt{At: now, Status: 200, Duration: time.Millisecond}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -44,7 +44,7 @@ func TestFeedCursorsCommitInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer db.Close(context.Background())
 	const writers, each = 8, 40
 	done := make(chan error, writers)
 	now := time.Now().UTC()
@@ -53,7 +53,7 @@ func TestFeedCursorsCommitInOrder(t *testing.T) {
 			for i := range each {
 				id := "merchant.notification:" + strconv.Itoa(w*1000+i) + ":PROCESSED"
 				ev := rules.LoggedEvent{ID: id, MerchantID: "1", PayoutID: int64(w*1000 + i), Type: rules.EventType(id), Body: []byte("{}"), CreatedAt: now}
-				if err := db.LogAttempt(ev, rules.DeliveryAttempt{At: now, Status: 200}); err != nil {
+				if err := db.LogAttempt(context.Background(), ev, rules.DeliveryAttempt{At: now, Status: 200}); err != nil {
 					done <- err
 					return
 				}
@@ -71,7 +71,7 @@ func TestFeedCursorsCommitInOrder(t *testing.T) {
 			finished++
 		default:
 		}
-		fs, err := db.AttemptsAfter("1", after, 1000)
+		fs, err := db.AttemptsAfter(context.Background(), "1", after, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -131,8 +131,8 @@ func TestGroupCommitGivesUp(t *testing.T) {
 // Writes after Close fail rather than hang.
 func TestGroupCommitAfterClose(t *testing.T) {
 	db := newDB(t)
-	db.Close()
-	err := db.UpdatePayouts([]int64{1}, func(*rules.Payout, rules.Ledger) (time.Time, error) { return time.Time{}, nil })
+	db.Close(context.Background())
+	err := db.UpdatePayouts(context.Background(), []int64{1}, func(*rules.Payout, rules.Ledger) (time.Time, error) { return time.Time{}, nil })
 	if !errors.Is(err, errClosed) {
 		t.Fatalf("err %v, want errClosed", err)
 	}
@@ -146,7 +146,7 @@ func TestGroupCommitAfterClose(t *testing.T) {
 // even when it was the first to read the balance.
 func TestGroupBalancesAfterAFailedWrite(t *testing.T) {
 	db := newDB(t)
-	if _, err := db.Fund("m1", "PER", "PEN", 1000, time.Now()); err != nil {
+	if _, err := db.Fund(context.Background(), "m1", "PER", "PEN", 1000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
@@ -168,13 +168,13 @@ func TestGroupBalancesAfterAFailedWrite(t *testing.T) {
 	if !errors.Is(errs[0], boom) || errs[1] != nil || !errors.Is(errs[2], boom) || errs[3] != nil {
 		t.Fatalf("answers %v", errs)
 	}
-	if bs, _ := db.Balances("m1"); bs[0].Available != 800 {
+	if bs, _ := db.Balances(context.Background(), "m1"); bs[0].Available != 800 {
 		t.Errorf("balance %+v, want 200 of 1000 reserved by B and D", bs[0])
 	}
 	if n := count(t, db, `SELECT count(*) FROM payouts`); n != 2 {
 		t.Errorf("%d payouts stored, want 2", n)
 	}
-	if err := db.CheckAllLedgers(); err != nil {
+	if err := db.CheckAllLedgers(context.Background()); err != nil {
 		t.Error(err)
 	}
 
@@ -196,7 +196,7 @@ func TestGroupBalancesAfterAFailedWrite(t *testing.T) {
 	if errs := answers(ops); errs[0] != nil || !errors.Is(errs[1], boom) || errs[2] != nil {
 		t.Fatalf("answers %v", errs)
 	}
-	if bs, _ := db.Balances("m1"); bs[0].Balance != 1101 {
+	if bs, _ := db.Balances(context.Background(), "m1"); bs[0].Balance != 1101 {
 		t.Errorf("balance %+v, want 1101", bs[0])
 	}
 }

@@ -15,7 +15,7 @@ import (
 func keyFingerprintKey(name string) string { return "key-fingerprint/" + name }
 
 // KeyFingerprint is the fingerprint recorded for the key named; "" when none is.
-func (s *DB) KeyFingerprint(name string) (string, error) {
+func (s *DB) KeyFingerprint(ctx context.Context, name string) (string, error) {
 	var v []byte
 	err := s.pool.QueryRow(context.Background(), `SELECT value FROM meta WHERE key = $1`, keyFingerprintKey(name)).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -29,7 +29,7 @@ func (s *DB) KeyFingerprint(name string) (string, error) {
 
 // RecordKeyFingerprint records fp when none is recorded, and returns the one recorded: two
 // instances starting at once record one, and the other reads it.
-func (s *DB) RecordKeyFingerprint(name, fp string) (string, error) {
+func (s *DB) RecordKeyFingerprint(ctx context.Context, name, fp string) (string, error) {
 	var v []byte
 	var err error
 	// Twice at most: when another instance's first start inserts the row while this
@@ -52,7 +52,7 @@ func (s *DB) RecordKeyFingerprint(name, fp string) (string, error) {
 
 // ReplaceKeyFingerprint records fp in place of old, when old is still the one recorded: one
 // statement, so that of two rotations at once one replaces and the other is told.
-func (s *DB) ReplaceKeyFingerprint(name, old, fp string) (bool, error) {
+func (s *DB) ReplaceKeyFingerprint(ctx context.Context, name, old, fp string) (bool, error) {
 	var tag pgconn.CommandTag
 	var err error
 	if old == "" {

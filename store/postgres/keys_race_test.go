@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -29,7 +30,7 @@ func TestKeyFingerprintRecordedByInstancesStartingAtOnce(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				got[i], errs[i] = db.RecordKeyFingerprint(name, fmt.Sprintf("fp-%d", i))
+				got[i], errs[i] = db.RecordKeyFingerprint(context.Background(), name, fmt.Sprintf("fp-%d", i))
 			}()
 		}
 		close(start)
@@ -41,7 +42,7 @@ func TestKeyFingerprintRecordedByInstancesStartingAtOnce(t *testing.T) {
 			if got[i] != got[0] {
 				t.Fatalf("round %d: instance %d was told %q, instance 0 %q", round, i, got[i], got[0])
 			}
-			dbs[i].Close()
+			dbs[i].Close(context.Background())
 		}
 	}
 }

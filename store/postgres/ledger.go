@@ -216,7 +216,7 @@ func selectBalanceForUpdate(ctx context.Context, tx querier, k balanceKey) (rule
 
 // Balances lists a merchant's balances, ordered as store/bolt orders them (by country, then
 // currency, byte-wise).
-func (s *DB) Balances(merchantID string) ([]rules.Balance, error) {
+func (s *DB) Balances(ctx context.Context, merchantID string) ([]rules.Balance, error) {
 	ctx, cancel := callContext()
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT country, currency, available, balance, funded, processed, reversed, 0
@@ -239,7 +239,7 @@ func (s *DB) Balances(merchantID string) ([]rules.Balance, error) {
 
 // Fund adds amount (minor units, negative to withdraw) to a merchant's balance in one
 // transaction, holding the balance's lock, under the ledger invariant.
-func (s *DB) Fund(merchantID, country, currency string, amount int64, at time.Time) (rules.Balance, error) {
+func (s *DB) Fund(ctx context.Context, merchantID, country, currency string, amount int64, at time.Time) (rules.Balance, error) {
 	ctx, cancel := callContext()
 	defer cancel()
 	var out rules.Balance
@@ -267,7 +267,7 @@ const checkTimeout = 30 * time.Minute
 
 // CheckAllLedgers checks the invariant of every stored balance from scratch
 // (rules.LedgerTally), on one snapshot of the whole database.
-func (s *DB) CheckAllLedgers() error {
+func (s *DB) CheckAllLedgers(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
 	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},

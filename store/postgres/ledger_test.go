@@ -16,39 +16,39 @@ import (
 func TestConcurrentFundAcrossInstances(t *testing.T) {
 	url := pgtest.Database(t)
 	dbs := []*DB{openDB(t, url, Options{}), openDB(t, url, Options{})}
-	if _, _, err := dbs[0].CreatePayout(newPayout("NO-FUNDS", 300), time.Time{}, nil, reserve); err != nil {
+	if _, _, err := dbs[0].CreatePayout(context.Background(), newPayout("NO-FUNDS", 300), time.Time{}, nil, reserve); err != nil {
 		t.Fatal(err)
 	}
-	if bs, err := dbs[0].Balances("m1"); err != nil || bs == nil || len(bs) != 0 {
+	if bs, err := dbs[0].Balances(context.Background(), "m1"); err != nil || bs == nil || len(bs) != 0 {
 		t.Fatalf("balances %#v, %v after a read only: want none", bs, err)
 	}
 	const n = 60
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			if _, err := dbs[i%2].Fund("m1", "PER", "PEN", 7, time.Now()); err != nil {
+			if _, err := dbs[i%2].Fund(context.Background(), "m1", "PER", "PEN", 7, time.Now()); err != nil {
 				t.Errorf("fund %d: %v", i, err)
 			}
 		})
 	}
 	wg.Wait()
 	want := rules.Balance{Country: "PER", Currency: "PEN", Available: 7 * n, Balance: 7 * n, Funded: 7 * n}
-	if bs, _ := dbs[1].Balances("m1"); len(bs) != 1 || bs[0] != want {
+	if bs, _ := dbs[1].Balances(context.Background(), "m1"); len(bs) != 1 || bs[0] != want {
 		t.Fatalf("balances %+v, want %+v", bs, want)
 	}
-	if _, err := dbs[0].Fund("m1", "PER", "PEN", -7*n-1, time.Now()); err == nil {
+	if _, err := dbs[0].Fund(context.Background(), "m1", "PER", "PEN", -7*n-1, time.Now()); err == nil {
 		t.Error("a withdrawal beyond the available balance went through")
 	}
-	if b, err := dbs[0].Fund("m1", "PER", "PEN", -7, time.Now()); err != nil || b.Available != 7*n-7 || b.Funded != 7*n-7 {
+	if b, err := dbs[0].Fund(context.Background(), "m1", "PER", "PEN", -7, time.Now()); err != nil || b.Available != 7*n-7 || b.Funded != 7*n-7 {
 		t.Errorf("withdrawal: %+v %v", b, err)
 	}
-	if _, err := dbs[0].Fund("m1", "COL", "COP", 5, time.Now()); err != nil {
+	if _, err := dbs[0].Fund(context.Background(), "m1", "COL", "COP", 5, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dbs[0].Fund("m1", "COL", "USD", 5, time.Now()); err != nil {
+	if _, err := dbs[0].Fund(context.Background(), "m1", "COL", "USD", 5, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	bs, _ := dbs[0].Balances("m1")
+	bs, _ := dbs[0].Balances(context.Background(), "m1")
 	if len(bs) != 3 || bs[0].Currency != "COP" || bs[1].Currency != "USD" || bs[2].Country != "PER" {
 		t.Errorf("balances out of order: %+v", bs)
 	}
@@ -83,7 +83,7 @@ func settle(status rules.Status) rules.Step {
 // still open), the ledger checks from scratch; a balance changed behind its back does not.
 func TestCheckAllLedgersAfterALifecycle(t *testing.T) {
 	db := newDB(t)
-	if _, err := db.Fund("m1", "PER", "PEN", 10_000, time.Now()); err != nil {
+	if _, err := db.Fund(context.Background(), "m1", "PER", "PEN", 10_000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	var ids []int64
@@ -98,21 +98,21 @@ func TestCheckAllLedgersAfterALifecycle(t *testing.T) {
 		{ids[1:2], rules.StatusReversed},
 		{ids[2:3], rules.StatusRejectedBank},
 	} {
-		if err := db.UpdatePayouts(s.ids, settle(s.status)); err != nil {
+		if err := db.UpdatePayouts(context.Background(), s.ids, settle(s.status)); err != nil {
 			t.Fatalf("%s: %v", s.status, err)
 		}
 	}
 	want := rules.Balance{Country: "PER", Currency: "PEN", Available: 8000, Balance: 9000, Funded: 10_000, Processed: 2000, Reversed: 1000}
-	if bs, _ := db.Balances("m1"); len(bs) != 1 || bs[0] != want {
+	if bs, _ := db.Balances(context.Background(), "m1"); len(bs) != 1 || bs[0] != want {
 		t.Fatalf("balances %+v, want %+v", bs, want)
 	}
-	if err := db.CheckAllLedgers(); err != nil {
+	if err := db.CheckAllLedgers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.pool.Exec(context.Background(), `UPDATE balances SET available = available - 1`); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.CheckAllLedgers(); !errors.Is(err, rules.ErrLedger) {
+	if err := db.CheckAllLedgers(context.Background()); !errors.Is(err, rules.ErrLedger) {
 		t.Fatalf("a tampered balance: %v, want ErrLedger", err)
 	}
 }

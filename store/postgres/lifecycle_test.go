@@ -35,7 +35,7 @@ func newInstance(t *testing.T, url string, clk *testClock) *instance {
 	db := openDB(t, url, Options{})
 	rail := &rules.SimulatedRail{Delay: 2 * time.Second, BatchDelay: 30 * time.Second, Now: clk.Now}
 	lc := &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail },
-		Merchants: db.Merchant, Now: clk.Now}
+		Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: clk.Now}
 	lc.OnFinal().Bind(rules.OutcomeEventsHook(clk.Now))
 	return &instance{db: db, lc: lc, svc: &rules.Service{Store: db, Now: clk.Now, Admit: lc.Admit}}
 }
@@ -92,7 +92,7 @@ func TestLifecycleOnTwoInstances(t *testing.T) {
 	clk := &testClock{t: time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)}
 	ins := []*instance{newInstance(t, url, clk), newInstance(t, url, clk)}
 	m := &rules.Merchant{ID: "M1", Name: "Tienda", Settings: rules.AllSettings()}
-	if err := ins[0].db.CreateMerchant(m, nil); err != nil {
+	if err := ins[0].db.CreateMerchant(context.Background(), m, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ins[1].lc.Fund(context.Background(), "M1", "PER", "PEN", 50*100000); err != nil {
@@ -122,7 +122,7 @@ func TestLifecycleOnTwoInstances(t *testing.T) {
 
 	counts := map[rules.Status]int{}
 	for id := range ids {
-		p, err := ins[0].db.Payout("M1", id)
+		p, err := ins[0].db.Payout(context.Background(), "M1", id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,10 +139,10 @@ func TestLifecycleOnTwoInstances(t *testing.T) {
 		t.Fatalf("statuses %v, want 50 PROCESSED and 50 NO_BALANCE", counts)
 	}
 	want := rules.Balance{Country: "PER", Currency: "PEN", Funded: 50 * 100000, Processed: 50 * 100000}
-	if bs, _ := ins[1].db.Balances("M1"); len(bs) != 1 || bs[0] != want {
+	if bs, _ := ins[1].db.Balances(context.Background(), "M1"); len(bs) != 1 || bs[0] != want {
 		t.Fatalf("balances %+v, want %+v", bs, want)
 	}
-	if err := ins[0].db.CheckAllLedgers(); err != nil {
+	if err := ins[0].db.CheckAllLedgers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for _, in := range ins {
@@ -176,12 +176,12 @@ func equalStatuses(a, b []rules.Status) bool {
 // unless a row changed after the claim: then the step sees the row as it is now.
 func TestRoundStepsTheRowAsItIsWhenItChangedAfterTheClaim(t *testing.T) {
 	db := newDB(t)
-	if _, err := db.Fund("m1", "PER", "PEN", 1000, time.Now()); err != nil {
+	if _, err := db.Fund(context.Background(), "m1", "PER", "PEN", 1000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	a := create(t, db, newPayout("CL-1", 100), time.Now(), reserve)
 	b := create(t, db, newPayout("CL-2", 100), time.Now(), reserve)
-	due, read, err := db.DueRead(time.Now().Add(time.Second), 10)
+	due, read, err := db.DueRead(context.Background(), time.Now().Add(time.Second), 10)
 	if err != nil || len(due) != 2 || read[a.ID] == nil || read[b.ID] == nil {
 		t.Fatalf("claim: %+v %v, %v", due, read, err)
 	}
@@ -196,7 +196,7 @@ func TestRoundStepsTheRowAsItIsWhenItChangedAfterTheClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[int64]string{}
-	err = db.UpdatePayouts([]int64{a.ID, b.ID}, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
+	err = db.UpdatePayouts(context.Background(), []int64{a.ID, b.ID}, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
 		seen[p.ID] = p.RailRef
 		p.Move(rules.StatusPendingBank, time.Now(), "", "")
 		return time.Time{}, nil
@@ -208,11 +208,11 @@ func TestRoundStepsTheRowAsItIsWhenItChangedAfterTheClaim(t *testing.T) {
 		t.Errorf("the steps saw %v, want b as changed after the claim", seen)
 	}
 	for _, id := range []int64{a.ID, b.ID} {
-		if p, err := db.Payout("m1", id); err != nil || p.Status != rules.StatusPendingBank {
+		if p, err := db.Payout(context.Background(), "m1", id); err != nil || p.Status != rules.StatusPendingBank {
 			t.Errorf("payout %d after the round: %+v, %v", id, p, err)
 		}
 	}
-	if p, _ := db.Payout("m1", b.ID); p.RailRef != "changed-after-the-claim" {
+	if p, _ := db.Payout(context.Background(), "m1", b.ID); p.RailRef != "changed-after-the-claim" {
 		t.Errorf("b lost its change: %+v", p)
 	}
 }

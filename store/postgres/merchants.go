@@ -17,7 +17,7 @@ import (
 // CreateMerchant stores a new merchant, giving it the next number of merchant_numbers that
 // no merchant uses as its id when m.ID is empty; a taken id is rules.ErrExists. prepare runs
 // once the id is known, inside the transaction, before the write (to seal the secret to it).
-func (s *DB) CreateMerchant(m *rules.Merchant, prepare func(*rules.Merchant) error) error {
+func (s *DB) CreateMerchant(ctx context.Context, m *rules.Merchant, prepare func(*rules.Merchant) error) error {
 	ctx, cancel := callContext()
 	defer cancel()
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -84,7 +84,7 @@ func insertMerchant(ctx context.Context, tx pgx.Tx, m *rules.Merchant, prepare f
 }
 
 // Merchant reads one merchant; rules.ErrNotFound when none.
-func (s *DB) Merchant(id string) (*rules.Merchant, error) {
+func (s *DB) Merchant(ctx context.Context, id string) (*rules.Merchant, error) {
 	if !storable(id) {
 		return nil, rules.ErrNotFound
 	}
@@ -102,7 +102,7 @@ func (s *DB) Merchant(id string) (*rules.Merchant, error) {
 }
 
 // UpdateMerchant changes a merchant inside one transaction, holding its row's lock.
-func (s *DB) UpdateMerchant(id string, fn func(*rules.Merchant) error) (*rules.Merchant, error) {
+func (s *DB) UpdateMerchant(ctx context.Context, id string, fn func(*rules.Merchant) error) (*rules.Merchant, error) {
 	if !storable(id) {
 		return nil, rules.ErrNotFound
 	}
@@ -140,7 +140,7 @@ func (s *DB) UpdateMerchant(id string, fn func(*rules.Merchant) error) (*rules.M
 }
 
 // Merchants lists every merchant, by id byte-wise (store/bolt's order).
-func (s *DB) Merchants() ([]*rules.Merchant, error) {
+func (s *DB) Merchants(ctx context.Context) ([]*rules.Merchant, error) {
 	ctx, cancel := callContext()
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT doc FROM merchants ORDER BY id COLLATE "C"`)

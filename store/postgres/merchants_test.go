@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -22,31 +23,31 @@ func TestMerchants(t *testing.T) {
 		return nil
 	}
 	m1 := &rules.Merchant{Name: "One"}
-	if err := db.CreateMerchant(m1, prepare); err != nil || m1.ID != "1" || prepared != "1" {
+	if err := db.CreateMerchant(context.Background(), m1, prepare); err != nil || m1.ID != "1" || prepared != "1" {
 		t.Fatalf("first merchant: id %q, prepared %q, %v", m1.ID, prepared, err)
 	}
-	if err := db.CreateMerchant(&rules.Merchant{ID: "2", Name: "Two"}, nil); err != nil {
+	if err := db.CreateMerchant(context.Background(), &rules.Merchant{ID: "2", Name: "Two"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	m3 := &rules.Merchant{Name: "Three"}
-	if err := db.CreateMerchant(m3, prepare); err != nil || m3.ID != "3" {
+	if err := db.CreateMerchant(context.Background(), m3, prepare); err != nil || m3.ID != "3" {
 		t.Fatalf("a numbered merchant after an explicit 2: id %q, %v", m3.ID, err)
 	}
 	prepared = ""
-	if err := db.CreateMerchant(&rules.Merchant{ID: "2"}, prepare); !errors.Is(err, rules.ErrExists) || prepared != "" {
+	if err := db.CreateMerchant(context.Background(), &rules.Merchant{ID: "2"}, prepare); !errors.Is(err, rules.ErrExists) || prepared != "" {
 		t.Fatalf("a taken id: %v (prepared %q), want ErrExists before prepare", err, prepared)
 	}
-	if err := db.CreateMerchant(&rules.Merchant{ID: "10"}, nil); err != nil {
+	if err := db.CreateMerchant(context.Background(), &rules.Merchant{ID: "10"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	got, err := db.Merchant("1")
+	got, err := db.Merchant(context.Background(), "1")
 	if err != nil || got.Name != "One" || string(got.SealedSecret) != "sealed for 1" {
 		t.Fatalf("merchant 1: %+v %v", got, err)
 	}
-	if _, err := db.Merchant("nope"); !errors.Is(err, rules.ErrNotFound) {
+	if _, err := db.Merchant(context.Background(), "nope"); !errors.Is(err, rules.ErrNotFound) {
 		t.Errorf("unknown merchant: %v, want ErrNotFound", err)
 	}
-	up, err := db.UpdateMerchant("2", func(m *rules.Merchant) error {
+	up, err := db.UpdateMerchant(context.Background(), "2", func(m *rules.Merchant) error {
 		m.ID, m.Name = "elsewhere", "Deux"
 		return nil
 	})
@@ -54,13 +55,13 @@ func TestMerchants(t *testing.T) {
 		t.Fatalf("update: %+v %v", up, err)
 	}
 	boom := errors.New("boom")
-	if _, err := db.UpdateMerchant("2", func(m *rules.Merchant) error { m.Name = "lost"; return boom }); !errors.Is(err, boom) {
+	if _, err := db.UpdateMerchant(context.Background(), "2", func(m *rules.Merchant) error { m.Name = "lost"; return boom }); !errors.Is(err, boom) {
 		t.Errorf("a failing update: %v", err)
 	}
-	if _, err := db.UpdateMerchant("nope", func(*rules.Merchant) error { return nil }); !errors.Is(err, rules.ErrNotFound) {
+	if _, err := db.UpdateMerchant(context.Background(), "nope", func(*rules.Merchant) error { return nil }); !errors.Is(err, rules.ErrNotFound) {
 		t.Errorf("updating an unknown merchant: %v, want ErrNotFound", err)
 	}
-	all, err := db.Merchants()
+	all, err := db.Merchants(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestConcurrentNumberedMerchants(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			m := &rules.Merchant{Name: strconv.Itoa(i)}
-			if err := dbs[i%2].CreateMerchant(m, nil); err != nil {
+			if err := dbs[i%2].CreateMerchant(context.Background(), m, nil); err != nil {
 				t.Errorf("create %d: %v", i, err)
 			}
 			ids[i] = m.ID
@@ -97,7 +98,7 @@ func TestConcurrentNumberedMerchants(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	if all, _ := dbs[0].Merchants(); len(all) != n {
+	if all, _ := dbs[0].Merchants(context.Background()); len(all) != n {
 		t.Errorf("%d merchants stored, want %d", len(all), n)
 	}
 }

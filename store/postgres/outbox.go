@@ -46,14 +46,14 @@ type dueLook struct {
 // first (then in the order they were written), and the NextAt of the first event not yet
 // due when the batch is not full. Events whose id was already delivered are dropped from
 // the outbox instead of being listed (rules.OutboxStore).
-func (s *DB) DueEvents(lane rules.Lane, now time.Time, limit int) ([]rules.OutboxEntry, time.Time, error) {
-	return s.DueEventsSkipping(lane, now, limit, nil)
+func (s *DB) DueEvents(ctx context.Context, lane rules.Lane, now time.Time, limit int) ([]rules.OutboxEntry, time.Time, error) {
+	return s.DueEventsSkipping(ctx, lane, now, limit, nil)
 }
 
 // DueEventsSkipping is DueEvents leaving out the events skip refuses (rules.OutboxSkipper),
 // asked in order with each event's merchant; an event skipped is not claimed. A limit of
 // zero or less lists nothing.
-func (s *DB) DueEventsSkipping(lane rules.Lane, now time.Time, limit int, skip func(seq uint64, merchantID string) bool) ([]rules.OutboxEntry, time.Time, error) {
+func (s *DB) DueEventsSkipping(ctx context.Context, lane rules.Lane, now time.Time, limit int, skip func(seq uint64, merchantID string) bool) ([]rules.OutboxEntry, time.Time, error) {
 	if limit <= 0 {
 		return nil, time.Time{}, nil
 	}
@@ -220,7 +220,7 @@ func (s *DB) released(owner *string) {
 
 // EventDelivered removes a delivered event and records its id, in one statement (one round
 // trip, one transaction), so that no later copy of the event is ever delivered.
-func (s *DB) EventDelivered(seq uint64, id string, at time.Time) error {
+func (s *DB) EventDelivered(ctx context.Context, seq uint64, id string, at time.Time) error {
 	ctx, cancel := callContext()
 	defer cancel()
 	var owner *string
@@ -238,7 +238,7 @@ func (s *DB) EventDelivered(seq uint64, id string, at time.Time) error {
 // RescheduleEvent writes a pending event back with its new attempts, NextAt and LastError,
 // and releases its claim. An event no longer pending stays as it is, and so does one whose
 // expired claim another instance took over (its write is the one that counts).
-func (s *DB) RescheduleEvent(seq uint64, ev rules.Event) error {
+func (s *DB) RescheduleEvent(ctx context.Context, seq uint64, ev rules.Event) error {
 	doc, err := json.Marshal(ev)
 	if err == nil {
 		err = s.settle(seq, `lane = $3, kind = $4, merchant_id = $5, payout_id = $6, next_at = $7, doc = $8`,
@@ -252,7 +252,7 @@ func (s *DB) RescheduleEvent(seq uint64, ev rules.Event) error {
 
 // DeadEvent moves a pending event to the dead letters (kept for inspection, never retried)
 // and releases its claim; the same exceptions as RescheduleEvent.
-func (s *DB) DeadEvent(seq uint64, ev rules.Event) error {
+func (s *DB) DeadEvent(ctx context.Context, seq uint64, ev rules.Event) error {
 	doc, err := json.Marshal(ev)
 	if err == nil {
 		err = s.settle(seq, `dead = true, doc = $3`, doc)

@@ -17,7 +17,7 @@ import (
 func TestOutboxDueEventsByDueTimeWithTheNextTime(t *testing.T) {
 	db := openRest(t)
 	restEnqueue(t, db, restEvent("a", restT0), restEvent("later", restT0.Add(time.Hour)), restEvent("b", restT0.Add(-time.Minute)))
-	due, next, err := db.DueEvents(rules.LaneNotify, restT0, 10)
+	due, next, err := db.DueEvents(context.Background(), rules.LaneNotify, restT0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,10 +27,10 @@ func TestOutboxDueEventsByDueTimeWithTheNextTime(t *testing.T) {
 	if !next.Equal(restT0.Add(time.Hour)) {
 		t.Errorf("next %v, want the later event's NextAt", next)
 	}
-	if due, _, _ := db.DueEvents(rules.LaneMail, restT0, 10); len(due) != 0 {
+	if due, _, _ := db.DueEvents(context.Background(), rules.LaneMail, restT0, 10); len(due) != 0 {
 		t.Errorf("the mail lane has %d events of the notify lane", len(due))
 	}
-	if n := db.OutboxDepth(); n != 3 {
+	if n := db.OutboxDepth(context.Background()); n != 3 {
 		t.Errorf("depth %d, want 3", n)
 	}
 }
@@ -38,12 +38,12 @@ func TestOutboxDueEventsByDueTimeWithTheNextTime(t *testing.T) {
 func TestOutboxFullBatchLeavesNextZero(t *testing.T) {
 	db := openRest(t)
 	restEnqueue(t, db, restEvent("a", restT0), restEvent("b", restT0), restEvent("later", restT0.Add(time.Hour)))
-	due, next, err := db.DueEvents(rules.LaneNotify, restT0, 1)
+	due, next, err := db.DueEvents(context.Background(), rules.LaneNotify, restT0, 1)
 	if err != nil || len(due) != 1 || due[0].ID != "a" || !next.IsZero() {
 		t.Fatalf("limit 1: %+v next %v (%v); want a, and no next for a full batch", due, next, err)
 	}
 	// a is claimed: the next look gets b.
-	if due, _, _ := db.DueEvents(rules.LaneNotify, restT0, 10); len(due) != 1 || due[0].ID != "b" {
+	if due, _, _ := db.DueEvents(context.Background(), rules.LaneNotify, restT0, 10); len(due) != 1 || due[0].ID != "b" {
 		t.Fatalf("second look %+v; want b only", due)
 	}
 	if got := db.claimedEvents.Load(); got != 2 {
@@ -54,28 +54,28 @@ func TestOutboxFullBatchLeavesNextZero(t *testing.T) {
 func TestOutboxDeliveredIDDropsEveryLaterCopy(t *testing.T) {
 	db := openRest(t)
 	restEnqueue(t, db, restEvent("x", restT0))
-	due, _, _ := db.DueEvents(rules.LaneNotify, restT0, 10)
-	if err := db.EventDelivered(due[0].Seq, "x", restT0); err != nil {
+	due, _, _ := db.DueEvents(context.Background(), rules.LaneNotify, restT0, 10)
+	if err := db.EventDelivered(context.Background(), due[0].Seq, "x", restT0); err != nil {
 		t.Fatal(err)
 	}
 	if got := db.claimedEvents.Load(); got != 0 {
 		t.Errorf("claimed events %d after the delivery, want 0", got)
 	}
 	restEnqueue(t, db, restEvent("x", restT0)) // the same event written again
-	if due, _, _ := db.DueEvents(rules.LaneNotify, restT0, 10); len(due) != 0 {
+	if due, _, _ := db.DueEvents(context.Background(), rules.LaneNotify, restT0, 10); len(due) != 0 {
 		t.Fatalf("a delivered event id is due again: %+v", due)
 	}
-	if n := db.OutboxDepth(); n != 0 {
+	if n := db.OutboxDepth(context.Background()); n != 0 {
 		t.Errorf("depth %d after dropping the copy, want 0", n)
 	}
-	if at, ok, err := db.WasDelivered("x"); !ok || err != nil || !at.Equal(restT0) {
+	if at, ok, err := db.WasDelivered(context.Background(), "x"); !ok || err != nil || !at.Equal(restT0) {
 		t.Errorf("WasDelivered = %v %v %v", at, ok, err)
 	}
 	// A second EventDelivered of the id (the copy's) keeps the first time.
-	if err := db.EventDelivered(due[0].Seq, "x", restT0.Add(time.Hour)); err != nil {
+	if err := db.EventDelivered(context.Background(), due[0].Seq, "x", restT0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if at, _, _ := db.WasDelivered("x"); !at.Equal(restT0) {
+	if at, _, _ := db.WasDelivered(context.Background(), "x"); !at.Equal(restT0) {
 		t.Errorf("delivered at %v, want the first delivery's time", at)
 	}
 }
@@ -84,16 +84,16 @@ func TestOutboxRescheduleAndDeadLettersReleaseTheClaim(t *testing.T) {
 	url := pgtest.Database(t)
 	db := openRestURL(t, url, Options{})
 	restEnqueue(t, db, restEvent("retry", restT0), restEvent("dead", restT0))
-	due, _, _ := db.DueEvents(rules.LaneNotify, restT0, 10)
+	due, _, _ := db.DueEvents(context.Background(), rules.LaneNotify, restT0, 10)
 	if len(due) != 2 {
 		t.Fatalf("due %d, want 2", len(due))
 	}
 	r := due[0].Event
 	r.Attempts, r.NextAt, r.LastError = 3, restT0.Add(8*time.Second), "503"
-	if err := db.RescheduleEvent(due[0].Seq, r); err != nil {
+	if err := db.RescheduleEvent(context.Background(), due[0].Seq, r); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.DeadEvent(due[1].Seq, due[1].Event); err != nil {
+	if err := db.DeadEvent(context.Background(), due[1].Seq, due[1].Event); err != nil {
 		t.Fatal(err)
 	}
 	if got := db.claimedEvents.Load(); got != 0 {
@@ -101,21 +101,21 @@ func TestOutboxRescheduleAndDeadLettersReleaseTheClaim(t *testing.T) {
 	}
 
 	other := openRestURL(t, url, Options{}) // another instance (or this one restarted)
-	if due, next, _ := other.DueEvents(rules.LaneNotify, restT0, 10); len(due) != 0 || !next.Equal(restT0.Add(8*time.Second)) {
+	if due, next, _ := other.DueEvents(context.Background(), rules.LaneNotify, restT0, 10); len(due) != 0 || !next.Equal(restT0.Add(8*time.Second)) {
 		t.Fatalf("due %+v next %v; want nothing due until +8s", due, next)
 	}
-	due, _, _ = other.DueEvents(rules.LaneNotify, restT0.Add(8*time.Second), 10)
+	due, _, _ = other.DueEvents(context.Background(), rules.LaneNotify, restT0.Add(8*time.Second), 10)
 	if len(due) != 1 || due[0].ID != "retry" || due[0].Attempts != 3 || due[0].LastError != "503" {
 		t.Fatalf("%+v; want the rescheduled event with its attempts, free to claim", due)
 	}
-	dead, err := other.DeadEvents(10)
+	dead, err := other.DeadEvents(context.Background(), 10)
 	if err != nil || len(dead) != 1 || dead[0].ID != "dead" {
 		t.Errorf("dead letters %+v %v", dead, err)
 	}
-	if n := other.OutboxDepth(); n != 1 {
+	if n := other.OutboxDepth(context.Background()); n != 1 {
 		t.Errorf("depth %d, want the rescheduled event only", n)
 	}
-	if pending, _ := other.OutboxEvents(10); len(pending) != 1 || pending[0].ID != "retry" {
+	if pending, _ := other.OutboxEvents(context.Background(), 10); len(pending) != 1 || pending[0].ID != "retry" {
 		t.Errorf("pending %+v", pending)
 	}
 }
@@ -131,12 +131,12 @@ func TestDueEventsSkippingLeavesOutAMerchantsEvents(t *testing.T) {
 	other := restEvent("other", restT0)
 	other.MerchantID = "m2"
 	restEnqueue(t, db, append(evs, other)...)
-	due, _, err := db.DueEventsSkipping(rules.LaneNotify, restT0, 2, func(seq uint64, merchantID string) bool { return merchantID == "m1" })
+	due, _, err := db.DueEventsSkipping(context.Background(), rules.LaneNotify, restT0, 2, func(seq uint64, merchantID string) bool { return merchantID == "m1" })
 	if err != nil || len(due) != 1 || due[0].ID != "other" {
 		t.Fatalf("DueEventsSkipping = %v, %v; want only the other merchant's event", due, err)
 	}
 	// The skipped events were not claimed.
-	if due, _, _ := db.DueEvents(rules.LaneNotify, restT0, 200); len(due) != 150 {
+	if due, _, _ := db.DueEvents(context.Background(), rules.LaneNotify, restT0, 200); len(due) != 150 {
 		t.Errorf("%d of the skipped events due, want all 150", len(due))
 	}
 }
@@ -160,7 +160,7 @@ func TestOutboxTwoInstancesNeverClaimTheSameEvent(t *testing.T) {
 	for _, db := range []*DB{a, b} {
 		wg.Go(func() {
 			for range n { // bounded: an outbox that hands events out twice never empties
-				due, _, err := db.DueEventsSkipping(rules.LaneNotify, restT0, 7, func(uint64, string) bool { return false })
+				due, _, err := db.DueEventsSkipping(context.Background(), rules.LaneNotify, restT0, 7, func(uint64, string) bool { return false })
 				if err != nil {
 					t.Error(err)
 					return
@@ -196,16 +196,16 @@ func TestOutboxExpiredClaimIsTakenOver(t *testing.T) {
 	a := openRestURL(t, url, Options{Instance: "a", Lease: lease})
 	b := openRestURL(t, url, Options{Instance: "b", Lease: time.Minute})
 	restEnqueue(t, a, restEvent("x", restT0))
-	due, _, err := a.DueEvents(rules.LaneNotify, restT0, 10)
+	due, _, err := a.DueEvents(context.Background(), rules.LaneNotify, restT0, 10)
 	if err != nil || len(due) != 1 {
 		t.Fatalf("a: %+v %v", due, err)
 	}
-	if due, _, _ := b.DueEvents(rules.LaneNotify, restT0, 10); len(due) != 0 {
+	if due, _, _ := b.DueEvents(context.Background(), rules.LaneNotify, restT0, 10); len(due) != 0 {
 		t.Fatalf("b got an event a holds: %+v", due)
 	}
 	// Leases run on the service's clock (the now given): b looks after a's lease ended.
 	later := restT0.Add(lease + 100*time.Millisecond)
-	taken, _, err := b.DueEvents(rules.LaneNotify, later, 10)
+	taken, _, err := b.DueEvents(context.Background(), rules.LaneNotify, later, 10)
 	if err != nil || len(taken) != 1 || taken[0].Seq != due[0].Seq {
 		t.Fatalf("b after a's lease: %+v %v; want a's event", taken, err)
 	}
@@ -215,16 +215,16 @@ func TestOutboxExpiredClaimIsTakenOver(t *testing.T) {
 	// a wakes up and reschedules: b's claim stands.
 	late := due[0].Event
 	late.Attempts, late.NextAt = 1, restT0
-	if err := a.RescheduleEvent(due[0].Seq, late); err != nil {
+	if err := a.RescheduleEvent(context.Background(), due[0].Seq, late); err != nil {
 		t.Fatal(err)
 	}
-	if again, _, _ := a.DueEvents(rules.LaneNotify, later, 10); len(again) != 0 {
+	if again, _, _ := a.DueEvents(context.Background(), rules.LaneNotify, later, 10); len(again) != 0 {
 		t.Errorf("a's late write freed b's claim: %+v", again)
 	}
-	if err := b.EventDelivered(taken[0].Seq, "x", restT0); err != nil {
+	if err := b.EventDelivered(context.Background(), taken[0].Seq, "x", restT0); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.OutboxDepth(); n != 0 {
+	if n := b.OutboxDepth(context.Background()); n != 0 {
 		t.Errorf("depth %d, want 0", n)
 	}
 }
@@ -264,7 +264,7 @@ func TestOutboxTwoDispatchersDeliverOnce(t *testing.T) {
 			Deliverers: map[string]rules.Deliverer{rules.EventMerchantNotification: deliver}}
 		wg.Go(func() {
 			for range 200 {
-				if db.OutboxDepth() == 0 {
+				if db.OutboxDepth(context.Background()) == 0 {
 					return
 				}
 				elapsed.Add(int64(5 * time.Second))

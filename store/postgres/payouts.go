@@ -42,12 +42,7 @@ const maxOrderRaces = 3
 // nothing is written and the stored payout is returned with created false: the caller decides
 // between a replay and a conflict. The payout returned for a create is a copy of p as stored;
 // p itself is left as it was given.
-func (s *DB) CreatePayout(p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) (*rules.Payout, bool, error) {
-	return s.CreatePayoutContext(context.Background(), p, due, events, admit)
-}
-
-// CreatePayoutContext is CreatePayout for a caller whose span ctx carries (rules.ContextWrites).
-func (s *DB) CreatePayoutContext(ctx context.Context, p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) (*rules.Payout, bool, error) {
+func (s *DB) CreatePayout(ctx context.Context, p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) (*rules.Payout, bool, error) {
 	var keys []balanceKey
 	if admit != nil { // only admit draws on the balance
 		keys = []balanceKey{{MerchantID: p.MerchantID, Country: p.Country, Currency: p.Currency}}
@@ -190,7 +185,7 @@ func decodePayout(id int64, doc []byte) (*rules.Payout, error) {
 // the benchmark's million stored payouts). A payout with an id keeps it, and the payout ids
 // continue after the largest; one without takes the next. An orderId already used is an
 // error. The ledger is not touched: the balances are the importer's business.
-func (s *DB) ImportPayouts(ps []*rules.Payout) error {
+func (s *DB) ImportPayouts(ctx context.Context, ps []*rules.Payout) error {
 	if len(ps) == 0 {
 		return nil
 	}
@@ -286,7 +281,7 @@ func copyPayouts(ctx context.Context, tx pgx.Tx, ps []*rules.Payout) error {
 }
 
 // Payout reads one payout of a merchant; another merchant's payout is not found.
-func (s *DB) Payout(merchantID string, id int64) (*rules.Payout, error) {
+func (s *DB) Payout(ctx context.Context, merchantID string, id int64) (*rules.Payout, error) {
 	if id <= 0 {
 		return nil, rules.ErrNotFound
 	}
@@ -294,7 +289,7 @@ func (s *DB) Payout(merchantID string, id int64) (*rules.Payout, error) {
 }
 
 // PayoutByOrder reads a merchant's payout by its orderId.
-func (s *DB) PayoutByOrder(merchantID, orderID string) (*rules.Payout, error) {
+func (s *DB) PayoutByOrder(ctx context.Context, merchantID, orderID string) (*rules.Payout, error) {
 	if !storable(merchantID, orderID) {
 		return nil, rules.ErrNotFound
 	}
@@ -318,7 +313,7 @@ func (s *DB) payoutWhere(cond string, args ...any) (*rules.Payout, error) {
 }
 
 // PayoutsByID reads several payouts, in the order of ids; missing ids are skipped.
-func (s *DB) PayoutsByID(ids []int64) ([]*rules.Payout, error) {
+func (s *DB) PayoutsByID(ctx context.Context, ids []int64) ([]*rules.Payout, error) {
 	out := make([]*rules.Payout, 0, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -361,7 +356,7 @@ func collectDocs(rows pgx.Rows) (map[int64][]byte, error) {
 }
 
 // WithStatus lists the ids of a merchant's payouts in one status, oldest first.
-func (s *DB) WithStatus(merchantID string, status rules.Status, limit int) ([]int64, error) {
+func (s *DB) WithStatus(ctx context.Context, merchantID string, status rules.Status, limit int) ([]int64, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -393,15 +388,15 @@ func (s *DB) WithStatus(merchantID string, status rules.Status, limit int) ([]in
 // once (not again while a round of this instance holds it). The others, and its own whose
 // lease is running out, it claims with a write, as any step. Among them, those claimed come
 // first: they are the late ones.
-func (s *DB) Due(now time.Time, limit int) ([]rules.DueEntry, error) {
+func (s *DB) Due(ctx context.Context, now time.Time, limit int) ([]rules.DueEntry, error) {
 	due, _, err := s.claimDue(now, limit, false)
 	return due, err
 }
 
-// DueRead is Due that also reads the payouts it claims (rules.DueReader), in the claim's
+// DueRead is Due that also reads the payouts it claims, in the claim's
 // round trip: the lifecycle asks the rails on them without reading them again, and the round
 // that steps them (UpdatePayouts) has them decoded already, as of the claim's row version.
-func (s *DB) DueRead(now time.Time, limit int) ([]rules.DueEntry, map[int64]*rules.Payout, error) {
+func (s *DB) DueRead(ctx context.Context, now time.Time, limit int) ([]rules.DueEntry, map[int64]*rules.Payout, error) {
 	return s.claimDue(now, limit, true)
 }
 
@@ -493,7 +488,7 @@ func (s *DB) claimDue(now time.Time, limit int, read bool) ([]rules.DueEntry, ma
 
 // NextDue is the time of the earliest queued step that no live claim holds, zero when there
 // is none. This instance's own steps (queueLease) count, but for those its rounds hold.
-func (s *DB) NextDue() (time.Time, error) {
+func (s *DB) NextDue(ctx context.Context) (time.Time, error) {
 	ctx, cancel := callContext()
 	defer cancel()
 	var t pgtype.Timestamptz
@@ -654,7 +649,7 @@ const maxScan = rules.ListMaxScan
 // merchant's) below the cursor, stops at the first payout created before From, and reads at
 // most maxScan payouts, answering with a cursor where it stopped (a filter no index serves,
 // such as country, pages through a long history in bounded requests).
-func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, error) {
+func (s *DB) ListPayouts(ctx context.Context, merchantID string, f rules.ListFilter) (rules.Page, error) {
 	var page rules.Page
 	if !storable(merchantID, f.OrderID, f.Country, string(f.Stage), string(f.Status)) {
 		return rules.Page{Items: []*rules.Payout{}}, nil
@@ -663,7 +658,7 @@ func (s *DB) ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, err
 		f.Limit = 50
 	}
 	if f.OrderID != "" {
-		return s.listOrder(merchantID, f)
+		return s.listOrder(ctx, merchantID, f)
 	}
 	ctx, cancel := callContext()
 	defer cancel()
@@ -752,8 +747,8 @@ func listQuery(merchantID string, f rules.ListFilter) (string, []any) {
 
 // listOrder is a listing by orderId: the one payout of that order, if it matches the rest of
 // the filter and lies below the cursor.
-func (s *DB) listOrder(merchantID string, f rules.ListFilter) (rules.Page, error) {
-	p, err := s.PayoutByOrder(merchantID, f.OrderID)
+func (s *DB) listOrder(ctx context.Context, merchantID string, f rules.ListFilter) (rules.Page, error) {
+	p, err := s.PayoutByOrder(ctx, merchantID, f.OrderID)
 	if errors.Is(err, rules.ErrNotFound) {
 		p, err = nil, nil
 	}

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -22,7 +23,7 @@ func BenchmarkCreatePayoutsOneMerchant(b *testing.B) {
 	for _, mode := range []string{"grouped", "alone"} {
 		db := openDB(b, pgtest.Database(b), Options{})
 		db.writer.alone = mode == "alone"
-		if _, err := db.Fund("m1", "PER", "PEN", rules.MaxBalance, time.Now()); err != nil {
+		if _, err := db.Fund(context.Background(), "m1", "PER", "PEN", rules.MaxBalance, time.Now()); err != nil {
 			b.Fatal(err)
 		}
 		var orders atomic.Int64
@@ -31,7 +32,7 @@ func BenchmarkCreatePayoutsOneMerchant(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					p := newPayout("B-"+strconv.FormatInt(orders.Add(1), 10), 100)
-					if _, created, err := db.CreatePayout(p, time.Time{}, nil, reserve); err != nil || !created {
+					if _, created, err := db.CreatePayout(context.Background(), p, time.Time{}, nil, reserve); err != nil || !created {
 						b.Errorf("create: created %v, err %v", created, err)
 						return
 					}
@@ -39,7 +40,7 @@ func BenchmarkCreatePayoutsOneMerchant(b *testing.B) {
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "creates/s")
 		})
-		if err := db.CheckAllLedgers(); err != nil {
+		if err := db.CheckAllLedgers(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}

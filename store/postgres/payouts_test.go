@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strconv"
@@ -36,7 +37,7 @@ func reserve(p *rules.Payout, l rules.Ledger) (time.Time, error) {
 
 func create(t testing.TB, db *DB, p *rules.Payout, due time.Time, admit rules.Step) *rules.Payout {
 	t.Helper()
-	stored, created, err := db.CreatePayout(p, due, nil, admit)
+	stored, created, err := db.CreatePayout(context.Background(), p, due, nil, admit)
 	if err != nil || !created {
 		t.Fatalf("create %s: created %v, err %v", p.OrderID, created, err)
 	}
@@ -49,13 +50,13 @@ func TestCreatePayoutIsIdempotent(t *testing.T) {
 	db := newDB(t)
 	p := newPayout("O-1", 300)
 	ev := rules.Event{ID: "ev-1", Kind: rules.EventMerchantNotification, MerchantID: "m1", NextAt: time.Now()}
-	stored, created, err := db.CreatePayout(p, time.Now(), []rules.Event{ev}, nil)
+	stored, created, err := db.CreatePayout(context.Background(), p, time.Now(), []rules.Event{ev}, nil)
 	if err != nil || !created || stored.ID != 1 || p.ID != 0 {
 		t.Fatalf("first create: id %d, created %v, err %v (p.ID %d must stay 0)", stored.ID, created, err, p.ID)
 	}
 	again := newPayout("O-1", 999)
 	again.Fingerprint = "another request"
-	replay, created, err := db.CreatePayout(again, time.Now(), []rules.Event{{ID: "ev-2", Kind: ev.Kind, MerchantID: "m1"}}, reserve)
+	replay, created, err := db.CreatePayout(context.Background(), again, time.Now(), []rules.Event{{ID: "ev-2", Kind: ev.Kind, MerchantID: "m1"}}, reserve)
 	if err != nil || created || replay.ID != stored.ID || replay.Amount != 300 || replay.Fingerprint != p.Fingerprint {
 		t.Fatalf("replay: %+v, created %v, err %v; want payout %d as stored", replay, created, err, stored.ID)
 	}
@@ -70,21 +71,21 @@ func TestCreatePayoutIsIdempotent(t *testing.T) {
 	if next.ID != 2 {
 		t.Errorf("the next payout got id %d, want 2 (a replay takes no id)", next.ID)
 	}
-	got, err := db.Payout("m1", stored.ID)
+	got, err := db.Payout(context.Background(), "m1", stored.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameJSON(t, got, stored)
-	if _, err := db.Payout("m2", stored.ID); !errors.Is(err, rules.ErrNotFound) {
+	if _, err := db.Payout(context.Background(), "m2", stored.ID); !errors.Is(err, rules.ErrNotFound) {
 		t.Errorf("another merchant's payout: %v, want ErrNotFound", err)
 	}
-	if _, err := db.Payout("m1", 0); !errors.Is(err, rules.ErrNotFound) {
+	if _, err := db.Payout(context.Background(), "m1", 0); !errors.Is(err, rules.ErrNotFound) {
 		t.Errorf("payout 0: %v, want ErrNotFound", err)
 	}
-	if got, err := db.PayoutByOrder("m1", "O-2"); err != nil || got.ID != 2 {
+	if got, err := db.PayoutByOrder(context.Background(), "m1", "O-2"); err != nil || got.ID != 2 {
 		t.Errorf("by order: %v %v", got, err)
 	}
-	if _, err := db.PayoutByOrder("m1", "O-3"); !errors.Is(err, rules.ErrNotFound) {
+	if _, err := db.PayoutByOrder(context.Background(), "m1", "O-3"); !errors.Is(err, rules.ErrNotFound) {
 		t.Errorf("unknown order: %v, want ErrNotFound", err)
 	}
 }
@@ -94,7 +95,7 @@ func TestCreatePayoutIsIdempotent(t *testing.T) {
 func TestConcurrentCreatesOfOneOrderAcrossInstances(t *testing.T) {
 	url := pgtest.Database(t)
 	dbs := []*DB{openDB(t, url, Options{}), openDB(t, url, Options{})}
-	if _, err := dbs[0].Fund("m1", "PER", "PEN", 10_000, time.Now()); err != nil {
+	if _, err := dbs[0].Fund(context.Background(), "m1", "PER", "PEN", 10_000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	const n = 50
@@ -103,7 +104,7 @@ func TestConcurrentCreatesOfOneOrderAcrossInstances(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			stored, ok, err := dbs[i%2].CreatePayout(newPayout("SAME", 300), time.Now(), nil, reserve)
+			stored, ok, err := dbs[i%2].CreatePayout(context.Background(), newPayout("SAME", 300), time.Now(), nil, reserve)
 			if err != nil {
 				t.Errorf("create %d: %v", i, err)
 				return
@@ -128,10 +129,10 @@ func TestConcurrentCreatesOfOneOrderAcrossInstances(t *testing.T) {
 	if n := count(t, dbs[0], `SELECT count(*) FROM payouts`); n != 1 {
 		t.Fatalf("%d payouts stored", n)
 	}
-	if bs, _ := dbs[1].Balances("m1"); len(bs) != 1 || bs[0].Available != 9_700 {
+	if bs, _ := dbs[1].Balances(context.Background(), "m1"); len(bs) != 1 || bs[0].Available != 9_700 {
 		t.Errorf("balances %+v, want 300 of 10000 reserved once", bs)
 	}
-	if err := dbs[1].CheckAllLedgers(); err != nil {
+	if err := dbs[1].CheckAllLedgers(context.Background()); err != nil {
 		t.Error(err)
 	}
 }
@@ -140,7 +141,7 @@ func TestConcurrentCreatesOfOneOrderAcrossInstances(t *testing.T) {
 // fails alone (its savepoint), the others of its group commit.
 func TestConcurrentCreatesFailAlone(t *testing.T) {
 	db := newDB(t)
-	if _, err := db.Fund("m1", "PER", "PEN", 1_000_000, time.Now()); err != nil {
+	if _, err := db.Fund(context.Background(), "m1", "PER", "PEN", 1_000_000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
@@ -158,7 +159,7 @@ func TestConcurrentCreatesFailAlone(t *testing.T) {
 					return time.Time{}, boom
 				}
 			}
-			stored, created, err := db.CreatePayout(newPayout("C-"+strconv.Itoa(i), 100), time.Now(), nil, admit)
+			stored, created, err := db.CreatePayout(context.Background(), newPayout("C-"+strconv.Itoa(i), 100), time.Now(), nil, admit)
 			switch {
 			case i%10 == 3 && !errors.Is(err, boom):
 				t.Errorf("create %d: %v, want its own error", i, err)
@@ -183,10 +184,10 @@ func TestConcurrentCreatesFailAlone(t *testing.T) {
 	if got := count(t, db, `SELECT count(*) FROM payouts`); got != n-n/10 {
 		t.Errorf("%d payouts stored, want %d", got, n-n/10)
 	}
-	if bs, _ := db.Balances("m1"); bs[0].Available != 1_000_000-100*(n-n/10) {
+	if bs, _ := db.Balances(context.Background(), "m1"); bs[0].Available != 1_000_000-100*(n-n/10) {
 		t.Errorf("balance %+v: the failed creates' reservations must be rolled back", bs[0])
 	}
-	if err := db.CheckAllLedgers(); err != nil {
+	if err := db.CheckAllLedgers(context.Background()); err != nil {
 		t.Error(err)
 	}
 }
@@ -213,7 +214,7 @@ func TestDueClaimsDoNotOverlapAcrossInstances(t *testing.T) {
 	for w := range got {
 		wg.Go(func() {
 			for {
-				due, err := dbs[w%2].Due(now, 7)
+				due, err := dbs[w%2].Due(context.Background(), now, 7)
 				if err != nil {
 					t.Error(err)
 					return
@@ -242,10 +243,10 @@ func TestDueClaimsDoNotOverlapAcrossInstances(t *testing.T) {
 	if c := dbs[0].claimedSteps.Load() + dbs[1].claimedSteps.Load(); c != 60 {
 		t.Errorf("claimedSteps %d, want 60", c)
 	}
-	if due, _ := dbs[1].Due(now, 100); len(due) != 0 {
+	if due, _ := dbs[1].Due(context.Background(), now, 100); len(due) != 0 {
 		t.Errorf("claimed payouts handed out again: %v", due)
 	}
-	if next, err := dbs[0].NextDue(); err != nil || !next.After(now) {
+	if next, err := dbs[0].NextDue(context.Background()); err != nil || !next.After(now) {
 		t.Errorf("NextDue %v %v, want the first unclaimed, an hour ahead", next, err)
 	}
 }
@@ -257,28 +258,28 @@ func TestExpiredClaimIsTakenOver(t *testing.T) {
 	a := openDB(t, url, Options{Lease: 200 * time.Millisecond})
 	b := openDB(t, url, Options{})
 	ids := createDue(t, a, "T-", 3, time.Now().Add(-time.Second))
-	if due, err := a.Due(time.Now(), 10); err != nil || len(due) != 3 {
+	if due, err := a.Due(context.Background(), time.Now(), 10); err != nil || len(due) != 3 {
 		t.Fatalf("a claims %v, %v", due, err)
 	}
-	if due, _ := b.Due(time.Now(), 10); len(due) != 0 {
+	if due, _ := b.Due(context.Background(), time.Now(), 10); len(due) != 0 {
 		t.Fatalf("b claims %v while a's lease holds", due)
 	}
-	if next, _ := b.NextDue(); !next.IsZero() {
+	if next, _ := b.NextDue(context.Background()); !next.IsZero() {
 		t.Errorf("NextDue %v while everything is claimed, want zero", next)
 	}
 	time.Sleep(300 * time.Millisecond)
-	due, err := b.Due(time.Now(), 10)
+	due, err := b.Due(context.Background(), time.Now(), 10)
 	if err != nil || len(due) != 3 {
 		t.Fatalf("b claims %v, %v after a's lease", due, err)
 	}
 	if got := b.takenOver.Load(); got != 3 {
 		t.Errorf("b took over %d claims, want 3", got)
 	}
-	if due, _ := a.Due(time.Now(), 10); len(due) != 0 {
+	if due, _ := a.Due(context.Background(), time.Now(), 10); len(due) != 0 {
 		t.Fatalf("a claims %v again while b's lease holds", due)
 	}
 	noop := func(*rules.Payout, rules.Ledger) (time.Time, error) { return time.Time{}, rules.ErrNoChange }
-	if err := a.UpdatePayouts(ids, noop); err != nil {
+	if err := a.UpdatePayouts(context.Background(), ids, noop); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(t, a, `SELECT count(*) FROM payouts WHERE lease_owner = $1`, b.instance); n != 3 {
@@ -305,30 +306,30 @@ func TestOwnQueuedStepsAreTakenWithoutAClaim(t *testing.T) {
 	if n := count(t, a, `SELECT count(*) FROM payouts WHERE lease_owner = $1`, a.instance); n != 3 {
 		t.Fatalf("%d of the created payouts are a's, want 3", n)
 	}
-	if next, _ := b.NextDue(); !next.IsZero() {
+	if next, _ := b.NextDue(context.Background()); !next.IsZero() {
 		t.Errorf("b's NextDue %v, want zero: a's own steps", next)
 	}
-	if next, _ := a.NextDue(); next.IsZero() || next.After(now.Add(time.Second)) {
+	if next, _ := a.NextDue(context.Background()); next.IsZero() || next.After(now.Add(time.Second)) {
 		t.Errorf("a's NextDue %v, want its own steps", next)
 	}
-	if due, _ := b.Due(now.Add(10*time.Millisecond), 10); len(due) != 0 {
+	if due, _ := b.Due(context.Background(), now.Add(10*time.Millisecond), 10); len(due) != 0 {
 		t.Fatalf("b claims %v, a's own steps", due)
 	}
-	due, err := a.Due(now.Add(10*time.Millisecond), 10)
+	due, err := a.Due(context.Background(), now.Add(10*time.Millisecond), 10)
 	if err != nil || !slices.Equal(dueIDs(due), ids) {
 		t.Fatalf("a's Due: %v, %v; want %v", dueIDs(due), err, ids)
 	}
 	if version() != before {
 		t.Error("a's Due wrote its own steps")
 	}
-	if again, _ := a.Due(now.Add(10*time.Millisecond), 10); len(again) != 0 {
+	if again, _ := a.Due(context.Background(), now.Add(10*time.Millisecond), 10); len(again) != 0 {
 		t.Errorf("a's Due handed out %v again while its round holds them", dueIDs(again))
 	}
-	if next, _ := a.NextDue(); !next.IsZero() {
+	if next, _ := a.NextDue(context.Background()); !next.IsZero() {
 		t.Errorf("a's NextDue %v, want zero: its round holds them", next)
 	}
 	// The round writes the first again, queued a second on; the other two it leaves.
-	err = a.UpdatePayouts(ids, func(p *rules.Payout, _ rules.Ledger) (time.Time, error) {
+	err = a.UpdatePayouts(context.Background(), ids, func(p *rules.Payout, _ rules.Ledger) (time.Time, error) {
 		if p.ID != ids[0] {
 			return time.Time{}, rules.ErrNoChange
 		}
@@ -341,17 +342,17 @@ func TestOwnQueuedStepsAreTakenWithoutAClaim(t *testing.T) {
 	if n := count(t, a, `SELECT count(*) FROM payouts WHERE lease_owner = $1 AND id = $2`, a.instance, ids[0]); n != 1 {
 		t.Error("the step a wrote and queued again is not a's")
 	}
-	if due, _ := b.Due(now.Add(1500*time.Millisecond), 10); !slices.Equal(dueIDs(due), ids[1:]) {
+	if due, _ := b.Due(context.Background(), now.Add(1500*time.Millisecond), 10); !slices.Equal(dueIDs(due), ids[1:]) {
 		t.Errorf("b claims %v, want the two a released and not the one it queued", dueIDs(due))
 	}
 	// Past its lease (from its due time), another instance takes it over.
-	if due, _ := b.Due(now.Add(3100*time.Millisecond), 10); !slices.Equal(dueIDs(due), ids[:1]) {
+	if due, _ := b.Due(context.Background(), now.Add(3100*time.Millisecond), 10); !slices.Equal(dueIDs(due), ids[:1]) {
 		t.Errorf("b claims %v after a's lease, want %v", dueIDs(due), ids[:1])
 	}
 	// Closing gives up what an instance queued for itself.
 	later := createDue(t, a, "L-", 2, now)
-	a.Close()
-	if due, _ := b.Due(now.Add(10*time.Millisecond), 10); !slices.Equal(dueIDs(due), later) {
+	a.Close(context.Background())
+	if due, _ := b.Due(context.Background(), now.Add(10*time.Millisecond), 10); !slices.Equal(dueIDs(due), later) {
 		t.Errorf("b claims %v after a closed, want %v", dueIDs(due), later)
 	}
 }
@@ -368,7 +369,7 @@ func TestOwnQueuedStepsGoToOneRoundOfManyAtOnce(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for {
-				due, err := db.Due(now.Add(time.Second), 7)
+				due, err := db.Due(context.Background(), now.Add(time.Second), 7)
 				if err != nil {
 					t.Error(err)
 					return
@@ -410,7 +411,7 @@ func TestUpdatePayoutsWritesAndReleases(t *testing.T) {
 	db := newDB(t)
 	now := time.Now()
 	ids := createDue(t, db, "U-", 3, now.Add(-time.Second))
-	if due, _ := db.Due(now, 10); len(due) != 3 {
+	if due, _ := db.Due(context.Background(), now, 10); len(due) != 3 {
 		t.Fatalf("claimed %v", due)
 	}
 	later := now.Add(time.Hour)
@@ -426,7 +427,7 @@ func TestUpdatePayoutsWritesAndReleases(t *testing.T) {
 		p.Move(rules.StatusDenied, now, "DENIED", "no")
 		return time.Time{}, nil
 	}
-	if err := db.UpdatePayouts(append(slices.Clone(ids), 999), step); err != nil {
+	if err := db.UpdatePayouts(context.Background(), append(slices.Clone(ids), 999), step); err != nil {
 		t.Fatal(err)
 	}
 	if c := db.claimedSteps.Load(); c != 0 {
@@ -435,7 +436,7 @@ func TestUpdatePayoutsWritesAndReleases(t *testing.T) {
 	if n := count(t, db, `SELECT count(*) FROM payouts WHERE lease_owner IS NOT NULL`); n != 0 {
 		t.Errorf("%d claims left", n)
 	}
-	ps, err := db.PayoutsByID([]int64{ids[2], 999, ids[0], ids[1]})
+	ps, err := db.PayoutsByID(context.Background(), []int64{ids[2], 999, ids[0], ids[1]})
 	if err != nil || len(ps) != 3 {
 		t.Fatalf("PayoutsByID: %v %v", ps, err)
 	}
@@ -443,26 +444,26 @@ func TestUpdatePayoutsWritesAndReleases(t *testing.T) {
 		t.Errorf("stored %s %s %s (%q), want DENIED AUTHORIZED CREATED", ps[0].Status, ps[1].Status, ps[2].Status, ps[2].RailRef)
 	}
 	// The unchanged payout is due again at once; the authorized one at its new time.
-	if due, _ := db.Due(now, 10); len(due) != 1 || due[0].ID != ids[1] {
+	if due, _ := db.Due(context.Background(), now, 10); len(due) != 1 || due[0].ID != ids[1] {
 		t.Errorf("due now %v, want only the unchanged payout", due)
 	}
 	// Later (past the lease of the unchanged payout's claim, taken over: leases run on the
 	// service's clock), the authorized one is due in its new status.
-	if due, _ := db.Due(later, 10); !slices.Contains(due, rules.DueEntry{ID: ids[0], Status: rules.StatusAuthorized}) {
+	if due, _ := db.Due(context.Background(), later, 10); !slices.Contains(due, rules.DueEntry{ID: ids[0], Status: rules.StatusAuthorized}) {
 		t.Errorf("due later %v, want the authorized payout in its new status", due)
 	}
-	if page, _ := db.ListPayouts("m1", rules.ListFilter{Stage: rules.StageRejected}); len(page.Items) != 1 || page.Items[0].ID != ids[2] {
+	if page, _ := db.ListPayouts(context.Background(), "m1", rules.ListFilter{Stage: rules.StageRejected}); len(page.Items) != 1 || page.Items[0].ID != ids[2] {
 		t.Errorf("listing by stage after the write: %+v", page)
 	}
-	if got, _ := db.WithStatus("m1", rules.StatusAuthorized, 10); !slices.Equal(got, []int64{ids[0]}) {
+	if got, _ := db.WithStatus(context.Background(), "m1", rules.StatusAuthorized, 10); !slices.Equal(got, []int64{ids[0]}) {
 		t.Errorf("WithStatus %v", got)
 	}
 
 	// A failing step aborts everything, including what the steps before it changed, and
 	// still releases the claims.
-	db.Due(later, 10)
+	db.Due(context.Background(), later, 10)
 	boom := errors.New("boom")
-	err = db.UpdatePayouts([]int64{ids[0], ids[1]}, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
+	err = db.UpdatePayouts(context.Background(), []int64{ids[0], ids[1]}, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
 		if p.ID == ids[1] {
 			return time.Time{}, boom
 		}
@@ -472,7 +473,7 @@ func TestUpdatePayoutsWritesAndReleases(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatalf("err %v, want boom", err)
 	}
-	if p, _ := db.Payout("m1", ids[0]); p.Status != rules.StatusAuthorized {
+	if p, _ := db.Payout(context.Background(), "m1", ids[0]); p.Status != rules.StatusAuthorized {
 		t.Errorf("the aborted write stored %s", p.Status)
 	}
 	if n := count(t, db, `SELECT count(*) FROM payouts WHERE lease_owner IS NOT NULL`); n != 0 || db.claimedSteps.Load() != 0 {
@@ -486,7 +487,7 @@ func TestUpdatePayoutsTwiceInOneCall(t *testing.T) {
 	db := newDB(t)
 	id := create(t, db, newPayout("TWICE", 1), time.Time{}, nil).ID
 	var seen []rules.Status
-	err := db.UpdatePayouts([]int64{id, id}, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
+	err := db.UpdatePayouts(context.Background(), []int64{id, id}, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
 		seen = append(seen, p.Status)
 		p.Move(rules.StatusDenied, time.Now(), "", "")
 		return time.Time{}, nil
@@ -502,7 +503,7 @@ func TestImportPayoutsKeepsIDs(t *testing.T) {
 	db := newDB(t)
 	a, b := newPayout("I-1", 1), newPayout("I-2", 1)
 	a.ID, b.ID = 100, 101
-	if err := db.ImportPayouts([]*rules.Payout{a, b}); err != nil {
+	if err := db.ImportPayouts(context.Background(), []*rules.Payout{a, b}); err != nil {
 		t.Fatal(err)
 	}
 	if got := create(t, db, newPayout("I-3", 1), time.Time{}, nil).ID; got != 102 {
@@ -510,21 +511,21 @@ func TestImportPayoutsKeepsIDs(t *testing.T) {
 	}
 	c, d := newPayout("I-4", 1), newPayout("I-5", 1)
 	// (after 102, with a gap: the create's group drew ids for the next creates, creates.go)
-	if err := db.ImportPayouts([]*rules.Payout{c, d}); err != nil || c.ID <= 102 || d.ID != c.ID+1 {
+	if err := db.ImportPayouts(context.Background(), []*rules.Payout{c, d}); err != nil || c.ID <= 102 || d.ID != c.ID+1 {
 		t.Fatalf("numbered import: ids %d %d, %v", c.ID, d.ID, err)
 	}
-	if p, err := db.Payout("m1", d.ID); err != nil || p.OrderID != "I-5" {
+	if p, err := db.Payout(context.Background(), "m1", d.ID); err != nil || p.OrderID != "I-5" {
 		t.Fatalf("imported payout: %v %v", p, err)
 	}
 	for _, ps := range [][]*rules.Payout{{newPayout("I-6", 1), newPayout("I-1", 1)}, {newPayout("I-7", 1), newPayout("I-7", 1)}} {
-		if err := db.ImportPayouts(ps); err == nil {
+		if err := db.ImportPayouts(context.Background(), ps); err == nil {
 			t.Errorf("import of a used orderId: no error")
 		}
 	}
 	if n := count(t, db, `SELECT count(*) FROM payouts`); n != 5 {
 		t.Errorf("%d payouts, want 5: a refused import stores nothing", n)
 	}
-	if due, _ := db.Due(time.Now(), 10); len(due) != 0 {
+	if due, _ := db.Due(context.Background(), time.Now(), 10); len(due) != 0 {
 		t.Errorf("imported payouts queued: %v", due)
 	}
 }
@@ -532,10 +533,10 @@ func TestImportPayoutsKeepsIDs(t *testing.T) {
 func TestDueWithoutLimitClaimsNothing(t *testing.T) {
 	db := newDB(t)
 	createDue(t, db, "Z-", 1, time.Now().Add(-time.Second))
-	if due, err := db.Due(time.Now(), 0); err != nil || due != nil {
+	if due, err := db.Due(context.Background(), time.Now(), 0); err != nil || due != nil {
 		t.Fatalf("%v %v", due, err)
 	}
-	if ids, err := db.WithStatus("m1", rules.StatusCreated, 0); err != nil || ids != nil {
+	if ids, err := db.WithStatus(context.Background(), "m1", rules.StatusCreated, 0); err != nil || ids != nil {
 		t.Fatalf("%v %v", ids, err)
 	}
 }
@@ -545,7 +546,7 @@ func TestDueWithoutLimitClaimsNothing(t *testing.T) {
 func TestCreateLosingTheOrderRace(t *testing.T) {
 	url := pgtest.Database(t)
 	a, b := openDB(t, url, Options{}), openDB(t, url, Options{})
-	if _, err := a.Fund("m1", "PER", "PEN", 1000, time.Now()); err != nil {
+	if _, err := a.Fund(context.Background(), "m1", "PER", "PEN", 1000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	admitted, release := make(chan struct{}), make(chan struct{})
@@ -557,7 +558,7 @@ func TestCreateLosingTheOrderRace(t *testing.T) {
 	}
 	done := make(chan result)
 	go func() {
-		p, created, err := a.CreatePayout(newPayout("RACE", 300), time.Now(), nil, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
+		p, created, err := a.CreatePayout(context.Background(), newPayout("RACE", 300), time.Now(), nil, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
 			admits++
 			next, err := reserve(p, l)
 			close(admitted)
@@ -573,10 +574,10 @@ func TestCreateLosingTheOrderRace(t *testing.T) {
 	if r.err != nil || r.created || r.p.ID != winner.ID || admits != 1 {
 		t.Fatalf("the loser: %+v (admitted %d times), want payout %d, not created", r, admits, winner.ID)
 	}
-	if bs, _ := a.Balances("m1"); bs[0].Available != 1000 {
+	if bs, _ := a.Balances(context.Background(), "m1"); bs[0].Available != 1000 {
 		t.Errorf("balance %+v: the loser's reservation must be rolled back", bs[0])
 	}
-	if err := a.CheckAllLedgers(); err != nil {
+	if err := a.CheckAllLedgers(context.Background()); err != nil {
 		t.Error(err)
 	}
 }

@@ -42,7 +42,7 @@ func openRestURL(t *testing.T, url string, opt Options) *DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() { db.Close(ctx) })
 	return db
 }
 

@@ -53,7 +53,7 @@ func createOps(prefix string, n int, amount int64) ([]*groupOp, []*createWrite) 
 func TestRoundTripsDoNotGrowWithTheWork(t *testing.T) {
 	trips := &roundTrips{}
 	db := openDB(t, pgtest.Database(t), Options{Tracer: trips})
-	if _, err := db.Fund("m1", "PER", "PEN", 1_000_000, time.Now()); err != nil {
+	if _, err := db.Fund(context.Background(), "m1", "PER", "PEN", 1_000_000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	var ids []int64
@@ -74,7 +74,7 @@ func TestRoundTripsDoNotGrowWithTheWork(t *testing.T) {
 	if n := count(t, db, `SELECT count(*) FROM outbox`); n != 65 {
 		t.Errorf("%d events stored, want 65", n)
 	}
-	if bs, _ := db.Balances("m1"); len(bs) != 1 || bs[0].Available != 1_000_000-65*100 {
+	if bs, _ := db.Balances(context.Background(), "m1"); len(bs) != 1 || bs[0].Available != 1_000_000-65*100 {
 		t.Errorf("balances %+v, want 6500 reserved", bs)
 	}
 	moveOn := func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
@@ -93,21 +93,21 @@ func TestRoundTripsDoNotGrowWithTheWork(t *testing.T) {
 	}
 	for _, batch := range [][]int64{ids[:1], ids[1:]} {
 		before := trips.n.Load()
-		if err := db.UpdatePayouts(batch, moveOn); err != nil {
+		if err := db.UpdatePayouts(context.Background(), batch, moveOn); err != nil {
 			t.Fatal(err)
 		}
 		if got := trips.n.Load() - before; got != 2 {
 			t.Errorf("a lifecycle round of %d steps: %d round trips, want 2", len(batch), got)
 		}
 	}
-	if bs, _ := db.Balances("m1"); len(bs) != 1 || bs[0].Available != 1_000_000-6500 || bs[0].Balance != 1_000_000-6500 || bs[0].Processed != 6500 {
+	if bs, _ := db.Balances(context.Background(), "m1"); len(bs) != 1 || bs[0].Available != 1_000_000-6500 || bs[0].Balance != 1_000_000-6500 || bs[0].Processed != 6500 {
 		t.Errorf("balances %+v, want 6500 processed", bs)
 	}
 	// The ledger entries went in the same round trips: a funding, 65 reservations, 65 debits.
 	if n := count(t, db, `SELECT count(*) FROM ledger_entries`); n != 131 {
 		t.Errorf("%d ledger entries, want 131", n)
 	}
-	if err := db.CheckAllLedgers(); err != nil {
+	if err := db.CheckAllLedgers(context.Background()); err != nil {
 		t.Error(err)
 	}
 }
@@ -119,14 +119,14 @@ func TestRoundTripsDoNotGrowWithTheWork(t *testing.T) {
 func TestGroupThatWouldOverdrawFallsBackWriteByWrite(t *testing.T) {
 	url := pgtest.Database(t)
 	db, other := openDB(t, url, Options{}), openDB(t, url, Options{})
-	if _, err := db.Fund("m1", "PER", "PEN", 1000, time.Now()); err != nil {
+	if _, err := db.Fund(context.Background(), "m1", "PER", "PEN", 1000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	drawn := false
 	db.writer.afterReadAhead = func() {
 		if !drawn { // the first read only: the fallback's lock then reads the new balance
 			drawn = true
-			if _, err := other.Fund("m1", "PER", "PEN", -600, time.Now()); err != nil {
+			if _, err := other.Fund(context.Background(), "m1", "PER", "PEN", -600, time.Now()); err != nil {
 				t.Error(err)
 			}
 		}
@@ -145,13 +145,13 @@ func TestGroupThatWouldOverdrawFallsBackWriteByWrite(t *testing.T) {
 	if reserved != 1 {
 		t.Errorf("%d creates reserved 300 of the 400 left, want 1", reserved)
 	}
-	if bs, _ := db.Balances("m1"); len(bs) != 1 || bs[0].Available != 100 || bs[0].Balance != 400 {
+	if bs, _ := db.Balances(context.Background(), "m1"); len(bs) != 1 || bs[0].Available != 100 || bs[0].Balance != 400 {
 		t.Errorf("balances %+v, want 400 with 300 held", bs)
 	}
 	if n := count(t, db, `SELECT count(*) FROM payouts`); n != 3 {
 		t.Errorf("%d payouts stored, want 3", n)
 	}
-	if err := db.CheckAllLedgers(); err != nil {
+	if err := db.CheckAllLedgers(context.Background()); err != nil {
 		t.Error(err)
 	}
 }
@@ -161,7 +161,7 @@ func TestGroupThatWouldOverdrawFallsBackWriteByWrite(t *testing.T) {
 // nothing of the transaction is stored.
 func TestBalanceStatementChecksTheLedgerTotals(t *testing.T) {
 	db := newDB(t)
-	if _, err := db.Fund("m1", "PER", "PEN", 1000, time.Now()); err != nil {
+	if _, err := db.Fund(context.Background(), "m1", "PER", "PEN", 1000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	k := balanceKey{MerchantID: "m1", Country: "PER", Currency: "PEN"}
@@ -184,7 +184,7 @@ func TestBalanceStatementChecksTheLedgerTotals(t *testing.T) {
 	if err := sendCommitted(ctx, conn, b); !ledgerRow(err) {
 		t.Fatalf("err %v, want the balance statement's refusal", err)
 	}
-	if bs, _ := db.Balances("m1"); len(bs) != 1 || bs[0].Available != 1000 || bs[0].Balance != 1000 {
+	if bs, _ := db.Balances(ctx, "m1"); len(bs) != 1 || bs[0].Available != 1000 || bs[0].Balance != 1000 {
 		t.Errorf("balances %+v, want 1000 untouched", bs)
 	}
 	if n := count(t, db, `SELECT count(*) FROM meta WHERE key = 'with-it'`); n != 0 {
@@ -203,7 +203,7 @@ func TestWarmGroupOfCreatesIsOneRoundTrip(t *testing.T) {
 	url := pgtest.Database(t)
 	trips := &roundTrips{}
 	db, other := openDB(t, url, Options{Tracer: trips}), openDB(t, url, Options{})
-	if _, err := db.Fund("m1", "PER", "PEN", 1_000_000, time.Now()); err != nil {
+	if _, err := db.Fund(context.Background(), "m1", "PER", "PEN", 1_000_000, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	group := func(ops []*groupOp, cs []*createWrite) int64 {
@@ -241,7 +241,7 @@ func TestWarmGroupOfCreatesIsOneRoundTrip(t *testing.T) {
 		t.Errorf("the replay got %+v / %+v, want the stored A-3 (%d)", cs[0].existing, cs[0].stored, firsts[3].stored.ID)
 	}
 	// Another instance draws the balance down to 100 behind the writer's back.
-	if _, err := other.Fund("m1", "PER", "PEN", -(1_000_000 - 19*100 - 100), time.Now()); err != nil {
+	if _, err := other.Fund(context.Background(), "m1", "PER", "PEN", -(1_000_000 - 19*100 - 100), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	ops, cs = createOps("D", 3, 100)
@@ -258,10 +258,10 @@ func TestWarmGroupOfCreatesIsOneRoundTrip(t *testing.T) {
 	if n := count(t, db, `SELECT count(*) FROM payouts`); n != 22 {
 		t.Errorf("%d payouts stored, want 22", n)
 	}
-	if bs, _ := db.Balances("m1"); len(bs) != 1 || bs[0].Available != 0 {
+	if bs, _ := db.Balances(context.Background(), "m1"); len(bs) != 1 || bs[0].Available != 0 {
 		t.Errorf("balances %+v, want nothing available", bs)
 	}
-	if err := db.CheckAllLedgers(); err != nil {
+	if err := db.CheckAllLedgers(context.Background()); err != nil {
 		t.Error(err)
 	}
 }

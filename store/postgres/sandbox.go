@@ -22,7 +22,7 @@ import (
 const metaClockOffset = "sandbox-clock-offset"
 
 // SandboxClockOffset is the stored offset of the sandbox clock, zero when none.
-func (s *DB) SandboxClockOffset() (time.Duration, error) {
+func (s *DB) SandboxClockOffset(ctx context.Context) (time.Duration, error) {
 	var v []byte
 	err := s.pool.QueryRow(context.Background(), `SELECT value FROM meta WHERE key = $1`, metaClockOffset).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -43,7 +43,7 @@ const upsertClockOffsetSQL = `INSERT INTO meta (key, value) VALUES ('` + metaClo
 	ON CONFLICT (key) DO UPDATE SET value = excluded.value`
 
 // PutSandboxClockOffset stores the offset of the sandbox clock.
-func (s *DB) PutSandboxClockOffset(off time.Duration) error {
+func (s *DB) PutSandboxClockOffset(ctx context.Context, off time.Duration) error {
 	_, err := s.pool.Exec(context.Background(), upsertClockOffsetSQL, []byte(strconv.FormatInt(int64(off), 10)))
 	if err != nil {
 		return fmt.Errorf("put sandbox clock offset: %w", err)
@@ -52,7 +52,7 @@ func (s *DB) PutSandboxClockOffset(off time.Duration) error {
 }
 
 // SandboxRules are a merchant's scripted outcomes, in order; none when never set.
-func (s *DB) SandboxRules(merchantID string) ([]rules.ScriptRule, error) {
+func (s *DB) SandboxRules(ctx context.Context, merchantID string) ([]rules.ScriptRule, error) {
 	var doc []byte
 	err := s.pool.QueryRow(context.Background(), `SELECT rules FROM sandbox_rules WHERE merchant_id = $1`,
 		merchantID).Scan(&doc)
@@ -74,7 +74,7 @@ const upsertSandboxRulesSQL = `INSERT INTO sandbox_rules (merchant_id, rules) VA
 	ON CONFLICT (merchant_id) DO UPDATE SET rules = excluded.rules`
 
 // PutSandboxRules replaces a merchant's scripted outcomes.
-func (s *DB) PutSandboxRules(merchantID string, rs []rules.ScriptRule) error {
+func (s *DB) PutSandboxRules(ctx context.Context, merchantID string, rs []rules.ScriptRule) error {
 	doc, err := json.Marshal(rs)
 	if err == nil {
 		_, err = s.pool.Exec(context.Background(), upsertSandboxRulesSQL, merchantID, doc)
@@ -87,7 +87,7 @@ func (s *DB) PutSandboxRules(merchantID string, rs []rules.ScriptRule) error {
 
 // DirectoryEntry is an admin's entry of the simulated directory (rules.ErrNotFound when
 // none).
-func (s *DB) DirectoryEntry(country, id string) (*rules.DirectoryEntry, error) {
+func (s *DB) DirectoryEntry(ctx context.Context, country, id string) (*rules.DirectoryEntry, error) {
 	if !storable(country, id) {
 		return nil, rules.ErrNotFound
 	}
@@ -112,7 +112,7 @@ const upsertDirectorySQL = `INSERT INTO directory (country, id, entry) VALUES ($
 	ON CONFLICT (country, id) DO UPDATE SET entry = excluded.entry`
 
 // PutDirectoryEntry writes an entry of the simulated directory.
-func (s *DB) PutDirectoryEntry(country, id string, e rules.DirectoryEntry) error {
+func (s *DB) PutDirectoryEntry(ctx context.Context, country, id string, e rules.DirectoryEntry) error {
 	doc, err := json.Marshal(e)
 	if err == nil {
 		_, err = s.pool.Exec(context.Background(), upsertDirectorySQL, country, id, doc)
@@ -124,7 +124,7 @@ func (s *DB) PutDirectoryEntry(country, id string, e rules.DirectoryEntry) error
 }
 
 // DeleteDirectoryEntry removes an entry of the simulated directory (none is no error).
-func (s *DB) DeleteDirectoryEntry(country, id string) error {
+func (s *DB) DeleteDirectoryEntry(ctx context.Context, country, id string) error {
 	_, err := s.pool.Exec(context.Background(), `DELETE FROM directory WHERE country = $1 AND id = $2`, country, id)
 	if err != nil {
 		return fmt.Errorf("delete directory entry %s %s: %w", country, id, err)
@@ -133,7 +133,7 @@ func (s *DB) DeleteDirectoryEntry(country, id string) error {
 }
 
 // IntegrationUser reads a user by name (rules.ErrNotFound when none).
-func (s *DB) IntegrationUser(user string) (*rules.IntegrationUser, error) {
+func (s *DB) IntegrationUser(ctx context.Context, user string) (*rules.IntegrationUser, error) {
 	if !storable(user) {
 		return nil, rules.ErrNotFound
 	}
@@ -145,7 +145,7 @@ func (s *DB) IntegrationUser(user string) (*rules.IntegrationUser, error) {
 }
 
 // IntegrationUserOf reads a merchant's user (rules.ErrNotFound when none).
-func (s *DB) IntegrationUserOf(merchantID string) (*rules.IntegrationUser, error) {
+func (s *DB) IntegrationUserOf(ctx context.Context, merchantID string) (*rules.IntegrationUser, error) {
 	u, err := s.integrationUserWhere(`merchant_id = $1`, merchantID)
 	if err != nil {
 		return nil, fmt.Errorf("integration user of merchant %s: %w", merchantID, err)
@@ -171,8 +171,8 @@ func (s *DB) integrationUserWhere(cond string, arg string) (*rules.IntegrationUs
 
 // PutIntegrationUser makes u its merchant's only user, replacing the one it had; a name
 // another merchant uses is rules.ErrExists.
-func (s *DB) PutIntegrationUser(u *rules.IntegrationUser) error {
-	ctx := context.Background()
+func (s *DB) PutIntegrationUser(ctx context.Context, u *rules.IntegrationUser) error {
+	ctx = context.WithoutCancel(ctx) // the work ends even when its caller has gone
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var other string
 		err := tx.QueryRow(ctx, `SELECT merchant_id FROM integration_users WHERE user_name = $1 FOR UPDATE`,
@@ -214,7 +214,7 @@ func violatesUnique(err error) bool {
 // SeenLookupRequest records a lookup's request_id for a merchant and reports whether it was
 // already there (the original's VAL001). Ids older than a day are forgotten by
 // PruneLookupRequests.
-func (s *DB) SeenLookupRequest(merchantID, requestID string, at time.Time) (bool, error) {
+func (s *DB) SeenLookupRequest(ctx context.Context, merchantID, requestID string, at time.Time) (bool, error) {
 	tag, err := s.pool.Exec(context.Background(), `INSERT INTO lookup_requests (merchant_id, request_id, at)
 		VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, merchantID, requestID, at.UTC())
 	if err != nil {
@@ -224,7 +224,7 @@ func (s *DB) SeenLookupRequest(merchantID, requestID string, at time.Time) (bool
 }
 
 // PruneLookupRequests forgets the request ids recorded before cutoff.
-func (s *DB) PruneLookupRequests(cutoff time.Time) (int, error) {
+func (s *DB) PruneLookupRequests(ctx context.Context, cutoff time.Time) (int, error) {
 	tag, err := s.pool.Exec(context.Background(), `DELETE FROM lookup_requests WHERE at < $1`, cutoff.UTC())
 	if err != nil {
 		return 0, fmt.Errorf("prune lookup requests: %w", err)

@@ -30,12 +30,7 @@ var errBalanceMoved = errors.New("store: a balance grew under a step it refused;
 // last, and COMMIT in the second. The balance rows are locked for their UPDATE and the
 // commit only, as a create group's (creates.go). A step the balance refused (one more money could
 // change) locks its balance before the writes and checks that it did not grow meanwhile.
-func (s *DB) UpdatePayouts(ids []int64, step rules.Step) error {
-	return s.UpdatePayoutsContext(context.Background(), ids, step)
-}
-
-// UpdatePayoutsContext is UpdatePayouts for a caller whose span ctx carries (rules.ContextWrites).
-func (s *DB) UpdatePayoutsContext(ctx context.Context, ids []int64, step rules.Step) (err error) {
+func (s *DB) UpdatePayouts(ctx context.Context, ids []int64, step rules.Step) (err error) {
 	if len(ids) == 0 {
 		return nil
 	}

@@ -12,8 +12,6 @@ import (
 // SDK and costs one nil check per write and per group when tracing is off (Options.Trace).
 // rules.TraceWrite and rules.TraceCommit say how a write's span and its commit's are linked.
 
-var _ rules.ContextWrites = (*DB)(nil)
-
 const dbSystem = "postgresql"
 
 // traceWrite starts the span of a write waiting for its group (rules.TraceWrite).

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,7 +87,7 @@ func scanAudit(r pgx.Row) (*rules.AuditEntry, error) {
 }
 
 // CreateUser stores a new user; rules.ErrExists when its id or email is taken.
-func (s *DB) CreateUser(u *rules.User) error {
+func (s *DB) CreateUser(ctx context.Context, u *rules.User) error {
 	if !storable(u.ID, u.Email) || u.ID == "" {
 		return rules.ErrExists
 	}
@@ -117,15 +118,17 @@ func (s *DB) userWhere(cond string, arg string) (*rules.User, error) {
 }
 
 // User reads one user.
-func (s *DB) User(id string) (*rules.User, error) { return s.userWhere(`id = $1`, id) }
+func (s *DB) User(ctx context.Context, id string) (*rules.User, error) {
+	return s.userWhere(`id = $1`, id)
+}
 
 // UserByEmail reads the user of an email, compared by rules.EmailKey.
-func (s *DB) UserByEmail(email string) (*rules.User, error) {
+func (s *DB) UserByEmail(ctx context.Context, email string) (*rules.User, error) {
 	return s.userWhere(`email_key = $1`, rules.EmailKey(email))
 }
 
 // UserBySetupHash reads the user whose set-up link hashes to hash.
-func (s *DB) UserBySetupHash(hash string) (*rules.User, error) {
+func (s *DB) UserBySetupHash(ctx context.Context, hash string) (*rules.User, error) {
 	if hash == "" {
 		return nil, rules.ErrNotFound
 	}
@@ -133,7 +136,7 @@ func (s *DB) UserBySetupHash(hash string) (*rules.User, error) {
 }
 
 // Users lists every user, oldest first.
-func (s *DB) Users() ([]*rules.User, error) {
+func (s *DB) Users(ctx context.Context) ([]*rules.User, error) {
 	ctx, cancel := callContext()
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT doc FROM users`)
@@ -149,7 +152,7 @@ func (s *DB) Users() ([]*rules.User, error) {
 }
 
 // UpdateUser changes a user in one transaction, holding its row's lock; its id and email stay.
-func (s *DB) UpdateUser(id string, fn func(*rules.User) error) (*rules.User, error) {
+func (s *DB) UpdateUser(ctx context.Context, id string, fn func(*rules.User) error) (*rules.User, error) {
 	if !storable(id) {
 		return nil, rules.ErrNotFound
 	}
@@ -184,7 +187,7 @@ func (s *DB) UpdateUser(id string, fn func(*rules.User) error) (*rules.User, err
 
 // AppendAudit stores e under the next id: one round trip (the document leaves the id to
 // its column).
-func (s *DB) AppendAudit(e *rules.AuditEntry) error {
+func (s *DB) AppendAudit(ctx context.Context, e *rules.AuditEntry) error {
 	doc, err := auditDoc(e)
 	if err != nil {
 		return err
@@ -207,7 +210,7 @@ func auditDoc(e *rules.AuditEntry) ([]byte, error) {
 }
 
 // AuditEntries reads a page of entries, newest first, filtered as rules.AuditFilter.Match.
-func (s *DB) AuditEntries(f rules.AuditFilter) (rules.AuditPage, error) {
+func (s *DB) AuditEntries(ctx context.Context, f rules.AuditFilter) (rules.AuditPage, error) {
 	if !storable(f.Actor, f.Action, f.MerchantID) {
 		return rules.AuditPage{Entries: []rules.AuditEntry{}}, nil
 	}

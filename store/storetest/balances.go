@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -14,7 +15,7 @@ func testBalances(t *testing.T, e Engine) {
 	t.Run("Fund adds to one balance per country and currency and returns it", func(t *testing.T) {
 		s := e.open(t)
 		addMerchants(t, s, m1, m2)
-		if bs, err := s.Balances(m1); err != nil || len(bs) != 0 {
+		if bs, err := s.Balances(context.Background(), m1); err != nil || len(bs) != 0 {
 			t.Fatalf("no funding yet: %+v, %v", bs, err)
 		}
 		got := fund(t, s, m1, "PER", "PEN", 1000)
@@ -30,7 +31,7 @@ func testBalances(t *testing.T, e Engine) {
 		fund(t, s, m1, "PER", "USD", 7)
 		fund(t, s, m1, "COL", "COP", 300_000)
 		fund(t, s, m2, "PER", "PEN", 9)
-		bs, err := s.Balances(m1)
+		bs, err := s.Balances(context.Background(), m1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +68,7 @@ func testBalances(t *testing.T, e Engine) {
 		before := balanceOf(t, s, m1, "PER", "PEN")
 		for _, amount := range []int64{-101, 0, rules.MaxBalance + 1, -rules.MaxBalance - 1, rules.MaxBalance} {
 			_, wantErr := rules.ApplyFunding(before, amount)
-			_, err := s.Fund(m1, "PER", "PEN", amount, time.Now())
+			_, err := s.Fund(context.Background(), m1, "PER", "PEN", amount, time.Now())
 			if (err == nil) != (wantErr == nil) {
 				t.Errorf("Fund %d: %v; rules.ApplyFunding says %v", amount, err, wantErr)
 				continue
@@ -85,10 +86,10 @@ func testBalances(t *testing.T, e Engine) {
 		}
 		// Funding a new balance up to the limit, then one more unit, is refused.
 		fund(t, s, m1, "PER", "USD", rules.MaxBalance)
-		if _, err := s.Fund(m1, "PER", "USD", 1, time.Now()); err == nil {
+		if _, err := s.Fund(context.Background(), m1, "PER", "USD", 1, time.Now()); err == nil {
 			t.Errorf("a balance went above rules.MaxBalance")
 		}
-		if err := s.CheckAllLedgers(); err != nil {
+		if err := s.CheckAllLedgers(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})

@@ -21,15 +21,15 @@ func testCards(t *testing.T, e Engine) {
 
 	t.Run("a card on file is the beneficiary's, for the merchant only", func(t *testing.T) {
 		s := e.open(t)
-		if _, ok, err := s.SavedCard(m1, 1, "45678912"); ok || err != nil {
+		if _, ok, err := s.SavedCard(context.Background(), m1, 1, "45678912"); ok || err != nil {
 			t.Fatalf("empty vault: %v %v", ok, err)
 		}
 		sealed := []byte("sealed-bytes")
-		if err := s.PutCard(m1, 1, "45678912", 100, visa, sealed, true); err != nil {
+		if err := s.PutCard(context.Background(), m1, 1, "45678912", 100, visa, sealed, true); err != nil {
 			t.Fatal(err)
 		}
 		sealed[0] = 'X' // the store keeps its own copy
-		got, ok, err := s.SavedCard(m1, 1, "45678912")
+		got, ok, err := s.SavedCard(context.Background(), m1, 1, "45678912")
 		if err != nil || !ok || got != visa {
 			t.Fatalf("SavedCard: %+v %v %v", got, ok, err)
 		}
@@ -39,76 +39,76 @@ func testCards(t *testing.T, e Engine) {
 			num  string
 			name string
 		}{{m2, 1, "45678912", "another merchant"}, {m1, 2, "45678912", "another document type"}, {m1, 1, "45678913", "another number"}} {
-			if _, ok, _ := s.SavedCard(other.m, other.typ, other.num); ok {
+			if _, ok, _ := s.SavedCard(context.Background(), other.m, other.typ, other.num); ok {
 				t.Errorf("%s sees the card", other.name)
 			}
 		}
-		ref, raw, err := s.PayoutCard(100)
+		ref, raw, err := s.PayoutCard(context.Background(), 100)
 		if err != nil || ref != visa || !bytes.Equal(raw, []byte("sealed-bytes")) {
 			t.Fatalf("PayoutCard: %+v %q %v", ref, raw, err)
 		}
 		// A new card on file replaces the old one; the earlier payout keeps its own.
 		mc := rules.CardRef{Token: "card_b", Brand: "MASTERCARD", BIN: "555555", Last4: "4444"}
-		if err := s.PutCard(m1, 1, "45678912", 101, mc, []byte("sealed-b"), true); err != nil {
+		if err := s.PutCard(context.Background(), m1, 1, "45678912", 101, mc, []byte("sealed-b"), true); err != nil {
 			t.Fatal(err)
 		}
-		if got, _, _ := s.SavedCard(m1, 1, "45678912"); got != mc {
+		if got, _, _ := s.SavedCard(context.Background(), m1, 1, "45678912"); got != mc {
 			t.Errorf("card on file %+v, want the newer one", got)
 		}
-		if ref, _, _ := s.PayoutCard(100); ref != visa {
+		if ref, _, _ := s.PayoutCard(context.Background(), 100); ref != visa {
 			t.Errorf("the earlier payout's card became %+v", ref)
 		}
 	})
 
 	t.Run("UseSavedCard makes the card on file a payout's card", func(t *testing.T) {
 		s := e.open(t)
-		if err := s.PutCard(m1, 1, "45678912", 100, visa, []byte("sealed"), true); err != nil {
+		if err := s.PutCard(context.Background(), m1, 1, "45678912", 100, visa, []byte("sealed"), true); err != nil {
 			t.Fatal(err)
 		}
-		used, err := s.UseSavedCard(m1, 1, "45678912", 101)
+		used, err := s.UseSavedCard(context.Background(), m1, 1, "45678912", 101)
 		if err != nil || used != visa {
 			t.Fatalf("UseSavedCard: %+v %v", used, err)
 		}
-		ref, raw, err := s.PayoutCard(101)
+		ref, raw, err := s.PayoutCard(context.Background(), 101)
 		if err != nil || ref != visa || string(raw) != "sealed" {
 			t.Errorf("PayoutCard(101): %+v %q %v", ref, raw, err)
 		}
-		if _, err := s.UseSavedCard(m1, 1, "00000000", 102); !isNotFound(err) {
+		if _, err := s.UseSavedCard(context.Background(), m1, 1, "00000000", 102); !isNotFound(err) {
 			t.Errorf("UseSavedCard without a card on file: %v, want ErrNotFound", err)
 		}
-		if _, _, err := s.PayoutCard(102); !isNotFound(err) {
+		if _, _, err := s.PayoutCard(context.Background(), 102); !isNotFound(err) {
 			t.Errorf("PayoutCard(102): %v, want ErrNotFound", err)
 		}
 	})
 
 	t.Run("a card not on file is the payout's only", func(t *testing.T) {
 		s := e.open(t)
-		if err := s.PutCard(m1, 1, "11111111", 200, visa, []byte("s"), false); err != nil {
+		if err := s.PutCard(context.Background(), m1, 1, "11111111", 200, visa, []byte("s"), false); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok, _ := s.SavedCard(m1, 1, "11111111"); ok {
+		if _, ok, _ := s.SavedCard(context.Background(), m1, 1, "11111111"); ok {
 			t.Errorf("a one-time card is on file")
 		}
-		if ref, _, err := s.PayoutCard(200); err != nil || ref != visa {
+		if ref, _, err := s.PayoutCard(context.Background(), 200); err != nil || ref != visa {
 			t.Errorf("PayoutCard: %+v %v", ref, err)
 		}
 	})
 
 	t.Run("DropPayoutCard forgets the payout's card and keeps the card on file", func(t *testing.T) {
 		s := e.open(t)
-		if err := s.PutCard(m1, 1, "45678912", 100, visa, []byte("s"), true); err != nil {
+		if err := s.PutCard(context.Background(), m1, 1, "45678912", 100, visa, []byte("s"), true); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.DropPayoutCard(100); err != nil {
+		if err := s.DropPayoutCard(context.Background(), 100); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.PayoutCard(100); !isNotFound(err) {
+		if _, _, err := s.PayoutCard(context.Background(), 100); !isNotFound(err) {
 			t.Errorf("PayoutCard after the drop: %v, want ErrNotFound", err)
 		}
-		if _, ok, _ := s.SavedCard(m1, 1, "45678912"); !ok {
+		if _, ok, _ := s.SavedCard(context.Background(), m1, 1, "45678912"); !ok {
 			t.Errorf("the card on file went with the payout's")
 		}
-		if err := s.DropPayoutCard(100); err != nil {
+		if err := s.DropPayoutCard(context.Background(), 100); err != nil {
 			t.Errorf("dropping again: %v", err)
 		}
 	})
@@ -120,30 +120,30 @@ func testCards(t *testing.T, e Engine) {
 		done := create(t, s, newPayout(m1, "CARD-done", 100, T0), time.Time{})
 		held := create(t, s, newPayout(m1, "CARD-held", 100, T0), time.Time{})
 		for _, p := range []*rules.Payout{live, done, held} {
-			if err := s.PutCard(m1, 1, "45678912", p.ID, rules.CardRef{Token: "t-" + p.OrderID}, []byte("s"), false); err != nil {
+			if err := s.PutCard(context.Background(), m1, 1, "45678912", p.ID, rules.CardRef{Token: "t-" + p.OrderID}, []byte("s"), false); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := s.PutCard(m1, 1, "45678912", done.ID+1000, rules.CardRef{Token: "orphan"}, []byte("s"), false); err != nil {
+		if err := s.PutCard(context.Background(), m1, 1, "45678912", done.ID+1000, rules.CardRef{Token: "orphan"}, []byte("s"), false); err != nil {
 			t.Fatal(err)
 		}
 		update(t, s, []int64{done.ID}, moveTo(rules.StatusProcessed, T0, time.Time{}))
 		update(t, s, []int64{held.ID}, moveTo(rules.StatusPendingBalance, T0, time.Time{}))
-		n, err := s.DropFinishedPayoutCards()
+		n, err := s.DropFinishedPayoutCards(context.Background())
 		if err != nil || n != 2 {
 			t.Fatalf("DropFinishedPayoutCards = %d, %v; want the finished payout's and the orphan's", n, err)
 		}
 		for _, p := range []*rules.Payout{live, held} {
-			if _, _, err := s.PayoutCard(p.ID); err != nil {
+			if _, _, err := s.PayoutCard(context.Background(), p.ID); err != nil {
 				t.Errorf("the card of %s (not finished) was dropped: %v", p.OrderID, err)
 			}
 		}
 		for _, id := range []int64{done.ID, done.ID + 1000} {
-			if _, _, err := s.PayoutCard(id); !errors.Is(err, rules.ErrNotFound) {
+			if _, _, err := s.PayoutCard(context.Background(), id); !errors.Is(err, rules.ErrNotFound) {
 				t.Errorf("the card of payout %d is kept: %v", id, err)
 			}
 		}
-		if n, err := s.DropFinishedPayoutCards(); err != nil || n != 0 {
+		if n, err := s.DropFinishedPayoutCards(context.Background()); err != nil || n != 0 {
 			t.Errorf("a second sweep dropped %d, %v", n, err)
 		}
 	})
@@ -153,7 +153,7 @@ func testCards(t *testing.T, e Engine) {
 func testSessions(t *testing.T, e Engine) {
 	t.Run("Find, Commit, Delete and All, expiring by the injected clock", func(t *testing.T) {
 		clk := &clock{t: T0}
-		s := e.open(t).Sessions(clk.Now)
+		s := e.open(t).Sessions(context.Background(), clk.Now)
 		if _, found, err := s.Find("nope"); found || err != nil {
 			t.Fatalf("unknown token: %v %v", found, err)
 		}
@@ -202,20 +202,20 @@ func testSessions(t *testing.T, e Engine) {
 	t.Run("each store reads the same sessions by its own clock", func(t *testing.T) {
 		st := e.open(t)
 		early, late := &clock{t: T0}, &clock{t: at(time.Hour)}
-		if err := st.Sessions(early.Now).Commit("tok", []byte("d"), at(time.Minute)); err != nil {
+		if err := st.Sessions(context.Background(), early.Now).Commit("tok", []byte("d"), at(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		if _, found, _ := st.Sessions(early.Now).Find("tok"); !found {
+		if _, found, _ := st.Sessions(context.Background(), early.Now).Find("tok"); !found {
 			t.Errorf("not found before its expiry")
 		}
-		if _, found, _ := st.Sessions(late.Now).Find("tok"); found {
+		if _, found, _ := st.Sessions(context.Background(), late.Now).Find("tok"); found {
 			t.Errorf("found after its expiry by a later clock")
 		}
 	})
 
 	t.Run("Cleanup deletes expired sessions and card-session bindings and says how many", func(t *testing.T) {
 		clk := &clock{t: T0}
-		s := e.open(t).Sessions(clk.Now)
+		s := e.open(t).Sessions(context.Background(), clk.Now)
 		s.Commit("short", []byte("1"), at(time.Minute))
 		s.Commit("long", []byte("2"), at(time.Hour))
 		if err := s.BindCardSession(41, "sid-short", at(time.Minute)); err != nil {
@@ -257,7 +257,7 @@ func testSessions(t *testing.T, e Engine) {
 	t.Run("scs keeps its sessions in it, with tokens from a URL (no cookie)", func(t *testing.T) {
 		clk := &clock{t: time.Now()} // scs stamps a new session's deadline with the real clock
 		sm := scs.New()
-		sm.Store = e.open(t).Sessions(clk.Now)
+		sm.Store = e.open(t).Sessions(context.Background(), clk.Now)
 		sm.HashTokenInStore = true
 		ctx, err := sm.Load(context.Background(), "")
 		if err != nil {

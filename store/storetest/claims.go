@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -31,22 +32,22 @@ func testClaims(t *testing.T, e Engine) {
 				for i := range 4 {
 					all = append(all, create(t, a, newPayout(m1, fmt.Sprintf("CL-%d", i), 1000, T0), T0).ID)
 				}
-				first, err := a.Due(T0, 10)
+				first, err := a.Due(context.Background(), T0, 10)
 				if err != nil || !slices.Equal(dueIDs(first), all) {
 					t.Fatalf("first Due: %v, %v", dueIDs(first), err)
 				}
-				if again, err := b.Due(at(rules.ClaimLease-time.Second), 10); err != nil || len(again) != 0 {
+				if again, err := b.Due(context.Background(), at(rules.ClaimLease-time.Second), 10); err != nil || len(again) != 0 {
 					t.Fatalf("Due within the lease: %v, %v; want nothing, all claimed", dueIDs(again), err)
 				}
 				// Written: the entries it queues again are the writer's at once; another
 				// instance's once their lease, counted from their due time, ends.
 				update(t, a, all[:2], moveTo(rules.StatusAuthorized, T0, at(10*time.Second)))
 				if two {
-					if got, err := b.Due(at(10*time.Second), 10); err != nil || len(got) != 0 {
+					if got, err := b.Due(context.Background(), at(10*time.Second), 10); err != nil || len(got) != 0 {
 						t.Fatalf("another handle's Due after the write: %v, %v; want nothing, the writer's", dueIDs(got), err)
 					}
 				}
-				got, err := a.Due(at(10*time.Second), 10)
+				got, err := a.Due(context.Background(), at(10*time.Second), 10)
 				if err != nil || !slices.Equal(dueIDs(got), all[:2]) {
 					t.Fatalf("Due after the write: %v, %v; want %v", dueIDs(got), err, all[:2])
 				}
@@ -56,7 +57,7 @@ func testClaims(t *testing.T, e Engine) {
 					}
 				}
 				// The lease of the unwritten ones ends (not that of the ones claimed again).
-				late, err := b.Due(at(rules.ClaimLease+time.Second), 10)
+				late, err := b.Due(context.Background(), at(rules.ClaimLease+time.Second), 10)
 				if err != nil || !slices.Equal(dueIDs(late), all[2:]) {
 					t.Errorf("Due after the lease: %v, %v; want %v", dueIDs(late), err, all[2:])
 				}
@@ -82,22 +83,22 @@ func testClaims(t *testing.T, e Engine) {
 					t.Fatalf("DueEvents within the lease: %v", eventIDs(again))
 				}
 				takeAll := func(uint64, string) bool { return false }
-				if again, _, err := b.DueEventsSkipping(rules.LaneNotify, at(time.Second), 10, takeAll); err != nil || len(again) != 0 {
+				if again, _, err := b.DueEventsSkipping(context.Background(), rules.LaneNotify, at(time.Second), 10, takeAll); err != nil || len(again) != 0 {
 					t.Fatalf("DueEventsSkipping within the lease: %v, %v", eventIDs(again), err)
 				}
 				byID := map[string]rules.OutboxEntry{}
 				for _, d := range first {
 					byID[d.ID] = d
 				}
-				if err := a.EventDelivered(byID["c-del"].Seq, "c-del", at(time.Second)); err != nil {
+				if err := a.EventDelivered(context.Background(), byID["c-del"].Seq, "c-del", at(time.Second)); err != nil {
 					t.Fatal(err)
 				}
 				ev := byID["c-resched"].Event
 				ev.Attempts, ev.NextAt = 1, at(2*time.Second)
-				if err := a.RescheduleEvent(byID["c-resched"].Seq, ev); err != nil {
+				if err := a.RescheduleEvent(context.Background(), byID["c-resched"].Seq, ev); err != nil {
 					t.Fatal(err)
 				}
-				if err := a.DeadEvent(byID["c-dead"].Seq, byID["c-dead"].Event); err != nil {
+				if err := a.DeadEvent(context.Background(), byID["c-dead"].Seq, byID["c-dead"].Event); err != nil {
 					t.Fatal(err)
 				}
 				got, _ := dueEvents(t, b, rules.LaneNotify, at(2*time.Second), 10)

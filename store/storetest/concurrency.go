@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -17,17 +18,17 @@ func testConcurrency(t *testing.T, e Engine) {
 			addMerchants(t, a, m1)
 			p := create(t, a, newPayout(m1, "SEEN", 1000, T0), T0)
 			fund(t, a, m1, "PER", "PEN", 500)
-			if err := a.Sessions((&clock{t: T0}).Now).Commit("tok", []byte("d"), at(time.Hour)); err != nil {
+			if err := a.Sessions(context.Background(), (&clock{t: T0}).Now).Commit("tok", []byte("d"), at(time.Hour)); err != nil {
 				t.Fatal(err)
 			}
-			if got, err := b.Merchant(m1); err != nil || got.ID != m1 {
+			if got, err := b.Merchant(context.Background(), m1); err != nil || got.ID != m1 {
 				t.Errorf("Merchant on the second handle: %+v %v", got, err)
 			}
 			samePayout(t, "the payout on the second handle", payoutOf(t, b, m1, p.ID), p)
 			if bal := balanceOf(t, b, m1, "PER", "PEN"); bal.Balance != 500 {
 				t.Errorf("balance on the second handle %+v", bal)
 			}
-			if data, found, _ := b.Sessions((&clock{t: T0}).Now).Find("tok"); !found || string(data) != "d" {
+			if data, found, _ := b.Sessions(context.Background(), (&clock{t: T0}).Now).Find("tok"); !found || string(data) != "d" {
 				t.Errorf("session on the second handle %q %v", data, found)
 			}
 			update(t, b, []int64{p.ID}, moveTo(rules.StatusAuthorized, T0, time.Time{}))
@@ -56,7 +57,7 @@ func testConcurrency(t *testing.T, e Engine) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				p, created, err := s.CreatePayout(newPayout(m1, "SAME", 1000, T0), T0, []rules.Event{mail("same-ev", T0)}, reserveStep(T0, T0))
+				p, created, err := s.CreatePayout(context.Background(), newPayout(m1, "SAME", 1000, T0), T0, []rules.Event{mail("same-ev", T0)}, reserveStep(T0, T0))
 				answers[i] = answer{created: created, err: err}
 				if p != nil {
 					answers[i].id = p.ID
@@ -82,10 +83,10 @@ func testConcurrency(t *testing.T, e Engine) {
 		if bal := balanceOf(t, a, m1, "PER", "PEN"); bal.Available != 1_000_000-1000 {
 			t.Errorf("available %d: the admit step ran %d times", bal.Available, (1_000_000-bal.Available)/1000)
 		}
-		if n := a.OutboxDepth(); n != 1 {
+		if n := a.OutboxDepth(context.Background()); n != 1 {
 			t.Errorf("outbox depth %d, want the one create's event", n)
 		}
-		if err := a.CheckAllLedgers(); err != nil {
+		if err := a.CheckAllLedgers(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})
@@ -99,7 +100,7 @@ func testConcurrency(t *testing.T, e Engine) {
 			ps[i] = newPayout(m1, fmt.Sprintf("D-%02d", i), 1000, T0)
 			ps[i].ID = int64(1000 + i)
 		}
-		if err := a.ImportPayouts(ps); err != nil {
+		if err := a.ImportPayouts(context.Background(), ps); err != nil {
 			t.Fatal(err)
 		}
 		// Queue them all (an import queues nothing).
@@ -120,7 +121,7 @@ func testConcurrency(t *testing.T, e Engine) {
 			go func() {
 				defer wg.Done()
 				for range 4 {
-					due, err := s.Due(T0, 5)
+					due, err := s.Due(context.Background(), T0, 5)
 					if err != nil {
 						t.Error(err)
 						return
@@ -135,7 +136,7 @@ func testConcurrency(t *testing.T, e Engine) {
 		}
 		wg.Wait()
 		// What the racing calls left (an engine may skip rows another call is claiming).
-		rest, err := a.Due(T0, 2*n)
+		rest, err := a.Due(context.Background(), T0, 2*n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +173,7 @@ func testConcurrency(t *testing.T, e Engine) {
 			go func() {
 				defer wg.Done()
 				for range 3 {
-					due, _, err := s.DueEvents(rules.LaneNotify, T0, 3)
+					due, _, err := s.DueEvents(context.Background(), rules.LaneNotify, T0, 3)
 					if err != nil {
 						t.Error(err)
 						return
@@ -212,7 +213,7 @@ func testConcurrency(t *testing.T, e Engine) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := s.Fund(m1, "PER", "PEN", int64(i+1), time.Now()); err != nil {
+				if _, err := s.Fund(context.Background(), m1, "PER", "PEN", int64(i+1), time.Now()); err != nil {
 					t.Error(err)
 				}
 			}()
@@ -237,16 +238,16 @@ func testConcurrency(t *testing.T, e Engine) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := s.PutSandboxMail("mail-race", []byte(`{"eventId":"mail-race"}`), T0); err != nil {
+				if err := s.PutSandboxMail(context.Background(), "mail-race", []byte(`{"eventId":"mail-race"}`), T0); err != nil {
 					t.Error(err)
 				}
 			}()
 		}
 		wg.Wait()
-		if mails, _ := b.SandboxMails(10); len(mails) != 1 {
+		if mails, _ := b.SandboxMails(context.Background(), 10); len(mails) != 1 {
 			t.Errorf("%d mails, want 1", len(mails))
 		}
-		if _, ok, _ := a.WasDelivered("mail-race"); !ok {
+		if _, ok, _ := a.WasDelivered(context.Background(), "mail-race"); !ok {
 			t.Errorf("the event is not marked delivered")
 		}
 	})

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -24,7 +25,7 @@ func populate(t *testing.T, s rules.Storage) dumped {
 	var d dumped
 	addMerchants(t, s, m1, m2)
 	numbered := &rules.Merchant{Name: "Numerada", CreatedAt: T0, SealedSecret: []byte("sealed")}
-	if err := s.CreateMerchant(numbered, nil); err != nil {
+	if err := s.CreateMerchant(context.Background(), numbered, nil); err != nil {
 		t.Fatal(err)
 	}
 	d.numbered = numbered.ID
@@ -32,7 +33,7 @@ func populate(t *testing.T, s rules.Storage) dumped {
 	fund(t, s, m2, "COL", "COP", 5000)
 
 	var err error
-	d.queued, _, err = s.CreatePayout(newPayout(m1, "DUMP-queued", 1000, T0), T0,
+	d.queued, _, err = s.CreatePayout(context.Background(), newPayout(m1, "DUMP-queued", 1000, T0), T0,
 		[]rules.Event{notification("n-pending", T0)}, reserveStep(T0, at(time.Minute)))
 	if err != nil {
 		t.Fatal(err)
@@ -86,57 +87,57 @@ func populate(t *testing.T, s rules.Storage) dumped {
 		case "n-dead":
 			ev := e.Event
 			ev.Attempts, ev.LastError = 9, "410 Gone"
-			err = s.DeadEvent(e.Seq, ev)
+			err = s.DeadEvent(context.Background(), e.Seq, ev)
 		case "n-sent":
-			err = s.EventDelivered(e.Seq, "n-sent", at(time.Minute))
+			err = s.EventDelivered(context.Background(), e.Seq, "n-sent", at(time.Minute))
 		case "n-retry":
 			d.retrying = e.Event
 			d.retrying.Attempts, d.retrying.NextAt, d.retrying.LastError = 2, at(20*time.Second), "503"
-			err = s.RescheduleEvent(e.Seq, d.retrying)
+			err = s.RescheduleEvent(context.Background(), e.Seq, d.retrying)
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.PutSandboxMail("mail-ev", []byte(`{"eventId":"mail-ev","to":"ana.rojas@correo.pe"}`), at(2*time.Minute)); err != nil {
+	if err := s.PutSandboxMail(context.Background(), "mail-ev", []byte(`{"eventId":"mail-ev","to":"ana.rojas@correo.pe"}`), at(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutSandboxMail("", []byte(`{"note":"no event"}`), at(3*time.Minute)); err != nil {
+	if err := s.PutSandboxMail(context.Background(), "", []byte(`{"note":"no event"}`), at(3*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 
 	// Cards, sessions and the sandbox's records.
-	if err := s.PutCard(m2, 1, "45678912", d.card.ID, *d.card.Card, []byte("sealed-pan"), true); err != nil {
+	if err := s.PutCard(context.Background(), m2, 1, "45678912", d.card.ID, *d.card.Card, []byte("sealed-pan"), true); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutCard(m1, 1, "11111111", d.queued.ID, rules.CardRef{Token: "once", Brand: "VISA", BIN: "400000", Last4: "0002"}, []byte("sealed-once"), false); err != nil {
+	if err := s.PutCard(context.Background(), m1, 1, "11111111", d.queued.ID, rules.CardRef{Token: "once", Brand: "VISA", BIN: "400000", Last4: "0002"}, []byte("sealed-once"), false); err != nil {
 		t.Fatal(err)
 	}
-	sessions := s.Sessions((&clock{t: T0}).Now)
+	sessions := s.Sessions(context.Background(), (&clock{t: T0}).Now)
 	if err := sessions.Commit("tok-1", []byte("session-data"), at(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if err := sessions.BindCardSession(d.card.ID, "sid-1", at(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutSandboxClockOffset(90 * time.Minute); err != nil {
+	if err := s.PutSandboxClockOffset(context.Background(), 90*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	lo := int64(10)
-	if err := s.PutSandboxRules(m1, []rules.ScriptRule{{Match: rules.ScriptMatch{AmountMin: &lo},
+	if err := s.PutSandboxRules(context.Background(), m1, []rules.ScriptRule{{Match: rules.ScriptMatch{AmountMin: &lo},
 		Outcome: rules.ScriptOutcome{Stage: rules.StageRejected, Status: rules.StatusDenied, Code: rules.CodeDenied}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutDirectoryEntry("PER", "987654321", rules.DirectoryEntry{Entities: []rules.WalletEntity{{EntityBrand: "Plin", Status: rules.EntityAvailable}}}); err != nil {
+	if err := s.PutDirectoryEntry(context.Background(), "PER", "987654321", rules.DirectoryEntry{Entities: []rules.WalletEntity{{EntityBrand: "Plin", Status: rules.EntityAvailable}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutDirectoryEntry("COL", "@ana", rules.DirectoryEntry{Absent: true}); err != nil {
+	if err := s.PutDirectoryEntry(context.Background(), "COL", "@ana", rules.DirectoryEntry{Absent: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutIntegrationUser(&rules.IntegrationUser{User: "ana", MerchantID: m1, PasswordHash: "hash", CreatedAt: T0}); err != nil {
+	if err := s.PutIntegrationUser(context.Background(), &rules.IntegrationUser{User: "ana", MerchantID: m1, PasswordHash: "hash", CreatedAt: T0}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SeenLookupRequest(m1, "req-1", T0); err != nil {
+	if _, err := s.SeenLookupRequest(context.Background(), m1, "req-1", T0); err != nil {
 		t.Fatal(err)
 	}
 	return d
@@ -145,7 +146,7 @@ func populate(t *testing.T, s rules.Storage) dumped {
 // findEvent finds a pending event by id.
 func findEvent(t *testing.T, s rules.Storage, id string) (rules.Event, bool) {
 	t.Helper()
-	evs, err := s.OutboxEvents(1000)
+	evs, err := s.OutboxEvents(context.Background(), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func findEvent(t *testing.T, s rules.Storage, id string) (rules.Event, bool) {
 func dumpOf(t *testing.T, s rules.Storage) []rules.DumpRecord {
 	t.Helper()
 	var recs []rules.DumpRecord
-	err := s.Dump(func(r rules.DumpRecord) error {
+	err := s.Dump(context.Background(), func(r rules.DumpRecord) error {
 		r.Value = append(json.RawMessage(nil), r.Value...)
 		recs = append(recs, r)
 		return nil
@@ -315,34 +316,35 @@ func testDumpRestore(t *testing.T, e Engine) {
 	})
 
 	t.Run("every kind of rules.DumpKinds is dumped and restored", func(t *testing.T) {
+		ctx := context.Background()
 		s := e.open(t)
 		populate(t, s)
 		// populate leaves out the later features' kinds: one record of each. A new kind in
 		// rules.DumpKinds needs a record here, so that every engine is shown to carry it.
 		u := &rules.User{ID: "u_1", Name: "Ana", Email: "ana@example.com", Role: rules.RoleOperator, Status: rules.UserActive,
 			CreatedAt: T0, UpdatedAt: T0}
-		if err := s.CreateUser(u); err != nil {
+		if err := s.CreateUser(ctx, u); err != nil {
 			t.Fatal(err)
 		}
 		auditEntries(t, s, 1)
 		logged := rules.LoggedEvent{ID: rules.EventMerchantNotification + ":1:PROCESSED", MerchantID: m1, PayoutID: 1,
 			Type: rules.EventType(rules.EventMerchantNotification + ":1:PROCESSED"), Body: []byte(`{}`), CreatedAt: T0}
-		if err := s.LogAttempt(logged, rules.DeliveryAttempt{At: T0, Status: 200}); err != nil {
+		if err := s.LogAttempt(ctx, logged, rules.DeliveryAttempt{At: T0, Status: 200}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutInboxItem(m1, rules.InboxItem{EventID: "e1", ReceivedAt: T0, Body: []byte(`{}`)}); err != nil {
+		if err := s.PutInboxItem(ctx, m1, rules.InboxItem{EventID: "e1", ReceivedAt: T0, Body: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutDeliveryChaos(m1, rules.DeliveryChaos{FailFirst: 1}); err != nil {
+		if err := s.PutDeliveryChaos(ctx, m1, rules.DeliveryChaos{FailFirst: 1}); err != nil {
 			t.Fatal(err)
 		}
 		b, items := newBatch(m1, "every-kind", 1)
-		if _, _, err := s.CreateBatch(b, items); err != nil {
+		if _, _, err := s.CreateBatch(ctx, b, items); err != nil {
 			t.Fatal(err)
 		}
 		recs := dumpOf(t, s)
 		r := e.open(t)
-		if err := r.Restore(recs); err != nil {
+		if err := r.Restore(ctx, recs); err != nil {
 			t.Fatalf("Restore: %v", err)
 		}
 		// Each kind's own test compares the records; here each kind is there, and comes back.
@@ -369,7 +371,7 @@ func testDumpRestore(t *testing.T, e Engine) {
 		d := populate(t, s)
 		recs := dumpOf(t, s)
 		r := e.open(t)
-		if err := r.Restore(recs); err != nil {
+		if err := r.Restore(context.Background(), recs); err != nil {
 			t.Fatalf("Restore: %v", err)
 		}
 		want, got := byKind(t, recs), byKind(t, dumpOf(t, r))
@@ -402,7 +404,7 @@ func testDumpRestore(t *testing.T, e Engine) {
 				s := e.open(t)
 				c.fill(t, s)
 				before := byKind(t, dumpOf(t, s))
-				if err := s.Restore(recs); err == nil {
+				if err := s.Restore(context.Background(), recs); err == nil {
 					t.Fatalf("Restore into a store with %s succeeded", c.name)
 				}
 				after := byKind(t, dumpOf(t, s))
@@ -419,10 +421,10 @@ func testDumpRestore(t *testing.T, e Engine) {
 			{Kind: rules.DumpMerchant, Value: json.RawMessage(`{"id":"M9","name":"Nueve"}`)},
 			{Kind: "no-such-kind", Value: json.RawMessage(`{}`)},
 		}
-		if err := s.Restore(recs); err == nil {
+		if err := s.Restore(context.Background(), recs); err == nil {
 			t.Fatal("Restore of an unknown kind succeeded")
 		}
-		if ms, _ := s.Merchants(); len(ms) != 0 {
+		if ms, _ := s.Merchants(context.Background()); len(ms) != 0 {
 			t.Errorf("the refused restore wrote %d merchants", len(ms))
 		}
 	})
@@ -435,7 +437,7 @@ func testDumpRestore(t *testing.T, e Engine) {
 				t.Errorf("an empty store dumped a %s", r.Kind)
 			}
 		}
-		if err := e.open(t).Restore(recs); err != nil {
+		if err := e.open(t).Restore(context.Background(), recs); err != nil {
 			t.Errorf("Restore of an empty dump: %v", err)
 		}
 	})
@@ -507,7 +509,7 @@ func checkDumpContents(t *testing.T, s rules.Storage, d dumped, recs []rules.Dum
 	}
 	// The balances keep their ledger totals.
 	for _, m := range []string{m1, m2} {
-		bs, _ := s.Balances(m)
+		bs, _ := s.Balances(context.Background(), m)
 		for _, b := range bs {
 			if got := balances[m+" "+b.Country]; got != b {
 				t.Errorf("dumped balance of %s %+v, stored %+v", m, got, b)
@@ -522,29 +524,29 @@ func checkRestored(t *testing.T, s, r rules.Storage, d dumped) {
 	t.Helper()
 	for _, p := range []*rules.Payout{d.queued, d.rejected, d.card, d.processed} {
 		samePayout(t, "restored payout", payoutOf(t, r, p.MerchantID, p.ID), p)
-		if got, err := r.PayoutByOrder(p.MerchantID, p.OrderID); err != nil || got.ID != p.ID {
+		if got, err := r.PayoutByOrder(context.Background(), p.MerchantID, p.OrderID); err != nil || got.ID != p.ID {
 			t.Errorf("PayoutByOrder %s: %v %v", p.OrderID, got, err)
 		}
-		page, err := r.ListPayouts(p.MerchantID, rules.ListFilter{Status: p.Status})
+		page, err := r.ListPayouts(context.Background(), p.MerchantID, rules.ListFilter{Status: p.Status})
 		if err != nil || !slices.Contains(ids(page.Items), p.ID) {
 			t.Errorf("ListPayouts by %s: %v %v", p.Status, ids(page.Items), err)
 		}
-		page, err = r.ListPayouts(p.MerchantID, rules.ListFilter{Stage: p.Stage})
+		page, err = r.ListPayouts(context.Background(), p.MerchantID, rules.ListFilter{Stage: p.Stage})
 		if err != nil || !slices.Contains(ids(page.Items), p.ID) {
 			t.Errorf("ListPayouts by %s: %v %v", p.Stage, ids(page.Items), err)
 		}
 	}
-	if page, _ := r.ListPayouts(m1, rules.ListFilter{}); !slices.Equal(ids(page.Items), []int64{d.processed.ID, d.rejected.ID, d.queued.ID}) {
+	if page, _ := r.ListPayouts(context.Background(), m1, rules.ListFilter{}); !slices.Equal(ids(page.Items), []int64{d.processed.ID, d.rejected.ID, d.queued.ID}) {
 		t.Errorf("M1's payouts %v", ids(page.Items))
 	}
-	if _, created, err := r.CreatePayout(newPayout(m1, d.queued.OrderID, 1000, T0), T0, nil, nil); err != nil || created {
+	if _, created, err := r.CreatePayout(context.Background(), newPayout(m1, d.queued.OrderID, 1000, T0), T0, nil, nil); err != nil || created {
 		t.Errorf("a create with a restored orderId: created %v, %v; want the replay", created, err)
 	}
 	// The queue.
-	if next, _ := r.NextDue(); !next.Equal(at(time.Minute)) {
+	if next, _ := r.NextDue(context.Background()); !next.Equal(at(time.Minute)) {
 		t.Errorf("NextDue %v, want %v", next, at(time.Minute))
 	}
-	due, _ := r.Due(at(time.Minute), 10)
+	due, _ := r.Due(context.Background(), at(time.Minute), 10)
 	if !slices.Equal(due, []rules.DueEntry{{ID: d.queued.ID, Status: rules.StatusAuthorized}}) {
 		t.Errorf("due %+v", due)
 	}
@@ -563,77 +565,77 @@ func checkRestored(t *testing.T, s, r rules.Storage, d dumped) {
 	} else {
 		sameEvent(t, "restored mail event", mails[0].Event, d.pendingMail)
 	}
-	if dead, _ := r.DeadEvents(10); !slices.Equal(eventIDs(dead), []string{"n-dead"}) || dead[0].LastError != "410 Gone" {
+	if dead, _ := r.DeadEvents(context.Background(), 10); !slices.Equal(eventIDs(dead), []string{"n-dead"}) || dead[0].LastError != "410 Gone" {
 		t.Errorf("dead letters %+v", dead)
 	}
 	for id, when := range map[string]time.Time{"n-sent": at(time.Minute), "mail-ev": at(2 * time.Minute)} {
-		if got, ok, _ := r.WasDelivered(id); !ok || !got.Equal(when) {
+		if got, ok, _ := r.WasDelivered(context.Background(), id); !ok || !got.Equal(when) {
 			t.Errorf("WasDelivered(%s) = %v %v", id, got, ok)
 		}
 	}
-	if n := r.OutboxDepth(); n != 3 {
+	if n := r.OutboxDepth(context.Background()); n != 3 {
 		t.Errorf("outbox depth %d, want 3", n)
 	}
-	want, _ := s.SandboxMails(10)
-	if got, _ := r.SandboxMails(10); len(got) != len(want) || len(got) != 2 || !sameJSONValue(got[0], want[0]) || !sameJSONValue(got[1], want[1]) {
+	want, _ := s.SandboxMails(context.Background(), 10)
+	if got, _ := r.SandboxMails(context.Background(), 10); len(got) != len(want) || len(got) != 2 || !sameJSONValue(got[0], want[0]) || !sameJSONValue(got[1], want[1]) {
 		t.Errorf("mailbox %q, want %q", got, want)
 	}
-	if err := r.PutSandboxMail("mail-ev", []byte(`{"again":true}`), at(time.Hour)); err != nil {
+	if err := r.PutSandboxMail(context.Background(), "mail-ev", []byte(`{"again":true}`), at(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := r.SandboxMails(10); len(got) != 2 {
+	if got, _ := r.SandboxMails(context.Background(), 10); len(got) != 2 {
 		t.Errorf("a restored delivered event took a second mail")
 	}
 	// Cards, sessions, the sandbox.
-	if ref, ok, _ := r.SavedCard(m2, 1, "45678912"); !ok || ref != *d.card.Card {
+	if ref, ok, _ := r.SavedCard(context.Background(), m2, 1, "45678912"); !ok || ref != *d.card.Card {
 		t.Errorf("card on file %+v %v", ref, ok)
 	}
-	if ref, sealed, err := r.PayoutCard(d.card.ID); err != nil || ref != *d.card.Card || string(sealed) != "sealed-pan" {
+	if ref, sealed, err := r.PayoutCard(context.Background(), d.card.ID); err != nil || ref != *d.card.Card || string(sealed) != "sealed-pan" {
 		t.Errorf("PayoutCard(card) %+v %q %v", ref, sealed, err)
 	}
-	if ref, sealed, err := r.PayoutCard(d.queued.ID); err != nil || ref.Token != "once" || string(sealed) != "sealed-once" {
+	if ref, sealed, err := r.PayoutCard(context.Background(), d.queued.ID); err != nil || ref.Token != "once" || string(sealed) != "sealed-once" {
 		t.Errorf("PayoutCard(queued) %+v %q %v", ref, sealed, err)
 	}
-	if _, ok, _ := r.SavedCard(m1, 1, "11111111"); ok {
+	if _, ok, _ := r.SavedCard(context.Background(), m1, 1, "11111111"); ok {
 		t.Errorf("a one-time card is on file after the restore")
 	}
-	sessions := r.Sessions((&clock{t: T0}).Now)
+	sessions := r.Sessions(context.Background(), (&clock{t: T0}).Now)
 	if data, found, _ := sessions.Find("tok-1"); !found || string(data) != "session-data" {
 		t.Errorf("session %q %v", data, found)
 	}
 	if sid, _ := sessions.CardSession(d.card.ID); sid != "sid-1" {
 		t.Errorf("card session %q", sid)
 	}
-	if n, _ := r.Sessions((&clock{t: at(2 * time.Hour)}).Now).Cleanup(); n != 2 {
+	if n, _ := r.Sessions(context.Background(), (&clock{t: at(2 * time.Hour)}).Now).Cleanup(); n != 2 {
 		t.Errorf("Cleanup after the expiry removed %d, want the session and the binding", n)
 	}
-	if off, _ := r.SandboxClockOffset(); off != 90*time.Minute {
+	if off, _ := r.SandboxClockOffset(context.Background()); off != 90*time.Minute {
 		t.Errorf("clock offset %v", off)
 	}
-	if rs, _ := r.SandboxRules(m1); len(rs) != 1 || rs[0].Outcome.Status != rules.StatusDenied || *rs[0].Match.AmountMin != 10 {
+	if rs, _ := r.SandboxRules(context.Background(), m1); len(rs) != 1 || rs[0].Outcome.Status != rules.StatusDenied || *rs[0].Match.AmountMin != 10 {
 		t.Errorf("rules %s", jsonOf(t, rs))
 	}
-	if e, err := r.DirectoryEntry("PER", "987654321"); err != nil || len(e.Entities) != 1 || e.Entities[0].EntityBrand != "Plin" {
+	if e, err := r.DirectoryEntry(context.Background(), "PER", "987654321"); err != nil || len(e.Entities) != 1 || e.Entities[0].EntityBrand != "Plin" {
 		t.Errorf("PER entry %+v %v", e, err)
 	}
-	if e, err := r.DirectoryEntry("COL", "@ana"); err != nil || !e.Absent {
+	if e, err := r.DirectoryEntry(context.Background(), "COL", "@ana"); err != nil || !e.Absent {
 		t.Errorf("COL entry %+v %v", e, err)
 	}
-	if u, err := r.IntegrationUserOf(m1); err != nil || u.User != "ana" || u.PasswordHash != "hash" {
+	if u, err := r.IntegrationUserOf(context.Background(), m1); err != nil || u.User != "ana" || u.PasswordHash != "hash" {
 		t.Errorf("IntegrationUserOf %+v %v", u, err)
 	}
-	if u, err := r.IntegrationUser("ana"); err != nil || u.MerchantID != m1 {
+	if u, err := r.IntegrationUser(context.Background(), "ana"); err != nil || u.MerchantID != m1 {
 		t.Errorf("IntegrationUser %+v %v", u, err)
 	}
 	// The money and the numbering.
 	for _, m := range []string{m1, m2} {
-		want, _ := s.Balances(m)
-		got, _ := r.Balances(m)
+		want, _ := s.Balances(context.Background(), m)
+		got, _ := r.Balances(context.Background(), m)
 		if jsonOf(t, sortBalances(got)) != jsonOf(t, sortBalances(want)) || len(got) != 1 || got[0] != want[0] {
 			t.Errorf("balances of %s %+v, want %+v", m, got, want)
 		}
 	}
-	if err := r.CheckAllLedgers(); err != nil {
+	if err := r.CheckAllLedgers(context.Background()); err != nil {
 		t.Errorf("CheckAllLedgers after the restore: %v", err)
 	}
 	maxID := max(d.queued.ID, d.rejected.ID, d.card.ID, d.processed.ID)
@@ -641,10 +643,10 @@ func checkRestored(t *testing.T, s, r rules.Storage, d dumped) {
 		t.Errorf("a payout created after the restore got id %d, want above %d", p.ID, maxID)
 	}
 	m := &rules.Merchant{Name: "Nueva", CreatedAt: T0}
-	if err := r.CreateMerchant(m, nil); err != nil || m.ID == d.numbered || m.ID == m1 || m.ID == m2 {
+	if err := r.CreateMerchant(context.Background(), m, nil); err != nil || m.ID == d.numbered || m.ID == m1 || m.ID == m2 {
 		t.Errorf("a merchant numbered after the restore: %q, %v", m.ID, err)
 	}
-	if got, _ := r.Merchant(d.numbered); got == nil || got.Name != "Numerada" {
+	if got, _ := r.Merchant(context.Background(), d.numbered); got == nil || got.Name != "Numerada" {
 		t.Errorf("the numbered merchant became %+v", got)
 	}
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,7 +18,7 @@ func testLedgerEntries(t *testing.T, e Engine) {
 		s := e.open(t)
 		w := newLifeWorld(t, s)
 		w.run(t)
-		entries, err := rules.AllEntries(s, w.m.ID, "PER", "PEN")
+		entries, err := rules.AllEntries(context.Background(), s, w.m.ID, "PER", "PEN")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +46,7 @@ func testLedgerEntries(t *testing.T, e Engine) {
 		if len(entries) != 13 {
 			t.Errorf("%d entries, want 13", len(entries))
 		}
-		if err := s.CheckAllLedgers(); err != nil {
+		if err := s.CheckAllLedgers(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})
@@ -55,18 +56,18 @@ func testLedgerEntries(t *testing.T, e Engine) {
 		addMerchants(t, s, m1, m2)
 		at := T0.Add(time.Hour)
 		for i := range 5 {
-			if _, err := s.Fund(m1, "PER", "PEN", int64(100*(i+1)), at); err != nil {
+			if _, err := s.Fund(context.Background(), m1, "PER", "PEN", int64(100*(i+1)), at); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := s.Fund(m1, "PER", "PEN", -50, at); err != nil {
+		if _, err := s.Fund(context.Background(), m1, "PER", "PEN", -50, at); err != nil {
 			t.Fatal(err)
 		}
 		fund(t, s, m2, "PER", "PEN", 7)
 		var got []string
 		after := int64(0)
 		for pages := 0; ; pages++ {
-			page, err := s.Entries(m1, "PER", "PEN", after, 4)
+			page, err := s.Entries(context.Background(), m1, "PER", "PEN", after, 4)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,10 +89,10 @@ func testLedgerEntries(t *testing.T, e Engine) {
 		if strings.Join(got, "|") != want {
 			t.Errorf("entries\n got  %s\n want %s", strings.Join(got, "|"), want)
 		}
-		if page, err := s.Entries(m1, "PER", "USD", 0, 10); err != nil || len(page.Items) != 0 || page.Next != 0 {
+		if page, err := s.Entries(context.Background(), m1, "PER", "USD", 0, 10); err != nil || len(page.Items) != 0 || page.Next != 0 {
 			t.Errorf("a balance never funded: %+v, %v", page, err)
 		}
-		if page, err := s.Entries(m2, "PER", "PEN", 0, 10); err != nil || len(page.Items) != 1 || page.Items[0].Amount != 7 {
+		if page, err := s.Entries(context.Background(), m2, "PER", "PEN", 0, 10); err != nil || len(page.Items) != 1 || page.Items[0].Amount != 7 {
 			t.Errorf("the other merchant's entries: %+v, %v", page, err)
 		}
 	})
@@ -100,15 +101,15 @@ func testLedgerEntries(t *testing.T, e Engine) {
 		s := e.open(t)
 		addMerchants(t, s, m1)
 		late, early := T0.Add(time.Hour), T0
-		if _, err := s.Fund(m1, "PER", "PEN", 10, late); err != nil {
+		if _, err := s.Fund(context.Background(), m1, "PER", "PEN", 10, late); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Fund(m1, "PER", "PEN", 20, early); err != nil { // decided earlier, committed later
+		if _, err := s.Fund(context.Background(), m1, "PER", "PEN", 20, early); err != nil { // decided earlier, committed later
 			t.Fatal(err)
 		}
 		p := create(t, s, newPayout(m1, "LATE", 5, T0), time.Time{})
 		update(t, s, []int64{p.ID}, reserveStep(T0, time.Time{}))
-		entries, err := rules.AllEntries(s, m1, "PER", "PEN")
+		entries, err := rules.AllEntries(context.Background(), s, m1, "PER", "PEN")
 		if err != nil || len(entries) != 3 {
 			t.Fatalf("entries %+v, %v", entries, err)
 		}
@@ -131,13 +132,13 @@ func testLedgerEntries(t *testing.T, e Engine) {
 			p.Move(rules.StatusAuthorized, T0, "", "")
 			return time.Time{}, l.PutBalance(m1, b)
 		}
-		if err := s.UpdatePayouts([]int64{p.ID}, minted); err == nil {
+		if err := s.UpdatePayouts(context.Background(), []int64{p.ID}, minted); err == nil {
 			t.Fatal("money minted by a step was stored")
 		}
-		if _, err := s.Fund(m1, "PER", "PEN", -2000, T0); err == nil {
+		if _, err := s.Fund(context.Background(), m1, "PER", "PEN", -2000, T0); err == nil {
 			t.Fatal("a withdrawal beyond the balance was stored")
 		}
-		entries, err := rules.AllEntries(s, m1, "PER", "PEN")
+		entries, err := rules.AllEntries(context.Background(), s, m1, "PER", "PEN")
 		if err != nil || len(entries) != 1 {
 			t.Fatalf("entries after two refused writes: %+v, %v", entries, err)
 		}
@@ -149,24 +150,24 @@ func testLedgerEntries(t *testing.T, e Engine) {
 		w := newLifeWorld(t, s)
 		w.run(t)
 		var recs []rules.DumpRecord
-		if err := s.Dump(func(r rules.DumpRecord) error { recs = append(recs, r); return nil }); err != nil {
+		if err := s.Dump(context.Background(), func(r rules.DumpRecord) error { recs = append(recs, r); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		r := e.open(t)
-		if err := r.Restore(recs); err != nil {
+		if err := r.Restore(context.Background(), recs); err != nil {
 			t.Fatal(err)
 		}
-		before, _ := rules.AllEntries(s, w.m.ID, "PER", "PEN")
-		after, err := rules.AllEntries(r, w.m.ID, "PER", "PEN")
+		before, _ := rules.AllEntries(context.Background(), s, w.m.ID, "PER", "PEN")
+		after, err := rules.AllEntries(context.Background(), r, w.m.ID, "PER", "PEN")
 		if err != nil || len(after) != len(before) {
 			t.Fatalf("%d entries restored of %d: %v", len(after), len(before), err)
 		}
 		checkEntriesAddUp(t, r, w.m.ID, "PER", "PEN", after)
-		if err := r.CheckAllLedgers(); err != nil {
+		if err := r.CheckAllLedgers(context.Background()); err != nil {
 			t.Error(err)
 		}
 		fund(t, r, w.m.ID, "PER", "PEN", 1) // the restored store numbers on
-		if got, _ := rules.AllEntries(r, w.m.ID, "PER", "PEN"); len(got) != len(before)+1 || got[len(got)-1].ID != int64(len(got)) {
+		if got, _ := rules.AllEntries(context.Background(), r, w.m.ID, "PER", "PEN"); len(got) != len(before)+1 || got[len(got)-1].ID != int64(len(got)) {
 			t.Errorf("after a funding on the restored store: %+v", got[len(got)-1])
 		}
 	})
@@ -176,7 +177,7 @@ func testLedgerEntries(t *testing.T, e Engine) {
 		w := newLifeWorld(t, s)
 		w.run(t)
 		var recs []rules.DumpRecord // a dump made before entries existed: none of them
-		err := s.Dump(func(r rules.DumpRecord) error {
+		err := s.Dump(context.Background(), func(r rules.DumpRecord) error {
 			if r.Kind != rules.DumpLedgerEntry {
 				recs = append(recs, r)
 			}
@@ -186,18 +187,18 @@ func testLedgerEntries(t *testing.T, e Engine) {
 			t.Fatal(err)
 		}
 		r := e.open(t)
-		if err := r.Restore(recs); err != nil {
+		if err := r.Restore(context.Background(), recs); err != nil {
 			t.Fatal(err)
 		}
-		entries, err := rules.AllEntries(r, w.m.ID, "PER", "PEN")
+		entries, err := rules.AllEntries(context.Background(), r, w.m.ID, "PER", "PEN")
 		if err != nil || len(entries) != 1 || entries[0].Type != rules.EntryOpening {
 			t.Fatalf("entries after restoring an old dump: %+v, %v", entries, err)
 		}
 		checkEntriesAddUp(t, r, w.m.ID, "PER", "PEN", entries)
 		fund(t, r, w.m.ID, "PER", "PEN", 1)
-		entries, _ = rules.AllEntries(r, w.m.ID, "PER", "PEN")
+		entries, _ = rules.AllEntries(context.Background(), r, w.m.ID, "PER", "PEN")
 		checkEntriesAddUp(t, r, w.m.ID, "PER", "PEN", entries)
-		if err := r.CheckAllLedgers(); err != nil {
+		if err := r.CheckAllLedgers(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"strconv"
@@ -27,11 +28,11 @@ func testEventLog(t *testing.T, e Engine) {
 		s := e.open(t)
 		a := ev(m1, 7, "PROCESSED", T0)
 		for _, at := range []rules.DeliveryAttempt{failed, ok, {At: T0.Add(time.Minute), Status: 200, Cause: rules.CauseResend}} {
-			if err := s.LogAttempt(a, at); err != nil {
+			if err := s.LogAttempt(context.Background(), a, at); err != nil {
 				t.Fatal(err)
 			}
 		}
-		got, err := s.LoggedEvent(m1, a.ID)
+		got, err := s.LoggedEvent(context.Background(), m1, a.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,10 +45,10 @@ func testEventLog(t *testing.T, e Engine) {
 		if !got.DeliveredAt.Equal(ok.At) {
 			t.Errorf("deliveredAt %v, want the first delivery %v", got.DeliveredAt, ok.At)
 		}
-		if _, err := s.LoggedEvent(m2, a.ID); !errors.Is(err, rules.ErrNotFound) {
+		if _, err := s.LoggedEvent(context.Background(), m2, a.ID); !errors.Is(err, rules.ErrNotFound) {
 			t.Errorf("another merchant's read: %v, want ErrNotFound", err)
 		}
-		if _, err := s.LoggedEvent(m1, "merchant.notification:8:PROCESSED"); !errors.Is(err, rules.ErrNotFound) {
+		if _, err := s.LoggedEvent(context.Background(), m1, "merchant.notification:8:PROCESSED"); !errors.Is(err, rules.ErrNotFound) {
 			t.Errorf("unknown id: %v, want ErrNotFound", err)
 		}
 	})
@@ -57,7 +58,7 @@ func testEventLog(t *testing.T, e Engine) {
 		evs := []rules.LoggedEvent{ev(m1, 1, "PROCESSED", T0), ev(m2, 2, "PROCESSED", T0), ev(m1, 3, "REJECTED_BANK", T0),
 			ev(m1, 4, "PROCESSED", T0), ev(m1, 1, "REVERSED", T0)}
 		for _, x := range evs {
-			if err := s.LogAttempt(x, ok); err != nil {
+			if err := s.LogAttempt(context.Background(), x, ok); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -68,7 +69,7 @@ func testEventLog(t *testing.T, e Engine) {
 			}
 			return out
 		}
-		all, err := s.LoggedEvents(m1, rules.EventQuery{Limit: 10})
+		all, err := s.LoggedEvents(context.Background(), m1, rules.EventQuery{Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,18 +77,18 @@ func testEventLog(t *testing.T, e Engine) {
 		if !reflect.DeepEqual(ids(all), want) {
 			t.Fatalf("all: %v, want %v", ids(all), want)
 		}
-		page, _ := s.LoggedEvents(m1, rules.EventQuery{Limit: 2})
-		next, _ := s.LoggedEvents(m1, rules.EventQuery{After: page[len(page)-1].Seq, Limit: 2})
+		page, _ := s.LoggedEvents(context.Background(), m1, rules.EventQuery{Limit: 2})
+		next, _ := s.LoggedEvents(context.Background(), m1, rules.EventQuery{After: page[len(page)-1].Seq, Limit: 2})
 		if got := append(ids(page), ids(next)...); !reflect.DeepEqual(got, want) {
 			t.Errorf("two pages: %v, want %v", got, want)
 		}
-		if got, _ := s.LoggedEvents(m1, rules.EventQuery{Limit: 10, Type: "payout.PROCESSED"}); !reflect.DeepEqual(ids(got), []string{evs[0].ID, evs[3].ID}) {
+		if got, _ := s.LoggedEvents(context.Background(), m1, rules.EventQuery{Limit: 10, Type: "payout.PROCESSED"}); !reflect.DeepEqual(ids(got), []string{evs[0].ID, evs[3].ID}) {
 			t.Errorf("type: %v", ids(got))
 		}
-		if got, _ := s.LoggedEvents(m1, rules.EventQuery{Limit: 10, PayoutID: 1}); !reflect.DeepEqual(ids(got), []string{evs[0].ID, evs[4].ID}) {
+		if got, _ := s.LoggedEvents(context.Background(), m1, rules.EventQuery{Limit: 10, PayoutID: 1}); !reflect.DeepEqual(ids(got), []string{evs[0].ID, evs[4].ID}) {
 			t.Errorf("payout: %v", ids(got))
 		}
-		if got, _ := s.LoggedEvents(m1, rules.EventQuery{After: all[len(all)-1].Seq, Limit: 10}); len(got) != 0 {
+		if got, _ := s.LoggedEvents(context.Background(), m1, rules.EventQuery{After: all[len(all)-1].Seq, Limit: 10}); len(got) != 0 {
 			t.Errorf("after the last: %v", ids(got))
 		}
 	})
@@ -96,46 +97,46 @@ func testEventLog(t *testing.T, e Engine) {
 		s := e.open(t)
 		old, young := ev(m1, 1, "PROCESSED", T0), ev(m1, 2, "PROCESSED", T0.Add(31*24*time.Hour))
 		for _, x := range []rules.LoggedEvent{old, young} {
-			if err := s.LogAttempt(x, ok); err != nil {
+			if err := s.LogAttempt(context.Background(), x, ok); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, at := range []time.Time{T0, T0.Add(31 * 24 * time.Hour)} {
-			if err := s.PutInboxItem(m1, rules.InboxItem{EventID: old.ID, ReceivedAt: at, Headers: map[string]string{}, Body: []byte("{}")}); err != nil {
+			if err := s.PutInboxItem(context.Background(), m1, rules.InboxItem{EventID: old.ID, ReceivedAt: at, Headers: map[string]string{}, Body: []byte("{}")}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		n, err := s.PruneEventLog(T0.Add(time.Hour))
+		n, err := s.PruneEventLog(context.Background(), T0.Add(time.Hour))
 		if err != nil || n != 2 {
 			t.Fatalf("pruned %d, %v; want 2", n, err)
 		}
-		if _, err := s.LoggedEvent(m1, old.ID); !errors.Is(err, rules.ErrNotFound) {
+		if _, err := s.LoggedEvent(context.Background(), m1, old.ID); !errors.Is(err, rules.ErrNotFound) {
 			t.Errorf("old event still there: %v", err)
 		}
-		if _, err := s.LoggedEvent(m1, young.ID); err != nil {
+		if _, err := s.LoggedEvent(context.Background(), m1, young.ID); err != nil {
 			t.Errorf("young event: %v", err)
 		}
-		if items, _ := s.InboxItems(m1, 10); len(items) != 1 || !items[0].ReceivedAt.Equal(T0.Add(31*24*time.Hour)) {
+		if items, _ := s.InboxItems(context.Background(), m1, 10); len(items) != 1 || !items[0].ReceivedAt.Equal(T0.Add(31*24*time.Hour)) {
 			t.Errorf("inbox after pruning: %+v", items)
 		}
 	})
 
 	t.Run("the inbox lists a merchant's items newest first", func(t *testing.T) {
 		s := e.open(t)
-		if items, err := s.InboxItems(m1, 10); err != nil || len(items) != 0 {
+		if items, err := s.InboxItems(context.Background(), m1, 10); err != nil || len(items) != 0 {
 			t.Fatalf("empty inbox: %v %v", items, err)
 		}
 		for i := range 3 {
 			it := rules.InboxItem{EventID: "e" + itoa(int64(i)), ReceivedAt: T0.Add(time.Duration(i) * time.Second),
 				Headers: map[string]string{"verification": "sig" + itoa(int64(i))}, Body: []byte(`{"n":` + itoa(int64(i)) + `}`), SignatureValid: i != 1}
-			if err := s.PutInboxItem(m1, it); err != nil {
+			if err := s.PutInboxItem(context.Background(), m1, it); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := s.PutInboxItem(m2, rules.InboxItem{EventID: "other", ReceivedAt: T0, Headers: map[string]string{}, Body: []byte("{}")}); err != nil {
+		if err := s.PutInboxItem(context.Background(), m2, rules.InboxItem{EventID: "other", ReceivedAt: T0, Headers: map[string]string{}, Body: []byte("{}")}); err != nil {
 			t.Fatal(err)
 		}
-		items, err := s.InboxItems(m1, 2)
+		items, err := s.InboxItems(context.Background(), m1, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,33 +144,33 @@ func testEventLog(t *testing.T, e Engine) {
 			items[0].Headers["verification"] != "sig2" || string(items[0].Body) != `{"n":2}` {
 			t.Errorf("inbox: %+v", items)
 		}
-		if items, _ := s.InboxItems(m2, 10); len(items) != 1 || items[0].EventID != "other" {
+		if items, _ := s.InboxItems(context.Background(), m2, 10); len(items) != 1 || items[0].EventID != "other" {
 			t.Errorf("the other merchant's inbox: %+v", items)
 		}
 	})
 
 	t.Run("delivery chaos is off until put, kept per merchant, and ends when deleted", func(t *testing.T) {
 		s := e.open(t)
-		if _, err := s.DeliveryChaos(m1); !errors.Is(err, rules.ErrNotFound) {
+		if _, err := s.DeliveryChaos(context.Background(), m1); !errors.Is(err, rules.ErrNotFound) {
 			t.Fatalf("fresh: %v, want ErrNotFound", err)
 		}
 		c := rules.DeliveryChaos{Duplicate: 0.2, Reorder: true, Delay: 2 * time.Second, FailFirst: 2}
-		if err := s.PutDeliveryChaos(m1, c); err != nil {
+		if err := s.PutDeliveryChaos(context.Background(), m1, c); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := s.DeliveryChaos(m1); err != nil || got != c {
+		if got, err := s.DeliveryChaos(context.Background(), m1); err != nil || got != c {
 			t.Errorf("got %+v %v, want %+v", got, err, c)
 		}
-		if _, err := s.DeliveryChaos(m2); !errors.Is(err, rules.ErrNotFound) {
+		if _, err := s.DeliveryChaos(context.Background(), m2); !errors.Is(err, rules.ErrNotFound) {
 			t.Errorf("another merchant: %v", err)
 		}
-		if err := s.DeleteDeliveryChaos(m1); err != nil {
+		if err := s.DeleteDeliveryChaos(context.Background(), m1); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.DeliveryChaos(m1); !errors.Is(err, rules.ErrNotFound) {
+		if _, err := s.DeliveryChaos(context.Background(), m1); !errors.Is(err, rules.ErrNotFound) {
 			t.Errorf("after delete: %v", err)
 		}
-		if err := s.DeleteDeliveryChaos(m1); err != nil {
+		if err := s.DeleteDeliveryChaos(context.Background(), m1); err != nil {
 			t.Errorf("delete again: %v", err)
 		}
 	})
@@ -181,19 +182,19 @@ func testEventLog(t *testing.T, e Engine) {
 			e rules.LoggedEvent
 			a rules.DeliveryAttempt
 		}{{a, failed}, {b, ok}, {a, ok}} {
-			if err := s.LogAttempt(x.e, x.a); err != nil {
+			if err := s.LogAttempt(context.Background(), x.e, x.a); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for i, m := range []string{m2, m1, m1} {
 			it := rules.InboxItem{EventID: "e" + itoa(int64(i)), ReceivedAt: T0.Add(time.Duration(i) * time.Second),
 				Headers: map[string]string{"verification": "s"}, Body: []byte(`{"i":` + itoa(int64(i)) + `}`), SignatureValid: true}
-			if err := s.PutInboxItem(m, it); err != nil {
+			if err := s.PutInboxItem(context.Background(), m, it); err != nil {
 				t.Fatal(err)
 			}
 		}
 		chaos := rules.DeliveryChaos{Duplicate: 0.5, Delay: time.Second, FailFirst: 1}
-		if err := s.PutDeliveryChaos(m1, chaos); err != nil {
+		if err := s.PutDeliveryChaos(context.Background(), m1, chaos); err != nil {
 			t.Fatal(err)
 		}
 		recs := dumpOf(t, s)
@@ -205,29 +206,29 @@ func testEventLog(t *testing.T, e Engine) {
 			t.Fatalf("dumped %v", n)
 		}
 		r := e.open(t)
-		if err := r.Restore(recs); err != nil {
+		if err := r.Restore(context.Background(), recs); err != nil {
 			t.Fatalf("Restore: %v", err)
 		}
 		if again := dumpOf(t, r); !reflect.DeepEqual(again, recs) {
 			t.Errorf("the restored store dumps differently")
 		}
-		before, _ := s.LoggedEvent(m1, a.ID)
-		after, err := r.LoggedEvent(m1, a.ID)
+		before, _ := s.LoggedEvent(context.Background(), m1, a.ID)
+		after, err := r.LoggedEvent(context.Background(), m1, a.ID)
 		if err != nil || !reflect.DeepEqual(after, before) {
 			t.Errorf("restored event %+v %v, want %+v", after, err, before)
 		}
-		if items, _ := r.InboxItems(m1, 10); len(items) != 2 || items[0].EventID != "e2" {
+		if items, _ := r.InboxItems(context.Background(), m1, 10); len(items) != 2 || items[0].EventID != "e2" {
 			t.Errorf("restored inbox: %+v", items)
 		}
-		if c, err := r.DeliveryChaos(m1); err != nil || c != chaos {
+		if c, err := r.DeliveryChaos(context.Background(), m1); err != nil || c != chaos {
 			t.Errorf("restored chaos %+v %v", c, err)
 		}
 		// The log's numbering goes on after the restored events.
 		c := ev(m1, 3, "PROCESSED", T0)
-		if err := r.LogAttempt(c, ok); err != nil {
+		if err := r.LogAttempt(context.Background(), c, ok); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := r.LoggedEvents(m1, rules.EventQuery{After: before.Seq, Limit: 10})
+		got, _ := r.LoggedEvents(context.Background(), m1, rules.EventQuery{After: before.Seq, Limit: 10})
 		if len(got) != 1 || got[0].ID != c.ID || got[0].Seq <= before.Seq {
 			t.Errorf("after the restore, the next event: %+v", got)
 		}
@@ -241,11 +242,11 @@ func testEventLog(t *testing.T, e Engine) {
 			e rules.LoggedEvent
 			a rules.DeliveryAttempt
 		}{{a, failed}, {b, ok}, {ev(m2, 3, "PROCESSED", T0), ok}, {a, ok}, {a, dup}} {
-			if err := s.LogAttempt(x.e, x.a); err != nil {
+			if err := s.LogAttempt(context.Background(), x.e, x.a); err != nil {
 				t.Fatal(err)
 			}
 		}
-		fs, err := s.AttemptsAfter(m1, 0, 10)
+		fs, err := s.AttemptsAfter(context.Background(), m1, 0, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,21 +261,21 @@ func testEventLog(t *testing.T, e Engine) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("feed %v, want %v", got, want)
 		}
-		rest, _ := s.AttemptsAfter(m1, fs[1].Cursor, 10)
+		rest, _ := s.AttemptsAfter(context.Background(), m1, fs[1].Cursor, 10)
 		if len(rest) != 2 || rest[0].Cursor != fs[2].Cursor || !reflect.DeepEqual(rest[1].Attempt, dup) {
 			t.Errorf("after the second: %+v", rest)
 		}
-		if two, _ := s.AttemptsAfter(m1, 0, 2); len(two) != 2 {
+		if two, _ := s.AttemptsAfter(context.Background(), m1, 0, 2); len(two) != 2 {
 			t.Errorf("limit 2: %d", len(two))
 		}
-		if other, _ := s.AttemptsAfter(m2, 0, 10); len(other) != 1 {
+		if other, _ := s.AttemptsAfter(context.Background(), m2, 0, 10); len(other) != 1 {
 			t.Errorf("the other merchant's feed: %+v", other)
 		}
 		// Pruned events leave the feed.
-		if _, err := s.PruneEventLog(T0.Add(time.Hour)); err != nil {
+		if _, err := s.PruneEventLog(context.Background(), T0.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		if left, _ := s.AttemptsAfter(m1, 0, 10); len(left) != 0 {
+		if left, _ := s.AttemptsAfter(context.Background(), m1, 0, 10); len(left) != 0 {
 			t.Errorf("after pruning: %+v", left)
 		}
 	})

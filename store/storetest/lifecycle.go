@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -21,10 +22,10 @@ func testQueue(t *testing.T, e Engine) {
 		create(t, s, newPayout(m1, "Q-none", 1000, T0), time.Time{})
 		update(t, s, []int64{mid.ID}, moveTo(rules.StatusAuthorized, T0, at(2*time.Minute)))
 
-		if due, err := s.Due(at(time.Minute-time.Nanosecond), 10); err != nil || len(due) != 0 {
+		if due, err := s.Due(context.Background(), at(time.Minute-time.Nanosecond), 10); err != nil || len(due) != 0 {
 			t.Fatalf("before the first due time: %+v, %v", due, err)
 		}
-		due, err := s.Due(at(3*time.Minute), 10) // due exactly now counts
+		due, err := s.Due(context.Background(), at(3*time.Minute), 10) // due exactly now counts
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,12 +43,12 @@ func testQueue(t *testing.T, e Engine) {
 		for i := range 5 {
 			want = append(want, create(t, s, newPayout(m1, "LIM-"+string(rune('a'+i)), 1000, T0), at(time.Duration(i)*time.Second)).ID)
 		}
-		first, err := s.Due(at(time.Minute), 2)
+		first, err := s.Due(context.Background(), at(time.Minute), 2)
 		if err != nil || !slices.Equal(dueIDs(first), want[:2]) {
 			t.Fatalf("Due limit 2: %v, %v; want %v", dueIDs(first), err, want[:2])
 		}
 		// The first two are claimed: the rest follow.
-		rest, err := s.Due(at(time.Minute), 10)
+		rest, err := s.Due(context.Background(), at(time.Minute), 10)
 		if err != nil || !slices.Equal(dueIDs(rest), want[2:]) {
 			t.Fatalf("Due after: %v, %v; want %v", dueIDs(rest), err, want[2:])
 		}
@@ -58,15 +59,15 @@ func testQueue(t *testing.T, e Engine) {
 		addMerchants(t, s, m1)
 		p := create(t, s, newPayout(m1, "Q-paid", 1000, T0), time.Time{})
 		update(t, s, []int64{p.ID}, moveTo(rules.StatusProcessed, T0, at(72*time.Hour)))
-		if next, err := s.NextDue(); err != nil || !next.Equal(at(72*time.Hour)) {
+		if next, err := s.NextDue(context.Background()); err != nil || !next.Equal(at(72*time.Hour)) {
 			t.Fatalf("NextDue %v, %v; want %v", next, err, at(72*time.Hour))
 		}
-		due, err := s.Due(at(72*time.Hour), 10)
+		due, err := s.Due(context.Background(), at(72*time.Hour), 10)
 		if want := []rules.DueEntry{{ID: p.ID, Status: rules.StatusProcessed}}; err != nil || !slices.Equal(due, want) {
 			t.Fatalf("Due = %+v, %v; want %+v", due, err, want)
 		}
 		update(t, s, []int64{p.ID}, moveTo(rules.StatusReversed, at(72*time.Hour), time.Time{}))
-		if next, err := s.NextDue(); err != nil || !next.IsZero() {
+		if next, err := s.NextDue(context.Background()); err != nil || !next.IsZero() {
 			t.Errorf("after the return: %v, %v; want an empty queue", next, err)
 		}
 	})
@@ -74,24 +75,24 @@ func testQueue(t *testing.T, e Engine) {
 	t.Run("NextDue is the earliest queued time, zero when the queue is empty", func(t *testing.T) {
 		s := e.open(t)
 		addMerchants(t, s, m1)
-		if next, err := s.NextDue(); err != nil || !next.IsZero() {
+		if next, err := s.NextDue(context.Background()); err != nil || !next.IsZero() {
 			t.Fatalf("empty store: %v, %v", next, err)
 		}
 		a := create(t, s, newPayout(m1, "N-a", 1000, T0), at(5*time.Minute))
 		b := create(t, s, newPayout(m1, "N-b", 1000, T0), at(2*time.Minute))
-		if next, err := s.NextDue(); err != nil || !next.Equal(at(2*time.Minute)) {
+		if next, err := s.NextDue(context.Background()); err != nil || !next.Equal(at(2*time.Minute)) {
 			t.Fatalf("NextDue %v, %v; want %v", next, err, at(2*time.Minute))
 		}
 		update(t, s, []int64{b.ID}, moveTo(rules.StatusAuthorized, T0, time.Time{}))
-		if next, _ := s.NextDue(); !next.Equal(at(5 * time.Minute)) {
+		if next, _ := s.NextDue(context.Background()); !next.Equal(at(5 * time.Minute)) {
 			t.Errorf("after unqueueing the earliest: %v, want %v", next, at(5*time.Minute))
 		}
 		update(t, s, []int64{a.ID}, moveTo(rules.StatusAuthorized, T0, at(30*time.Second)))
-		if next, _ := s.NextDue(); !next.Equal(at(30 * time.Second)) {
+		if next, _ := s.NextDue(context.Background()); !next.Equal(at(30 * time.Second)) {
 			t.Errorf("after moving one earlier: %v, want %v", next, at(30*time.Second))
 		}
 		update(t, s, []int64{a.ID}, moveTo(rules.StatusWaitingRouting, T0, time.Time{}))
-		if next, _ := s.NextDue(); !next.IsZero() {
+		if next, _ := s.NextDue(context.Background()); !next.IsZero() {
 			t.Errorf("after unqueueing all: %v, want zero", next)
 		}
 	})
@@ -105,11 +106,11 @@ func testUpdatePayouts(t *testing.T, e Engine) {
 		p := newPayout(m1, "U-1", 1000, T0)
 		p.Traceparent = traceparent
 		p = create(t, s, p, T0)
-		if due, _ := s.Due(T0, 10); !slices.Equal(dueIDs(due), []int64{p.ID}) {
+		if due, _ := s.Due(context.Background(), T0, 10); !slices.Equal(dueIDs(due), []int64{p.ID}) {
 			t.Fatalf("due %+v", due)
 		}
 		var seen *rules.Payout
-		err := s.UpdatePayouts([]int64{p.ID}, func(q *rules.Payout, l rules.Ledger) (time.Time, error) {
+		err := s.UpdatePayouts(context.Background(), []int64{p.ID}, func(q *rules.Payout, l rules.Ledger) (time.Time, error) {
 			c := *q
 			seen = &c
 			return moveTo(rules.StatusAuthorized, at(time.Second), at(time.Minute))(q, l)
@@ -126,28 +127,28 @@ func testUpdatePayouts(t *testing.T, e Engine) {
 		if got.Traceparent != traceparent {
 			t.Errorf("traceparent %q after the step, want the create's %q", got.Traceparent, traceparent)
 		}
-		if due, _ := s.Due(at(time.Minute-time.Second), 10); len(due) != 0 {
+		if due, _ := s.Due(context.Background(), at(time.Minute-time.Second), 10); len(due) != 0 {
 			t.Errorf("still due at its old time: %+v", due)
 		}
-		due, _ := s.Due(at(time.Minute), 10)
+		due, _ := s.Due(context.Background(), at(time.Minute), 10)
 		if !slices.Equal(due, []rules.DueEntry{{ID: p.ID, Status: rules.StatusAuthorized}}) {
 			t.Errorf("due at its new time: %+v, want it as AUTHORIZED", due)
 		}
-		if ids, _ := s.WithStatus(m1, rules.StatusCreated, 10); len(ids) != 0 {
+		if ids, _ := s.WithStatus(context.Background(), m1, rules.StatusCreated, 10); len(ids) != 0 {
 			t.Errorf("still listed as CREATED: %v", ids)
 		}
-		if ids, _ := s.WithStatus(m1, rules.StatusAuthorized, 10); !slices.Equal(ids, []int64{p.ID}) {
+		if ids, _ := s.WithStatus(context.Background(), m1, rules.StatusAuthorized, 10); !slices.Equal(ids, []int64{p.ID}) {
 			t.Errorf("AUTHORIZED: %v", ids)
 		}
 		// A final status: another stage, out of the queue.
 		update(t, s, []int64{p.ID}, moveTo(rules.StatusRejectedBank, at(2*time.Minute), time.Time{}))
-		if page, _ := s.ListPayouts(m1, rules.ListFilter{Stage: rules.StageInProgress}); len(page.Items) != 0 {
+		if page, _ := s.ListPayouts(context.Background(), m1, rules.ListFilter{Stage: rules.StageInProgress}); len(page.Items) != 0 {
 			t.Errorf("still listed IN_PROGRESS: %v", ids(page.Items))
 		}
-		if page, _ := s.ListPayouts(m1, rules.ListFilter{Stage: rules.StageRejected}); !slices.Equal(ids(page.Items), []int64{p.ID}) {
+		if page, _ := s.ListPayouts(context.Background(), m1, rules.ListFilter{Stage: rules.StageRejected}); !slices.Equal(ids(page.Items), []int64{p.ID}) {
 			t.Errorf("REJECTED: %v", ids(page.Items))
 		}
-		if due, _ := s.Due(at(time.Hour), 10); len(due) != 0 {
+		if due, _ := s.Due(context.Background(), at(time.Hour), 10); len(due) != 0 {
 			t.Errorf("a payout queued at zero is due: %+v", due)
 		}
 	})
@@ -182,7 +183,7 @@ func testUpdatePayouts(t *testing.T, e Engine) {
 		addMerchants(t, s, m1)
 		a := create(t, s, newPayout(m1, "NC-a", 1000, T0), T0)
 		b := create(t, s, newPayout(m1, "NC-b", 1000, T0), T0)
-		err := s.UpdatePayouts([]int64{a.ID, b.ID}, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
+		err := s.UpdatePayouts(context.Background(), []int64{a.ID, b.ID}, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
 			p.Move(rules.StatusAuthorized, at(time.Second), "", "")
 			if p.ID == a.ID {
 				p.Reserved = 12345 // changed, then left alone
@@ -197,7 +198,7 @@ func testUpdatePayouts(t *testing.T, e Engine) {
 		if got := payoutOf(t, s, m1, b.ID); got.Status != rules.StatusAuthorized {
 			t.Errorf("the other payout: %s", got.Status)
 		}
-		due, _ := s.Due(T0, 10)
+		due, _ := s.Due(context.Background(), T0, 10)
 		if !slices.Equal(due, []rules.DueEntry{{ID: a.ID, Status: rules.StatusCreated}}) {
 			t.Errorf("queue at T0: %+v; want the payout left alone where it was", due)
 		}
@@ -219,18 +220,18 @@ func testUpdatePayouts(t *testing.T, e Engine) {
 			}
 			return reserveStep(at(time.Second), at(time.Minute))(p, l)
 		}
-		if err := s.UpdatePayouts([]int64{a.ID, b.ID}, step); !errors.Is(err, errBoom) {
+		if err := s.UpdatePayouts(context.Background(), []int64{a.ID, b.ID}, step); !errors.Is(err, errBoom) {
 			t.Fatalf("UpdatePayouts: %v, want the step's error", err)
 		}
 		samePayout(t, "the payout written before the failure", payoutOf(t, s, m1, a.ID), a)
 		if bal := balanceOf(t, s, m1, "PER", "PEN"); bal.Available != 10_000 {
 			t.Errorf("balance %+v: the aborted reservation stayed", bal)
 		}
-		if n := s.OutboxDepth(); n != 0 {
+		if n := s.OutboxDepth(context.Background()); n != 0 {
 			t.Errorf("outbox depth %d: the aborted event stayed", n)
 		}
 		// Both stay queued where they were (a later look: whatever claims the call held).
-		due, _ := s.Due(at(rules.ClaimLease+time.Minute), 10)
+		due, _ := s.Due(context.Background(), at(rules.ClaimLease+time.Minute), 10)
 		if got := sorted(dueIDs(due)); !slices.Equal(got, []int64{a.ID, b.ID}) {
 			t.Errorf("queue %v, want both payouts still queued", got)
 		}
@@ -246,7 +247,7 @@ func testUpdatePayouts(t *testing.T, e Engine) {
 		addMerchants(t, s, m1)
 		p := create(t, s, newPayout(m1, "SK", 1000, T0), T0)
 		var stepped []int64
-		err := s.UpdatePayouts([]int64{p.ID + 1000, p.ID}, func(q *rules.Payout, l rules.Ledger) (time.Time, error) {
+		err := s.UpdatePayouts(context.Background(), []int64{p.ID + 1000, p.ID}, func(q *rules.Payout, l rules.Ledger) (time.Time, error) {
 			stepped = append(stepped, q.ID)
 			return moveTo(rules.StatusAuthorized, T0, time.Time{})(q, l)
 		})
@@ -269,7 +270,7 @@ func testUpdatePayouts(t *testing.T, e Engine) {
 			}
 			return time.Time{}, nil
 		})
-		evs, err := s.OutboxEvents(10)
+		evs, err := s.OutboxEvents(context.Background(), 10)
 		if err != nil || len(evs) != 2 {
 			t.Fatalf("outbox %v, %v", eventIDs(evs), err)
 		}
@@ -319,14 +320,14 @@ func testLedger(t *testing.T, e Engine) {
 				addMerchants(t, s, m1)
 				fund(t, s, m1, "PER", "PEN", 1000)
 				p := create(t, s, newPayout(m1, "LG", 300, T0), T0)
-				if err := s.UpdatePayouts([]int64{p.ID}, c.step); !errors.Is(err, rules.ErrLedger) {
+				if err := s.UpdatePayouts(context.Background(), []int64{p.ID}, c.step); !errors.Is(err, rules.ErrLedger) {
 					t.Fatalf("UpdatePayouts: %v, want ErrLedger", err)
 				}
 				samePayout(t, "the payout", payoutOf(t, s, m1, p.ID), p)
 				if b := balanceOf(t, s, m1, "PER", "PEN"); b != (rules.Balance{Country: "PER", Currency: "PEN", Available: 1000, Balance: 1000, Funded: 1000}) {
 					t.Errorf("balance %+v changed", b)
 				}
-				if err := s.CheckAllLedgers(); err != nil {
+				if err := s.CheckAllLedgers(context.Background()); err != nil {
 					t.Errorf("CheckAllLedgers after the refused write: %v", err)
 				}
 			})
@@ -345,7 +346,7 @@ func testLedger(t *testing.T, e Engine) {
 		if got := payoutOf(t, s, m1, p.ID); got.Reserved != 300 {
 			t.Errorf("reserved %d", got.Reserved)
 		}
-		if err := s.CheckAllLedgers(); err != nil {
+		if err := s.CheckAllLedgers(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})
@@ -354,7 +355,7 @@ func testLedger(t *testing.T, e Engine) {
 		s := e.open(t)
 		w := newLifeWorld(t, s)
 		w.run(t)
-		if err := s.CheckAllLedgers(); err != nil {
+		if err := s.CheckAllLedgers(context.Background()); err != nil {
 			t.Fatalf("after the lifecycle: %v", err)
 		}
 		// A settled payout brought in without its money (an import from elsewhere) breaks
@@ -362,9 +363,9 @@ func testLedger(t *testing.T, e Engine) {
 		fund(t, s, "M3", "PER", "PEN", 1000)
 		p := newPayout("M3", "ORPHAN", 500, T0)
 		p.Move(rules.StatusProcessed, at(time.Second), "", "")
-		err := s.ImportPayouts([]*rules.Payout{p})
+		err := s.ImportPayouts(context.Background(), []*rules.Payout{p})
 		if err == nil {
-			err = s.CheckAllLedgers()
+			err = s.CheckAllLedgers(context.Background())
 		}
 		if !errors.Is(err, rules.ErrLedger) {
 			t.Errorf("a PROCESSED payout the balance never paid: %v, want ErrLedger", err)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -20,7 +21,7 @@ var eventOrders atomic.Int64
 func writeEvents(t *testing.T, s rules.Storage, evs ...rules.Event) int64 {
 	t.Helper()
 	p := newPayout(m1, "EVT-"+strconv.FormatInt(eventOrders.Add(1), 10), 1000, T0)
-	stored, created, err := s.CreatePayout(p, time.Time{}, evs, nil)
+	stored, created, err := s.CreatePayout(context.Background(), p, time.Time{}, evs, nil)
 	if err != nil || !created {
 		t.Fatalf("CreatePayout with events: %v %v", created, err)
 	}
@@ -40,7 +41,7 @@ func mail(id string, next time.Time) rules.Event {
 // dueEvents lists a lane's due events and fails the test on an error.
 func dueEvents(t *testing.T, s rules.Storage, lane rules.Lane, now time.Time, limit int) ([]rules.OutboxEntry, time.Time) {
 	t.Helper()
-	due, next, err := s.DueEvents(lane, now, limit)
+	due, next, err := s.DueEvents(context.Background(), lane, now, limit)
 	if err != nil {
 		t.Fatalf("DueEvents %s at %v: %v", lane, now, err)
 	}
@@ -125,7 +126,7 @@ func testOutbox(t *testing.T, e Engine) {
 		other.MerchantID = m2
 		writeEvents(t, s, notification("m1-a", T0), notification("m1-b", at(time.Second)), other, notification("m1-c", at(2*time.Second)))
 		var asked []string
-		due, _, err := s.DueEventsSkipping(rules.LaneNotify, at(time.Minute), 10, func(seq uint64, merchantID string) bool {
+		due, _, err := s.DueEventsSkipping(context.Background(), rules.LaneNotify, at(time.Minute), 10, func(seq uint64, merchantID string) bool {
 			asked = append(asked, merchantID)
 			return merchantID == m1 && len(asked) > 1 // the first of M1 passes, the next are skipped
 		})
@@ -153,13 +154,13 @@ func testOutbox(t *testing.T, e Engine) {
 		if len(due) != 1 || due[0].ID != "x" {
 			t.Fatalf("due %v", eventIDs(due))
 		}
-		if err := s.EventDelivered(due[0].Seq, "x", at(time.Second)); err != nil {
+		if err := s.EventDelivered(context.Background(), due[0].Seq, "x", at(time.Second)); err != nil {
 			t.Fatal(err)
 		}
-		if when, ok, err := s.WasDelivered("x"); err != nil || !ok || !when.Equal(at(time.Second)) {
+		if when, ok, err := s.WasDelivered(context.Background(), "x"); err != nil || !ok || !when.Equal(at(time.Second)) {
 			t.Errorf("WasDelivered(x) = %v %v %v", when, ok, err)
 		}
-		if _, ok, err := s.WasDelivered("y"); err != nil || ok {
+		if _, ok, err := s.WasDelivered(context.Background(), "y"); err != nil || ok {
 			t.Errorf("WasDelivered(y) = %v %v: not delivered", ok, err)
 		}
 		writeEvents(t, s, notification("x", T0)) // a third copy, written after
@@ -167,10 +168,10 @@ func testOutbox(t *testing.T, e Engine) {
 		if got := eventIDs(due); !slices.Equal(got, []string{"y"}) {
 			t.Errorf("due %v, want y alone: the copies of a delivered id are dropped", got)
 		}
-		if n := s.OutboxDepth(); n != 1 {
+		if n := s.OutboxDepth(context.Background()); n != 1 {
 			t.Errorf("outbox depth %d, want 1 (y)", n)
 		}
-		if evs, _ := s.OutboxEvents(10); !slices.Equal(eventIDs(evs), []string{"y"}) {
+		if evs, _ := s.OutboxEvents(context.Background(), 10); !slices.Equal(eventIDs(evs), []string{"y"}) {
 			t.Errorf("OutboxEvents %v, want y", eventIDs(evs))
 		}
 	})
@@ -182,7 +183,7 @@ func testOutbox(t *testing.T, e Engine) {
 		due, _ := dueEvents(t, s, rules.LaneNotify, T0, 10)
 		ev := due[0].Event
 		ev.Attempts, ev.NextAt, ev.LastError = 3, at(8*time.Second), "503 Service Unavailable"
-		if err := s.RescheduleEvent(due[0].Seq, ev); err != nil {
+		if err := s.RescheduleEvent(context.Background(), due[0].Seq, ev); err != nil {
 			t.Fatal(err)
 		}
 		if due, next := dueEvents(t, s, rules.LaneNotify, at(7*time.Second), 10); len(due) != 0 || !next.Equal(at(8*time.Second)) {
@@ -193,18 +194,18 @@ func testOutbox(t *testing.T, e Engine) {
 			t.Fatalf("at its NextAt: %v", eventIDs(due))
 		}
 		sameEvent(t, "rescheduled", due[0].Event, ev)
-		if evs, _ := s.OutboxEvents(10); len(evs) != 1 || evs[0].Attempts != 3 {
+		if evs, _ := s.OutboxEvents(context.Background(), 10); len(evs) != 1 || evs[0].Attempts != 3 {
 			t.Errorf("OutboxEvents %+v", evs)
 		}
 		// Rescheduling an event delivered meanwhile leaves it gone.
-		if err := s.EventDelivered(due[0].Seq, "r", at(9*time.Second)); err != nil {
+		if err := s.EventDelivered(context.Background(), due[0].Seq, "r", at(9*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		ev.Attempts = 4
-		if err := s.RescheduleEvent(due[0].Seq, ev); err != nil {
+		if err := s.RescheduleEvent(context.Background(), due[0].Seq, ev); err != nil {
 			t.Errorf("RescheduleEvent of a delivered event: %v", err)
 		}
-		if n := s.OutboxDepth(); n != 0 {
+		if n := s.OutboxDepth(context.Background()); n != 0 {
 			t.Errorf("depth %d: a delivered event came back", n)
 		}
 		if due, _ := dueEvents(t, s, rules.LaneNotify, at(time.Hour), 10); len(due) != 0 {
@@ -223,24 +224,24 @@ func testOutbox(t *testing.T, e Engine) {
 		for _, d := range []rules.OutboxEntry{due[0], due[2]} {
 			ev := d.Event
 			ev.Attempts, ev.LastError = 7, "gave up: "+ev.ID
-			if err := s.DeadEvent(d.Seq, ev); err != nil {
+			if err := s.DeadEvent(context.Background(), d.Seq, ev); err != nil {
 				t.Fatal(err)
 			}
 		}
-		dead, err := s.DeadEvents(10)
+		dead, err := s.DeadEvents(context.Background(), 10)
 		if err != nil || !slices.Equal(eventIDs(dead), []string{"d1", "d2"}) {
 			t.Fatalf("DeadEvents %v, %v; want d1 d2, oldest first", eventIDs(dead), err)
 		}
 		if dead[0].Attempts != 7 || dead[0].LastError != "gave up: d1" {
 			t.Errorf("dead letter %+v: the event as given to DeadEvent", dead[0])
 		}
-		if dead, _ := s.DeadEvents(1); !slices.Equal(eventIDs(dead), []string{"d1"}) {
+		if dead, _ := s.DeadEvents(context.Background(), 1); !slices.Equal(eventIDs(dead), []string{"d1"}) {
 			t.Errorf("DeadEvents(1) %v", eventIDs(dead))
 		}
-		if n := s.OutboxDepth(); n != 1 {
+		if n := s.OutboxDepth(context.Background()); n != 1 {
 			t.Errorf("depth %d, want 1: dead letters are not waiting", n)
 		}
-		if evs, _ := s.OutboxEvents(10); !slices.Equal(eventIDs(evs), []string{"live"}) {
+		if evs, _ := s.OutboxEvents(context.Background(), 10); !slices.Equal(eventIDs(evs), []string{"live"}) {
 			t.Errorf("OutboxEvents %v, want live", eventIDs(evs))
 		}
 		if due, _ := dueEvents(t, s, rules.LaneNotify, at(rules.ClaimLease+time.Hour), 10); !slices.Equal(eventIDs(due), []string{"live"}) {
@@ -253,13 +254,13 @@ func testOutbox(t *testing.T, e Engine) {
 		addMerchants(t, s, m1)
 		writeEvents(t, s, notification("o1", at(time.Hour)), mail("o2", T0))
 		writeEvents(t, s, notification("o3", at(-time.Hour)))
-		if evs, err := s.OutboxEvents(10); err != nil || !slices.Equal(eventIDs(evs), []string{"o1", "o2", "o3"}) {
+		if evs, err := s.OutboxEvents(context.Background(), 10); err != nil || !slices.Equal(eventIDs(evs), []string{"o1", "o2", "o3"}) {
 			t.Errorf("OutboxEvents %v, %v", eventIDs(evs), err)
 		}
-		if evs, _ := s.OutboxEvents(2); !slices.Equal(eventIDs(evs), []string{"o1", "o2"}) {
+		if evs, _ := s.OutboxEvents(context.Background(), 2); !slices.Equal(eventIDs(evs), []string{"o1", "o2"}) {
 			t.Errorf("OutboxEvents(2) %v", eventIDs(evs))
 		}
-		if n := s.OutboxDepth(); n != 3 {
+		if n := s.OutboxDepth(context.Background()); n != 3 {
 			t.Errorf("depth %d, want 3", n)
 		}
 	})
@@ -281,35 +282,35 @@ func testOutboxAdmin(t *testing.T, e Engine) {
 		}
 		deadEv := byID["dead"].Event
 		deadEv.Attempts, deadEv.LastError = 5, "timeout"
-		if err := s.DeadEvent(byID["dead"].Seq, deadEv); err != nil {
+		if err := s.DeadEvent(context.Background(), byID["dead"].Seq, deadEv); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.EventDelivered(byID["sent"].Seq, "sent", T0); err != nil {
+		if err := s.EventDelivered(context.Background(), byID["sent"].Seq, "sent", T0); err != nil {
 			t.Fatal(err)
 		}
 
 		now := at(time.Minute)
-		ev, found, err := s.ResendEvent("later", now)
+		ev, found, err := s.ResendEvent(context.Background(), "later", now)
 		if err != nil || !found || ev.ID != "later" || !ev.NextAt.Equal(now) {
 			t.Errorf("ResendEvent(later) = %+v %v %v; want it due now", ev, found, err)
 		}
-		ev, found, err = s.ResendEvent("dead", now)
+		ev, found, err = s.ResendEvent(context.Background(), "dead", now)
 		if err != nil || !found || !ev.NextAt.Equal(now) || !ev.CreatedAt.Equal(now) || ev.Attempts != 5 || ev.LastError != "timeout" {
 			t.Errorf("ResendEvent(dead) = %+v %v %v; want it due now, created now, its attempts and error kept", ev, found, err)
 		}
 		for _, id := range []string{"sent", "unknown"} {
-			if _, found, err := s.ResendEvent(id, now); err != nil || found {
+			if _, found, err := s.ResendEvent(context.Background(), id, now); err != nil || found {
 				t.Errorf("ResendEvent(%s): found %v, %v; want not found", id, found, err)
 			}
 		}
-		if dead, _ := s.DeadEvents(10); len(dead) != 0 {
+		if dead, _ := s.DeadEvents(context.Background(), 10); len(dead) != 0 {
 			t.Errorf("still dead: %v", eventIDs(dead))
 		}
 		due, _ = dueEvents(t, s, rules.LaneNotify, now, 10)
 		if got := sorted(eventIDs(due)); !slices.Equal(got, []string{"dead", "later"}) {
 			t.Errorf("due after the resends: %v, want dead and later", got)
 		}
-		if n := s.OutboxDepth(); n != 2 {
+		if n := s.OutboxDepth(context.Background()); n != 2 {
 			t.Errorf("depth %d, want 2", n)
 		}
 	})
@@ -327,16 +328,16 @@ func testOutboxAdmin(t *testing.T, e Engine) {
 			if d.ID == "r-retry" {
 				ev := d.Event
 				ev.Attempts, ev.NextAt = 1, at(time.Hour)
-				if err := s.RescheduleEvent(d.Seq, ev); err != nil {
+				if err := s.RescheduleEvent(context.Background(), d.Seq, ev); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 		mails, _ := dueEvents(t, s, rules.LaneMail, T0, 10)
-		if err := s.DeadEvent(mails[0].Seq, mails[0].Event); err != nil {
+		if err := s.DeadEvent(context.Background(), mails[0].Seq, mails[0].Event); err != nil {
 			t.Fatal(err)
 		}
-		recs, err := s.OutboxRecords(10, nil)
+		recs, err := s.OutboxRecords(context.Background(), 10, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -352,11 +353,11 @@ func testOutboxAdmin(t *testing.T, e Engine) {
 		if !reflect.DeepEqual(states, want) {
 			t.Errorf("states %v, want %v", states, want)
 		}
-		if recs, _ := s.OutboxRecords(2, nil); !slices.Equal(eventIDs(recs), []string{"r-new", "r-dead"}) {
+		if recs, _ := s.OutboxRecords(context.Background(), 2, nil); !slices.Equal(eventIDs(recs), []string{"r-new", "r-dead"}) {
 			t.Errorf("limit 2: %v", eventIDs(recs))
 		}
 		keep := func(r rules.OutboxRecord) bool { return r.Kind == rules.EventMerchantNotification }
-		if recs, _ := s.OutboxRecords(10, keep); !slices.Equal(eventIDs(recs), []string{"r-new", "r-retry", "r-old"}) {
+		if recs, _ := s.OutboxRecords(context.Background(), 10, keep); !slices.Equal(eventIDs(recs), []string{"r-new", "r-retry", "r-old"}) {
 			t.Errorf("kept notifications: %v", eventIDs(recs))
 		}
 	})
@@ -376,12 +377,12 @@ func testOutboxAdmin(t *testing.T, e Engine) {
 			due, _ := dueEvents(t, s, lane, T0, 10)
 			for _, d := range due {
 				i := slices.Index(ids, d.ID)
-				if err := s.EventDelivered(d.Seq, d.ID, at(time.Duration(i)*time.Minute)); err != nil {
+				if err := s.EventDelivered(context.Background(), d.Seq, d.ID, at(time.Duration(i)*time.Minute)); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
-		recs, err := s.DeliveredRecords(10, nil)
+		recs, err := s.DeliveredRecords(context.Background(), 10, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -395,11 +396,11 @@ func testOutboxAdmin(t *testing.T, e Engine) {
 				t.Errorf("record %+v: want delivered at +%dm, kind %s, payout %d", r, i, kind, payout)
 			}
 		}
-		if recs, _ := s.DeliveredRecords(1, nil); !slices.Equal(eventIDs(recs), []string{ids[3]}) {
+		if recs, _ := s.DeliveredRecords(context.Background(), 1, nil); !slices.Equal(eventIDs(recs), []string{ids[3]}) {
 			t.Errorf("limit 1: %v", eventIDs(recs))
 		}
 		keep := func(r rules.OutboxRecord) bool { return r.PayoutID == 42 }
-		if recs, _ := s.DeliveredRecords(10, keep); !slices.Equal(eventIDs(recs), []string{ids[1]}) {
+		if recs, _ := s.DeliveredRecords(context.Background(), 10, keep); !slices.Equal(eventIDs(recs), []string{ids[1]}) {
 			t.Errorf("kept payout 42: %v", eventIDs(recs))
 		}
 	})
@@ -409,28 +410,28 @@ func testOutboxAdmin(t *testing.T, e Engine) {
 		addMerchants(t, s, m1)
 		writeEvents(t, s, notification("old", T0), notification("recent", T0))
 		due, _ := dueEvents(t, s, rules.LaneNotify, T0, 10)
-		if err := s.EventDelivered(due[0].Seq, due[0].ID, at(-60*24*time.Hour)); err != nil {
+		if err := s.EventDelivered(context.Background(), due[0].Seq, due[0].ID, at(-60*24*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.EventDelivered(due[1].Seq, due[1].ID, at(-time.Hour)); err != nil {
+		if err := s.EventDelivered(context.Background(), due[1].Seq, due[1].ID, at(-time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		for i := range 3 {
-			if err := s.PutSandboxMail("", fmt.Appendf(nil, `{"n":%d}`, i), T0); err != nil {
+			if err := s.PutSandboxMail(context.Background(), "", fmt.Appendf(nil, `{"n":%d}`, i), T0); err != nil {
 				t.Fatal(err)
 			}
 		}
-		n, err := s.PruneOutbox(T0)
+		n, err := s.PruneOutbox(context.Background(), T0)
 		if err != nil || n != 1 {
 			t.Fatalf("PruneOutbox = %d, %v; want the one id delivered 60 days ago", n, err)
 		}
-		if _, ok, _ := s.WasDelivered("old"); ok {
+		if _, ok, _ := s.WasDelivered(context.Background(), "old"); ok {
 			t.Errorf("the old id is kept")
 		}
-		if _, ok, _ := s.WasDelivered("recent"); !ok {
+		if _, ok, _ := s.WasDelivered(context.Background(), "recent"); !ok {
 			t.Errorf("the recent id is forgotten")
 		}
-		if mails, _ := s.SandboxMails(10); len(mails) != 3 {
+		if mails, _ := s.SandboxMails(context.Background(), 10); len(mails) != 3 {
 			t.Errorf("%d mails left, want the 3", len(mails))
 		}
 	})
@@ -443,21 +444,21 @@ func testSandboxMail(t *testing.T, e Engine) {
 		addMerchants(t, s, m1)
 		writeEvents(t, s, mail("ev-1", T0))
 		for range 2 {
-			if err := s.PutSandboxMail("ev-1", []byte(`{"eventId":"ev-1"}`), at(time.Second)); err != nil {
+			if err := s.PutSandboxMail(context.Background(), "ev-1", []byte(`{"eventId":"ev-1"}`), at(time.Second)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if mails, _ := s.SandboxMails(10); len(mails) != 1 || !sameJSONValue(mails[0], []byte(`{"eventId":"ev-1"}`)) {
+		if mails, _ := s.SandboxMails(context.Background(), 10); len(mails) != 1 || !sameJSONValue(mails[0], []byte(`{"eventId":"ev-1"}`)) {
 			t.Errorf("mails %q, want the one", mails)
 		}
-		if when, ok, _ := s.WasDelivered("ev-1"); !ok || !when.Equal(at(time.Second)) {
+		if when, ok, _ := s.WasDelivered(context.Background(), "ev-1"); !ok || !when.Equal(at(time.Second)) {
 			t.Errorf("WasDelivered = %v %v", when, ok)
 		}
 		// The event written with the change is dropped rather than delivered again.
 		if due, _ := dueEvents(t, s, rules.LaneMail, at(time.Minute), 10); len(due) != 0 {
 			t.Errorf("due %v after its mail was kept", eventIDs(due))
 		}
-		if n := s.OutboxDepth(); n != 0 {
+		if n := s.OutboxDepth(context.Background()); n != 0 {
 			t.Errorf("depth %d, want 0", n)
 		}
 	})
@@ -467,16 +468,16 @@ func testSandboxMail(t *testing.T, e Engine) {
 		addMerchants(t, s, m1)
 		writeEvents(t, s, mail("ev-2", T0))
 		due, _ := dueEvents(t, s, rules.LaneMail, T0, 10)
-		if err := s.EventDelivered(due[0].Seq, "ev-2", T0); err != nil {
+		if err := s.EventDelivered(context.Background(), due[0].Seq, "ev-2", T0); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutSandboxMail("ev-2", []byte(`{"eventId":"ev-2"}`), at(time.Second)); err != nil {
+		if err := s.PutSandboxMail(context.Background(), "ev-2", []byte(`{"eventId":"ev-2"}`), at(time.Second)); err != nil {
 			t.Fatal(err)
 		}
-		if mails, _ := s.SandboxMails(10); len(mails) != 0 {
+		if mails, _ := s.SandboxMails(context.Background(), 10); len(mails) != 0 {
 			t.Errorf("mails %q, want none", mails)
 		}
-		if when, _, _ := s.WasDelivered("ev-2"); !when.Equal(T0) {
+		if when, _, _ := s.WasDelivered(context.Background(), "ev-2"); !when.Equal(T0) {
 			t.Errorf("delivered at %v, want the first delivery's %v", when, T0)
 		}
 	})
@@ -484,15 +485,15 @@ func testSandboxMail(t *testing.T, e Engine) {
 	t.Run("mails without an event are all kept, newest first", func(t *testing.T) {
 		s := e.open(t)
 		for i := range 3 {
-			if err := s.PutSandboxMail("", fmt.Appendf(nil, `{"n":%d}`, i), at(time.Duration(i)*time.Second)); err != nil {
+			if err := s.PutSandboxMail(context.Background(), "", fmt.Appendf(nil, `{"n":%d}`, i), at(time.Duration(i)*time.Second)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		got, err := s.SandboxMails(2)
+		got, err := s.SandboxMails(context.Background(), 2)
 		if err != nil || len(got) != 2 || !sameJSONValue(got[0], []byte(`{"n":2}`)) || !sameJSONValue(got[1], []byte(`{"n":1}`)) {
 			t.Errorf("SandboxMails(2) = %q, %v; want n 2 then 1", got, err)
 		}
-		if all, _ := s.SandboxMails(10); len(all) != 3 {
+		if all, _ := s.SandboxMails(context.Background(), 10); len(all) != 3 {
 			t.Errorf("%d mails, want 3", len(all))
 		}
 	})

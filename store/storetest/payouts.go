@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -19,7 +20,7 @@ func testCreatePayout(t *testing.T, e Engine) {
 		p := newPayout(m1, "A-1", 1000, T0)
 		p.Traceparent = traceparent
 		want := *p
-		stored, created, err := s.CreatePayout(p, T0, nil, nil)
+		stored, created, err := s.CreatePayout(context.Background(), p, T0, nil, nil)
 		if err != nil || !created {
 			t.Fatalf("CreatePayout: created %v, %v", created, err)
 		}
@@ -43,10 +44,10 @@ func testCreatePayout(t *testing.T, e Engine) {
 		addMerchants(t, s, m1, m2)
 		fund(t, s, m1, "PER", "PEN", 10_000)
 		first := create(t, s, newPayout(m1, "DUP", 1000, T0), T0)
-		depth := s.OutboxDepth()
+		depth := s.OutboxDepth(context.Background())
 		again := newPayout(m1, "DUP", 2500, at(time.Minute)) // another request with the orderId
 		events := []rules.Event{{ID: "dup-ev", Kind: rules.EventBeneficiaryMail, MerchantID: m1, CreatedAt: T0, NextAt: T0}}
-		got, created, err := s.CreatePayout(again, at(time.Minute), events, reserveStep(T0, T0))
+		got, created, err := s.CreatePayout(context.Background(), again, at(time.Minute), events, reserveStep(T0, T0))
 		if err != nil || created {
 			t.Fatalf("second create: created %v, %v; want the replay", created, err)
 		}
@@ -54,13 +55,13 @@ func testCreatePayout(t *testing.T, e Engine) {
 		if got.Fingerprint == again.Fingerprint {
 			t.Errorf("the replay answered the new request's fingerprint: the caller could not see the conflict")
 		}
-		if n := s.OutboxDepth(); n != depth {
+		if n := s.OutboxDepth(context.Background()); n != depth {
 			t.Errorf("outbox depth %d after the replay, want %d: its events were written", n, depth)
 		}
 		if b := balanceOf(t, s, m1, "PER", "PEN"); b.Available != 10_000 {
 			t.Errorf("the replay ran its admit step: available %d", b.Available)
 		}
-		if page, _ := s.ListPayouts(m1, rules.ListFilter{}); len(page.Items) != 1 {
+		if page, _ := s.ListPayouts(context.Background(), m1, rules.ListFilter{}); len(page.Items) != 1 {
 			t.Errorf("%d payouts listed after a replay, want 1", len(page.Items))
 		}
 		// Another merchant's orderId is its own.
@@ -86,7 +87,7 @@ func testCreatePayout(t *testing.T, e Engine) {
 			return next, l.Enqueue(rules.Event{ID: "admit-ev", Kind: rules.EventMerchantNotification, MerchantID: m1,
 				PayoutID: p.ID, CreatedAt: T0, NextAt: T0})
 		}
-		stored, created, err := s.CreatePayout(p, T0, []rules.Event{withCreate}, admit)
+		stored, created, err := s.CreatePayout(context.Background(), p, T0, []rules.Event{withCreate}, admit)
 		if err != nil || !created {
 			t.Fatalf("CreatePayout: %v %v", created, err)
 		}
@@ -105,15 +106,15 @@ func testCreatePayout(t *testing.T, e Engine) {
 			t.Errorf("balance %+v, want 3000 of 10000 held", b)
 		}
 		// Queued at admit's answer, not at the create's due.
-		if due, _ := s.Due(at(time.Minute-time.Second), 10); len(due) != 0 {
+		if due, _ := s.Due(context.Background(), at(time.Minute-time.Second), 10); len(due) != 0 {
 			t.Errorf("due before admit's time: %+v", due)
 		}
-		due, err := s.Due(at(time.Minute), 10)
+		due, err := s.Due(context.Background(), at(time.Minute), 10)
 		if err != nil || len(due) != 1 || due[0] != (rules.DueEntry{ID: stored.ID, Status: rules.StatusAuthorized}) {
 			t.Errorf("due at admit's time: %+v, %v; want the payout as AUTHORIZED", due, err)
 		}
 		// The create's events carry the new payout's id; admit's are written too.
-		evs, err := s.OutboxEvents(10)
+		evs, err := s.OutboxEvents(context.Background(), 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +132,7 @@ func testCreatePayout(t *testing.T, e Engine) {
 		s := e.open(t)
 		addMerchants(t, s, m1)
 		p := newPayout(m1, "NC", 1000, T0)
-		stored, created, err := s.CreatePayout(p, at(time.Second), nil, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
+		stored, created, err := s.CreatePayout(context.Background(), p, at(time.Second), nil, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
 			p.Move(rules.StatusDenied, T0, "", "")
 			return time.Time{}, rules.ErrNoChange
 		})
@@ -141,7 +142,7 @@ func testCreatePayout(t *testing.T, e Engine) {
 		if got := payoutOf(t, s, m1, stored.ID); got.Status != rules.StatusCreated {
 			t.Errorf("stored %s, want CREATED as given", got.Status)
 		}
-		if due, _ := s.Due(at(time.Second), 10); len(due) != 1 || due[0].Status != rules.StatusCreated {
+		if due, _ := s.Due(context.Background(), at(time.Second), 10); len(due) != 1 || due[0].Status != rules.StatusCreated {
 			t.Errorf("due %+v, want the payout as CREATED at the create's due", due)
 		}
 	})
@@ -168,20 +169,20 @@ func testCreatePayout(t *testing.T, e Engine) {
 				addMerchants(t, s, m1)
 				fund(t, s, m1, "PER", "PEN", 10_000)
 				ev := rules.Event{ID: "with-create", Kind: rules.EventBeneficiaryMail, MerchantID: m1, CreatedAt: T0, NextAt: T0}
-				_, _, err := s.CreatePayout(newPayout(m1, "F-1", 1000, T0), T0, []rules.Event{ev}, c.admit)
+				_, _, err := s.CreatePayout(context.Background(), newPayout(m1, "F-1", 1000, T0), T0, []rules.Event{ev}, c.admit)
 				if !errors.Is(err, c.is) {
 					t.Fatalf("CreatePayout: %v, want %v", err, c.is)
 				}
-				if _, err := s.PayoutByOrder(m1, "F-1"); !isNotFound(err) {
+				if _, err := s.PayoutByOrder(context.Background(), m1, "F-1"); !isNotFound(err) {
 					t.Errorf("the payout was stored: %v", err)
 				}
-				if n := s.OutboxDepth(); n != 0 {
+				if n := s.OutboxDepth(context.Background()); n != 0 {
 					t.Errorf("outbox depth %d, want 0", n)
 				}
 				if b := balanceOf(t, s, m1, "PER", "PEN"); b.Available != 10_000 || b.Balance != 10_000 {
 					t.Errorf("balance %+v changed", b)
 				}
-				if due, _ := s.Due(at(time.Hour), 10); len(due) != 0 {
+				if due, _ := s.Due(context.Background(), at(time.Hour), 10); len(due) != 0 {
 					t.Errorf("queued %+v", due)
 				}
 				// The orderId stays unused.
@@ -194,10 +195,10 @@ func testCreatePayout(t *testing.T, e Engine) {
 		s := e.open(t)
 		addMerchants(t, s, m1)
 		create(t, s, newPayout(m1, "Z", 1000, T0), time.Time{})
-		if due, _ := s.Due(at(24*time.Hour), 10); len(due) != 0 {
+		if due, _ := s.Due(context.Background(), at(24*time.Hour), 10); len(due) != 0 {
 			t.Errorf("due %+v", due)
 		}
-		if next, err := s.NextDue(); err != nil || !next.IsZero() {
+		if next, err := s.NextDue(context.Background()); err != nil || !next.IsZero() {
 			t.Errorf("NextDue %v, %v; want zero", next, err)
 		}
 	})
@@ -215,13 +216,13 @@ func testReadPayouts(t *testing.T, e Engine) {
 
 	t.Run("a key no request can store (NUL, invalid UTF-8) finds nothing", func(t *testing.T) {
 		for _, bad := range []string{"R-A\x00", "R-\xff"} {
-			if _, err := s.PayoutByOrder(m1, bad); !errors.Is(err, rules.ErrNotFound) {
+			if _, err := s.PayoutByOrder(context.Background(), m1, bad); !errors.Is(err, rules.ErrNotFound) {
 				t.Errorf("PayoutByOrder(%q): %v, want ErrNotFound", bad, err)
 			}
-			if page, err := s.ListPayouts(m1, rules.ListFilter{OrderID: bad}); err != nil || len(page.Items) != 0 {
+			if page, err := s.ListPayouts(context.Background(), m1, rules.ListFilter{OrderID: bad}); err != nil || len(page.Items) != 0 {
 				t.Errorf("ListPayouts(orderId %q): %v %v, want nothing", bad, page.Items, err)
 			}
-			if _, err := s.Merchant(m1 + bad); !errors.Is(err, rules.ErrNotFound) {
+			if _, err := s.Merchant(context.Background(), m1+bad); !errors.Is(err, rules.ErrNotFound) {
 				t.Errorf("Merchant(%q): %v, want ErrNotFound", m1+bad, err)
 			}
 		}
@@ -235,30 +236,30 @@ func testReadPayouts(t *testing.T, e Engine) {
 			merchant string
 			id       int64
 		}{{m2, a.ID}, {m1, other.ID}, {m1, other.ID + 1000}, {m1, 0}, {m1, -1}, {"nobody", a.ID}} {
-			if _, err := s.Payout(q.merchant, q.id); !isNotFound(err) {
+			if _, err := s.Payout(context.Background(), q.merchant, q.id); !isNotFound(err) {
 				t.Errorf("Payout(%s, %d): %v, want ErrNotFound", q.merchant, q.id, err)
 			}
 		}
 	})
 
 	t.Run("PayoutByOrder finds the merchant's orderId only", func(t *testing.T) {
-		got, err := s.PayoutByOrder(m1, "R-A")
+		got, err := s.PayoutByOrder(context.Background(), m1, "R-A")
 		if err != nil || got.ID != a.ID || got.Status != rules.StatusAuthorized {
 			t.Errorf("PayoutByOrder M1 R-A: %+v, %v", got, err)
 		}
-		if got, err := s.PayoutByOrder(m2, "R-A"); err != nil || got.ID != other.ID {
+		if got, err := s.PayoutByOrder(context.Background(), m2, "R-A"); err != nil || got.ID != other.ID {
 			t.Errorf("PayoutByOrder M2 R-A: %+v, %v", got, err)
 		}
-		if _, err := s.PayoutByOrder(m2, "R-B"); !isNotFound(err) {
+		if _, err := s.PayoutByOrder(context.Background(), m2, "R-B"); !isNotFound(err) {
 			t.Errorf("another merchant's orderId: %v, want ErrNotFound", err)
 		}
-		if _, err := s.PayoutByOrder(m1, "R-Z"); !isNotFound(err) {
+		if _, err := s.PayoutByOrder(context.Background(), m1, "R-Z"); !isNotFound(err) {
 			t.Errorf("unknown orderId: %v, want ErrNotFound", err)
 		}
 	})
 
 	t.Run("PayoutsByID reads the payouts there are and skips the rest", func(t *testing.T) {
-		ps, err := s.PayoutsByID([]int64{c.ID, other.ID + 1000, a.ID, other.ID})
+		ps, err := s.PayoutsByID(context.Background(), []int64{c.ID, other.ID + 1000, a.ID, other.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,23 +269,23 @@ func testReadPayouts(t *testing.T, e Engine) {
 		for _, p := range ps {
 			samePayout(t, fmt.Sprintf("payout %d", p.ID), p, payoutOf(t, s, p.MerchantID, p.ID))
 		}
-		if ps, err := s.PayoutsByID(nil); err != nil || len(ps) != 0 {
+		if ps, err := s.PayoutsByID(context.Background(), nil); err != nil || len(ps) != 0 {
 			t.Errorf("PayoutsByID(nil): %v, %v", ps, err)
 		}
 	})
 
 	t.Run("WithStatus lists a merchant's ids in one status, oldest first, up to limit", func(t *testing.T) {
-		got, err := s.WithStatus(m1, rules.StatusAuthorized, 10)
+		got, err := s.WithStatus(context.Background(), m1, rules.StatusAuthorized, 10)
 		if err != nil || !slices.Equal(got, []int64{a.ID, c.ID}) {
 			t.Errorf("AUTHORIZED: %v, %v; want %v", got, err, []int64{a.ID, c.ID})
 		}
-		if got, _ := s.WithStatus(m1, rules.StatusAuthorized, 1); !slices.Equal(got, []int64{a.ID}) {
+		if got, _ := s.WithStatus(context.Background(), m1, rules.StatusAuthorized, 1); !slices.Equal(got, []int64{a.ID}) {
 			t.Errorf("limit 1: %v", got)
 		}
-		if got, _ := s.WithStatus(m1, rules.StatusCreated, 10); !slices.Equal(got, []int64{b.ID}) {
+		if got, _ := s.WithStatus(context.Background(), m1, rules.StatusCreated, 10); !slices.Equal(got, []int64{b.ID}) {
 			t.Errorf("CREATED: %v, want [%d]", got, b.ID)
 		}
-		if got, _ := s.WithStatus(m2, rules.StatusAuthorized, 10); len(got) != 0 {
+		if got, _ := s.WithStatus(context.Background(), m2, rules.StatusAuthorized, 10); len(got) != 0 {
 			t.Errorf("another merchant's: %v", got)
 		}
 	})
@@ -358,7 +359,7 @@ func testListPayouts(t *testing.T, e Engine) {
 			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			page, err := s.ListPayouts(m1, c.f)
+			page, err := s.ListPayouts(context.Background(), m1, c.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -378,7 +379,7 @@ func testListPayouts(t *testing.T, e Engine) {
 	}
 
 	t.Run("the listed payouts are the stored ones", func(t *testing.T) {
-		page, _ := s.ListPayouts(m1, rules.ListFilter{Limit: 100})
+		page, _ := s.ListPayouts(context.Background(), m1, rules.ListFilter{Limit: 100})
 		for _, p := range page.Items {
 			samePayout(t, fmt.Sprintf("listed %d", p.ID), p, payoutOf(t, s, m1, p.ID))
 		}
@@ -402,7 +403,7 @@ func testListPayouts(t *testing.T, e Engine) {
 				if pages > len(all) {
 					t.Fatalf("%+v: more pages than payouts", c.f)
 				}
-				page, err := s.ListPayouts(m1, f)
+				page, err := s.ListPayouts(context.Background(), m1, f)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -426,7 +427,7 @@ func testListPayouts(t *testing.T, e Engine) {
 
 	t.Run("a cursor lists the payouts below it", func(t *testing.T) {
 		cursor := all[5].ID
-		page, err := s.ListPayouts(m1, rules.ListFilter{Cursor: cursor})
+		page, err := s.ListPayouts(context.Background(), m1, rules.ListFilter{Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -437,7 +438,7 @@ func testListPayouts(t *testing.T, e Engine) {
 	})
 
 	t.Run("a merchant without payouts lists none", func(t *testing.T) {
-		page, err := s.ListPayouts("nobody", rules.ListFilter{})
+		page, err := s.ListPayouts(context.Background(), "nobody", rules.ListFilter{})
 		if err != nil || len(page.Items) != 0 || page.NextCursor != 0 {
 			t.Errorf("ListPayouts(nobody) = %+v, %v", page, err)
 		}
@@ -456,7 +457,7 @@ func testListPayouts(t *testing.T, e Engine) {
 				}
 				ps = append(ps, p)
 			}
-			if err := s.ImportPayouts(ps); err != nil {
+			if err := s.ImportPayouts(context.Background(), ps); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -464,11 +465,11 @@ func testListPayouts(t *testing.T, e Engine) {
 		importMany(3, "COL", rules.StatusProcessed, T0)
 		importMany(n, "PER", rules.StatusCreated, at(time.Minute))
 
-		page, err := s.ListPayouts(m1, rules.ListFilter{Status: rules.StatusProcessed, Limit: 2})
+		page, err := s.ListPayouts(context.Background(), m1, rules.ListFilter{Status: rules.StatusProcessed, Limit: 2})
 		if err != nil || len(page.Items) != 2 || page.Items[0].ID != 3 || page.NextCursor != 2 {
 			t.Fatalf("status page 1: %v %+v", err, page)
 		}
-		page, _ = s.ListPayouts(m1, rules.ListFilter{Status: rules.StatusProcessed, Limit: 2, Cursor: page.NextCursor})
+		page, _ = s.ListPayouts(context.Background(), m1, rules.ListFilter{Status: rules.StatusProcessed, Limit: 2, Cursor: page.NextCursor})
 		if len(page.Items) != 1 || page.Items[0].ID != 1 || page.NextCursor != 0 {
 			t.Fatalf("status page 2: %+v", page)
 		}
@@ -477,7 +478,7 @@ func testListPayouts(t *testing.T, e Engine) {
 		var found, cursors []int64
 		cursor := int64(0)
 		for {
-			page, err := s.ListPayouts(m1, rules.ListFilter{Country: "COL", Limit: 50, Cursor: cursor})
+			page, err := s.ListPayouts(context.Background(), m1, rules.ListFilter{Country: "COL", Limit: 50, Cursor: cursor})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -496,19 +497,19 @@ func testListPayouts(t *testing.T, e Engine) {
 			t.Fatalf("found %v with cursors %v, want the 3 COL payouts after cursors %v", found, cursors, want)
 		}
 		order := "PER" + strconv.Itoa(n-1)
-		page, _ = s.ListPayouts(m1, rules.ListFilter{OrderID: order})
+		page, _ = s.ListPayouts(context.Background(), m1, rules.ListFilter{OrderID: order})
 		if len(page.Items) != 1 || page.Items[0].OrderID != order {
 			t.Fatalf("by orderId: %+v", page)
 		}
-		if page, _ = s.ListPayouts(m1, rules.ListFilter{OrderID: order, Cursor: page.Items[0].ID}); len(page.Items) != 0 {
+		if page, _ = s.ListPayouts(context.Background(), m1, rules.ListFilter{OrderID: order, Cursor: page.Items[0].ID}); len(page.Items) != 0 {
 			t.Fatalf("by orderId below its own id: %+v", page)
 		}
 		// Created from: the walk stops at the first older payout, with no cursor.
-		page, _ = s.ListPayouts(m1, rules.ListFilter{From: at(time.Minute + time.Duration(n-10)*time.Millisecond), Limit: 50})
+		page, _ = s.ListPayouts(context.Background(), m1, rules.ListFilter{From: at(time.Minute + time.Duration(n-10)*time.Millisecond), Limit: 50})
 		if len(page.Items) != 10 || page.Items[0].ID != last || page.NextCursor != 0 {
 			t.Fatalf("from: %d items, cursor %d", len(page.Items), page.NextCursor)
 		}
-		page, _ = s.ListPayouts(m1, rules.ListFilter{To: at(time.Second), Stage: rules.StageSuccess, Limit: 2})
+		page, _ = s.ListPayouts(context.Background(), m1, rules.ListFilter{To: at(time.Second), Stage: rules.StageSuccess, Limit: 2})
 		if len(page.Items) != 2 || page.Items[0].ID != 3 || page.NextCursor != 2 {
 			t.Fatalf("to and stage: %+v", page)
 		}

@@ -9,6 +9,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,7 +77,7 @@ func (e Engine) open(t *testing.T) rules.Storage {
 		t.Fatal("storetest: Engine.Open returned nil")
 	}
 	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
+		if err := s.Close(context.Background()); err != nil {
 			t.Errorf("close: %v", err)
 		}
 	})
@@ -97,7 +98,7 @@ func (e Engine) handles(t *testing.T) (first, second rules.Storage) {
 		t.Fatal("storetest: Engine.Second returned nil")
 	}
 	t.Cleanup(func() {
-		if err := second.Close(); err != nil {
+		if err := second.Close(context.Background()); err != nil {
 			t.Errorf("close the second handle: %v", err)
 		}
 	})
@@ -121,7 +122,7 @@ func addMerchants(t *testing.T, s rules.Storage, ids ...string) {
 	t.Helper()
 	for _, id := range ids {
 		m := &rules.Merchant{ID: id, Name: "Tienda " + id, Settings: rules.DefaultSettings(), CreatedAt: T0}
-		if err := s.CreateMerchant(m, nil); err != nil {
+		if err := s.CreateMerchant(context.Background(), m, nil); err != nil {
 			t.Fatalf("CreateMerchant %s: %v", id, err)
 		}
 	}
@@ -160,7 +161,7 @@ func newPayoutTo(m, orderID string, amount int64, created time.Time, country, ac
 // copy.
 func create(t *testing.T, s rules.Storage, p *rules.Payout, due time.Time) *rules.Payout {
 	t.Helper()
-	stored, created, err := s.CreatePayout(p, due, nil, nil)
+	stored, created, err := s.CreatePayout(context.Background(), p, due, nil, nil)
 	if err != nil || !created || stored == nil || stored.ID <= 0 {
 		t.Fatalf("CreatePayout %s/%s: created %v, stored %v, err %v", p.MerchantID, p.OrderID, created, stored, err)
 	}
@@ -198,7 +199,7 @@ func reserveStep(when, next time.Time) rules.Step {
 // update runs step on ids and fails the test on an error.
 func update(t *testing.T, s rules.Storage, ids []int64, step rules.Step) {
 	t.Helper()
-	if err := s.UpdatePayouts(ids, step); err != nil {
+	if err := s.UpdatePayouts(context.Background(), ids, step); err != nil {
 		t.Fatalf("UpdatePayouts %v: %v", ids, err)
 	}
 }
@@ -206,7 +207,7 @@ func update(t *testing.T, s rules.Storage, ids []int64, step rules.Step) {
 // payoutOf reads a payout and fails the test when it is not there.
 func payoutOf(t *testing.T, s rules.Storage, merchantID string, id int64) *rules.Payout {
 	t.Helper()
-	p, err := s.Payout(merchantID, id)
+	p, err := s.Payout(context.Background(), merchantID, id)
 	if err != nil {
 		t.Fatalf("Payout %s/%d: %v", merchantID, id, err)
 	}
@@ -216,7 +217,7 @@ func payoutOf(t *testing.T, s rules.Storage, merchantID string, id int64) *rules
 // balanceOf is a merchant's balance in one country and currency (zero when it has none).
 func balanceOf(t *testing.T, s rules.Storage, merchantID, country, currency string) rules.Balance {
 	t.Helper()
-	bs, err := s.Balances(merchantID)
+	bs, err := s.Balances(context.Background(), merchantID)
 	if err != nil {
 		t.Fatalf("Balances %s: %v", merchantID, err)
 	}
@@ -231,7 +232,7 @@ func balanceOf(t *testing.T, s rules.Storage, merchantID, country, currency stri
 // fund funds a balance and fails the test on an error.
 func fund(t *testing.T, s rules.Storage, merchantID, country, currency string, amount int64) rules.Balance {
 	t.Helper()
-	b, err := s.Fund(merchantID, country, currency, amount, time.Now())
+	b, err := s.Fund(context.Background(), merchantID, country, currency, amount, time.Now())
 	if err != nil {
 		t.Fatalf("Fund %s %s/%s %d: %v", merchantID, country, currency, amount, err)
 	}

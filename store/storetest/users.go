@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,13 +21,13 @@ func testUsers(t *testing.T, e Engine) {
 	t.Run("a user is read back by id, by email in any case and by its set-up hash", func(t *testing.T) {
 		s := e.open(t)
 		u := newUser("u_1", "Ana.Rojas@Example.com", 0)
-		if err := s.CreateUser(u); err != nil {
+		if err := s.CreateUser(context.Background(), u); err != nil {
 			t.Fatal(err)
 		}
 		for name, read := range map[string]func() (*rules.User, error){
-			"User":            func() (*rules.User, error) { return s.User("u_1") },
-			"UserByEmail":     func() (*rules.User, error) { return s.UserByEmail("ana.rojas@EXAMPLE.com") },
-			"UserBySetupHash": func() (*rules.User, error) { return s.UserBySetupHash("setup-u_1") },
+			"User":            func() (*rules.User, error) { return s.User(context.Background(), "u_1") },
+			"UserByEmail":     func() (*rules.User, error) { return s.UserByEmail(context.Background(), "ana.rojas@EXAMPLE.com") },
+			"UserBySetupHash": func() (*rules.User, error) { return s.UserBySetupHash(context.Background(), "setup-u_1") },
 		} {
 			got, err := read()
 			if err != nil || jsonOf(t, got) != jsonOf(t, u) {
@@ -34,11 +35,11 @@ func testUsers(t *testing.T, e Engine) {
 			}
 		}
 		for name, read := range map[string]func() (*rules.User, error){
-			"User":            func() (*rules.User, error) { return s.User("u_2") },
-			"UserByEmail":     func() (*rules.User, error) { return s.UserByEmail("otra@example.com") },
-			"UserBySetupHash": func() (*rules.User, error) { return s.UserBySetupHash("setup-u_2") },
+			"User":            func() (*rules.User, error) { return s.User(context.Background(), "u_2") },
+			"UserByEmail":     func() (*rules.User, error) { return s.UserByEmail(context.Background(), "otra@example.com") },
+			"UserBySetupHash": func() (*rules.User, error) { return s.UserBySetupHash(context.Background(), "setup-u_2") },
 			"UserBySetupHash empty": func() (*rules.User, error) {
-				return s.UserBySetupHash("")
+				return s.UserBySetupHash(context.Background(), "")
 			},
 		} {
 			if _, err := read(); !errors.Is(err, rules.ErrNotFound) {
@@ -49,29 +50,29 @@ func testUsers(t *testing.T, e Engine) {
 
 	t.Run("an email taken in another case, or an id taken, is ErrExists and writes nothing", func(t *testing.T) {
 		s := e.open(t)
-		if err := s.CreateUser(newUser("u_1", "ana@example.com", 0)); err != nil {
+		if err := s.CreateUser(context.Background(), newUser("u_1", "ana@example.com", 0)); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.CreateUser(newUser("u_2", "ANA@example.COM", time.Second)); !errors.Is(err, rules.ErrExists) {
+		if err := s.CreateUser(context.Background(), newUser("u_2", "ANA@example.COM", time.Second)); !errors.Is(err, rules.ErrExists) {
 			t.Errorf("same email in another case: %v, want ErrExists", err)
 		}
-		if err := s.CreateUser(newUser("u_1", "luis@example.com", time.Second)); !errors.Is(err, rules.ErrExists) {
+		if err := s.CreateUser(context.Background(), newUser("u_1", "luis@example.com", time.Second)); !errors.Is(err, rules.ErrExists) {
 			t.Errorf("same id: %v, want ErrExists", err)
 		}
-		if _, err := s.UserByEmail("luis@example.com"); !errors.Is(err, rules.ErrNotFound) {
+		if _, err := s.UserByEmail(context.Background(), "luis@example.com"); !errors.Is(err, rules.ErrNotFound) {
 			t.Errorf("the refused user's email was kept: %v", err)
 		}
-		if us, err := s.Users(); err != nil || len(us) != 1 {
+		if us, err := s.Users(context.Background()); err != nil || len(us) != 1 {
 			t.Errorf("Users = %d users, %v; want 1", len(us), err)
 		}
 	})
 
 	t.Run("UpdateUser changes in one transaction, keeps the id and email, and fn's error aborts", func(t *testing.T) {
 		s := e.open(t)
-		if err := s.CreateUser(newUser("u_1", "ana@example.com", 0)); err != nil {
+		if err := s.CreateUser(context.Background(), newUser("u_1", "ana@example.com", 0)); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.UpdateUser("u_1", func(u *rules.User) error {
+		got, err := s.UpdateUser(context.Background(), "u_1", func(u *rules.User) error {
 			u.Status, u.Version, u.SetupHash, u.PasswordHash = rules.UserActive, 3, "", "$argon2id$..."
 			u.ID, u.Email = "other", "other@example.com"
 			return nil
@@ -79,17 +80,17 @@ func testUsers(t *testing.T, e Engine) {
 		if err != nil || got.ID != "u_1" || got.Email != "ana@example.com" || got.Version != 3 {
 			t.Fatalf("UpdateUser = %+v, %v", got, err)
 		}
-		if _, err := s.UserBySetupHash("setup-u_1"); !errors.Is(err, rules.ErrNotFound) {
+		if _, err := s.UserBySetupHash(context.Background(), "setup-u_1"); !errors.Is(err, rules.ErrNotFound) {
 			t.Errorf("the used set-up hash still finds the user: %v", err)
 		}
 		boom := errors.New("no")
-		if _, err := s.UpdateUser("u_1", func(u *rules.User) error { u.Version = 9; return boom }); !errors.Is(err, boom) {
+		if _, err := s.UpdateUser(context.Background(), "u_1", func(u *rules.User) error { u.Version = 9; return boom }); !errors.Is(err, boom) {
 			t.Errorf("fn's error: %v", err)
 		}
-		if u, _ := s.User("u_1"); u.Version != 3 || u.Status != rules.UserActive || u.PasswordHash != "$argon2id$..." {
+		if u, _ := s.User(context.Background(), "u_1"); u.Version != 3 || u.Status != rules.UserActive || u.PasswordHash != "$argon2id$..." {
 			t.Errorf("after an aborted update: %+v", u)
 		}
-		if _, err := s.UpdateUser("nobody", func(*rules.User) error { return nil }); !errors.Is(err, rules.ErrNotFound) {
+		if _, err := s.UpdateUser(context.Background(), "nobody", func(*rules.User) error { return nil }); !errors.Is(err, rules.ErrNotFound) {
 			t.Errorf("UpdateUser of none: %v", err)
 		}
 	})
@@ -97,11 +98,11 @@ func testUsers(t *testing.T, e Engine) {
 	t.Run("Users lists oldest first", func(t *testing.T) {
 		s := e.open(t)
 		for i, id := range []string{"u_c", "u_a", "u_b"} {
-			if err := s.CreateUser(newUser(id, id+"@example.com", time.Duration(i)*time.Minute)); err != nil {
+			if err := s.CreateUser(context.Background(), newUser(id, id+"@example.com", time.Duration(i)*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		us, err := s.Users()
+		us, err := s.Users(context.Background())
 		if err != nil || len(us) != 3 || us[0].ID != "u_c" || us[1].ID != "u_a" || us[2].ID != "u_b" {
 			t.Errorf("Users = %s, %v", jsonOf(t, us), err)
 		}
@@ -119,7 +120,7 @@ func auditEntries(t *testing.T, s rules.Storage, n int) []rules.AuditEntry {
 		if i%2 == 1 {
 			e.Principal, e.ActorName, e.Action, e.MerchantID, e.Target = "user:u_7:2", "Luisa Paz", "user.disable", m2, "user:u_8"
 		}
-		if err := s.AppendAudit(&e); err != nil {
+		if err := s.AppendAudit(context.Background(), &e); err != nil {
 			t.Fatal(err)
 		}
 		if len(out) > 0 && e.ID <= out[len(out)-1].ID {
@@ -134,7 +135,7 @@ func auditEntries(t *testing.T, s rules.Storage, n int) []rules.AuditEntry {
 func testAudit(t *testing.T, e Engine) {
 	t.Run("entries come back newest first, whole, paged by the cursor", func(t *testing.T) {
 		s := e.open(t)
-		if p, err := s.AuditEntries(rules.AuditFilter{}); err != nil || len(p.Entries) != 0 || p.Next != 0 {
+		if p, err := s.AuditEntries(context.Background(), rules.AuditFilter{}); err != nil || len(p.Entries) != 0 || p.Next != 0 {
 			t.Fatalf("empty log: %+v %v", p, err)
 		}
 		all := auditEntries(t, s, 7)
@@ -144,7 +145,7 @@ func testAudit(t *testing.T, e Engine) {
 			if pages > 3 {
 				t.Fatal("paging does not end")
 			}
-			p, err := s.AuditEntries(f)
+			p, err := s.AuditEntries(context.Background(), f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,7 +186,7 @@ func testAudit(t *testing.T, e Engine) {
 			{"to, excluded", rules.AuditFilter{To: at(2 * time.Minute)}, 2},
 			{"all together", rules.AuditFilter{Actor: "admin token", Action: "merchant", MerchantID: m1, From: at(time.Minute), To: at(5 * time.Minute)}, 2},
 		} {
-			p, err := s.AuditEntries(tc.f)
+			p, err := s.AuditEntries(context.Background(), tc.f)
 			if err != nil || len(p.Entries) != tc.want {
 				t.Errorf("%s: %d entries, %v; want %d", tc.name, len(p.Entries), err, tc.want)
 			}
@@ -201,7 +202,7 @@ func testAudit(t *testing.T, e Engine) {
 		s := e.open(t)
 		u := &rules.User{ID: "u_1", Name: "Ana", Email: "Ana@example.com", Role: rules.RoleOperator, Status: rules.UserActive,
 			CreatedAt: T0, UpdatedAt: T0, Version: 2, PasswordHash: "$argon2id$v=19$...", TOTPSealed: []byte("sealed"), TOTPLastStep: 42}
-		if err := s.CreateUser(u); err != nil {
+		if err := s.CreateUser(context.Background(), u); err != nil {
 			t.Fatal(err)
 		}
 		all := auditEntries(t, s, 3)
@@ -222,18 +223,18 @@ func testAudit(t *testing.T, e Engine) {
 			t.Errorf("dumped entries %v", entries)
 		}
 		r := e.open(t)
-		if err := r.Restore(recs); err != nil {
+		if err := r.Restore(context.Background(), recs); err != nil {
 			t.Fatalf("Restore: %v", err)
 		}
-		if got, err := r.UserByEmail("ana@example.com"); err != nil || jsonOf(t, got) != jsonOf(t, u) {
+		if got, err := r.UserByEmail(context.Background(), "ana@example.com"); err != nil || jsonOf(t, got) != jsonOf(t, u) {
 			t.Errorf("restored user %s, %v", jsonOf(t, got), err)
 		}
-		p, err := r.AuditEntries(rules.AuditFilter{})
+		p, err := r.AuditEntries(context.Background(), rules.AuditFilter{})
 		if err != nil || len(p.Entries) != 3 || jsonOf(t, p.Entries[0]) != jsonOf(t, all[2]) {
 			t.Fatalf("restored entries %s, %v", jsonOf(t, p.Entries), err)
 		}
 		next := rules.AuditEntry{At: at(time.Hour), Principal: "admin-token:ab12", ActorName: "admin token", Action: "user.reset"}
-		if err := r.AppendAudit(&next); err != nil || next.ID <= all[2].ID {
+		if err := r.AppendAudit(context.Background(), &next); err != nil || next.ID <= all[2].ID {
 			t.Errorf("an entry after the restore has id %d (%v), want above %d", next.ID, err, all[2].ID)
 		}
 	})

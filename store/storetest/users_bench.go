@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ func BenchmarkAppendAudit(b *testing.B, s rules.Storage) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		e.ID, e.At = 0, T0.Add(time.Duration(i)*time.Millisecond)
-		if err := s.AppendAudit(&e); err != nil {
+		if err := s.AppendAudit(context.Background(), &e); err != nil {
 			b.Fatal(err)
 		}
 	}

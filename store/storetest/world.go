@@ -42,11 +42,11 @@ func newLifeWorld(t *testing.T, s rules.Storage) *lifeWorld {
 	m := &rules.Merchant{ID: "LW", Name: "Ciclo", Settings: rules.AllSettings(), CreatedAt: T0}
 	m.Settings.PendingOnNoBalance = true
 	m.Settings.NotificationURL = "https://ciclo.example/hook"
-	if err := s.CreateMerchant(m, nil); err != nil {
+	if err := s.CreateMerchant(context.Background(), m, nil); err != nil {
 		t.Fatal(err)
 	}
 	rail := &rules.SimulatedRail{Delay: lifeRTDelay, BatchDelay: lifeBatchDelay, Now: clk.Now}
-	lc := &rules.Lifecycle{Store: s, Rail: func(rules.Channel) rules.Rail { return rail }, Merchants: s.Merchant, Now: clk.Now,
+	lc := &rules.Lifecycle{Store: s, Rail: func(rules.Channel) rules.Rail { return rail }, Merchants: func(id string) (*rules.Merchant, error) { return s.Merchant(context.Background(), id) }, Now: clk.Now,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	lc.OnFinal().Bind(rules.OutcomeEventsHook(clk.Now))
 	return &lifeWorld{s: s, clk: clk, lc: lc, m: m}
@@ -59,7 +59,7 @@ func (w *lifeWorld) create(t *testing.T, orderID string, amount int64, accountNu
 	p := newPayoutTo(w.m.ID, orderID, amount, w.clk.Now(), "PER", accountNumber)
 	p.Channel = ch
 	admit := func(p *rules.Payout, l rules.Ledger) (time.Time, error) { return w.lc.Admit(p, w.m, l) }
-	stored, created, err := w.s.CreatePayout(p, w.clk.Now(), nil, admit)
+	stored, created, err := w.s.CreatePayout(context.Background(), p, w.clk.Now(), nil, admit)
 	if err != nil || !created {
 		t.Fatalf("create %s: %v %v", orderID, created, err)
 	}
@@ -129,11 +129,11 @@ func (w *lifeWorld) run(t *testing.T) {
 	if b := balanceOf(t, w.s, w.m.ID, "PER", "PEN"); b != want {
 		t.Errorf("balance %+v, want %+v", b, want)
 	}
-	if due, err := w.s.Due(w.clk.Now().Add(time.Hour), 10); err != nil || len(due) != 0 {
+	if due, err := w.s.Due(ctx, w.clk.Now().Add(time.Hour), 10); err != nil || len(due) != 0 {
 		t.Errorf("queue after every outcome: %+v, %v", due, err)
 	}
 	// Every outcome wrote its notification and its mail (PROCESSED then REVERSED: two).
-	if n := w.s.OutboxDepth(); n != 12 {
+	if n := w.s.OutboxDepth(ctx); n != 12 {
 		t.Errorf("outbox depth %d, want 2 events for each of the 6 outcomes", n)
 	}
 }

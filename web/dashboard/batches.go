@@ -65,7 +65,7 @@ func (d *Dashboard) batches(w http.ResponseWriter, r *http.Request) {
 	}
 	f := d.frame(r, "b.title", "merchants")
 	f.Title = f.W.S("b.title") + " · " + m.Name
-	list, err := d.cfg.Batches.Store.Batches(m.ID, 0, 0)
+	list, err := d.cfg.Batches.Store.Batches(r.Context(), m.ID, 0, 0)
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -130,7 +130,7 @@ func (d *Dashboard) batchOf(w http.ResponseWriter, r *http.Request) (*rules.Batc
 	id, err := strconv.ParseInt(chi.URLParam(r, "batch"), 10, 64)
 	var b *rules.Batch
 	if err == nil {
-		b, err = d.cfg.Batches.Get(m.ID, id)
+		b, err = d.cfg.Batches.Get(r.Context(), m.ID, id)
 	}
 	var re *rules.Error
 	if err != nil && (errors.As(err, &re) || id == 0) {
@@ -150,7 +150,7 @@ func (d *Dashboard) batch(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	items, err := d.cfg.Batches.Store.BatchItems(b.MerchantID, b.ID, 0, 0)
+	items, err := d.cfg.Batches.Store.BatchItems(r.Context(), b.MerchantID, b.ID, 0, 0)
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -202,7 +202,7 @@ func (d *Dashboard) approveBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	self := batchHref(b.MerchantID, b.ID)
 	principal, _ := d.mayApprove(r, b)
-	_, err := d.cfg.Batches.Approve(b.MerchantID, b.ID, principal)
+	_, err := d.cfg.Batches.Approve(r.Context(), b.MerchantID, b.ID, principal)
 	var re *rules.Error
 	if errors.As(err, &re) {
 		d.back(w, r, self, "", re.Code+" "+rules.MessageIn(d.lang(r), re.Code, re.Message))
@@ -223,7 +223,7 @@ func (d *Dashboard) batchCSV(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	items, err := d.cfg.Batches.Store.BatchItems(b.MerchantID, b.ID, 0, 0)
+	items, err := d.cfg.Batches.Store.BatchItems(r.Context(), b.MerchantID, b.ID, 0, 0)
 	if err != nil {
 		d.internal(w, r, err)
 		return

@@ -27,13 +27,13 @@ import (
 // Store is what the dashboard reads and changes directly (implemented by both
 // storage engines).
 type Store interface {
-	Merchants() ([]*rules.Merchant, error)
-	Merchant(id string) (*rules.Merchant, error)
-	UpdateMerchant(id string, fn func(*rules.Merchant) error) (*rules.Merchant, error)
-	Balances(merchantID string) ([]rules.Balance, error)
-	ListPayouts(merchantID string, f rules.ListFilter) (rules.Page, error)
-	PayoutsByID(ids []int64) ([]*rules.Payout, error)
-	SandboxMails(limit int) ([][]byte, error)
+	Merchants(ctx context.Context) ([]*rules.Merchant, error)
+	Merchant(ctx context.Context, id string) (*rules.Merchant, error)
+	UpdateMerchant(ctx context.Context, id string, fn func(*rules.Merchant) error) (*rules.Merchant, error)
+	Balances(ctx context.Context, merchantID string) ([]rules.Balance, error)
+	ListPayouts(ctx context.Context, merchantID string, f rules.ListFilter) (rules.Page, error)
+	PayoutsByID(ctx context.Context, ids []int64) ([]*rules.Payout, error)
+	SandboxMails(ctx context.Context, limit int) ([][]byte, error)
 }
 
 // Delivery states.
@@ -59,13 +59,13 @@ type Delivery struct {
 // internal/server's dashboard.go).
 type Outbox interface {
 	// Held lists the pending, retrying and dead events, newest first.
-	Held(limit int, keep func(Delivery) bool) ([]Delivery, error)
+	Held(ctx context.Context, limit int, keep func(Delivery) bool) ([]Delivery, error)
 	// Delivered lists the delivered event ids, newest delivery first.
-	Delivered(limit int, keep func(Delivery) bool) ([]Delivery, error)
+	Delivered(ctx context.Context, limit int, keep func(Delivery) bool) ([]Delivery, error)
 	// Resend makes a new attempt of a held event now (the same event id); found is false
 	// when none is held.
-	Resend(id string, now time.Time) (ev rules.Event, found bool, err error)
-	Depth() int
+	Resend(ctx context.Context, id string, now time.Time) (ev rules.Event, found bool, err error)
+	Depth(ctx context.Context) int
 }
 
 // Limiter counts failed sign-ins per client address: the admin API's counter
@@ -98,7 +98,7 @@ type Config struct {
 	// "New payout" form posts through it.
 	CreatePayout func(ctx context.Context, m *rules.Merchant, body []byte, ep rules.Endpoint) (*rules.Payout, error)
 	// Scripts reads a merchant's scripted outcomes (the rail's ScriptBook); nil without the sandbox.
-	Scripts func(merchantID string) ([]rules.ScriptRule, error)
+	Scripts func(ctx context.Context, merchantID string) ([]rules.ScriptRule, error)
 	// Forget drops a changed merchant from the API's cache.
 	Forget func(id string)
 	// Events is the event log: attempts, inbox, delivery chaos. May be nil.
@@ -380,7 +380,7 @@ func (d *Dashboard) showLogin(w http.ResponseWriter, r *http.Request, code int, 
 		f.Error = f.W.S(errKey)
 	}
 	f.Path = "/dashboard/login"
-	users, err := d.hasUsers()
+	users, err := d.hasUsers(r.Context())
 	if rules.Unavailable(err) {
 		d.internal(w, r, err)
 		return
@@ -391,11 +391,11 @@ func (d *Dashboard) showLogin(w http.ResponseWriter, r *http.Request, code int, 
 // hasUsers reports whether a named user could sign in: until an operator creates one, the
 // page offers the admin token alone, as the start-up text says. On a read error it says
 // true, to offer both rather than hide a way in, with the error.
-func (d *Dashboard) hasUsers() (bool, error) {
+func (d *Dashboard) hasUsers(ctx context.Context) (bool, error) {
 	if d.cfg.Users == nil {
 		return false, nil
 	}
-	us, err := d.cfg.Users.Store.Users()
+	us, err := d.cfg.Users.Store.Users(ctx)
 	return err != nil || len(us) > 0, err
 }
 

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -49,19 +50,19 @@ func deliveryRow(dl Delivery, w templates.Words, names map[string]string) templa
 // delivered ids of its outcomes, and its cash code. A cash code's id is random, so once it is
 // delivered it is known only from the sandbox mailbox; out of the outbox and not dead means
 // delivered all the same.
-func (d *Dashboard) payoutDeliveries(p *rules.Payout, w templates.Words) ([]templates.DeliveryRow, error) {
-	held, err := d.cfg.Outbox.Held(logLimit, func(dl Delivery) bool { return dl.PayoutID == p.ID })
+func (d *Dashboard) payoutDeliveries(ctx context.Context, p *rules.Payout, w templates.Words) ([]templates.DeliveryRow, error) {
+	held, err := d.cfg.Outbox.Held(ctx, logLimit, func(dl Delivery) bool { return dl.PayoutID == p.ID })
 	if err != nil {
 		return nil, err
 	}
-	done, err := d.cfg.Outbox.Delivered(logLimit, func(dl Delivery) bool { return dl.PayoutID == p.ID })
+	done, err := d.cfg.Outbox.Delivered(ctx, logLimit, func(dl Delivery) bool { return dl.PayoutID == p.ID })
 	if err != nil {
 		return nil, err
 	}
 	all := append(held, done...)
 	if p.Channel == rules.ChannelCash && !slices.ContainsFunc(all, func(dl Delivery) bool { return dl.Kind == rules.EventCashOTP }) {
 		otp := Delivery{Event: rules.Event{Kind: rules.EventCashOTP, MerchantID: p.MerchantID, PayoutID: p.ID}, State: StateDelivered}
-		if mails, err := d.mails(func(m notify.Mail) bool { return m.PayoutID == p.ID && m.Kind == rules.EventCashOTP }, 1); err == nil && len(mails) > 0 {
+		if mails, err := d.mails(ctx, func(m notify.Mail) bool { return m.PayoutID == p.ID && m.Kind == rules.EventCashOTP }, 1); err == nil && len(mails) > 0 {
 			otp.ID, otp.DeliveredAt = mails[0].EventID, mails[0].SentAt
 		}
 		all = append(all, otp)
@@ -71,7 +72,7 @@ func (d *Dashboard) payoutDeliveries(p *rules.Payout, w templates.Words) ([]temp
 	for i, dl := range all {
 		rows[i] = deliveryRow(dl, w, nil)
 		dl.MerchantID = p.MerchantID
-		d.withAttempts(&rows[i], dl)
+		d.withAttempts(ctx, &rows[i], dl)
 	}
 	return rows, nil
 }
@@ -109,7 +110,7 @@ func (d *Dashboard) deliveries(w http.ResponseWriter, r *http.Request) {
 	}
 	var all []Delivery
 	if v.State != StateDelivered {
-		held, err := d.cfg.Outbox.Held(logLimit, func(dl Delivery) bool {
+		held, err := d.cfg.Outbox.Held(r.Context(), logLimit, func(dl Delivery) bool {
 			return keep(dl) && (v.Merchant == "" || dl.MerchantID == v.Merchant)
 		})
 		if err != nil {
@@ -119,13 +120,13 @@ func (d *Dashboard) deliveries(w http.ResponseWriter, r *http.Request) {
 		all = append(all, held...)
 	}
 	if v.State == "" || v.State == StateDelivered {
-		done, err := d.cfg.Outbox.Delivered(logLimit*4, keep)
+		done, err := d.cfg.Outbox.Delivered(r.Context(), logLimit*4, keep)
 		if err != nil {
 			d.internal(w, r, err)
 			return
 		}
 		// A delivered id names its payout, not its merchant: read the payouts to know.
-		if err := d.fillMerchants(done); err != nil {
+		if err := d.fillMerchants(r.Context(), done); err != nil {
 			d.internal(w, r, err)
 			return
 		}
@@ -142,7 +143,7 @@ func (d *Dashboard) deliveries(w http.ResponseWriter, r *http.Request) {
 	for _, dl := range all {
 		row := deliveryRow(dl, f.W, names)
 		row.CanResend = row.CanResend && f.Can.Manage
-		d.withAttempts(&row, dl)
+		d.withAttempts(r.Context(), &row, dl)
 		v.Rows = append(v.Rows, row)
 	}
 	d.render(w, r, http.StatusOK, templates.DashDeliveries(v))
@@ -157,7 +158,7 @@ func latest(dl Delivery) time.Time {
 }
 
 // fillMerchants sets the merchant of delivered events from their payouts.
-func (d *Dashboard) fillMerchants(dls []Delivery) error {
+func (d *Dashboard) fillMerchants(ctx context.Context, dls []Delivery) error {
 	var ids []int64
 	for _, dl := range dls {
 		if dl.PayoutID > 0 {
@@ -167,7 +168,7 @@ func (d *Dashboard) fillMerchants(dls []Delivery) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	ps, err := d.cfg.Store.PayoutsByID(ids)
+	ps, err := d.cfg.Store.PayoutsByID(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -195,7 +196,7 @@ func (d *Dashboard) resend(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "event is required", http.StatusBadRequest)
 		return
 	}
-	ev, found, err := d.cfg.Outbox.Resend(id, d.cfg.Now())
+	ev, found, err := d.cfg.Outbox.Resend(r.Context(), id, d.cfg.Now())
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -210,8 +211,8 @@ func (d *Dashboard) resend(w http.ResponseWriter, r *http.Request) {
 }
 
 // mails reads the sandbox mailbox, newest first, those keep accepts, up to limit.
-func (d *Dashboard) mails(keep func(notify.Mail) bool, limit int) ([]notify.Mail, error) {
-	raws, err := d.cfg.Store.SandboxMails(1000)
+func (d *Dashboard) mails(ctx context.Context, keep func(notify.Mail) bool, limit int) ([]notify.Mail, error) {
+	raws, err := d.cfg.Store.SandboxMails(ctx, 1000)
 	if err != nil {
 		return nil, err
 	}

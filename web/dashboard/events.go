@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -21,10 +22,10 @@ import (
 
 // EventLog is what the dashboard reads of the event log (rules.EventLog).
 type EventLog interface {
-	LoggedEvents(merchantID string, q rules.EventQuery) ([]rules.LoggedEvent, error)
-	LoggedEvent(merchantID, id string) (rules.LoggedEvent, error)
-	InboxItems(merchantID string, limit int) ([]rules.InboxItem, error)
-	DeliveryChaos(merchantID string) (rules.DeliveryChaos, error)
+	LoggedEvents(ctx context.Context, merchantID string, q rules.EventQuery) ([]rules.LoggedEvent, error)
+	LoggedEvent(ctx context.Context, merchantID, id string) (rules.LoggedEvent, error)
+	InboxItems(ctx context.Context, merchantID string, limit int) ([]rules.InboxItem, error)
+	DeliveryChaos(ctx context.Context, merchantID string) (rules.DeliveryChaos, error)
 }
 
 func (d *Dashboard) eventRoutes(r chi.Router) {
@@ -47,7 +48,7 @@ func pretty(body []byte) string {
 }
 
 // webhooksPanel is the merchant page's section on notifications.
-func (d *Dashboard) webhooksPanel(m *rules.Merchant) (*templates.WebhooksPanel, error) {
+func (d *Dashboard) webhooksPanel(ctx context.Context, m *rules.Merchant) (*templates.WebhooksPanel, error) {
 	if d.cfg.Events == nil {
 		return nil, nil
 	}
@@ -57,7 +58,7 @@ func (d *Dashboard) webhooksPanel(m *rules.Merchant) (*templates.WebhooksPanel, 
 		return p, nil
 	}
 	p.InboxHref = base + "/inbox"
-	c, err := d.cfg.Events.DeliveryChaos(m.ID)
+	c, err := d.cfg.Events.DeliveryChaos(ctx, m.ID)
 	if errors.Is(err, rules.ErrNotFound) {
 		return p, nil
 	}
@@ -71,11 +72,11 @@ func (d *Dashboard) webhooksPanel(m *rules.Merchant) (*templates.WebhooksPanel, 
 
 // withAttempts fills a merchant notification's row from the event log: the number of
 // attempts (the outbox forgets them once delivered) and a link to them.
-func (d *Dashboard) withAttempts(row *templates.DeliveryRow, dl Delivery) {
+func (d *Dashboard) withAttempts(ctx context.Context, row *templates.DeliveryRow, dl Delivery) {
 	if d.cfg.Events == nil || dl.Kind != rules.EventMerchantNotification || dl.MerchantID == "" {
 		return
 	}
-	e, err := d.cfg.Events.LoggedEvent(dl.MerchantID, dl.ID)
+	e, err := d.cfg.Events.LoggedEvent(ctx, dl.MerchantID, dl.ID)
 	if err != nil {
 		return // not tried yet, or forgotten after 30 days
 	}
@@ -109,7 +110,7 @@ func (d *Dashboard) events(w http.ResponseWriter, r *http.Request) {
 	v := templates.EventsView{Frame: f, MerchantID: m.ID, MerchantHref: merchantHref(m.ID)}
 	var all []rules.LoggedEvent
 	for after := int64(0); ; {
-		es, err := d.cfg.Events.LoggedEvents(m.ID, rules.EventQuery{After: after, Limit: 500})
+		es, err := d.cfg.Events.LoggedEvents(r.Context(), m.ID, rules.EventQuery{After: after, Limit: 500})
 		if err != nil {
 			d.internal(w, r, err)
 			return
@@ -139,7 +140,7 @@ func (d *Dashboard) event(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := d.frame(r, "ev.title", "deliveries")
-	e, err := d.cfg.Events.LoggedEvent(m.ID, chi.URLParam(r, "eventId"))
+	e, err := d.cfg.Events.LoggedEvent(r.Context(), m.ID, chi.URLParam(r, "eventId"))
 	if errors.Is(err, rules.ErrNotFound) {
 		d.back(w, r, merchantHref(m.ID)+"/events", "", f.W.S("ev.none"))
 		return
@@ -179,7 +180,7 @@ func (d *Dashboard) inbox(w http.ResponseWriter, r *http.Request) {
 		d.render(w, r, http.StatusForbidden, templates.DashInbox(v))
 		return
 	}
-	items, err := d.cfg.Events.InboxItems(m.ID, 100)
+	items, err := d.cfg.Events.InboxItems(r.Context(), m.ID, 100)
 	if err != nil {
 		d.internal(w, r, err)
 		return

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -55,7 +56,7 @@ func (d *Dashboard) ledger(w http.ResponseWriter, r *http.Request) {
 	}
 
 	after, _ := strconv.ParseInt(q.Get("after"), 10, 64)
-	page, err := d.cfg.Ledger.Entries(m.ID, country, currency, max(after, 0), ledgerPage)
+	page, err := d.cfg.Ledger.Entries(r.Context(), m.ID, country, currency, max(after, 0), ledgerPage)
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -78,7 +79,7 @@ func (d *Dashboard) ledger(w http.ResponseWriter, r *http.Request) {
 	}
 
 	now := d.cfg.Now()
-	entries, err := rules.AllEntries(d.cfg.Ledger, m.ID, country, currency)
+	entries, err := rules.AllEntries(r.Context(), d.cfg.Ledger, m.ID, country, currency)
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -95,7 +96,7 @@ func (d *Dashboard) ledger(w http.ResponseWriter, r *http.Request) {
 
 	v.From, v.To = q.Get("from"), q.Get("to")
 	if q.Get("reconcile") != "" {
-		rc, err := rules.ReconcileBalance(d.cfg.Ledger, m.ID, currency, v.From, v.To, now)
+		rc, err := rules.ReconcileBalance(r.Context(), d.cfg.Ledger, m.ID, currency, v.From, v.To, now)
 		if err != nil {
 			v.RangeError = d.problem(f.W, err)
 		} else {
@@ -117,12 +118,12 @@ func (d *Dashboard) problem(w templates.Words, err error) string {
 }
 
 // statement builds a day's statement as the API does (rules.StatementOf).
-func (d *Dashboard) statement(merchantID, currency, date string, now time.Time) (rules.Statement, error) {
+func (d *Dashboard) statement(ctx context.Context, merchantID, currency, date string, now time.Time) (rules.Statement, error) {
 	if _, err := rules.StatementDay(date); err != nil {
 		err.(*rules.Error).Field = "date"
 		return rules.Statement{}, err
 	}
-	entries, err := rules.AllEntries(d.cfg.Ledger, merchantID, rules.CountryOfCurrency(currency), currency)
+	entries, err := rules.AllEntries(ctx, d.cfg.Ledger, merchantID, rules.CountryOfCurrency(currency), currency)
 	if err != nil {
 		return rules.Statement{}, err
 	}
@@ -171,7 +172,7 @@ func (d *Dashboard) statementCSV(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	currency, date := ledgerCurrency(r), r.URL.Query().Get("date")
-	s, err := d.statement(m.ID, currency, date, d.cfg.Now())
+	s, err := d.statement(r.Context(), m.ID, currency, date, d.cfg.Now())
 	if err != nil {
 		d.back(w, r, merchantHref(m.ID)+"/ledger?currency="+url.QueryEscape(currency), "", d.problem(templates.DashWords(d.lang(r)), err))
 		return

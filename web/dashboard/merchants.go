@@ -73,7 +73,7 @@ func (d *Dashboard) showMerchants(w http.ResponseWriter, r *http.Request, f temp
 	v := templates.MerchantsView{Frame: f, Form: form}
 	for _, m := range ms {
 		row := templates.MerchantRow{ID: m.ID, Href: "/dashboard/merchants/" + url.PathEscape(m.ID), Name: m.Name, Created: timeText(m.CreatedAt)}
-		bs, err := d.cfg.Store.Balances(m.ID)
+		bs, err := d.cfg.Store.Balances(r.Context(), m.ID)
 		if err != nil {
 			d.internal(w, r, err)
 			return
@@ -141,7 +141,7 @@ func (d *Dashboard) merchantOf(w http.ResponseWriter, r *http.Request) (*rules.M
 		d.hidden(w, r)
 		return nil, false
 	}
-	m, err := d.cfg.Store.Merchant(id)
+	m, err := d.cfg.Store.Merchant(r.Context(), id)
 	if errors.Is(err, rules.ErrNotFound) {
 		d.back(w, r, "/dashboard/merchants", "", templates.DashWords(d.lang(r)).S("m.notFound"))
 		return nil, false
@@ -176,7 +176,7 @@ func (d *Dashboard) showMerchant(w http.ResponseWriter, r *http.Request, f templ
 		v.Creds = &templates.Creds{APIKey: key, APISecret: secret}
 		w.Header().Set("Cache-Control", "no-store")
 	}
-	bs, err := d.cfg.Store.Balances(m.ID)
+	bs, err := d.cfg.Store.Balances(r.Context(), m.ID)
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -186,7 +186,7 @@ func (d *Dashboard) showMerchant(w http.ResponseWriter, r *http.Request, f templ
 			Available: templates.FormatAmount(b.Currency, b.Available), Balance: templates.FormatAmount(b.Currency, b.Balance)})
 	}
 	if d.cfg.Sandbox && d.cfg.Scripts != nil {
-		rs, err := d.cfg.Scripts(m.ID)
+		rs, err := d.cfg.Scripts(r.Context(), m.ID)
 		if err != nil {
 			d.internal(w, r, err)
 			return
@@ -197,7 +197,7 @@ func (d *Dashboard) showMerchant(w http.ResponseWriter, r *http.Request, f templ
 	for _, p := range fundPairs {
 		v.Fund.Pairs = append(v.Fund.Pairs, templates.Option{Value: p, Label: p, Selected: p == fund.Pair})
 	}
-	if v.Webhooks, err = d.webhooksPanel(m); err != nil {
+	if v.Webhooks, err = d.webhooksPanel(r.Context(), m); err != nil {
 		d.internal(w, r, err)
 		return
 	}
@@ -223,7 +223,7 @@ func (d *Dashboard) updateMerchant(w http.ResponseWriter, r *http.Request) {
 		d.showMerchant(w, r, f, m, form, templates.FundForm{}, http.StatusUnprocessableEntity)
 		return
 	}
-	if _, err := d.cfg.Store.UpdateMerchant(m.ID, func(x *rules.Merchant) error {
+	if _, err := d.cfg.Store.UpdateMerchant(r.Context(), m.ID, func(x *rules.Merchant) error {
 		x.Name, x.Settings = name, s
 		return nil
 	}); err != nil {

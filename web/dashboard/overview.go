@@ -31,7 +31,7 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 	f := rules.ListFilter{From: since}
 	partial := false
 	for {
-		items, next, err := d.list(ids, f, 500, nil)
+		items, next, err := d.list(r.Context(), ids, f, 500, nil)
 		if err != nil {
 			d.internal(w, r, err)
 			return
@@ -53,16 +53,16 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 	if d.cfg.KeyFiles != nil && d.scope(r) == "" { // the service's files: operators only
 		v.KeyFiles = d.cfg.KeyFiles()
 	}
-	v.OutboxDepth = d.cfg.Outbox.Depth()
+	v.OutboxDepth = d.cfg.Outbox.Depth(r.Context())
 	scope := d.scope(r)
-	dead, err := d.cfg.Outbox.Held(1<<30, func(dl Delivery) bool { return dl.State == StateDead && (scope == "" || dl.MerchantID == scope) })
+	dead, err := d.cfg.Outbox.Held(r.Context(), 1<<30, func(dl Delivery) bool { return dl.State == StateDead && (scope == "" || dl.MerchantID == scope) })
 	if err != nil {
 		d.internal(w, r, err)
 		return
 	}
 	v.DeadLetters = len(dead)
 	if scope != "" { // a merchant user's outbox is its merchant's events
-		held, err := d.cfg.Outbox.Held(1<<30, func(dl Delivery) bool { return dl.MerchantID == scope && dl.State != StateDead })
+		held, err := d.cfg.Outbox.Held(r.Context(), 1<<30, func(dl Delivery) bool { return dl.MerchantID == scope && dl.State != StateDead })
 		if err != nil {
 			d.internal(w, r, err)
 			return
@@ -242,7 +242,7 @@ func (d *Dashboard) mail(w http.ResponseWriter, r *http.Request) {
 		pid = n
 	}
 	scope := d.scope(r)
-	mails, err := d.mails(func(m notify.Mail) bool {
+	mails, err := d.mails(r.Context(), func(m notify.Mail) bool {
 		return (v.To == "" || m.To == v.To) && (pid == 0 || m.PayoutID == pid) && (scope == "" || m.MerchantID == scope)
 	}, 100)
 	if err != nil {

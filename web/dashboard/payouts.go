@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"cmp"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -165,7 +166,7 @@ const maxRounds = 20
 // filter's Cursor: ids below it), those keep accepts. Payout ids are global, so one cursor
 // serves every merchant: each round reads one page per merchant below the cursor, keeps what
 // every merchant has been read down to, and moves the cursor there. next is 0 at the end.
-func (d *Dashboard) list(merchants []string, f rules.ListFilter, limit int, keep func(*rules.Payout) bool) ([]*rules.Payout, int64, error) {
+func (d *Dashboard) list(ctx context.Context, merchants []string, f rules.ListFilter, limit int, keep func(*rules.Payout) bool) ([]*rules.Payout, int64, error) {
 	var out []*rules.Payout
 	cursor := f.Cursor
 	for round := 0; round < maxRounds; round++ {
@@ -174,7 +175,7 @@ func (d *Dashboard) list(merchants []string, f rules.ListFilter, limit int, keep
 		for _, m := range merchants {
 			pf := f
 			pf.Cursor, pf.Limit = cursor, limit-len(out)
-			page, err := d.cfg.Store.ListPayouts(m, pf)
+			page, err := d.cfg.Store.ListPayouts(ctx, m, pf)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -206,7 +207,7 @@ func (d *Dashboard) list(merchants []string, f rules.ListFilter, limit int, keep
 // merchantNames are the merchants the request's actor sees (a merchant user: its own), with
 // their names.
 func (d *Dashboard) merchantNames(r *http.Request) (map[string]string, []*rules.Merchant, error) {
-	all, err := d.cfg.Store.Merchants()
+	all, err := d.cfg.Store.Merchants(r.Context())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -279,7 +280,7 @@ func (d *Dashboard) payouts(w http.ResponseWriter, r *http.Request) {
 		d.render(w, r, http.StatusBadRequest, templates.DashPayouts(v))
 		return
 	}
-	items, next, err := d.list(lq.merchants, lq.filter, pageSize, lq.keep)
+	items, next, err := d.list(r.Context(), lq.merchants, lq.filter, pageSize, lq.keep)
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -319,7 +320,7 @@ func (d *Dashboard) payoutsCSV(w http.ResponseWriter, r *http.Request) {
 		"stage", "status", "channel", "bankCode", "createdAt", "statusChangedAt", "errorCode"})
 	f := lq.filter
 	for {
-		items, next, err := d.list(lq.merchants, f, 500, lq.keep)
+		items, next, err := d.list(r.Context(), lq.merchants, f, 500, lq.keep)
 		if err != nil {
 			// The header is out: end the body short so that the download reads as failed.
 			d.cfg.Log.Error("dashboard CSV", "err", err)
@@ -349,7 +350,7 @@ func (d *Dashboard) payoutByID(r *http.Request) (*rules.Payout, error) {
 	if err != nil || id <= 0 {
 		return nil, errNotFound
 	}
-	ps, err := d.cfg.Store.PayoutsByID([]int64{id})
+	ps, err := d.cfg.Store.PayoutsByID(r.Context(), []int64{id})
 	if err != nil {
 		return nil, err
 	}
@@ -394,7 +395,7 @@ func (d *Dashboard) payout(w http.ResponseWriter, r *http.Request) {
 	v.Actions = d.payoutActions(r, p)
 	v.Movements = movements(p, f.W)
 	v.Request = requestFacts(p)
-	rows, err := d.payoutDeliveries(p, f.W)
+	rows, err := d.payoutDeliveries(r.Context(), p, f.W)
 	for i := range rows {
 		rows[i].CanResend = rows[i].CanResend && f.Can.Manage
 	}

@@ -75,7 +75,7 @@ func (d *Dashboard) resolveActor(r *http.Request) (rules.Actor, bool, error) {
 		return rules.Actor{}, false, nil
 	}
 	id, _, _ := strings.Cut(rest, ":")
-	u, err := d.cfg.Users.Store.User(id)
+	u, err := d.cfg.Users.Store.User(ctx, id)
 	if err != nil && !errors.Is(err, rules.ErrNotFound) {
 		return rules.Actor{}, false, err
 	}
@@ -108,7 +108,7 @@ func (d *Dashboard) clientAddr(r *http.Request) string {
 // audit records an action of an actor not yet in the request's context (the sign-in).
 func (d *Dashboard) audit(r *http.Request, a rules.Actor, action, target string, detail any) {
 	if d.cfg.Auditor != nil {
-		d.cfg.Auditor.Record(a, d.clientAddr(r), r.UserAgent(), action, target, a.MerchantID, detail)
+		d.cfg.Auditor.Record(r.Context(), a, d.clientAddr(r), r.UserAgent(), action, target, a.MerchantID, detail)
 	}
 }
 
@@ -189,7 +189,7 @@ func (d *Dashboard) userLogin(w http.ResponseWriter, r *http.Request) {
 		d.delays.Unchecked(account)
 		d.internal(w, r, err)
 	}
-	u, err := d.cfg.Users.Store.UserByEmail(email)
+	u, err := d.cfg.Users.Store.UserByEmail(r.Context(), email)
 	if err != nil && !errors.Is(err, rules.ErrNotFound) {
 		unchecked(err)
 		return
@@ -214,7 +214,7 @@ func (d *Dashboard) userLogin(w http.ResponseWriter, r *http.Request) {
 		fail(u, "user "+string(u.Status))
 		return
 	}
-	u, err = d.cfg.Users.Store.UpdateUser(u.ID, func(u *rules.User) error {
+	u, err = d.cfg.Users.Store.UpdateUser(r.Context(), u.ID, func(u *rules.User) error {
 		step, ok := d.checkCode(u, u.TOTPSealed, code)
 		if !ok {
 			return errWrongCode
@@ -280,7 +280,7 @@ func (d *Dashboard) setupRoutes(r chi.Router) {
 // setupUser is the pending user of the path's set-up token, or none when it is unknown,
 // used or expired.
 func (d *Dashboard) setupUser(r *http.Request) (*rules.User, error) {
-	u, err := d.cfg.Users.Store.UserBySetupHash(rules.SetupHash(chi.URLParam(r, "token")))
+	u, err := d.cfg.Users.Store.UserBySetupHash(r.Context(), rules.SetupHash(chi.URLParam(r, "token")))
 	if errors.Is(err, rules.ErrNotFound) || (err == nil && (u.Status != rules.UserPending || !d.cfg.RealNow().Before(u.SetupExpires))) {
 		return nil, nil
 	}
@@ -322,7 +322,7 @@ func (d *Dashboard) showSetup(w http.ResponseWriter, r *http.Request, u *rules.U
 			return
 		}
 		sealed := d.cfg.Seal([]byte(k.Secret()), "user:"+u.ID)
-		if _, err := d.cfg.Users.Store.UpdateUser(u.ID, func(u *rules.User) error { u.TOTPPending = sealed; return nil }); err != nil {
+		if _, err := d.cfg.Users.Store.UpdateUser(r.Context(), u.ID, func(u *rules.User) error { u.TOTPPending = sealed; return nil }); err != nil {
 			d.internal(w, r, err)
 			return
 		}
@@ -382,7 +382,7 @@ func (d *Dashboard) setup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := rules.SetupHash(chi.URLParam(r, "token"))
-	done, err := d.cfg.Users.Store.UpdateUser(u.ID, func(u *rules.User) error {
+	done, err := d.cfg.Users.Store.UpdateUser(r.Context(), u.ID, func(u *rules.User) error {
 		if u.SetupHash != token || u.Status != rules.UserPending {
 			return rules.ErrNotFound // used meanwhile
 		}
@@ -432,7 +432,7 @@ func (d *Dashboard) users(w http.ResponseWriter, r *http.Request) {
 
 func (d *Dashboard) showUsers(w http.ResponseWriter, r *http.Request, form templates.NewUserForm, link, linkFor string, code int) {
 	f := d.frame(r, "u.title", "users")
-	us, err := d.cfg.Users.Store.Users()
+	us, err := d.cfg.Users.Store.Users(r.Context())
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -555,7 +555,7 @@ func (d *Dashboard) showAccount(w http.ResponseWriter, r *http.Request, errs map
 		http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
 		return
 	}
-	u, err := d.cfg.Users.Store.User(a.UserID)
+	u, err := d.cfg.Users.Store.User(r.Context(), a.UserID)
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -586,7 +586,7 @@ func (d *Dashboard) changePassword(w http.ResponseWriter, r *http.Request) {
 	} else if pw != pw2 {
 		errs["password2"] = words.S("setup.mismatch")
 	}
-	u, err := d.cfg.Users.Store.User(a.UserID)
+	u, err := d.cfg.Users.Store.User(r.Context(), a.UserID)
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -606,7 +606,7 @@ func (d *Dashboard) changePassword(w http.ResponseWriter, r *http.Request) {
 		d.internal(w, r, err)
 		return
 	}
-	u, err = d.cfg.Users.Store.UpdateUser(a.UserID, func(u *rules.User) error {
+	u, err = d.cfg.Users.Store.UpdateUser(r.Context(), a.UserID, func(u *rules.User) error {
 		u.PasswordHash, u.UpdatedAt = hash, d.cfg.RealNow().UTC()
 		u.Version++
 		return nil
@@ -651,7 +651,7 @@ func (d *Dashboard) auditPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	af.Limit = 50
-	page, err := d.cfg.AuditLog.AuditEntries(af)
+	page, err := d.cfg.AuditLog.AuditEntries(r.Context(), af)
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -680,7 +680,7 @@ func (d *Dashboard) auditCSV(w http.ResponseWriter, r *http.Request) {
 	cw := rules.NewCSVWriter(w)
 	af.Limit = 1000
 	for first := true; ; first = false {
-		page, err := d.cfg.AuditLog.AuditEntries(af)
+		page, err := d.cfg.AuditLog.AuditEntries(r.Context(), af)
 		if err != nil {
 			d.cfg.Log.Error("audit export", "err", err)
 			return

@@ -62,7 +62,7 @@ func (n *Notifier) deliver(ctx context.Context, ev rules.Event, target string, b
 	}
 	var chaos rules.DeliveryChaos
 	if n.Sandbox && n.Log != nil && cause == "" {
-		if c, err := n.Log.DeliveryChaos(ev.MerchantID); err == nil {
+		if c, err := n.Log.DeliveryChaos(ctx, ev.MerchantID); err == nil {
 			chaos = c
 		} else if !errors.Is(err, rules.ErrNotFound) {
 			return err
@@ -84,21 +84,21 @@ func (n *Notifier) deliver(ctx context.Context, ev rules.Event, target string, b
 	a, err := n.attempt(ctx, ev, target, body, headers)
 	a.Cause = cause
 	if err == nil && chaos.FailFirst > 0 {
-		if k := n.countCause(ev, rules.CauseChaosFailFirst); k < chaos.FailFirst {
+		if k := n.countCause(ctx, ev, rules.CauseChaosFailFirst); k < chaos.FailFirst {
 			// Sent, and answered, but counted as failed: the receiver sees the event again,
 			// as when its answer is lost on the way back.
 			err = &rules.DeliveryFailure{Public: fmt.Sprintf("counted as failed on purpose: delivery chaos failFirst (%d of %d)", k+1, chaos.FailFirst)}
 			a.Error, a.Cause = err.Error(), rules.CauseChaosFailFirst
 		}
 	}
-	n.log(ev, body, a)
+	n.log(ctx, ev, body, a)
 	if err != nil && cause != "" {
 		n.failed(ev, cause, err) // the dispatcher logs its own tries' failures
 	}
 	if err == nil && chaos.Duplicate > 0 && n.rand() < chaos.Duplicate {
 		d, derr := n.attempt(ctx, ev, target, body, headers)
 		d.Cause = rules.CauseChaosDuplicate
-		n.log(ev, body, d)
+		n.log(ctx, ev, body, d)
 		if derr != nil {
 			n.failed(ev, d.Cause, derr)
 		}
@@ -113,8 +113,8 @@ func (n *Notifier) failed(ev rules.Event, cause string, err error) {
 }
 
 // countCause counts the logged attempts of ev made for cause.
-func (n *Notifier) countCause(ev rules.Event, cause string) int {
-	e, err := n.Log.LoggedEvent(ev.MerchantID, ev.ID)
+func (n *Notifier) countCause(ctx context.Context, ev rules.Event, cause string) int {
+	e, err := n.Log.LoggedEvent(ctx, ev.MerchantID, ev.ID)
 	if err != nil {
 		return 0
 	}
@@ -137,7 +137,7 @@ func (n *Notifier) attempt(ctx context.Context, ev rules.Event, target string, b
 	}
 	var err error
 	if target == rules.SandboxInboxURL {
-		a.Status, err = n.toInbox(ev, body, headers, a.At)
+		a.Status, err = n.toInbox(ctx, ev, body, headers, a.At)
 	} else {
 		a.Status, err = n.post(ctx, ev, target, body, headers)
 	}
@@ -150,20 +150,20 @@ func (n *Notifier) attempt(ctx context.Context, ev rules.Event, target string, b
 
 // toInbox is the sandbox inbox receiving a delivery: it checks the signature as a merchant
 // does, with the public key the server serves (parsed from its PEM), and keeps what came.
-func (n *Notifier) toInbox(ev rules.Event, body []byte, headers map[string]string, at time.Time) (int, error) {
+func (n *Notifier) toInbox(ctx context.Context, ev rules.Event, body []byte, headers map[string]string, at time.Time) (int, error) {
 	if !n.Sandbox || n.Log == nil {
 		return 0, rules.Permanent(errors.New("the notificationUrl is " + rules.SandboxInboxURL + ", which only a sandbox server delivers to"))
 	}
 	n.servedKeyOnce.Do(func() { n.servedKey, _ = ParsePublicKeyPEM(PublicKeyPEM(n.Key)) })
 	valid := n.servedKey != nil && Verify(n.servedKey, ev.MerchantID, body, headers["verification"]) == nil
 	it := rules.InboxItem{EventID: ev.ID, ReceivedAt: at, Headers: headers, Body: body, SignatureValid: valid}
-	if err := n.Log.PutInboxItem(ev.MerchantID, it); err != nil {
+	if err := n.Log.PutInboxItem(ctx, ev.MerchantID, it); err != nil {
 		return 0, &rules.DeliveryFailure{Public: "the sandbox inbox of merchant " + ev.MerchantID + " could not keep it", Err: err}
 	}
 	return 200, nil
 }
 
-func (n *Notifier) log(ev rules.Event, body []byte, a rules.DeliveryAttempt) {
+func (n *Notifier) log(ctx context.Context, ev rules.Event, body []byte, a rules.DeliveryAttempt) {
 	if n.Log == nil {
 		return
 	}
@@ -172,7 +172,7 @@ func (n *Notifier) log(ev rules.Event, body []byte, a rules.DeliveryAttempt) {
 	if rec.CreatedAt.IsZero() {
 		rec.CreatedAt = a.At
 	}
-	if err := n.Log.LogAttempt(rec, a); err != nil {
+	if err := n.Log.LogAttempt(ctx, rec, a); err != nil {
 		n.logger().Error("event log: an attempt was not recorded", "event", ev.ID, "err", err)
 		return
 	}
@@ -185,7 +185,7 @@ func (n *Notifier) log(ev rules.Event, body []byte, a rules.DeliveryAttempt) {
 // and headers (POST /api/v1/{merchantId}/events/{eventId}/resend): one attempt, logged with
 // cause resend, never retried. The chaos does not apply to it.
 func (n *Notifier) Resend(ctx context.Context, e rules.LoggedEvent) error {
-	m, err := n.Source.Merchant(e.MerchantID)
+	m, err := n.Source.Merchant(ctx, e.MerchantID)
 	if err != nil {
 		return missing(err, "merchant")
 	}

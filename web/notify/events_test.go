@@ -24,7 +24,7 @@ func newMemLog() *memLog {
 	return &memLog{events: map[string]*rules.LoggedEvent{}, chaos: map[string]rules.DeliveryChaos{}}
 }
 
-func (l *memLog) LogAttempt(ev rules.LoggedEvent, a rules.DeliveryAttempt) error {
+func (l *memLog) LogAttempt(ctx context.Context, ev rules.LoggedEvent, a rules.DeliveryAttempt) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := l.events[ev.ID]
@@ -35,8 +35,10 @@ func (l *memLog) LogAttempt(ev rules.LoggedEvent, a rules.DeliveryAttempt) error
 	e.Attempts = append(e.Attempts, a)
 	return nil
 }
-func (l *memLog) LoggedEvents(string, rules.EventQuery) ([]rules.LoggedEvent, error) { return nil, nil }
-func (l *memLog) LoggedEvent(_, id string) (rules.LoggedEvent, error) {
+func (l *memLog) LoggedEvents(context.Context, string, rules.EventQuery) ([]rules.LoggedEvent, error) {
+	return nil, nil
+}
+func (l *memLog) LoggedEvent(ctx context.Context, _, id string) (rules.LoggedEvent, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if e := l.events[id]; e != nil {
@@ -44,23 +46,33 @@ func (l *memLog) LoggedEvent(_, id string) (rules.LoggedEvent, error) {
 	}
 	return rules.LoggedEvent{}, rules.ErrNotFound
 }
-func (l *memLog) AttemptsAfter(string, int64, int) ([]rules.FedAttempt, error) { return nil, nil }
-func (l *memLog) PruneEventLog(time.Time) (int, error)                         { return 0, nil }
-func (l *memLog) PutInboxItem(_ string, it rules.InboxItem) error {
+func (l *memLog) AttemptsAfter(context.Context, string, int64, int) ([]rules.FedAttempt, error) {
+	return nil, nil
+}
+func (l *memLog) PruneEventLog(context.Context, time.Time) (int, error) { return 0, nil }
+func (l *memLog) PutInboxItem(ctx context.Context, _ string, it rules.InboxItem) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.inbox = append(l.inbox, it)
 	return nil
 }
-func (l *memLog) InboxItems(string, int) ([]rules.InboxItem, error) { return l.inbox, nil }
-func (l *memLog) DeliveryChaos(m string) (rules.DeliveryChaos, error) {
+func (l *memLog) InboxItems(context.Context, string, int) ([]rules.InboxItem, error) {
+	return l.inbox, nil
+}
+func (l *memLog) DeliveryChaos(ctx context.Context, m string) (rules.DeliveryChaos, error) {
 	if c, ok := l.chaos[m]; ok {
 		return c, nil
 	}
 	return rules.DeliveryChaos{}, rules.ErrNotFound
 }
-func (l *memLog) PutDeliveryChaos(m string, c rules.DeliveryChaos) error { l.chaos[m] = c; return nil }
-func (l *memLog) DeleteDeliveryChaos(m string) error                     { delete(l.chaos, m); return nil }
+func (l *memLog) PutDeliveryChaos(ctx context.Context, m string, c rules.DeliveryChaos) error {
+	l.chaos[m] = c
+	return nil
+}
+func (l *memLog) DeleteDeliveryChaos(ctx context.Context, m string) error {
+	delete(l.chaos, m)
+	return nil
+}
 
 func inboxNotifier(t *testing.T, sandbox bool) (*notify.Notifier, *memLog, rules.Event) {
 	k, err := notify.LoadOrCreateKey(filepath.Join(t.TempDir(), "k.pem"))
@@ -87,7 +99,7 @@ func TestInboxDeliveryKeepsWhatCameWithTheSignatureChecked(t *testing.T) {
 	if !it.SignatureValid || string(it.Body) != string(ev.Data) || it.EventID != ev.ID || it.Headers["Idempotency-Key"] != ev.ID {
 		t.Errorf("inbox item: %+v", it)
 	}
-	e, _ := log.LoggedEvent("22", ev.ID)
+	e, _ := log.LoggedEvent(context.Background(), "22", ev.ID)
 	if len(e.Attempts) != 1 || e.Attempts[0].Status != 200 || e.Type != "payout.PROCESSED" || string(e.Body) != string(ev.Data) {
 		t.Errorf("logged: %+v", e)
 	}
@@ -119,7 +131,7 @@ func TestChaosDelayAndReorderWaitBeforeTheDelivery(t *testing.T) {
 	if err := n.Deliver(ctx, ev); err == nil {
 		t.Error("a delivery cut short by its context succeeded")
 	}
-	if _, err := log.LoggedEvent("22", ev.ID); err == nil {
+	if _, err := log.LoggedEvent(ctx, "22", ev.ID); err == nil {
 		t.Error("an attempt cut short before sending was logged")
 	}
 }
@@ -131,7 +143,7 @@ func TestResendIsOneAttemptWithoutChaos(t *testing.T) {
 	if err := n.Resend(context.Background(), e); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := log.LoggedEvent("22", ev.ID)
+	got, _ := log.LoggedEvent(context.Background(), "22", ev.ID)
 	if len(got.Attempts) != 1 || got.Attempts[0].Cause != rules.CauseResend || !got.Attempts[0].Delivered() || len(log.inbox) != 1 {
 		t.Errorf("resend: %+v, inbox %d", got.Attempts, len(log.inbox))
 	}

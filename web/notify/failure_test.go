@@ -83,7 +83,7 @@ func TestFailedDeliveryShowsItsClassOnly(t *testing.T) {
 			if got := rules.PublicDeliveryError(err); got != tc.public {
 				t.Errorf("public form %q, want %q", got, tc.public)
 			}
-			e, _ := log.LoggedEvent("22", ev.ID)
+			e, _ := log.LoggedEvent(context.Background(), "22", ev.ID)
 			if len(e.Attempts) != 1 || e.Attempts[0].Error != tc.public {
 				t.Fatalf("attempts %+v, want one with %q", e.Attempts, tc.public)
 			}

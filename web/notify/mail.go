@@ -43,8 +43,8 @@ type Sender interface {
 
 // Source reads what the deliverers need: payouts and merchants.
 type Source interface {
-	Payout(merchantID string, id int64) (*rules.Payout, error)
-	Merchant(id string) (*rules.Merchant, error)
+	Payout(ctx context.Context, merchantID string, id int64) (*rules.Payout, error)
+	Merchant(ctx context.Context, id string) (*rules.Merchant, error)
 }
 
 // Outcome is what a beneficiary mail event remembers of the outcome it announces, so that
@@ -76,11 +76,11 @@ type Mailer struct {
 
 // Deliver builds the event's email from the payout and merchant and sends it.
 func (mr *Mailer) Deliver(ctx context.Context, ev rules.Event) error {
-	p, err := mr.Source.Payout(ev.MerchantID, ev.PayoutID)
+	p, err := mr.Source.Payout(ctx, ev.MerchantID, ev.PayoutID)
 	if err != nil {
 		return missing(err, "payout")
 	}
-	m, err := mr.Source.Merchant(ev.MerchantID)
+	m, err := mr.Source.Merchant(ctx, ev.MerchantID)
 	if err != nil {
 		return missing(err, "merchant")
 	}
@@ -223,8 +223,8 @@ func OTPMail(p *rules.Payout, m *rules.Merchant, code string) (Mail, error) {
 type Mailbox interface {
 	// PutSandboxMail keeps a mail and, in the same transaction, marks its event delivered;
 	// an event already delivered writes nothing (exactly once).
-	PutSandboxMail(eventID string, raw []byte, at time.Time) error
-	SandboxMails(limit int) ([][]byte, error)
+	PutSandboxMail(ctx context.Context, eventID string, raw []byte, at time.Time) error
+	SandboxMails(ctx context.Context, limit int) ([][]byte, error)
 }
 
 // SandboxSender "sends" into the sandbox mailbox: the server runs without --smtp-url.
@@ -240,7 +240,7 @@ func (s *SandboxSender) Send(ctx context.Context, m Mail) error {
 	if err != nil {
 		return err
 	}
-	return s.Box.PutSandboxMail(m.EventID, raw, m.SentAt)
+	return s.Box.PutSandboxMail(ctx, m.EventID, raw, m.SentAt)
 }
 
 // SMTP sends over SMTP with go-mail (--smtp-url, --mail-from).

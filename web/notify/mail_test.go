@@ -124,7 +124,7 @@ type fakeSource struct {
 	m *rules.Merchant
 }
 
-func (f fakeSource) Payout(merchantID string, id int64) (*rules.Payout, error) {
+func (f fakeSource) Payout(ctx context.Context, merchantID string, id int64) (*rules.Payout, error) {
 	if f.p == nil || f.p.MerchantID != merchantID || f.p.ID != id {
 		return nil, rules.ErrNotFound
 	}
@@ -132,7 +132,7 @@ func (f fakeSource) Payout(merchantID string, id int64) (*rules.Payout, error) {
 	return &c, nil
 }
 
-func (f fakeSource) Merchant(id string) (*rules.Merchant, error) {
+func (f fakeSource) Merchant(ctx context.Context, id string) (*rules.Merchant, error) {
 	if f.m == nil || f.m.ID != id {
 		return nil, rules.ErrNotFound
 	}
@@ -322,7 +322,7 @@ type memBox struct {
 	sent map[string]bool
 }
 
-func (b *memBox) PutSandboxMail(eventID string, raw []byte, at time.Time) error {
+func (b *memBox) PutSandboxMail(ctx context.Context, eventID string, raw []byte, at time.Time) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if eventID != "" {
@@ -338,7 +338,7 @@ func (b *memBox) PutSandboxMail(eventID string, raw []byte, at time.Time) error 
 	return nil
 }
 
-func (b *memBox) SandboxMails(limit int) ([][]byte, error) {
+func (b *memBox) SandboxMails(ctx context.Context, limit int) ([][]byte, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out [][]byte

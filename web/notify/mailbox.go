@@ -54,7 +54,7 @@ func (h MailboxHandlers) read(w http.ResponseWriter, r *http.Request) ([]Mail, b
 		}
 		payoutID = n
 	}
-	raws, err := h.Box.SandboxMails(mailboxMax)
+	raws, err := h.Box.SandboxMails(r.Context(), mailboxMax)
 	if err != nil {
 		http.Error(w, "the mailbox could not be read", http.StatusInternalServerError)
 		return nil, false

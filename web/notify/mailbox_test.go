@@ -1,6 +1,7 @@
 package notify_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
@@ -22,7 +23,7 @@ func fillBox(t *testing.T) *memBox {
 	} {
 		m.SentAt = mailT0.Add(time.Duration(i) * time.Minute)
 		raw, _ := json.Marshal(m)
-		box.PutSandboxMail("", raw, m.SentAt)
+		box.PutSandboxMail(context.Background(), "", raw, m.SentAt)
 	}
 	return box
 }

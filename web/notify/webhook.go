@@ -282,7 +282,7 @@ type Notifier struct {
 
 // Deliver POSTs one notification.
 func (n *Notifier) Deliver(ctx context.Context, ev rules.Event) error {
-	m, err := n.Source.Merchant(ev.MerchantID)
+	m, err := n.Source.Merchant(ctx, ev.MerchantID)
 	if err != nil {
 		return missing(err, "merchant")
 	}
@@ -292,7 +292,7 @@ func (n *Notifier) Deliver(ctx context.Context, ev rules.Event) error {
 	}
 	body := []byte(ev.Data)
 	if len(body) == 0 {
-		p, err := n.Source.Payout(ev.MerchantID, ev.PayoutID)
+		p, err := n.Source.Payout(ctx, ev.MerchantID, ev.PayoutID)
 		if err != nil {
 			return missing(err, "payout")
 		}
