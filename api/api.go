@@ -15,7 +15,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humachi"
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 
 	"payouts/rules"
 )
@@ -114,9 +113,8 @@ func New(d Deps) (http.Handler, huma.API) {
 	}
 	baseLogger.Store(d.Logger)
 	r := chi.NewRouter()
-	if d.Tracing == nil {
-		r.Use(middleware.RequestID) // with tracing, the request id is the trace id (accessLog)
-	}
+	r.Use(serverRequestID)
+	r.Use(nosniff)
 	r.Use(clientAddrMiddleware(d.TrustedProxies))
 	r.Use(accessLog(d.Logger, d.Observe, d.Tracing))
 	r.Use(recoverer)

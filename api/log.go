@@ -2,10 +2,13 @@ package api
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base32"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,7 +63,7 @@ func recoverer(next http.Handler) http.Handler {
 			if v == http.ErrAbortHandler {
 				panic(v) // the handler chose to abort the response
 			}
-			requestLogger(r.Context()).Error("panic in handler", "panic", fmt.Sprint(v), "path", r.URL.Path, "stack", string(debug.Stack()))
+			requestLogger(r.Context()).Error("panic in handler", "panic", fmt.Sprint(v), "path", loggedPath(r, routeOf(r)), "stack", string(debug.Stack()))
 			if r.Header.Get("Connection") != "Upgrade" {
 				writeProblem(w, internalProblem())
 			}
@@ -79,9 +82,76 @@ func logContext(ctx context.Context) *logCtx {
 // Observer is told about every finished request (metrics). May be nil.
 type Observer func(route string, status int, d time.Duration)
 
+// requestIDPrefix makes this process's request ids unlike another's.
+var requestIDPrefix = func() string {
+	b := make([]byte, 5)
+	rand.Read(b)
+	return base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b)
+}()
+
+// serverRequestID gives each request an id of the server's own. A caller's X-Request-Id or
+// trace id never becomes it: a client could otherwise log its requests under one id, or
+// under another client's.
+func serverRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := fmt.Sprintf("%s-%06d", requestIDPrefix, middleware.NextRequestID())
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), middleware.RequestIDKey, id)))
+	})
+}
+
+// nosniff tells browsers to take every answer as the type it says (problem+json, CSV, a
+// page), never to guess one from its bytes.
+func nosniff(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// unloggedParams are the path parameters that no log line, metric or span may hold: a
+// dashboard set-up link's token (whoever has it can take the account) and a Bre-B key (a
+// beneficiary's phone number, email or document). A path with one is recorded as its route.
+var unloggedParams = []string{"{token}", "{key}"}
+
+// routeOf is the route pattern of a request: the one it was served by, or, for a request
+// refused before routing (a wrong signature, a limit), the one it would have gone to;
+// "unmatched" for a path no route takes.
+func routeOf(r *http.Request) string {
+	rc := chi.RouteContext(r.Context())
+	if rc == nil {
+		return "unmatched"
+	}
+	if route := rc.RoutePattern(); route != "" {
+		return route
+	}
+	if rc.Routes != nil {
+		path := r.URL.RawPath
+		if path == "" {
+			path = r.URL.Path
+		}
+		if route := rc.Routes.Find(chi.NewRouteContext(), r.Method, path); route != "" {
+			return route
+		}
+	}
+	return "unmatched"
+}
+
+// loggedPath is the path of a request as the access log and its span record it: the path,
+// or its route when the path carries a parameter that is never logged.
+func loggedPath(r *http.Request, route string) string {
+	for _, p := range unloggedParams {
+		if strings.Contains(route, p) {
+			return route
+		}
+	}
+	return r.URL.Path
+}
+
 // accessLog logs one line per request: method, path (never the query, which carries the
-// signature, nor the body, which may carry card data), route, status, duration, request id.
-// With tracing (nil: off) it also spans the request, and the request id is its trace id.
+// signature, nor the body, which may carry card data; loggedPath), route, status, duration,
+// the server's request id. A request refused before routing keeps the route it asked for,
+// in the line, the metrics and the span. With tracing (nil: off) it also spans the request,
+// and the line has the span's trace id beside the request id.
 func accessLog(logger *slog.Logger, observe Observer, tracing *Tracing) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -99,18 +169,13 @@ func accessLog(logger *slog.Logger, observe Observer, tracing *Tracing) func(htt
 			if status == 0 {
 				status = http.StatusOK
 			}
-			route := ""
-			if rc := chi.RouteContext(r.Context()); rc != nil {
-				route = rc.RoutePattern()
-			}
-			if route == "" {
-				route = "unmatched"
-			}
+			route := routeOf(r)
+			path := loggedPath(r, route)
 			if observe != nil {
 				observe(r.Method+" "+route, status, d)
 			}
 			if span != nil {
-				endRequestSpan(span, r, route, status, lc)
+				endRequestSpan(span, r, route, path, status, lc)
 			}
 			level := slog.LevelInfo
 			if status >= 500 {
@@ -119,16 +184,20 @@ func accessLog(logger *slog.Logger, observe Observer, tracing *Tracing) func(htt
 			if !logger.Enabled(r.Context(), level) {
 				return
 			}
-			logger.LogAttrs(r.Context(), level, "request",
+			attrs := []slog.Attr{
 				slog.String("request_id", lc.requestID),
 				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),
+				slog.String("path", path),
 				slog.String("route", route),
 				slog.Int("status", status),
 				slog.Duration("duration", d),
 				slog.String("merchant_id", lc.merchantID),
 				slog.String("remote", clientAddr(r)),
-			)
+			}
+			if span != nil {
+				attrs = append(attrs, slog.String("trace_id", span.SpanContext().TraceID().String()))
+			}
+			logger.LogAttrs(r.Context(), level, "request", attrs...)
 		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -15,13 +14,18 @@ import (
 )
 
 // Tracing spans every request (Deps.Tracing): one server span, continuing the trace of an
-// incoming traceparent, whose trace id is the request id of the access log.
+// incoming traceparent. The access log names its trace id beside the request id.
 //
-// A span names the route pattern, never the path, and records no query, header or body:
-// the query carries the signature, the headers the API key, the bodies card numbers and
-// beneficiaries' documents, and a path may carry a card form's session. Its attributes are
-// the method, the route, the status, and the merchant and payout ids when known. (This is
-// why the span is made here rather than by otelhttp, whose server spans record the query.)
+// A span names the route pattern and records no query, header or body: the query carries
+// the signature and a card form's session, the headers the API key, the bodies card numbers
+// and beneficiaries' documents. Its path (url.path) is the access log's, a route where the
+// path carries a secret (loggedPath). Its attributes are the method, the route, the path,
+// the status, and the merchant and payout ids when known. (This is why the span is made here
+// rather than by otelhttp, whose server spans record the query.)
+//
+// A caller's traceparent gives the span its trace and its parent, never the decision to
+// sample it: the sampler (CallerSpan) decides as for a trace of the server's own, so that
+// whoever can reach the server cannot choose what it exports.
 type Tracing struct {
 	Tracer     trace.Tracer
 	Propagator propagation.TextMapPropagator
@@ -32,24 +36,42 @@ const (
 	attrMethod     = attribute.Key("http.request.method")
 	attrRoute      = attribute.Key("http.route")
 	attrStatus     = attribute.Key("http.response.status_code")
+	attrPath       = attribute.Key("url.path")
+	attrScheme     = attribute.Key("url.scheme")
 	attrMerchantID = attribute.Key("merchant.id")
 	attrPayoutID   = attribute.Key("payout.id")
 )
 
-// startRequestSpan begins the span of r, a child of the trace its traceparent names if
-// any, and makes its trace id the request id.
+type callerSpanKey struct{}
+
+// CallerSpan is the span context an incoming request's traceparent named, in the context of
+// its span's start (invalid when it had none): a sampler tells by it the caller's parent,
+// whose sampled flag the caller chose, from a parent the server resumed itself.
+func CallerSpan(ctx context.Context) trace.SpanContext {
+	sc, _ := ctx.Value(callerSpanKey{}).(trace.SpanContext)
+	return sc
+}
+
+// startRequestSpan begins the span of r, a child of the trace its traceparent names if any.
 func (t *Tracing) startRequestSpan(r *http.Request) (*http.Request, trace.Span) {
 	ctx := t.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		ctx = context.WithValue(ctx, callerSpanKey{}, sc)
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
 	ctx, span := t.Tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(attrMethod.String(r.Method)))
-	ctx = context.WithValue(ctx, middleware.RequestIDKey, span.SpanContext().TraceID().String())
+		trace.WithAttributes(attrMethod.String(r.Method), attrScheme.String(scheme)))
 	return r.WithContext(ctx), span
 }
 
-// endRequestSpan ends the span of a request that went to route and was answered status.
-func endRequestSpan(span trace.Span, r *http.Request, route string, status int, lc *logCtx) {
+// endRequestSpan ends the span of a request that went to route (or asked for it, when
+// refused before routing), at path (loggedPath), and was answered status.
+func endRequestSpan(span trace.Span, r *http.Request, route, path string, status int, lc *logCtx) {
 	span.SetName(r.Method + " " + route)
-	span.SetAttributes(attrRoute.String(route), attrStatus.Int(status))
+	span.SetAttributes(attrRoute.String(route), attrPath.String(path), attrStatus.Int(status))
 	if lc.merchantID != "" {
 		span.SetAttributes(attrMerchantID.String(lc.merchantID))
 	}

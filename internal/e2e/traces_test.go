@@ -180,24 +180,51 @@ func (h *traceHook) received() []string {
 	return append([]string(nil), h.traceparents...)
 }
 
-// accessLogIDs are the request ids of the access log lines of route (all routes when "").
-func accessLogIDs(t testing.TB, log, route string) []string {
+// accessLine is one line of the access log.
+type accessLine struct {
+	Msg       string `json:"msg"`
+	Method    string `json:"method"`
+	Path      string `json:"path"`
+	Route     string `json:"route"`
+	Status    int    `json:"status"`
+	RequestID string `json:"request_id"`
+	TraceID   string `json:"trace_id"`
+}
+
+// accessLines are the access log's lines of route (all routes when "").
+func accessLines(t testing.TB, log, route string) []accessLine {
 	t.Helper()
-	var ids []string
+	var out []accessLine
 	sc := bufio.NewScanner(strings.NewReader(log))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		var line struct {
-			Msg       string `json:"msg"`
-			Route     string `json:"route"`
-			RequestID string `json:"request_id"`
-		}
+		var line accessLine
 		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Msg != "request" {
 			continue
 		}
 		if route == "" || line.Route == route {
-			ids = append(ids, line.RequestID)
+			out = append(out, line)
 		}
+	}
+	return out
+}
+
+// accessLogIDs are the request ids of the access log lines of route (all routes when "").
+func accessLogIDs(t testing.TB, log, route string) []string {
+	t.Helper()
+	var ids []string
+	for _, l := range accessLines(t, log, route) {
+		ids = append(ids, l.RequestID)
+	}
+	return ids
+}
+
+// accessLogTraceIDs are the trace ids of the access log lines of route (all routes when "").
+func accessLogTraceIDs(t testing.TB, log, route string) []string {
+	t.Helper()
+	var ids []string
+	for _, l := range accessLines(t, log, route) {
+		ids = append(ids, l.TraceID)
 	}
 	return ids
 }
@@ -294,7 +321,8 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 		return bytes.Equal(sp.TraceId, parent.TraceId) && bytes.Equal(sp.ParentSpanId, parent.SpanId)
 	}
 
-	// The request continues the caller's trace, and its trace id is the request id.
+	// The request continues the caller's trace, whose id the access log has beside its own
+	// request id.
 	creates := named("POST /api/v1/{merchantId}/payouts", ofPayout)
 	if len(creates) != 1 {
 		t.Fatalf("%d spans of the create request, want 1", len(creates))
@@ -312,16 +340,19 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 			t.Errorf("the create's span: %s = %q, want %q", k, got, want)
 		}
 	}
-	if ids := accessLogIDs(t, s.Stderr.String(), "/api/v1/{merchantId}/payouts"); !slices.Contains(ids, callerTrace) {
-		t.Errorf("the creates' request ids in the access log are %v, none the caller's trace id %s", ids, callerTrace)
+	if ids := accessLogTraceIDs(t, s.Stderr.String(), "/api/v1/{merchantId}/payouts"); !slices.Contains(ids, callerTrace) {
+		t.Errorf("the creates' trace ids in the access log are %v, none the caller's trace id %s", ids, callerTrace)
+	}
+	if ids := accessLogIDs(t, s.Stderr.String(), ""); slices.Contains(ids, callerTrace) || slices.Contains(ids, resendTrace) {
+		t.Errorf("a request id of the access log is a caller's trace id: %v", ids)
 	}
 	logged := map[string]bool{}
-	for _, rid := range accessLogIDs(t, s.Stderr.String(), "") {
-		logged[rid] = true
+	for _, tid := range accessLogTraceIDs(t, s.Stderr.String(), "") {
+		logged[tid] = true
 	}
 	for _, sp := range spans {
 		if sp.Kind == tracepb.Span_SPAN_KIND_SERVER && !logged[spanID(sp.TraceId)] {
-			t.Errorf("request span %q: its trace id %x is no request id of the access log", sp.Name, sp.TraceId)
+			t.Errorf("request span %q: its trace id %x is no trace id of the access log", sp.Name, sp.TraceId)
 		}
 	}
 
@@ -557,6 +588,7 @@ func TestTracesOnlyWhenAnEndpointIsConfigured(t *testing.T) {
 
 			spans, resources, _, headers := otlp.received()
 			requestIDs := accessLogIDs(t, stderr.String(), "/api/v1/{merchantId}/payouts")
+			traceIDs := accessLogTraceIDs(t, stderr.String(), "/api/v1/{merchantId}/payouts")
 			if !tc.on {
 				if len(headers) != 0 || len(spans) != 0 {
 					t.Errorf("without an endpoint the receiver got %d exports (%d spans)", len(headers), len(spans))
@@ -564,8 +596,8 @@ func TestTracesOnlyWhenAnEndpointIsConfigured(t *testing.T) {
 				if tp := hook.received()[0]; tp != "" {
 					t.Errorf("without tracing the notification carries traceparent %q", tp)
 				}
-				if len(requestIDs) != 1 || isTraceID(requestIDs[0]) {
-					t.Errorf("without tracing the request ids are chi's; the create's is %v", requestIDs)
+				if len(requestIDs) != 1 || isTraceID(requestIDs[0]) || traceIDs[0] != "" {
+					t.Errorf("without tracing the request ids are the server's and no trace id is logged; the create's are %v and %v", requestIDs, traceIDs)
 				}
 				return
 			}
@@ -585,8 +617,8 @@ func TestTracesOnlyWhenAnEndpointIsConfigured(t *testing.T) {
 			if tp := hook.received()[0]; !strings.HasPrefix(tp, "00-") {
 				t.Errorf("the notification carries traceparent %q", tp)
 			}
-			if len(requestIDs) != 1 || !isTraceID(requestIDs[0]) {
-				t.Errorf("with tracing the request id is the trace id; the create's is %v", requestIDs)
+			if len(requestIDs) != 1 || isTraceID(requestIDs[0]) || !isTraceID(traceIDs[0]) {
+				t.Errorf("with tracing the request id is still the server's, the trace id beside it; the create's are %v and %v", requestIDs, traceIDs)
 			}
 			if strings.Contains(stderr.String(), "collector-token") {
 				t.Errorf("the log shows the collector's header")
@@ -598,4 +630,170 @@ func TestTracesOnlyWhenAnEndpointIsConfigured(t *testing.T) {
 func isTraceID(s string) bool {
 	b, err := hex.DecodeString(s)
 	return err == nil && len(b) == 16
+}
+
+// startBinary runs the built binary with env (and PATH, HOME) and args after the usual ones,
+// and waits until it is ready; stop ends it (interrupt, as Ctrl-C) and is called at the end of
+// the test if the test did not.
+func startBinary(t *testing.T, env []string, args ...string) (s *testServer, stop func()) {
+	t.Helper()
+	bin, err := payoutsBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, token := t.TempDir(), "test-admin-token-0123456789"
+	all := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--admin-token", token, "--no-demo",
+		"--log-format", "json", "--sandbox-delay", "200ms", "--sandbox-batch-delay", "500ms"}, args...)
+	cmd := exec.Command(bin, append(all, engineArgs(t, dir, nil)...)...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	stderr := &syncBuffer{}
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			cmd.Process.Signal(os.Interrupt)
+			cmd.Wait()
+		}
+	}
+	t.Cleanup(stop)
+	s = &testServer{AdminToken: token, Stderr: stderr, Data: dir}
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if m := listenLine.FindStringSubmatch(sc.Text()); m != nil {
+			s.URL = m[1]
+			break
+		}
+	}
+	if s.URL == "" {
+		t.Fatalf("the binary did not start: %s", stderr.String())
+	}
+	go io.Copy(io.Discard, stdout)
+	contract.own(s.URL, t)
+	waitFor(t, "ready", 10*time.Second, func() bool {
+		resp, err := http.Get(s.URL + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	return s, stop
+}
+
+// A caller decides neither the request ids of the server's log nor what the server exports.
+// With a sampler ratio of 0, twenty unauthenticated requests carrying one sampled traceparent
+// and one X-Request-Id are not exported, and each is logged under a request id of the
+// server's own, with the caller's trace id in a field of its own; an authenticated request
+// with the same traceparent is not exported either (the ratio decides for every caller). With
+// the default sampler, the same requests are exported in the caller's trace.
+func TestTracesCallerChoosesNeitherRequestIDNorSampling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	const callerTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	for _, tc := range []struct {
+		name    string
+		env     []string
+		exports bool
+	}{
+		{"ratio 0", []string{"OTEL_TRACES_SAMPLER=parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG=0"}, false},
+		{"default", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			otlp := newOTLPReceiver(t)
+			s, stop := startBinary(t, append([]string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + otlp.URL}, tc.env...))
+			c := s.newMerchant(t, map[string]any{})
+			for i := range 20 {
+				req, _ := http.NewRequest("GET", s.URL+"/api/v1/"+c.MerchantID+"/payouts/1", nil)
+				req.Header.Set("traceparent", fmt.Sprintf("00-%s-%016x-01", callerTrace, i+1))
+				req.Header.Set("X-Request-Id", "chosen-by-the-caller")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusUnauthorized {
+					t.Fatalf("an unsigned request: %d, want 401", resp.StatusCode)
+				}
+			}
+			req := c.request("GET", "balance", nil, "")
+			req.Header.Set("traceparent", "00-"+callerTrace+"-00000000000000ff-01")
+			if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("a signed request: %v %v", err, resp)
+			} else {
+				resp.Body.Close()
+			}
+			stop()
+
+			lines := accessLines(t, s.Stderr.String(), "/api/v1/{merchantId}/payouts/{id}")
+			ids := map[string]bool{}
+			for _, l := range lines {
+				ids[l.RequestID] = true
+				if l.RequestID == callerTrace || l.RequestID == "chosen-by-the-caller" || l.TraceID != callerTrace {
+					t.Errorf("access log: request_id %q, trace_id %q; want the server's own id and the caller's trace id %s", l.RequestID, l.TraceID, callerTrace)
+				}
+			}
+			if len(lines) != 20 || len(ids) != 20 {
+				t.Errorf("%d access log lines of the refused route under %d request ids, want 20 under 20", len(lines), len(ids))
+			}
+			spans, _, _, _ := otlp.received()
+			var callers int
+			for _, sp := range spans {
+				if spanID(sp.TraceId) == callerTrace {
+					callers++
+				}
+			}
+			if !tc.exports && len(spans) != 0 {
+				t.Errorf("with a ratio of 0 the server exported %d spans (%d in the caller's trace)", len(spans), callers)
+			}
+			if tc.exports && callers != 21 {
+				t.Errorf("with the default sampler %d spans are in the caller's trace, want 21", callers)
+			}
+		})
+	}
+}
+
+// A request refused before routing (a wrong signature, an unsigned one) keeps the route it
+// asked for, and its path, in the access log, the metrics and its span: an operator sees
+// which endpoint the 401s hit.
+func TestRefusedRequestsKeepTheirRouteInLogMetricsAndSpan(t *testing.T) {
+	otlp := newOTLPReceiver(t)
+	s := startServer(t, "", "--otlp-endpoint", otlp.URL)
+	c := s.newMerchant(t, map[string]any{})
+	wrong := c.with(func(c *merchantClient) { c.Secret = "bm90IHRoZSBzZWNyZXQgb2YgdGhpcyBtZXJjaGFudCE=" })
+	if code, _, raw := wrong.do(t, "POST", "payouts", perBankRequest("refused-1"), ""); code != 401 {
+		t.Fatalf("a wrong signature: %d %s", code, raw)
+	}
+	const route = "/api/v1/{merchantId}/payouts"
+	path := "/api/v1/" + c.MerchantID + "/payouts"
+	if v := s.mustMetric(t, `payouts_http_requests_total{route="POST `+route+`",status="401"}`); v != 1 {
+		t.Errorf("the refused create is counted %v times under its route, want 1", v)
+	}
+	s.Stop(t)
+	lines := accessLines(t, s.Stderr.String(), route)
+	if len(lines) != 1 || lines[0].Status != 401 || lines[0].Path != path {
+		t.Errorf("the access log of the refused create: %+v, want one line with route %s and path %s", lines, route, path)
+	}
+	if n := len(accessLines(t, s.Stderr.String(), "unmatched")); n != 0 {
+		t.Errorf("%d requests logged as unmatched", n)
+	}
+	spans, _, _, _ := otlp.received()
+	var found bool
+	for _, sp := range spans {
+		if sp.Name == "POST "+route && attr(sp, "http.response.status_code") == "401" {
+			found = true
+			if attr(sp, "http.route") != route || attr(sp, "url.path") != path {
+				t.Errorf("the refused create's span: http.route %q, url.path %q; want %s and %s", attr(sp, "http.route"), attr(sp, "url.path"), route, path)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no span of the refused create named POST %s", route)
+	}
 }

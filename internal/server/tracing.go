@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -52,7 +54,9 @@ const tracingStopTimeout = 5 * time.Second
 // getenv (the server's environment), as are the headers (OTEL_EXPORTER_OTLP_HEADERS, then
 // OTEL_EXPORTER_OTLP_TRACES_HEADERS per header) and the resource (OTEL_SERVICE_NAME,
 // OTEL_RESOURCE_ATTRIBUTES); the exporter and the SDK read the other standard variables
-// (timeout, compression, certificates, OTEL_BSP_*, OTEL_TRACES_SAMPLER) themselves.
+// (timeout, compression, certificates, OTEL_BSP_*) themselves; the sampler is read here
+// (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG), and a caller never decides it
+// (serverSampler).
 func startTracing(cfg Config, getenv func(string) string, logger *slog.Logger) (*tracing, error) {
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return nil, nil
@@ -81,13 +85,71 @@ func startTracing(cfg Config, getenv func(string) string, logger *slog.Logger) (
 	if err != nil {
 		return nil, fmt.Errorf("traces: %w", err)
 	}
-	provider := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
+	provider := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res),
+		sdktrace.WithSampler(serverSampler(getenv, logger)))
 	// The SDK reports a failed export through its global handler, by default to the standard
 	// logger; here to the server's, at most once a minute (an unreachable collector fails
 	// every batch).
 	otel.SetErrorHandler(exportErrors(logger))
 	logger.Info("traces exported over OTLP/HTTP", "endpoint", redactEndpoint(endpoint))
 	return &tracing{provider: provider, tracer: provider.Tracer("payouts"), propagator: propagation.TraceContext{}}, nil
+}
+
+// serverSampler is the sampler OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name, as the
+// SDK reads them (default parentbased_always_on), except for one parent: the one a request's
+// traceparent named (api.CallerSpan). Anyone who can reach the server can send a sampled
+// traceparent, so that parent's flag is not followed: the request is sampled as a trace of
+// the server's own, with a ratio drawn on a trace id of the server's (a caller also chooses
+// the trace id it sends, which a ratio sampler reads). The span stays in the caller's trace.
+// The parents the server resumes itself (a payout's stored traceparent) are followed as the
+// configuration says, so that a payout's later spans follow its create's decision.
+func serverSampler(getenv func(string) string, logger *slog.Logger) sdktrace.Sampler {
+	name := strings.ToLower(strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER")))
+	ratio := 1.0
+	if arg := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER_ARG")); arg != "" && strings.HasSuffix(name, "traceidratio") {
+		r, err := strconv.ParseFloat(arg, 64)
+		if err != nil || r < 0 || r > 1 {
+			logger.Warn("traces: OTEL_TRACES_SAMPLER_ARG is not a ratio from 0 to 1; every trace is sampled", "value", arg)
+		} else {
+			ratio = r
+		}
+	}
+	var root sdktrace.Sampler
+	switch strings.TrimPrefix(name, "parentbased_") {
+	case "always_off":
+		root = sdktrace.NeverSample()
+	case "traceidratio":
+		root = sdktrace.TraceIDRatioBased(ratio)
+	case "", "always_on":
+		root = sdktrace.AlwaysSample()
+	default:
+		logger.Warn("traces: OTEL_TRACES_SAMPLER names no sampler the server knows; parentbased_always_on is used", "value", name)
+		name, root = "", sdktrace.AlwaysSample()
+	}
+	configured := root
+	if name == "" || strings.HasPrefix(name, "parentbased_") {
+		configured = sdktrace.ParentBased(root)
+	}
+	return callerSampler{configured: configured, root: root}
+}
+
+type callerSampler struct{ configured, root sdktrace.Sampler }
+
+func (s callerSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	parent := trace.SpanContextFromContext(p.ParentContext)
+	if !parent.IsValid() || !parent.Equal(api.CallerSpan(p.ParentContext)) {
+		return s.configured.ShouldSample(p)
+	}
+	own := p
+	own.ParentContext = trace.ContextWithSpanContext(p.ParentContext, trace.SpanContext{})
+	rand.Read(own.TraceID[:])
+	res := s.root.ShouldSample(own)
+	res.Tracestate = parent.TraceState()
+	return res
+}
+
+func (s callerSampler) Description() string {
+	return "CallerSampler{" + s.configured.Description() + "}"
 }
 
 // tracesURL is the URL spans are posted to, or "" when none is configured.
