@@ -34,9 +34,10 @@ func SetupHash(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// SetupLink is the one-time link of a token under the server's public base URL.
+// SetupLink is the one-time link of a token under the server's public base URL. The token is
+// in the query, which no log line or span records, never in the path.
 func SetupLink(base, token string) string {
-	return strings.TrimRight(base, "/") + "/dashboard/setup/" + url.PathEscape(token)
+	return strings.TrimRight(base, "/") + "/dashboard/setup?t=" + url.QueryEscape(token)
 }
 
 // newSecret is 32 random bytes, URL-safe.

@@ -190,7 +190,7 @@ func userSignIn(v LoginView) templ.Component {
 	})
 }
 
-// DashSetup is /dashboard/setup/{token}: a password and the TOTP enrolment, confirmed by a code.
+// DashSetup is /dashboard/setup?t={token}: a password and the TOTP enrolment, confirmed by a code.
 func DashSetup(v SetupView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

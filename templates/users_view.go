@@ -25,7 +25,7 @@ func (f Frame) userNav() []NavItem {
 	return append(items, NavItem{"/docs", f.W.S("nav.docs"), false})
 }
 
-// SetupView is /dashboard/setup/{token}: a password and a TOTP enrolment.
+// SetupView is /dashboard/setup?t={token}: a password and a TOTP enrolment.
 type SetupView struct {
 	Frame
 	Gone       bool // the link is unknown, used or expired

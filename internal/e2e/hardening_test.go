@@ -749,3 +749,108 @@ func TestSimulateReversedOnlyAfterProcessedAndTheLedgerHolds(t *testing.T) {
 		t.Errorf("REVERSED twice: %d, want 409", code)
 	}
 }
+
+// Every answer of the API says X-Content-Type-Options: nosniff, errors included: a browser
+// never takes a problem, a CSV or a document for another type than it says.
+func TestAPIAnswersCarryNosniff(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, map[string]any{})
+	wrong := c.with(func(c *merchantClient) { c.Secret = "bm90IHRoZSBzZWNyZXQgb2YgdGhpcyBtZXJjaGFudCE=" })
+	check := func(what string, code int, h http.Header) {
+		t.Helper()
+		if got := h.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s (%d): X-Content-Type-Options %q, want nosniff", what, code, got)
+		}
+	}
+	code, h, _ := c.do(t, "POST", "payouts", perBankRequest("nosniff-1"), "")
+	check("a create", code, h)
+	code, h, _ = c.do(t, "POST", "payouts", map[string]any{"amount": "no"}, "")
+	check("a refused body", code, h)
+	code, h, _ = wrong.do(t, "GET", "balance", nil, "")
+	check("a wrong signature", code, h)
+	code, h, _ = s.rawAdmin(t, "GET", "/admin/v1/merchants", nil)
+	check("an admin list", code, h)
+	for _, tc := range []struct{ method, path string }{
+		{"GET", "/no/such/endpoint"}, {"DELETE", "/healthz"}, {"GET", "/admin/v1/merchants"},
+		{"GET", "/openapi.json"}, {"GET", "/healthz"},
+	} {
+		req, _ := http.NewRequest(tc.method, s.URL+tc.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		check(tc.method+" "+tc.path, resp.StatusCode, resp.Header)
+	}
+}
+
+// No secret of a path reaches the access log or a span: a dashboard set-up link carries its
+// token in the query (as the card form its session), so that whoever reads the logs cannot
+// finish an unused link first; a link of the old form (the token in the path) still opens,
+// redirected, and is logged as its route; a Bre-B key (a beneficiary's phone, email or
+// document) is logged as its route too.
+func TestSetupTokensAndBreBKeysStayOutOfTheAccessLogAndSpans(t *testing.T) {
+	otlp := newOTLPReceiver(t)
+	s := startServer(t, "", "--otlp-endpoint", otlp.URL)
+	var created struct{ SetupLink string }
+	if code := s.admin(t, "POST", "/admin/v1/users", map[string]any{"name": "Olga", "email": "olga@example.com", "role": "operator"}, &created); code != 201 {
+		t.Fatalf("create the user: %d", code)
+	}
+	link, err := url.Parse(created.SetupLink)
+	if err != nil || link.Path != "/dashboard/setup" {
+		t.Fatalf("the set-up link %q: want its token in the query, never in the path", created.SetupLink)
+	}
+	token := link.Query().Get("t")
+	if len(token) < 32 {
+		t.Fatalf("the set-up link %q has no token", created.SetupLink)
+	}
+	c := dashClient(nil)
+	if code, body, _ := page(t, c, s.URL+link.RequestURI()); code != 200 || !secretOnPage.MatchString(body) {
+		t.Fatalf("the set-up page: %d", code)
+	}
+	if code, _, _ := postForm(t, c, s.URL+link.RequestURI(), url.Values{"password": {"short"}, "password2": {"short"}, "code": {"000000"}}); code != http.StatusUnprocessableEntity {
+		t.Errorf("a short password: %d, want 422", code)
+	}
+	if code, _, loc := page(t, c, s.URL+"/dashboard/setup/"+token); code != http.StatusSeeOther || loc != link.RequestURI() {
+		t.Errorf("a link of the old form: %d to %q, want 303 to %q", code, loc, link.RequestURI())
+	}
+	m := s.newMerchant(t, map[string]any{})
+	const bre = "@anamaria"
+	if code, _, raw := m.do(t, "GET", "breb/keys/"+bre, nil, ""); code != 200 {
+		t.Fatalf("a Bre-B lookup: %d %s", code, raw)
+	}
+	s.Stop(t)
+
+	log := s.Stderr.String()
+	for what, secret := range map[string]string{"set-up token": token, "Bre-B key": bre, "escaped Bre-B key": url.PathEscape(bre)} {
+		if strings.Contains(log, secret) {
+			t.Errorf("the log holds the %s %q", what, secret)
+		}
+	}
+	paths := map[string]int{}
+	for _, l := range accessLines(t, log, "") {
+		paths[l.Method+" "+l.Path]++
+	}
+	for _, want := range []string{"GET /dashboard/setup", "POST /dashboard/setup", "GET /dashboard/setup/{token}",
+		"GET /api/v1/{merchantId}/breb/keys/{key}"} {
+		if paths[want] != 1 {
+			t.Errorf("%d access log lines of %s, want 1 (all: %v)", paths[want], want, paths)
+		}
+	}
+	spans, _, bodies, _ := otlp.received()
+	for _, b := range bodies {
+		if bytes.Contains(b, []byte(token)) || bytes.Contains(b, []byte(bre)) {
+			t.Errorf("an export carries the set-up token or the Bre-B key")
+			break
+		}
+	}
+	var setupSpans int
+	for _, sp := range spans {
+		if strings.HasPrefix(attr(sp, "http.route"), "/dashboard/setup") {
+			setupSpans++
+		}
+	}
+	if setupSpans != 3 {
+		t.Errorf("%d spans of the set-up routes, want 3", setupSpans)
+	}
+}

@@ -70,32 +70,32 @@ var secretOnPage = regexp.MustCompile(`id="totp-secret">([A-Z2-7]+)<`)
 func setUp(t *testing.T, s *testServer, link string, u *dashUser, step int64) {
 	t.Helper()
 	lu, err := url.Parse(link)
-	if err != nil || !strings.HasPrefix(lu.Path, "/dashboard/setup/") {
-		t.Fatalf("set-up link %q", link)
+	if err != nil || lu.Path != "/dashboard/setup" || lu.Query().Get("t") == "" {
+		t.Fatalf("set-up link %q: want its token in the query, never in the path", link)
 	}
 	c := dashClient(nil)
-	code, body, _ := page(t, c, s.URL+lu.Path)
+	code, body, _ := page(t, c, s.URL+lu.RequestURI())
 	m := secretOnPage.FindStringSubmatch(body)
 	if code != 200 || m == nil || !strings.Contains(body, `src="data:image/png;base64,`) || !strings.Contains(body, "otpauth://totp/payouts:") {
 		t.Fatalf("set-up page: %d, no secret, QR code or otpauth URI:\n%s", code, body)
 	}
 	u.Secret = m[1]
-	if again := secretOnPage.FindStringSubmatch(func() string { _, b, _ := page(t, c, s.URL+lu.Path); return b }()); again == nil || again[1] != u.Secret {
+	if again := secretOnPage.FindStringSubmatch(func() string { _, b, _ := page(t, c, s.URL+lu.RequestURI()); return b }()); again == nil || again[1] != u.Secret {
 		t.Fatalf("a reload offers another secret: %v", again)
 	}
-	code, _, _ = postForm(t, c, s.URL+lu.Path, url.Values{"password": {"short"}, "password2": {"short"}, "code": {codeAt(t, u.Secret, step)}})
+	code, _, _ = postForm(t, c, s.URL+lu.RequestURI(), url.Values{"password": {"short"}, "password2": {"short"}, "code": {codeAt(t, u.Secret, step)}})
 	if code != http.StatusUnprocessableEntity {
 		t.Errorf("a short password: %d, want 422", code)
 	}
-	code, _, _ = postForm(t, c, s.URL+lu.Path, url.Values{"password": {u.Password}, "password2": {u.Password}, "code": {"000000"}})
+	code, _, _ = postForm(t, c, s.URL+lu.RequestURI(), url.Values{"password": {u.Password}, "password2": {u.Password}, "code": {"000000"}})
 	if code != http.StatusUnprocessableEntity {
 		t.Errorf("a wrong code: %d, want 422", code)
 	}
-	code, _, loc := postForm(t, c, s.URL+lu.Path, url.Values{"password": {u.Password}, "password2": {u.Password}, "code": {codeAt(t, u.Secret, step)}})
+	code, _, loc := postForm(t, c, s.URL+lu.RequestURI(), url.Values{"password": {u.Password}, "password2": {u.Password}, "code": {codeAt(t, u.Secret, step)}})
 	if code != http.StatusSeeOther || loc != "/dashboard/login" {
 		t.Fatalf("set-up: %d to %q", code, loc)
 	}
-	if code, _, _ := page(t, c, s.URL+lu.Path); code != http.StatusNotFound {
+	if code, _, _ := page(t, c, s.URL+lu.RequestURI()); code != http.StatusNotFound {
 		t.Errorf("the used link answers %d, want 404", code)
 	}
 }
@@ -359,12 +359,12 @@ func TestCLIUserAdd(t *testing.T) {
 		t.Fatalf("user add: %v\n%s", err, out)
 	}
 	var u struct{ ID, Status, SetupLink string }
-	if err := json.Unmarshal([]byte(out), &u); err != nil || u.Status != "pending" || !strings.HasPrefix(u.SetupLink, "http://127.0.0.1:8080/dashboard/setup/") {
+	if err := json.Unmarshal([]byte(out), &u); err != nil || u.Status != "pending" || !strings.HasPrefix(u.SetupLink, "http://127.0.0.1:8080/dashboard/setup?t=") {
 		t.Fatalf("user add printed %v %s", err, out)
 	}
 	s := startServer(t, dir)
 	lu, _ := url.Parse(u.SetupLink)
-	if code, body, _ := page(t, dashClient(nil), s.URL+lu.Path); code != 200 || secretOnPage.FindStringSubmatch(body) == nil {
+	if code, body, _ := page(t, dashClient(nil), s.URL+lu.RequestURI()); code != 200 || secretOnPage.FindStringSubmatch(body) == nil {
 		t.Errorf("the CLI's link on the server: %d", code)
 	}
 	var au struct {

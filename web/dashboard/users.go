@@ -273,14 +273,36 @@ func (d *Dashboard) setupRoutes(r chi.Router) {
 	if d.cfg.Users == nil {
 		return
 	}
-	r.Get("/dashboard/setup/{token}", d.setupPage)
+	r.Get("/dashboard/setup", d.setupPage)
+	r.Post("/dashboard/setup", d.setup)
+	// Links made before the token moved to the query: redirected (the form posts to the new
+	// form), the path recorded as its route (api's unloggedParams).
+	r.Get("/dashboard/setup/{token}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		http.Redirect(w, r, setupPath(chi.URLParam(r, "token")), http.StatusSeeOther)
+	})
 	r.Post("/dashboard/setup/{token}", d.setup)
 }
 
-// setupUser is the pending user of the path's set-up token, or none when it is unknown,
+// setupToken is the request's set-up token. It travels in the query (t), as the card form's
+// session does: the access log and the spans record the path, never the query, and whoever
+// reads a token could finish the set-up first and own the account.
+func setupToken(r *http.Request) string {
+	if t := chi.URLParam(r, "token"); t != "" {
+		return t
+	}
+	return r.URL.Query().Get("t")
+}
+
+// setupPath is the set-up page of token, relative to the server.
+func setupPath(token string) string {
+	return rules.SetupLink("", token)
+}
+
+// setupUser is the pending user of the request's set-up token, or none when it is unknown,
 // used or expired.
 func (d *Dashboard) setupUser(r *http.Request) (*rules.User, error) {
-	u, err := d.cfg.Users.Store.UserBySetupHash(r.Context(), rules.SetupHash(chi.URLParam(r, "token")))
+	u, err := d.cfg.Users.Store.UserBySetupHash(r.Context(), rules.SetupHash(setupToken(r)))
 	if errors.Is(err, rules.ErrNotFound) || (err == nil && (u.Status != rules.UserPending || !d.cfg.RealNow().Before(u.SetupExpires))) {
 		return nil, nil
 	}
@@ -300,7 +322,7 @@ func (d *Dashboard) setupPage(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) showSetup(w http.ResponseWriter, r *http.Request, u *rules.User, errs map[string]string, code int) {
 	f := d.frame(r, "setup.title", "")
 	f.SignedIn, f.Can, f.Who = false, templates.Perms{}, ""
-	v := templates.SetupView{Frame: f, Gone: u == nil, Errors: errs, Action: r.URL.Path}
+	v := templates.SetupView{Frame: f, Gone: u == nil, Errors: errs, Action: setupPath(setupToken(r))}
 	if u == nil {
 		d.render(w, r, http.StatusNotFound, templates.DashSetup(v))
 		return
@@ -381,7 +403,7 @@ func (d *Dashboard) setup(w http.ResponseWriter, r *http.Request) {
 		d.internal(w, r, err)
 		return
 	}
-	token := rules.SetupHash(chi.URLParam(r, "token"))
+	token := rules.SetupHash(setupToken(r))
 	done, err := d.cfg.Users.Store.UpdateUser(r.Context(), u.ID, func(u *rules.User) error {
 		if u.SetupHash != token || u.Status != rules.UserPending {
 			return rules.ErrNotFound // used meanwhile
