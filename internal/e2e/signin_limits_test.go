@@ -1,24 +1,30 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"payouts/api"
+	"payouts/rules"
 )
 
 // A user's failed sign-ins count against the account, whatever address they come from: past
 // three in a row, each doubles the wait before the account's next attempt is even checked
 // (the right password and code, sent during a wait, are refused with 429 and Retry-After),
-// the audit log has each failure with the account's count and wait, and the admin token
+// the audit log counts every failure and has each lock-out with the account's count and
+// wait, and the admin token
 // still signs in from the attacker's own address once it is over its allowance.
 func TestSignInFailuresDelayTheAccountAcrossAddresses(t *testing.T) {
 	if r := time.Now().Unix() % 30; r > 15 { // the set-up's code and the sign-in's in two steps of one window
@@ -125,38 +131,48 @@ func TestSignInFailuresDelayTheAccountAcrossAddresses(t *testing.T) {
 		t.Errorf("12 wrong codes at once: %v, want 4 checked (401) and 8 made to wait (429)", answers)
 	}
 
+	// The audit log counts the refusals (an entry per address and account a minute, written
+	// as the log is read) and has each lock-out of the account.
 	var au struct {
 		Entries []struct {
 			Action     string
 			RemoteAddr string
-			Detail     json.RawMessage
+			Detail     struct {
+				Email, AccountWait, Lockout string
+				Count, AccountFailures      int
+				Reasons                     map[string]int
+			}
 		}
 	}
-	if code := s.admin(t, "GET", "/admin/v1/audit?action=signin.failure&limit=100", nil, &au); code != 200 {
+	if code := s.admin(t, "GET", "/admin/v1/audit?action=signin&limit=1000", nil, &au); code != 200 {
 		t.Fatalf("audit: %d", code)
 	}
 	var counted, waiting int
+	var lockouts []string
 	for _, e := range au.Entries {
-		var d map[string]string
-		json.Unmarshal(e.Detail, &d)
-		if d["email"] == "someone@example.com" {
+		d := e.Detail
+		if d.Email == "someone@example.com" || d.Email == "" {
 			continue
 		}
-		switch d["why"] {
-		case "wrong or replayed code":
-			counted++
-			if want := map[int]string{4: "1s", 5: "2s"}[mustAtoi(t, d["accountFailures"])]; want != "" && d["accountWait"] != want {
-				t.Errorf("failure %s: accountWait %q, want %s", d["accountFailures"], d["accountWait"], want)
-			}
-		case "account waiting":
-			waiting++
-			if d["accountWait"] == "" || !strings.HasPrefix(e.RemoteAddr, "198.51.100.") {
+		switch e.Action {
+		case "signin.failure":
+			counted += d.Reasons["wrong or replayed code"]
+			waiting += d.Reasons["account waiting"]
+			if d.Reasons["account waiting"] > 0 && (d.AccountWait == "" || !strings.HasPrefix(e.RemoteAddr, "198.51.100.")) {
 				t.Errorf("a refused attempt: %+v %s", d, e.RemoteAddr)
+			}
+		case "signin.lockout":
+			if d.Lockout == "account" {
+				lockouts = append(lockouts, fmt.Sprintf("%d:%s", d.AccountFailures, d.AccountWait))
 			}
 		}
 	}
 	if counted != 5+4 || waiting != 2+8 {
 		t.Errorf("audit: %d counted failures and %d attempts refused for the wait, want 9 and 10", counted, waiting)
+	}
+	slices.Sort(lockouts)
+	if want := []string{"4:1s", "4:1s", "5:2s"}; !slices.Equal(lockouts, want) {
+		t.Errorf("the account's lock-outs in the audit log: %v, want %v (failures:wait)", lockouts, want)
 	}
 }
 
@@ -167,4 +183,119 @@ func mustAtoi(t *testing.T, s string) int {
 		t.Fatalf("%q: %v", s, err)
 	}
 	return n
+}
+
+// Thousands of refused sign-ins (most refused 429 before any check, each for another
+// account with a 240-character email, from three addresses) leave the store about as it was:
+// the audit log counts them, an entry per address and account a minute, instead of an entry
+// each. What an auditor needs is kept: every refusal is counted, each address over its
+// allowance and each account made to wait is a lock-out entry, with when and how many tries.
+func TestRefusedSignInsDoNotGrowTheStore(t *testing.T) {
+	s := startServer(t, "", "--trusted-proxies", "127.0.0.1/32")
+	signIn := func(addr, email string) int {
+		form := url.Values{"email": {email}, "password": {"not the password"}, "code": {"123456"}}
+		req, _ := http.NewRequest("POST", s.URL+"/dashboard/login?lang=en", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-For", addr)
+		resp, err := dashClient(nil).Do(req)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	type auditEntry struct {
+		Action, RemoteAddr string
+		At                 time.Time
+		Detail             struct {
+			Email, AccountWait, Lockout   string
+			Count, AccountFailures, Tries int
+		}
+	}
+	audit := func() []auditEntry {
+		var au struct{ Entries []auditEntry }
+		if code := s.admin(t, "GET", "/admin/v1/audit?action=signin&limit=1000", nil, &au); code != 200 {
+			t.Fatalf("audit: %d", code)
+		}
+		return au.Entries
+	}
+	dbFile := filepath.Join(s.Data, "payouts.db")
+	sizeBefore := int64(-1)
+	if !onPostgresTests() {
+		st, err := os.Stat(dbFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizeBefore = st.Size()
+	}
+
+	// An account made to wait: three free failures, the fourth sets a second's wait, the
+	// fifth is refused for it.
+	for i := 1; i <= 5; i++ {
+		signIn(fmt.Sprintf("192.0.2.%d", i), "olga@example.com")
+	}
+	const sent = 3000
+	var codes sync.Map
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := int(next.Add(1)); i <= sent; i = int(next.Add(1)) {
+				email := fmt.Sprintf("%s-%05d@example.com", strings.Repeat("x", 222), i)
+				code := signIn(fmt.Sprintf("203.0.113.%d", i%3+1), email)
+				n, _ := codes.LoadOrStore(code, new(atomic.Int32))
+				n.(*atomic.Int32).Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	answers := map[any]int32{}
+	codes.Range(func(k, v any) bool { answers[k] = v.(*atomic.Int32).Load(); return true })
+	if answers[401]+answers[429] != sent || answers[429] < sent/2 {
+		t.Fatalf("the refused sign-ins were answered %v, want 401 or 429, most 429", answers)
+	}
+
+	entries := audit()
+	counted, failures, lockouts := 0, 0, map[string]auditEntry{}
+	for _, e := range entries {
+		switch e.Action {
+		case "signin.failure":
+			failures++
+			counted += e.Detail.Count
+		case "signin.lockout":
+			key := e.RemoteAddr
+			if e.Detail.Lockout == "account" {
+				key = e.Detail.Email
+			}
+			lockouts[key] = e
+		}
+	}
+	if counted != sent+5 {
+		t.Errorf("the audit log counts %d refused sign-ins, want %d", counted, sent+5)
+	}
+	// At most 2×100+1 entries a minute's window, and the run may span two windows.
+	if failures > 2*(2*rules.SignInRefusalMax+1) {
+		t.Errorf("%d signin.failure entries for %d refusals, want at most %d", failures, sent+5, 2*(2*rules.SignInRefusalMax+1))
+	}
+	if l, ok := lockouts["olga@example.com"]; !ok || l.Detail.AccountFailures != 4 || l.Detail.AccountWait != "1s" || l.At.IsZero() {
+		t.Errorf("the account's lock-out: %+v (found %v), want 4 failures and a wait of 1s", l, ok)
+	}
+	for i := 1; i <= 3; i++ {
+		addr := fmt.Sprintf("203.0.113.%d", i)
+		if l, ok := lockouts[addr]; !ok || l.Detail.Tries < api.AuthFailuresPerMinute || l.At.IsZero() {
+			t.Errorf("the lock-out of %s: %+v (found %v), want it with at least %d tries", addr, l, ok, api.AuthFailuresPerMinute)
+		}
+	}
+	if !onPostgresTests() {
+		st, err := os.Stat(dbFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if grown := st.Size() - sizeBefore; grown > 1<<20 {
+			t.Errorf("%d refused sign-ins grew the store from %d to %d bytes", sent, sizeBefore, st.Size())
+		}
+		t.Logf("%d refused sign-ins: the store went from %d to %d bytes, in %d signin.failure entries", sent, sizeBefore, st.Size(), failures)
+	}
 }

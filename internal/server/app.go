@@ -70,6 +70,8 @@ type wiring struct {
 	// backups is the backup scheduler (wireBackups; nil when off), whose failures the
 	// dashboard shows.
 	backups *backups
+	// refusals count the dashboard's refused sign-ins into the audit log (wireUsers).
+	refusals *rules.SignInRefusals
 }
 
 func newApp(ctx context.Context, cfg Config, run running, opts Options, db rules.Storage, sealer *store.Sealer, logger *slog.Logger, token string) (*app, error) {

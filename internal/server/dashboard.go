@@ -86,7 +86,8 @@ func (w *wiring) wireDashboard(ctx context.Context) {
 		RealNow:    w.realNow,
 		ClientAddr: api.ClientAddr,
 
-		Backups: w.backupProblems(),
+		Backups:        w.backupProblems(),
+		SignInRefusals: w.refusals,
 
 		KeyFiles: func() []dashboard.KeyFileWarning { return openKeyFiles(w.cfg) },
 	})

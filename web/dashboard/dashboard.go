@@ -142,6 +142,9 @@ type Config struct {
 	// SignInDelays are the users' per-account waits after failed sign-ins (nil: the
 	// dashboard's own, rules.NewSignInDelays on RealNow). The admin token has none.
 	SignInDelays *rules.SignInDelays
+	// SignInRefusals count the refused sign-ins into the audit log (nil: the dashboard's
+	// own over Auditor, whose counts are written as refusals come in).
+	SignInRefusals *rules.SignInRefusals
 	// Backups lists the scheduled backups' targets whose last backup failed, which the
 	// overview warns of (backups.go); nil when the server makes none.
 	Backups func() []BackupProblem
@@ -181,6 +184,7 @@ type Dashboard struct {
 	sm        *scs.SessionManager
 	cop       *http.CrossOriginProtection
 	delays    *rules.SignInDelays
+	refusals  *rules.SignInRefusals
 }
 
 // New makes the dashboard.
@@ -197,6 +201,9 @@ func New(cfg Config) *Dashboard {
 	if cfg.SignInDelays == nil {
 		cfg.SignInDelays = rules.NewSignInDelays(cfg.RealNow)
 	}
+	if cfg.SignInRefusals == nil && cfg.Auditor != nil {
+		cfg.SignInRefusals = rules.NewSignInRefusals(cfg.Auditor)
+	}
 	sm := scs.New()
 	sm.Store = cfg.Sessions
 	sm.HashTokenInStore = true // a copy of the database signs nobody in
@@ -208,7 +215,8 @@ func New(cfg Config) *Dashboard {
 	sm.Cookie.SameSite = http.SameSiteStrictMode
 	sm.Cookie.Secure = cfg.Secure
 	sm.Cookie.Persist = false // gone with the browser
-	d := &Dashboard{cfg: cfg, principal: adminPrincipal(cfg.AdminToken), sm: sm, cop: http.NewCrossOriginProtection(), delays: cfg.SignInDelays}
+	d := &Dashboard{cfg: cfg, principal: adminPrincipal(cfg.AdminToken), sm: sm, cop: http.NewCrossOriginProtection(), delays: cfg.SignInDelays,
+		refusals: cfg.SignInRefusals}
 	sm.ErrorFunc = d.sessionFailed
 	return d
 }
@@ -421,22 +429,24 @@ func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 	token := r.PostForm.Get("token")
 	if d.cfg.AdminToken == "" || subtle.ConstantTimeCompare([]byte(token), []byte(d.cfg.AdminToken)) != 1 {
 		d.cfg.Log.Warn("dashboard sign-in failed", "addr", r.RemoteAddr)
-		d.audit(r, rules.Actor{Principal: "anonymous", Name: "admin token (wrong)"}, "signin.failure", "dashboard", map[string]string{"method": "admin-token"})
-		d.loginFailed(w, r, "login.wrong")
+		over := d.loginFailed(w, r, "login.wrong")
+		d.refusals.Refused(rules.Refusal{Actor: rules.Actor{Principal: "anonymous", Name: "admin token (wrong)"}, Addr: d.clientAddr(r),
+			UserAgent: r.UserAgent(), Method: "admin-token", Why: "wrong token", AddressOver: over})
 		return
 	}
 	d.startSession(w, r, d.principal, rules.AdminActor(d.principal), "admin-token")
 }
 
 // loginFailed answers a failed sign-in: 401, or 429 past the address's allowance (the
-// admin API's counter, for the token and the users alike).
-func (d *Dashboard) loginFailed(w http.ResponseWriter, r *http.Request, errKey string) {
+// admin API's counter, for the token and the users alike), and then it reports so.
+func (d *Dashboard) loginFailed(w http.ResponseWriter, r *http.Request, errKey string) (addressOver bool) {
 	if d.cfg.Limiter != nil && (d.cfg.Limiter.Blocked(r) || d.cfg.Limiter.Fail(r)) {
 		w.Header().Set("Retry-After", "60")
 		d.showLogin(w, r, http.StatusTooManyRequests, "login.limited")
-		return
+		return true
 	}
 	d.showLogin(w, r, http.StatusUnauthorized, errKey)
+	return false
 }
 
 // startSession signs the session in as principal: a new session token (no fixation), 303

@@ -105,7 +105,7 @@ func (d *Dashboard) clientAddr(r *http.Request) string {
 	return r.RemoteAddr
 }
 
-// audit records an action of an actor not yet in the request's context (the sign-in).
+// audit records an action of an actor not yet in the request's context (a sign-in, a set-up).
 func (d *Dashboard) audit(r *http.Request, a rules.Actor, action, target string, detail any) {
 	if d.cfg.Auditor != nil {
 		d.cfg.Auditor.Record(r.Context(), a, d.clientAddr(r), r.UserAgent(), action, target, a.MerchantID, detail)
@@ -155,34 +155,33 @@ func (d *Dashboard) hidden(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) userLogin(w http.ResponseWriter, r *http.Request) {
 	email, password, code := strings.TrimSpace(r.PostForm.Get("email")), r.PostForm.Get("password"), strings.TrimSpace(r.PostForm.Get("code"))
 	account := rules.EmailKey(email)
-	refuse := func(u *rules.User, why string, detail map[string]string) {
-		a := rules.Actor{Principal: "anonymous", Name: email}
+	// refuse counts a refusal (rules.SignInRefusals: one audit entry per address and account
+	// a minute, and each lock-out at once).
+	refuse := func(u *rules.User, why string, rf rules.Refusal) {
+		rf.Actor = rules.Actor{Principal: "anonymous", Name: email}
 		if u != nil {
-			a = u.Actor()
+			rf.Actor = u.Actor()
 		}
-		if detail == nil {
-			detail = map[string]string{}
-		}
-		detail["method"], detail["email"], detail["why"] = "user", email, why
+		rf.Addr, rf.UserAgent, rf.Method, rf.Email, rf.Account, rf.Why = d.clientAddr(r), r.UserAgent(), "user", email, account, why
 		d.cfg.Log.Warn("dashboard sign-in failed", "addr", r.RemoteAddr, "why", why)
-		d.audit(r, a, "signin.failure", "dashboard", detail)
+		d.refusals.Refused(rf)
 	}
 	if d.cfg.Limiter != nil && d.cfg.Limiter.Blocked(r) {
-		refuse(nil, "limited", nil)
+		refuse(nil, "limited", rules.Refusal{AddressOver: true})
 		d.loginFailed(w, r, "login.userWrong")
 		return
 	}
 	failures, wait, ok := d.delays.Attempt(account)
 	if !ok {
-		refuse(nil, "account waiting", map[string]string{"accountWait": wait.String()})
-		d.accountWaiting(w, r, wait)
+		over := d.accountWaiting(w, r, wait)
+		refuse(nil, "account waiting", rules.Refusal{AccountFailures: failures, AccountWait: wait, AddressOver: over})
 		return
 	}
 	// fail is a checked attempt that failed: it counts against the address, and counted
 	// against the account when it was let through.
 	fail := func(u *rules.User, why string) {
-		refuse(u, why, map[string]string{"accountFailures": strconv.Itoa(failures), "accountWait": wait.String()})
-		d.loginFailed(w, r, "login.userWrong")
+		over := d.loginFailed(w, r, "login.userWrong")
+		refuse(u, why, rules.Refusal{AccountFailures: failures, AccountWait: wait, LocksAccount: wait > 0, AddressOver: over})
 	}
 	// unchecked is an attempt that could not be checked (the store failed): not a failure.
 	unchecked := func(err error) {
@@ -236,14 +235,15 @@ func (d *Dashboard) userLogin(w http.ResponseWriter, r *http.Request) {
 
 // accountWaiting answers an attempt refused because its account's wait has not passed: 429
 // with the wait as Retry-After (at least the address's minute when the address is over its
-// allowance too, which the attempt counts against).
-func (d *Dashboard) accountWaiting(w http.ResponseWriter, r *http.Request, wait time.Duration) {
+// allowance too, which the attempt counts against, and then it reports so).
+func (d *Dashboard) accountWaiting(w http.ResponseWriter, r *http.Request, wait time.Duration) (addressOver bool) {
 	retry := int((wait + time.Second - 1) / time.Second)
 	if d.cfg.Limiter != nil && (d.cfg.Limiter.Blocked(r) || d.cfg.Limiter.Fail(r)) {
-		retry = max(retry, 60)
+		retry, addressOver = max(retry, 60), true
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(retry))
 	d.showLogin(w, r, http.StatusTooManyRequests, "login.accountWaiting")
+	return addressOver
 }
 
 var errWrongCode = errors.New("wrong or replayed TOTP code")
