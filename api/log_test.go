@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humachi"
@@ -67,5 +68,52 @@ func TestInternalErrorsLogThroughTheRequestLoggerWithItsID(t *testing.T) {
 	}
 	if defaultLog.Len() > 0 {
 		t.Errorf("the default logger was used: %s", defaultLog.String())
+	}
+}
+
+// A request refused before routing is logged under the route it asked for, with its path,
+// and a path holding a set-up token is logged as its route; the request id is the server's,
+// whatever X-Request-Id the caller sent.
+func TestAccessLogKeepsTheRouteOfARefusedRequestAndHidesTokens(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, nil))
+	var observed []string
+	r := chi.NewRouter()
+	r.Use(serverRequestID)
+	r.Use(accessLog(logger, func(route string, status int, _ time.Duration) { observed = append(observed, route) }, nil))
+	r.Use(func(next http.Handler) http.Handler { // refuses before routing, as the signature check does
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/api/") {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	r.Get("/api/v1/{merchantId}/payouts/{id}", func(http.ResponseWriter, *http.Request) {})
+	r.Get("/dashboard/setup/{token}", func(http.ResponseWriter, *http.Request) {})
+	for _, path := range []string{"/api/v1/m1/payouts/7", "/dashboard/setup/s3cr3t-token", "/nowhere"} {
+		req := httptest.NewRequest("GET", path, nil)
+		req.Header.Set("X-Request-Id", "chosen-by-the-caller")
+		r.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	want := []map[string]string{
+		{"route": "/api/v1/{merchantId}/payouts/{id}", "path": "/api/v1/m1/payouts/7"},
+		{"route": "/dashboard/setup/{token}", "path": "/dashboard/setup/{token}"},
+		{"route": "unmatched", "path": "/nowhere"},
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != len(want) || strings.Contains(buf.String(), "s3cr3t-token") {
+		t.Fatalf("the access log:\n%s", buf.String())
+	}
+	for i, line := range lines {
+		var rec map[string]any
+		json.Unmarshal([]byte(line), &rec)
+		if rec["route"] != want[i]["route"] || rec["path"] != want[i]["path"] || rec["request_id"] == "chosen-by-the-caller" || rec["request_id"] == "" {
+			t.Errorf("line %d: %s; want route %s, path %s and a request id of the server's", i, line, want[i]["route"], want[i]["path"])
+		}
+		if observed[i] != "GET "+want[i]["route"] {
+			t.Errorf("metrics observed %q, want GET %s", observed[i], want[i]["route"])
+		}
 	}
 }
