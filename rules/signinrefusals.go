@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -81,7 +82,7 @@ type refusalTally struct {
 }
 
 // Refused counts r, writes its lock-out if it is one, and writes the windows that ended.
-func (s *SignInRefusals) Refused(r Refusal) {
+func (s *SignInRefusals) Refused(ctx context.Context, r Refusal) {
 	if s == nil || s.Auditor == nil || s.Auditor.Log == nil {
 		return
 	}
@@ -149,16 +150,16 @@ func (s *SignInRefusals) Refused(r Refusal) {
 		}
 	}
 	s.mu.Unlock()
-	s.write(ended)
+	s.write(ctx, ended)
 	if lockout != nil {
-		s.write([]pendingEntry{*lockout})
+		s.write(ctx, []pendingEntry{*lockout})
 	}
 }
 
 // Flush writes the counts of the windows that ended; all: also the current window's so far
 // (it goes on counting from zero). It answers the entries written: a worker calls it from
 // time to time, the audit log's readers (all) before they read, and the server at shutdown.
-func (s *SignInRefusals) Flush(all bool) (int, error) {
+func (s *SignInRefusals) Flush(ctx context.Context, all bool) (int, error) {
 	if s == nil || s.Auditor == nil || s.Auditor.Log == nil {
 		return 0, nil
 	}
@@ -173,7 +174,7 @@ func (s *SignInRefusals) Flush(all bool) (int, error) {
 		}
 	}
 	s.mu.Unlock()
-	return len(out), s.write(out)
+	return len(out), s.write(ctx, out)
 }
 
 // takeLocked empties the window into its entries.
@@ -205,10 +206,10 @@ type pendingEntry struct {
 	detail          map[string]any
 }
 
-func (s *SignInRefusals) write(entries []pendingEntry) error {
+func (s *SignInRefusals) write(ctx context.Context, entries []pendingEntry) error {
 	var first error
 	for _, e := range entries {
-		if err := s.Auditor.Record(e.actor, e.addr, e.userAgent, e.action, "dashboard", e.actor.MerchantID, e.detail); err != nil && first == nil {
+		if err := s.Auditor.Record(ctx, e.actor, e.addr, e.userAgent, e.action, "dashboard", e.actor.MerchantID, e.detail); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -222,7 +223,7 @@ type FlushingAuditLog struct {
 	Refusals *SignInRefusals
 }
 
-func (l FlushingAuditLog) AuditEntries(f AuditFilter) (AuditPage, error) {
-	l.Refusals.Flush(true)
-	return l.AuditLog.AuditEntries(f)
+func (l FlushingAuditLog) AuditEntries(ctx context.Context, f AuditFilter) (AuditPage, error) {
+	l.Refusals.Flush(ctx, true)
+	return l.AuditLog.AuditEntries(ctx, f)
 }

@@ -1,6 +1,7 @@
 package rules_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -15,7 +16,7 @@ type memoryAudit struct {
 	entries []rules.AuditEntry
 }
 
-func (m *memoryAudit) AppendAudit(e *rules.AuditEntry) error {
+func (m *memoryAudit) AppendAudit(_ context.Context, e *rules.AuditEntry) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e.ID = int64(len(m.entries) + 1)
@@ -23,7 +24,7 @@ func (m *memoryAudit) AppendAudit(e *rules.AuditEntry) error {
 	return nil
 }
 
-func (m *memoryAudit) AuditEntries(rules.AuditFilter) (rules.AuditPage, error) {
+func (m *memoryAudit) AuditEntries(context.Context, rules.AuditFilter) (rules.AuditPage, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return rules.AuditPage{Entries: append([]rules.AuditEntry(nil), m.entries...)}, nil
@@ -55,10 +56,10 @@ func TestSignInRefusalsAreCountedNotWrittenEach(t *testing.T) {
 	s.Max = 10
 	const sent = 5000
 	for i := range sent {
-		s.Refused(rules.Refusal{Addr: fmt.Sprintf("198.51.100.%d", i%3), Method: "user", Email: fmt.Sprintf("u%d@example.com", i),
+		s.Refused(context.Background(), rules.Refusal{Addr: fmt.Sprintf("198.51.100.%d", i%3), Method: "user", Email: fmt.Sprintf("u%d@example.com", i),
 			Account: fmt.Sprintf("u%d@example.com", i), Why: "limited", AddressOver: i >= 60})
 	}
-	s.Refused(rules.Refusal{Addr: "198.51.100.9", Method: "user", Email: "olga@example.com", Account: "olga@example.com",
+	s.Refused(context.Background(), rules.Refusal{Addr: "198.51.100.9", Method: "user", Email: "olga@example.com", Account: "olga@example.com",
 		Why: "wrong password", AccountFailures: 4, AccountWait: time.Second, LocksAccount: true})
 	locks := log.of("signin.lockout")
 	if len(locks) != 4 || len(log.of("signin.failure")) != 0 {
@@ -73,7 +74,7 @@ func TestSignInRefusalsAreCountedNotWrittenEach(t *testing.T) {
 	}
 
 	now = now.Add(time.Minute) // the next window's first refusal writes the last one's counts
-	s.Refused(rules.Refusal{Addr: "198.51.100.1", Method: "admin-token", Why: "wrong token"})
+	s.Refused(context.Background(), rules.Refusal{Addr: "198.51.100.1", Method: "admin-token", Why: "wrong token"})
 	failures := log.of("signin.failure")
 	if len(failures) > 2*s.Max+1 {
 		t.Errorf("%d failure entries for one window, want at most %d", len(failures), 2*s.Max+1)
@@ -91,7 +92,7 @@ func TestSignInRefusalsAreCountedNotWrittenEach(t *testing.T) {
 
 	// A read sees what is counted so far.
 	before := len(log.of("signin.failure"))
-	if _, err := (rules.FlushingAuditLog{AuditLog: log, Refusals: s}).AuditEntries(rules.AuditFilter{}); err != nil {
+	if _, err := (rules.FlushingAuditLog{AuditLog: log, Refusals: s}).AuditEntries(context.Background(), rules.AuditFilter{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := log.of("signin.failure"); len(got) != before+1 || got[len(got)-1]["method"] != "admin-token" || got[len(got)-1]["count"] != 1.0 {

@@ -33,10 +33,11 @@ func (w *wiring) flushRefusals(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			w.refusals.Flush(true)
+			// what is counted at shutdown is written although the workers' context has ended
+			w.refusals.Flush(context.WithoutCancel(ctx), true)
 			return
 		case <-t.C:
-			w.refusals.Flush(false)
+			w.refusals.Flush(ctx, false)
 		}
 	}
 }

@@ -430,7 +430,7 @@ func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 	if d.cfg.AdminToken == "" || subtle.ConstantTimeCompare([]byte(token), []byte(d.cfg.AdminToken)) != 1 {
 		d.cfg.Log.Warn("dashboard sign-in failed", "addr", r.RemoteAddr)
 		over := d.loginFailed(w, r, "login.wrong")
-		d.refusals.Refused(rules.Refusal{Actor: rules.Actor{Principal: "anonymous", Name: "admin token (wrong)"}, Addr: d.clientAddr(r),
+		d.refusals.Refused(r.Context(), rules.Refusal{Actor: rules.Actor{Principal: "anonymous", Name: "admin token (wrong)"}, Addr: d.clientAddr(r),
 			UserAgent: r.UserAgent(), Method: "admin-token", Why: "wrong token", AddressOver: over})
 		return
 	}

@@ -164,7 +164,7 @@ func (d *Dashboard) userLogin(w http.ResponseWriter, r *http.Request) {
 		}
 		rf.Addr, rf.UserAgent, rf.Method, rf.Email, rf.Account, rf.Why = d.clientAddr(r), r.UserAgent(), "user", email, account, why
 		d.cfg.Log.Warn("dashboard sign-in failed", "addr", r.RemoteAddr, "why", why)
-		d.refusals.Refused(rf)
+		d.refusals.Refused(r.Context(), rf)
 	}
 	if d.cfg.Limiter != nil && d.cfg.Limiter.Blocked(r) {
 		refuse(nil, "limited", rules.Refusal{AddressOver: true})
