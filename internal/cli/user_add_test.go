@@ -21,13 +21,13 @@ func TestUserAddLinkNamesTheServersAddress(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"the default address", nil, nil, "http://127.0.0.1:8080/dashboard/setup/"},
-		{"--public-url", []string{"--public-url", "https://pay.example.com/"}, map[string]string{"PAYOUTS_ADDR": "127.0.0.1:9191"}, "https://pay.example.com/dashboard/setup/"},
-		{"PAYOUTS_PUBLIC_URL", nil, map[string]string{"PAYOUTS_PUBLIC_URL": "https://pay.example.com"}, "https://pay.example.com/dashboard/setup/"},
-		{"PAYOUTS_ADDR", nil, map[string]string{"PAYOUTS_ADDR": "127.0.0.1:9191"}, "http://127.0.0.1:9191/dashboard/setup/"},
-		{"PAYOUTS_ADDR on every interface", nil, map[string]string{"PAYOUTS_ADDR": ":9191"}, "http://127.0.0.1:9191/dashboard/setup/"},
-		{"PAYOUTS_HTTPS", nil, map[string]string{"PAYOUTS_HTTPS": "pay.example.com,www.pay.example.com"}, "https://pay.example.com/dashboard/setup/"},
-		{"PAYOUTS_HTTPS on another port", nil, map[string]string{"PAYOUTS_HTTPS": "pay.example.com", "PAYOUTS_ADDR": ":8443"}, "https://pay.example.com:8443/dashboard/setup/"},
+		{"the default address", nil, nil, "http://127.0.0.1:8080/dashboard/setup?t="},
+		{"--public-url", []string{"--public-url", "https://pay.example.com/"}, map[string]string{"PAYOUTS_ADDR": "127.0.0.1:9191"}, "https://pay.example.com/dashboard/setup?t="},
+		{"PAYOUTS_PUBLIC_URL", nil, map[string]string{"PAYOUTS_PUBLIC_URL": "https://pay.example.com"}, "https://pay.example.com/dashboard/setup?t="},
+		{"PAYOUTS_ADDR", nil, map[string]string{"PAYOUTS_ADDR": "127.0.0.1:9191"}, "http://127.0.0.1:9191/dashboard/setup?t="},
+		{"PAYOUTS_ADDR on every interface", nil, map[string]string{"PAYOUTS_ADDR": ":9191"}, "http://127.0.0.1:9191/dashboard/setup?t="},
+		{"PAYOUTS_HTTPS", nil, map[string]string{"PAYOUTS_HTTPS": "pay.example.com,www.pay.example.com"}, "https://pay.example.com/dashboard/setup?t="},
+		{"PAYOUTS_HTTPS on another port", nil, map[string]string{"PAYOUTS_HTTPS": "pay.example.com", "PAYOUTS_ADDR": ":8443"}, "https://pay.example.com:8443/dashboard/setup?t="},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"user", "add", "--data", t.TempDir(), "--email", "olga@example.com", "--role", "operator"}, tc.args...)
