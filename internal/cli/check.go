@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"payouts/internal/server"
@@ -17,10 +16,11 @@ import (
 // (--database) the ledger check. It prints what it found and fails (exit 1) on any finding.
 // The server must be stopped: the file is opened read-only, behind the server's lock.
 var checkCommand = &Command{
-	Name:  "check",
-	Usage: "--data DIR",
-	Short: "full consistency check of a stopped server's database and its ledger (exit 1 on a finding)",
-	Flags: checkFlags,
+	Name:       "check",
+	Usage:      "--data DIR",
+	Short:      "full consistency check of a stopped server's database and its ledger (exit 1 on a finding)",
+	ReadsStore: true,
+	Flags:      checkFlags,
 }
 
 func checkFlags(fs *flag.FlagSet) Runner {
@@ -43,9 +43,6 @@ func checkFlags(fs *flag.FlagSet) Runner {
 				findings = append(findings, "ledger: "+err.Error())
 			}
 		} else {
-			if st, err := os.Stat(where); err != nil || st.Size() == 0 {
-				return fmt.Errorf("check: no database at %s", where)
-			}
 			structure, err := bolt.Check(where)
 			if err != nil {
 				return fmt.Errorf("check: %w", err)

@@ -9,6 +9,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"payouts/internal/server"
@@ -36,6 +38,14 @@ type Command struct {
 	// Args names what the command takes besides its flags ("PATH"); empty when it takes
 	// nothing else, so that a stray argument is a usage error.
 	Args string
+	// Required names the flags the command cannot run without (set on the command line or
+	// by their PAYOUTS_ variables): one missing is a usage error, before anything is opened
+	// or created.
+	Required []string
+	// ReadsStore says the command works on an existing store: the database of --data, unless
+	// --database names one. A data directory without a database is refused before anything is
+	// opened, so that a mistyped --data neither reads an empty store nor leaves one behind.
+	ReadsStore bool
 	// Flags declares the command's flags on fs and returns what runs it with their values
 	// and the arguments besides them.
 	Flags func(fs *flag.FlagSet) Runner
@@ -100,7 +110,35 @@ func (c *Command) run(ctx context.Context, env Env, args []string) error {
 	if c.Args == "" && len(rest) > 0 {
 		return usageErrorf("%s: unexpected argument %q (payouts help %s lists the flags)", c.Name, rest[0], c.group())
 	}
+	for _, name := range c.Required {
+		if fs.Lookup(name).Value.String() == "" {
+			return usageErrorf("%s: --%s (or %s) is required (payouts help %s)", c.Name, name, envName(name), c.Name)
+		}
+	}
+	if c.ReadsStore {
+		if err := existingStore(fs); err != nil {
+			return fmt.Errorf("%s: %w", c.Name, err)
+		}
+	}
 	return runner(ctx, env, rest)
+}
+
+// existingStore refuses a --data directory without a database (missing, or 0 bytes: never a
+// database bbolt wrote) when no --database names PostgreSQL instead. It only looks: it
+// creates nothing.
+func existingStore(fs *flag.FlagSet) error {
+	for _, name := range []string{"database", "database-url"} {
+		if f := fs.Lookup(name); f != nil && f.Value.String() != "" {
+			return nil
+		}
+	}
+	data := fs.Lookup("data").Value.String()
+	where := filepath.Join(data, server.DatabaseFile)
+	st, err := os.Stat(where)
+	if err == nil && st.Mode().IsRegular() && st.Size() > 0 {
+		return nil
+	}
+	return fmt.Errorf("no database at %s: --data must name the data directory of a server (its payouts.db); nothing was created", where)
 }
 
 // lookup finds the command args name: one word, or two for a command of a group

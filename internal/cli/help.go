@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 )
 
 var helpCommand = &Command{
@@ -13,14 +14,12 @@ var helpCommand = &Command{
 	Args:  "[command]",
 	Flags: func(*flag.FlagSet) Runner {
 		return func(_ context.Context, env Env, args []string) error {
-			switch len(args) {
-			case 0:
+			if len(args) == 0 {
 				fmt.Fprint(env.Stdout, listing())
 				return nil
-			case 1:
-				return helpOf(env.Stdout, args[0])
 			}
-			return usageErrorf("help takes one command (payouts help lists them)")
+			// A command of two words (help merchant create) is named as it is typed.
+			return helpOf(env.Stdout, strings.Join(args, " "))
 		}
 	},
 }

@@ -22,18 +22,16 @@ import (
 // keysCommand writes a new set of the secrets that every instance on one PostgreSQL must
 // share, each in its own 0600 file, never over an existing one.
 var keysCommand = &Command{
-	Name:  "keys",
-	Usage: "--out DIR",
-	Short: "write the keys several instances on PostgreSQL share (docs/guides/scaling.md)",
-	Flags: keysFlags,
+	Name:     "keys",
+	Usage:    "--out DIR",
+	Short:    "write the keys several instances on PostgreSQL share (docs/guides/scaling.md)",
+	Required: []string{"out"},
+	Flags:    keysFlags,
 }
 
 func keysFlags(fs *flag.FlagSet) Runner {
 	out := fs.String("out", "", "directory to write master.key, card.key, notification-key.pem and admin-token into (required)")
 	return func(ctx context.Context, env Env, _ []string) error {
-		if *out == "" {
-			return usageErrorf("keys: --out DIR is required (payouts help keys)")
-		}
 		if err := os.MkdirAll(*out, 0o700); err != nil {
 			return err
 		}

@@ -29,11 +29,12 @@ import (
 // signature's timestamp is good for 5 minutes), which the reconnecting clients of the SSE
 // libraries, replaying one fixed request, do not do; the format itself is a few lines.
 var listenCommand = &Command{
-	Name:  "listen",
-	Usage: "--merchant ID --key K --secret S --forward-to URL [flags]",
-	Short: "forward a merchant's notifications from a sandbox server to a local URL",
-	Long:  "Forwards the merchant's notifications from a sandbox server to a local URL, signed as the server signs them.",
-	Flags: listenFlags,
+	Name:     "listen",
+	Usage:    "--merchant ID --key K --secret S --forward-to URL [flags]",
+	Short:    "forward a merchant's notifications from a sandbox server to a local URL",
+	Long:     "Forwards the merchant's notifications from a sandbox server to a local URL, signed as the server signs them.",
+	Required: []string{"merchant", "key", "secret", "forward-to"},
+	Flags:    listenFlags,
 }
 
 func listenFlags(fs *flag.FlagSet) Runner {
@@ -44,9 +45,6 @@ func listenFlags(fs *flag.FlagSet) Runner {
 	forward := fs.String("forward-to", "", "the local URL each event is POSTed to")
 	after := fs.String("after", "", "start after this stream cursor (0: every delivery kept); default: the deliveries from now on")
 	return func(ctx context.Context, env Env, _ []string) error {
-		if *merchant == "" || *key == "" || *secret == "" || *forward == "" {
-			return usageErrorf("listen: --merchant, --key, --secret and --forward-to are required (payouts help listen)")
-		}
 		l := &listener{base: strings.TrimSuffix(*base, "/"), merchant: *merchant, key: *key, secret: *secret, forward: *forward,
 			last: *after, out: env.Stdout, client: &http.Client{Timeout: 15 * time.Second}}
 		return l.run(ctx)

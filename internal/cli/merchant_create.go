@@ -14,11 +14,12 @@ import (
 )
 
 var merchantCreateCommand = &Command{
-	Name:  "merchant create",
-	Usage: "--name N [flags]",
-	Short: "create a merchant offline; prints its credentials as JSON",
-	Long:  "With the server stopped (bbolt), or beside running instances on PostgreSQL (--database).",
-	Flags: merchantCreateFlags,
+	Name:     "merchant create",
+	Usage:    "--name N [flags]",
+	Short:    "create a merchant offline; prints its credentials as JSON",
+	Long:     "With the server stopped (bbolt), or beside running instances on PostgreSQL (--database).",
+	Required: []string{"name"},
+	Flags:    merchantCreateFlags,
 }
 
 func merchantCreateFlags(fs *flag.FlagSet) Runner {

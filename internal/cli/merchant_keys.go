@@ -17,11 +17,13 @@ import (
 // or on PostgreSQL beside it), the CLI's counterpart of /admin/v1/merchants/{id}/keys. It is
 // how the demo merchant gets credentials again after its first start printed them once.
 var merchantKeysCommand = &Command{
-	Name:  "merchant keys",
-	Usage: "--id ID [--new | --revoke KEYID]",
-	Short: "list a merchant's API keys offline, or issue a new key and secret",
-	Long:  "With --new the old pair keeps working for --grace.",
-	Flags: merchantKeysFlags,
+	Name:       "merchant keys",
+	Usage:      "--id ID [--new | --revoke KEYID]",
+	Short:      "list a merchant's API keys offline, or issue a new key and secret",
+	Long:       "With --new the old pair keeps working for --grace.",
+	Required:   []string{"id"},
+	ReadsStore: true,
+	Flags:      merchantKeysFlags,
 }
 
 func merchantKeysFlags(fs *flag.FlagSet) Runner {
@@ -34,8 +36,6 @@ func merchantKeysFlags(fs *flag.FlagSet) Runner {
 	masterKeyFile := fs.String("master-key-file", "", "with --database and --new: the instances' master key file")
 	return func(ctx context.Context, env Env, _ []string) error {
 		switch {
-		case *id == "":
-			return usageErrorf("merchant keys: --id is required")
 		case *issue && *revoke != "":
 			return usageErrorf("merchant keys: --new or --revoke, not both")
 		case *grace < 0:

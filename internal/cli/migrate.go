@@ -18,19 +18,17 @@ import (
 // migrateCommand copies a store into an empty one, either engine to the other, and checks
 // the copy: the same records of every kind, the same balances, the ledger invariant.
 var migrateCommand = &Command{
-	Name:  "migrate",
-	Usage: "--from SRC --to DST",
-	Short: "copy a store into an empty one: a data directory or a postgres:// URL, either way",
-	Flags: migrateFlags,
+	Name:     "migrate",
+	Usage:    "--from SRC --to DST",
+	Short:    "copy a store into an empty one: a data directory or a postgres:// URL, either way",
+	Required: []string{"from", "to"},
+	Flags:    migrateFlags,
 }
 
 func migrateFlags(fs *flag.FlagSet) Runner {
 	from := fs.String("from", "", "the store to copy: a data directory (./data) or a postgres:// URL (required)")
 	to := fs.String("to", "", "the empty store to fill: a postgres:// URL or a data directory (required)")
 	return func(ctx context.Context, env Env, _ []string) error {
-		if *from == "" || *to == "" {
-			return usageErrorf("migrate: --from and --to are required, e.g. --from ./data --to postgres://user:pass@host/db (or the reverse)")
-		}
 		if *from == *to {
 			return errors.New("migrate: --from and --to are the same store")
 		}

@@ -20,7 +20,8 @@ var notificationKeyRotateCommand = &Command{
 		"notification-key.pem.retired-<fingerprint>. Notifications carry one signature: from the next start every " +
 		"notification, retries included, is signed with the new key only. The command prints the new certificate, " +
 		"to send merchants before the restart.",
-	Flags: notificationKeyRotateFlags,
+	ReadsStore: true,
+	Flags:      notificationKeyRotateFlags,
 }
 
 func notificationKeyRotateFlags(fs *flag.FlagSet) Runner {

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -23,10 +22,12 @@ import (
 // directory the server must be stopped (the file is read behind its lock); on PostgreSQL it
 // reads while the service runs.
 var reconcileCommand = &Command{
-	Name:  "reconcile",
-	Usage: "--merchant M --currency C [--from D --to D]",
-	Short: "prove a balance's days add up from its ledger entries (exit 1 on a difference)",
-	Flags: reconcileFlags,
+	Name:       "reconcile",
+	Usage:      "--merchant M --currency C [--from D --to D]",
+	Short:      "prove a balance's days add up from its ledger entries (exit 1 on a difference)",
+	Required:   []string{"merchant", "currency"},
+	ReadsStore: true,
+	Flags:      reconcileFlags,
 }
 
 func reconcileFlags(fs *flag.FlagSet) Runner {
@@ -40,9 +41,6 @@ func reconcileFlags(fs *flag.FlagSet) Runner {
 	to := fs.String("to", "", "last day, YYYY-MM-DD in UTC−5 (default: the ledger's day: today on the service's clock, or the day of the last entry if later)")
 	asJSON := fs.Bool("json", false, "print the reconciliation as JSON (days, findings) instead of text")
 	return func(ctx context.Context, env Env, _ []string) error {
-		if *merchant == "" || *currency == "" {
-			return usageErrorf("reconcile: --merchant and --currency are required (payouts help reconcile)")
-		}
 		var db rules.Storage
 		var err error
 		if database != "" {
@@ -51,11 +49,7 @@ func reconcileFlags(fs *flag.FlagSet) Runner {
 			}
 			db, err = server.OpenEngine(ctx, database)
 		} else {
-			where := filepath.Join(*data, "payouts.db")
-			if st, serr := os.Stat(where); serr != nil || st.Size() == 0 {
-				return fmt.Errorf("reconcile: no database at %s", where)
-			}
-			db, err = bolt.Open(where, bolt.Options{ReadOnly: true})
+			db, err = bolt.Open(filepath.Join(*data, "payouts.db"), bolt.Options{ReadOnly: true})
 		}
 		if err != nil {
 			return fmt.Errorf("reconcile: %w", err)

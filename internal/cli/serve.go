@@ -29,6 +29,11 @@ func serveFlags(fs *flag.FlagSet) Runner {
 		if err != nil {
 			return err
 		}
+		// Flags that cannot work together are a command line the binary cannot run: refused
+		// before anything is listened on or created.
+		if err := cfg.Check(); err != nil {
+			return usageError{err.Error()}
+		}
 		return server.Run(ctx, cfg, env.Options, env.Getenv, env.Stdout, env.Stderr)
 	}
 }
@@ -97,7 +102,7 @@ func declareServeFlags(fs *flag.FlagSet) func() (server.Config, error) {
 	return func() (server.Config, error) {
 		var err error
 		if c.HTTP.TrustedProxies, err = api.ParseTrustedProxies(*proxies); err != nil {
-			return *c, err
+			return *c, usageError{err.Error()}
 		}
 		httpsFlags()
 		err = readSecretFiles(c, []secretFile{{"admin-token", *adminTokenFile, &c.Keys.AdminToken}, {"card-key", *cardKeyPath, &c.Keys.Card},

@@ -22,8 +22,9 @@ var signCommand = &Command{
 	Short: "print a signed URL (or curl command) for a merchant request",
 	Long: "In full: payouts sign --secret S [--key K] [--method POST] [--body JSON | --body-file F] [--curl] PATH.\n" +
 		"PATH is the request path, e.g. /api/v1/1/payouts or /api/v1/1/balance; a query after ? is kept unsigned. Flags may come before or after it.",
-	Args:  "PATH",
-	Flags: signFlags,
+	Args:     "PATH",
+	Required: []string{"secret"},
+	Flags:    signFlags,
 }
 
 func signFlags(fs *flag.FlagSet) Runner {
@@ -42,8 +43,6 @@ func signFlags(fs *flag.FlagSet) Runner {
 			return usageErrorf("sign: the request PATH is required, e.g. /api/v1/1/balance (payouts help sign)")
 		case len(rest) > 1:
 			return usageErrorf("sign: one PATH only, got %q (flags may come before or after it)", rest)
-		case *secret == "":
-			return usageErrorf("sign: --secret (or PAYOUTS_SECRET) is required")
 		case *curl && *key == "":
 			return usageErrorf("sign: --curl needs --key (or PAYOUTS_KEY): the command sends it as monnet-api-key")
 		}

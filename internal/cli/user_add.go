@@ -20,11 +20,12 @@ import (
 // PostgreSQL beside it), printed as JSON with its one-time set-up link — how the first
 // operator gets in without the admin token. The audit log names the CLI as its actor.
 var userAddCommand = &Command{
-	Name:  "user add",
-	Usage: "--email E --role R [flags]",
-	Short: "create a dashboard user offline; prints its one-time set-up link",
-	Long:  "With the server stopped (bbolt), or beside running instances on PostgreSQL (--database); prints the user with its link as JSON.",
-	Flags: userAddFlags,
+	Name:     "user add",
+	Usage:    "--email E --role R [flags]",
+	Short:    "create a dashboard user offline; prints its one-time set-up link",
+	Long:     "With the server stopped (bbolt), or beside running instances on PostgreSQL (--database); prints the user with its link as JSON.",
+	Required: []string{"email", "role"},
+	Flags:    userAddFlags,
 }
 
 func userAddFlags(fs *flag.FlagSet) Runner {
@@ -36,9 +37,6 @@ func userAddFlags(fs *flag.FlagSet) Runner {
 	merchant := fs.String("merchant", "", "the merchant of a maker, checker or viewer")
 	publicURL := fs.String("public-url", "", "the server's public URL, for the link (default: the one the server derives from $PAYOUTS_HTTPS or $PAYOUTS_ADDR, else http://127.0.0.1:8080)")
 	return func(ctx context.Context, env Env, _ []string) error {
-		if *email == "" || *role == "" {
-			return usageErrorf("user add: --email and --role are required")
-		}
 		if *name == "" {
 			*name = *email
 		}

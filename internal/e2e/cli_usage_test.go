@@ -235,3 +235,111 @@ func signedGet(t *testing.T, base, mid, key, secret string) int {
 	code, _, _ := c.do(t, "GET", "balance", nil, "")
 	return code
 }
+
+// A usage error touches nothing: every command of the table run without a flag it requires,
+// and serve with flags that cannot work together, exit 2 before anything is opened, in a
+// directory where the default --data (./data) would be created.
+func TestCLIUsageErrorsTouchNothing(t *testing.T) {
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	var lines [][]string
+	for _, c := range cli.Commands() {
+		if len(c.Required) > 0 {
+			lines = append(lines, strings.Fields(c.Name))
+		}
+	}
+	if len(lines) < 5 {
+		t.Fatalf("only %v declare required flags", lines)
+	}
+	lines = append(lines,
+		[]string{"merchant", "create", "--card-payouts"},
+		[]string{"serve", "--backup-every", "5s", "--backup-dir", "backups"},
+		[]string{"serve", "--backup-dir", "backups"},
+		[]string{"serve", "--log-format", "xml"},
+		[]string{"serve", "--trusted-proxies", "not-a-cidr"},
+	)
+	for _, args := range lines {
+		out, err := runCLI(t, nil, args...)
+		if code := cli.ExitCode(err); code != 2 {
+			t.Errorf("%v: exit %d (%v), want 2\n%s", args, code, err, out)
+		}
+		if entries, _ := os.ReadDir(cwd); len(entries) > 0 {
+			t.Errorf("%v created %v", args, entries)
+			for _, e := range entries {
+				os.RemoveAll(filepath.Join(cwd, e.Name()))
+			}
+		}
+	}
+	if _, err := runCLI(t, nil, "merchant", "create"); err == nil || !strings.Contains(err.Error(), "--name") {
+		t.Errorf("merchant create without --name: %v", err)
+	}
+	if _, err := runCLI(t, nil, "serve", "--backup-every", "5s", "--backup-dir", "backups"); err == nil || !strings.Contains(err.Error(), "at least 1m") {
+		t.Errorf("--backup-every 5s: %v", err)
+	}
+	// A required flag may come from its variable.
+	env := func(k string) string { return map[string]string{"PAYOUTS_SECRET": "s"}[k] }
+	if out, err := runCLI(t, env, "sign", "/api/v1/1/balance"); err != nil || !strings.Contains(out, "timestamp=") {
+		t.Errorf("sign with PAYOUTS_SECRET: %v %s", err, out)
+	}
+}
+
+// `payouts help merchant create`, and every command of two words, answers as -h does.
+func TestCLIHelpOfATwoWordCommandIsItsDashH(t *testing.T) {
+	n := 0
+	for _, c := range cli.Commands() {
+		words := strings.Fields(c.Name)
+		if len(words) != 2 {
+			continue
+		}
+		n++
+		help, err := runCLI(t, nil, append([]string{"help"}, words...)...)
+		if err != nil {
+			t.Errorf("help %s: %v", c.Name, err)
+			continue
+		}
+		dashH, err := runCLI(t, nil, append(words, "-h")...)
+		if err != nil || help != dashH || !strings.Contains(help, "usage: payouts "+c.Name) {
+			t.Errorf("help %s printed\n%s\n%s -h (%v) printed\n%s", c.Name, help, c.Name, err, dashH)
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d commands of two words", n)
+	}
+	if _, err := runCLI(t, nil, "help", "merchant", "nope"); cli.ExitCode(err) != 2 {
+		t.Errorf("help merchant nope: %v, want a usage error", err)
+	}
+}
+
+// Every command that works on an existing store refuses a --data without a database (a
+// mistyped one) and creates nothing there, nor the file it was to write; as `payouts check`.
+func TestCLICommandsThatReadAStoreRefuseAMissingOne(t *testing.T) {
+	n := 0
+	for _, c := range cli.Commands() {
+		if !c.ReadsStore {
+			continue
+		}
+		n++
+		t.Run(c.Name, func(t *testing.T) {
+			tmp := t.TempDir()
+			for _, data := range []string{filepath.Join(tmp, "payuots"), tmp} {
+				args := append(strings.Fields(c.Name), "--data", data)
+				for _, f := range c.Required {
+					args = append(args, "--"+f, filepath.Join(tmp, "given-"+f))
+				}
+				out, err := runCLI(t, nil, args...)
+				if cli.ExitCode(err) != 1 || !strings.Contains(err.Error(), "no database at "+filepath.Join(data, "payouts.db")) {
+					t.Errorf("%v: exit %d, %v\n%s", args, cli.ExitCode(err), err, out)
+				}
+				if strings.Contains(out, "bytes written") {
+					t.Errorf("%v says it wrote:\n%s", args, out)
+				}
+				if entries, _ := os.ReadDir(tmp); len(entries) > 0 {
+					t.Errorf("%v created %v", args, entries)
+				}
+			}
+		})
+	}
+	if n < 4 {
+		t.Errorf("only %d commands read a store", n)
+	}
+}
