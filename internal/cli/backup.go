@@ -9,15 +9,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"payouts/store/bolt"
 )
 
 var backupCommand = &Command{
-	Name:  "backup",
-	Usage: "--out FILE",
-	Short: "consistent copy of the database (from a running server or offline)",
-	Flags: backupFlags,
+	Name:       "backup",
+	Usage:      "--out FILE",
+	Short:      "consistent copy of the database (from a running server or offline)",
+	Required:   []string{"out"},
+	ReadsStore: true,
+	Flags:      backupFlags,
 }
 
 func backupFlags(fs *flag.FlagSet) Runner {
@@ -26,18 +29,21 @@ func backupFlags(fs *flag.FlagSet) Runner {
 	addr := fs.String("addr", "127.0.0.1:8080", "address of a running server")
 	token := fs.String("admin-token", "", "admin token (default: the one in the data dir)")
 	return func(ctx context.Context, env Env, _ []string) error {
-		if *out == "" {
-			return usageErrorf("backup: --out FILE is required (payouts help backup)")
-		}
 		tmp := *out + ".partial"
 		f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 		if err != nil {
 			return err
 		}
 		defer os.Remove(tmp)
+		began := time.Now()
 		n, err := backupTo(ctx, f, *data, *addr, *token)
 		if cerr := f.Close(); err == nil {
 			err = cerr
+		}
+		if err == nil {
+			// As a scheduled backup, the copy says when it was taken: restore and retention
+			// go by that, never by a file's name.
+			err = bolt.StampSnapshot(tmp, began)
 		}
 		if err != nil {
 			return err

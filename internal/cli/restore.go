@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"payouts/internal/server"
 	"payouts/store"
 	"payouts/store/bolt"
+	"payouts/web/notify"
 )
 
 // restoreCommand is `payouts restore`: a backup (a file, the newest of a backup directory, or
@@ -136,31 +138,34 @@ func fetchBackup(ctx context.Context, src string, access server.S3Access, getenv
 		if err != nil {
 			return "", 0, err
 		}
+		size := int64(-1) // asked of the service
 		if key == "" || strings.HasSuffix(key, "/") {
-			names, err := s3.Backups(ctx, key)
+			name, listed, err := s3.Newest(ctx, key, time.Now())
 			if err != nil {
 				return "", 0, err
 			}
-			if len(names) == 0 {
-				return "", 0, fmt.Errorf("no backup under %s", src)
+			if name == "" {
+				return "", 0, fmt.Errorf("no backup under %s (none, or only some dated after now: name one to restore it)", src)
 			}
-			key += names[len(names)-1]
+			key, size = key+name, listed
 		}
-		n, err := s3.Download(ctx, key, w)
+		n, err := s3.Download(ctx, key, size, w)
 		return s3.Where() + "/" + key, n, err
 	}
 	if access.Endpoint != "" || access.CredentialsFile != "" {
 		return "", 0, usageErrorf("restore: --backup-s3-endpoint and --backup-s3-credentials-file are for an s3:// backup")
 	}
 	if st, err := os.Stat(src); err == nil && st.IsDir() {
-		names, err := server.BackupsIn(src)
+		// The newest by the time recorded in each, not by its name.
+		list, ahead, err := server.ListBackups(src, time.Now())
 		if err != nil {
 			return "", 0, err
 		}
-		if len(names) == 0 {
-			return "", 0, fmt.Errorf("no backup in %s (payouts-<time>.db)", src)
+		if len(list) == 0 {
+			return "", 0, fmt.Errorf("no backup in %s (payouts-<time>.db; %d dated after now, which restore does not take "+
+				"for the newest: name one to restore it)", src, len(ahead))
 		}
-		src = filepath.Join(src, names[len(names)-1])
+		src = filepath.Join(src, list[len(list)-1].Name)
 	}
 	f, err := os.Open(src)
 	if err != nil {
@@ -209,8 +214,12 @@ func backupKeys(ctx context.Context, backup, dir string) ([][2]string, error) {
 			out = append(out, [2]string{k.file, "present, the backup's"})
 		}
 	}
+	nk, err := notificationKeyOf(db, dir)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, [2]string{server.NotificationKeyFile, nk})
 	for _, k := range [][2]string{
-		{server.NotificationKeyFile, "missing: it signs merchant notifications; without it a new one is made and merchants must fetch its public key again"},
 		{server.AdminTokenFile, "missing: without it a new admin token is made at start (or give --admin-token)"},
 	} {
 		if _, err := os.Stat(filepath.Join(dir, k[0])); err == nil {
@@ -219,6 +228,38 @@ func backupKeys(ctx context.Context, backup, dir string) ([][2]string, error) {
 		out = append(out, k)
 	}
 	return out, nil
+}
+
+// notificationKeyOf says whether dir holds the notification key of the backup: a key there
+// whose fingerprint is not the one the backup recorded is an error, as for the sealing keys
+// (the server would refuse it: merchants verify with the recorded key's certificate).
+func notificationKeyOf(db *bolt.DB, dir string) (string, error) {
+	fp, err := db.KeyFingerprint("notification")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, server.NotificationKeyFile)
+	raw, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist) && fp == "":
+		return "missing: it signs merchant notifications; without it a new one is made and merchants must fetch its public key again", nil
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Sprintf("missing: required, it signs merchant notifications, whose certificate merchants verify with (fingerprint %s)", fp), nil
+	case err != nil:
+		return "", err
+	}
+	key, err := notify.ParseKey(raw)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	if got := server.NotificationKeyFingerprint(key); fp != "" && got != fp {
+		return "", fmt.Errorf("%s (fingerprint %s) is not the key of this backup (fingerprint %s): put the key kept "+
+			"with the backup's data directory there, or remove it", path, got, fp)
+	}
+	if fp == "" {
+		return "present (the backup names none)", nil
+	}
+	return "present, the backup's", nil
 }
 
 // install puts the verified copy in place: over a lost (empty) database, or where there is

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 
 	"payouts/internal/server"
 	"payouts/rules"
+	"payouts/store/bolt"
 )
 
 // fakeS3 is an in-memory S3 service with one bucket, for the life of the test.
@@ -50,9 +52,13 @@ func s3Backups(t *testing.T, endpoint, prefix string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, err := s3.Backups(context.Background(), key)
+	list, err := s3.Backups(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var names []string
+	for _, b := range list {
+		names = append(names, b.Name)
 	}
 	return names
 }
@@ -324,6 +330,23 @@ func TestScheduledBackupsAreVerifiedRotatedCopiedToS3AndRestoredInADrill(t *test
 		}
 	})
 
+	t.Run("a notification key that is not the backup's is refused", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "data")
+		copyKeys(t, keys, dir)
+		another := t.TempDir()
+		if err := writeKeys(another); err != nil {
+			t.Fatal(err)
+		}
+		copyFile(t, filepath.Join(another, server.NotificationKeyFile), filepath.Join(dir, server.NotificationKeyFile))
+		out, err := runCLI(t, nil, "restore", "--data", dir, filepath.Join(backupDir, local[len(local)-1]))
+		if err == nil || !strings.Contains(err.Error(), server.NotificationKeyFile) || !strings.Contains(err.Error(), "is not the key of this backup") {
+			t.Fatalf("restore with another install's notification key: %v\n%s", err, out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "payouts.db")); !os.IsNotExist(err) {
+			t.Errorf("a database was installed beside a foreign notification key: %v", err)
+		}
+	})
+
 	t.Run("a key that is not the backup's is refused", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "data")
 		if err := writeKeys(dir); err != nil { // another set
@@ -440,6 +463,16 @@ func TestBackupFlagsRefusedOnPostgresAndWhereTheyCannotWork(t *testing.T) {
 		"--card-key-file", filepath.Join(keys, "card.key"), "--notification-key-file", filepath.Join(keys, server.NotificationKeyFile)}
 	data := t.TempDir()
 	backups := filepath.Join(t.TempDir(), "backups")
+	// Backup directories that are symbolic links into the data directory.
+	links := t.TempDir()
+	if err := os.Mkdir(filepath.Join(data, "kept"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"to-data": data, "to-sub": filepath.Join(data, "kept")} {
+		if err := os.Symlink(target, filepath.Join(links, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -452,6 +485,10 @@ func TestBackupFlagsRefusedOnPostgresAndWhereTheyCannotWork(t *testing.T) {
 		{"no backup directory", []string{"--data", data, "--backup-every", "6h"}, []string{"needs --backup-dir"}},
 		{"a directory without a schedule", []string{"--data", data, "--backup-dir", backups}, []string{"need --backup-every"}},
 		{"inside the data directory", []string{"--data", data, "--backup-every", "6h", "--backup-dir", filepath.Join(data, "backups")},
+			[]string{"inside --data"}},
+		{"a link to the data directory", []string{"--data", data, "--backup-every", "6h", "--backup-dir", filepath.Join(links, "to-data")},
+			[]string{"inside --data"}},
+		{"below a link into the data directory", []string{"--data", data, "--backup-every", "6h", "--backup-dir", filepath.Join(links, "to-sub", "nightly")},
 			[]string{"inside --data"}},
 		{"keep none", []string{"--data", data, "--backup-every", "6h", "--backup-dir", backups, "--backup-keep", "0"}, []string{"keep at least 1"}},
 		{"not an S3 URL", []string{"--data", data, "--backup-every", "6h", "--backup-dir", backups, "--backup-s3", "https://bucket/x"},
@@ -476,4 +513,190 @@ func TestBackupFlagsRefusedOnPostgresAndWhereTheyCannotWork(t *testing.T) {
 	if _, err := os.Stat(backups); !os.IsNotExist(err) {
 		t.Errorf("a refused start created %s: %v", backups, err)
 	}
+}
+
+// copyFile copies a file as an operator (or anyone who can write the directory) would.
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	raw, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Backups go by the time recorded in them, never by their names: a backup dated in 2099 (a
+// clock that was once ahead) and a file named in 2099 neither stop the schedule, nor show in
+// the metric, nor are restored for the newest, nor cost a real backup its place; a
+// world-writable backup directory is tightened to 0700.
+func TestBackupsGoByTheirRecordedTimeNeverTheirName(t *testing.T) {
+	boltOnly(t, "the scheduled backups copy the bbolt file")
+	// Another store's backups, which must not be taken for this server's newest.
+	other := t.TempDir()
+	if out, err := runCLI(t, nil, "merchant", "create", "--data", other, "--name", "Otra"); err != nil {
+		t.Fatalf("merchant create: %v\n%s", err, out)
+	}
+	backupDir := filepath.Join(t.TempDir(), "backups")
+	if err := os.Mkdir(backupDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(backupDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	ahead := filepath.Join(backupDir, "payouts-20991231T000000.000Z.db") // made by a clock once ahead
+	if out, err := runCLI(t, nil, "backup", "--data", other, "--out", ahead); err != nil {
+		t.Fatalf("backup: %v\n%s", err, out)
+	}
+	if err := bolt.StampSnapshot(ahead, time.Date(2099, 12, 31, 0, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	named := filepath.Join(backupDir, "payouts-20990101T000000.000Z.db") // a name only, dated by its file
+	copyFile(t, filepath.Join(other, "payouts.db"), named)
+	future := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(named, future, future); err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	began := time.Now()
+	s := startServer(t, dir, "--backup-every", "1h", "--backup-keep", "1", "--backup-dir", backupDir)
+	var made string
+	eventually(t, 20*time.Second, "no backup at start: the schedule waits for a backup dated 2099", func() bool {
+		for _, name := range backupsIn(t, backupDir) {
+			if !strings.HasPrefix(name, "payouts-2099") {
+				made = name
+			}
+		}
+		return made != ""
+	})
+	v, ok := s.metricValue(t, `payouts_backup_last_success_timestamp_seconds{target="dir"}`)
+	if !ok || v < float64(began.Unix()) || v > float64(time.Now().Unix()+1) {
+		t.Errorf("last success %v (%v), want the backup made now (%d), never in the future", v, ok, began.Unix())
+	}
+	if st, err := os.Stat(backupDir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("the world-writable backup directory: %v %v, want it tightened to 0700", st.Mode(), err)
+	}
+	if !strings.Contains(s.Stderr.String(), "dated after now") {
+		t.Errorf("the log does not warn of the backups dated after now:\n%s", s.Stderr.String())
+	}
+	s.Stop(t)
+	for _, f := range []string{ahead, named, filepath.Join(backupDir, made)} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("--backup-keep 1 removed %s, or the new backup went: %v", filepath.Base(f), err)
+		}
+	}
+
+	// The restore drill takes the server's own newest backup, not a name of 2099.
+	restored := filepath.Join(t.TempDir(), "data")
+	out, err := runCLI(t, nil, "restore", "--data", restored, backupDir)
+	if err != nil {
+		t.Fatalf("restore: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, made) || strings.Contains(out, "2099") {
+		t.Errorf("restore of %s took another backup than %s:\n%s", backupDir, made, out)
+	}
+}
+
+// A server that answers an S3 listing with a small object, and then sends without end.
+func lyingS3(t *testing.T, sent *atomic.Int64) string {
+	t.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		const key = "nightly/payouts-20261101T000000.000Z.db"
+		switch {
+		case r.URL.Query().Has("list-type"):
+			w.Header().Set("Content-Type", "application/xml")
+			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`+
+				`<Name>bkt</Name><Prefix>nightly/</Prefix><KeyCount>1</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>`+
+				`<Contents><Key>`+key+`</Key><LastModified>2026-11-01T00:00:00.000Z</LastModified><ETag>"0123"</ETag>`+
+				`<Size>100</Size><StorageClass>STANDARD</StorageClass></Contents></ListBucketResult>`)
+		case r.Method == http.MethodHead:
+			w.Header().Set("Content-Length", "100")
+			w.Header().Set("Last-Modified", "Sun, 01 Nov 2026 00:00:00 GMT")
+			w.Header().Set("ETag", `"0123"`)
+		default:
+			w.Header().Set("Last-Modified", "Sun, 01 Nov 2026 00:00:00 GMT")
+			w.Header().Set("ETag", `"0123"`)
+			chunk := make([]byte, 64<<10)
+			for sent.Load() < 256<<20 { // a bound of the test's own, far past any fix's
+				n, err := w.Write(chunk)
+				sent.Add(int64(n))
+				if err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+			}
+		}
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// S3 and restore: credentials in the s3:// URL are refused and never shown; a download stops
+// at the size the service lists; an error quotes a short, escaped part of what the service
+// said, and never the request's credentials a service echoes.
+func TestS3URLCredentialsDownloadBoundAndErrorsQuoteNoSecret(t *testing.T) {
+	t.Run("credentials in the URL", func(t *testing.T) {
+		boltOnly(t, "the scheduled backups copy the bbolt file")
+		msg := refusedStart(t, "--data", t.TempDir(), "--backup-every", "6h", "--backup-dir", filepath.Join(t.TempDir(), "b"),
+			"--backup-s3", "s3://AKIDEXAMPLE:hunter2@bucket/nightly")
+		if !strings.Contains(msg, "no credentials in the s3:// URL") || strings.Contains(msg, "hunter2") || strings.Contains(msg, "AKIDEXAMPLE") {
+			t.Errorf("serve: %q", msg)
+		}
+		out, err := runCLI(t, s3Env, "restore", "--data", filepath.Join(t.TempDir(), "data"), "s3://AKIDEXAMPLE:hunter2@bucket/nightly/")
+		if err == nil || strings.Contains(out+err.Error(), "hunter2") || !strings.Contains(err.Error(), "no credentials") {
+			t.Errorf("restore: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("a service that keeps sending", func(t *testing.T) {
+		var sent atomic.Int64
+		endpoint := lyingS3(t, &sent)
+		dir := filepath.Join(t.TempDir(), "data")
+		for _, src := range []string{"s3://bkt/nightly/", "s3://bkt/nightly/payouts-20261101T000000.000Z.db"} {
+			out, err := runCLI(t, s3Env, "restore", "--data", dir, "--backup-s3-endpoint", endpoint, src)
+			if err == nil || !strings.Contains(err.Error(), "more than 100") {
+				t.Errorf("restore %s: %v\n%s", src, err, out)
+			}
+		}
+		if n := sent.Load(); n > 32<<20 {
+			t.Errorf("the service sent %d bytes before the restore stopped, for an object of 100", n)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("a refused restore left %v", entries)
+		}
+	})
+
+	t.Run("a service that echoes the request", func(t *testing.T) {
+		for _, answer := range []func(w http.ResponseWriter, r *http.Request){
+			func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/xml")
+				w.WriteHeader(http.StatusForbidden)
+				io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>bad request: `+
+					r.Header.Get("Authorization")+`</Message></Error>`)
+			},
+			func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusBadGateway)
+				io.WriteString(w, "\x1b[31mupstream\nfailed\x1b[0m "+strings.Repeat("x", 10_000)+" "+r.Header.Get("X-Amz-Date"))
+			},
+		} {
+			ts := httptest.NewServer(http.HandlerFunc(answer))
+			out, err := runCLI(t, s3Env, "restore", "--data", filepath.Join(t.TempDir(), "data"), "--backup-s3-endpoint", ts.URL, "s3://bkt/nightly/")
+			ts.Close()
+			if err == nil {
+				t.Fatalf("restore succeeded:\n%s", out)
+			}
+			msg := err.Error()
+			t.Logf("restore says: %s", msg)
+			for _, secret := range []string{"drill-key-id", "Signature=", "Credential=", "\x1b", "\n", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"} {
+				if strings.Contains(msg, secret) || strings.Contains(out, secret) {
+					t.Errorf("restore's error shows %q: %q", secret, msg)
+				}
+			}
+			if len(msg) > 500 {
+				t.Errorf("restore's error is %d bytes: %q", len(msg), msg)
+			}
+		}
+	})
 }

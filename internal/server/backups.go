@@ -33,7 +33,8 @@ const MinBackupEvery = time.Minute
 const retryAfterFailure = 10 * time.Minute
 
 // backupTimeLayout names a backup by the UTC time of its snapshot, to the millisecond, so
-// that names sort as times do.
+// that names sort as times do. The name is for people: what orders backups is the time
+// recorded inside each (ListBackups).
 const backupTimeLayout = "20060102T150405.000"
 
 var backupNameRE = regexp.MustCompile(`^payouts-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z\.db$`)
@@ -45,27 +46,82 @@ func BackupName(t time.Time) string {
 
 func isBackupName(name string) bool { return backupNameRE.MatchString(name) }
 
-// backupTime is the time a backup's name carries.
-func backupTime(name string) time.Time {
-	t, _ := time.Parse(backupTimeLayout, strings.TrimSuffix(strings.TrimPrefix(name, "payouts-"), "Z.db"))
-	return t
+// Backup is one backup: its name, and the time of its snapshot.
+type Backup struct {
+	Name string
+	At   time.Time
 }
 
-// BackupsIn lists the backups of dir, oldest first. Only this scheduler writes such names,
-// and only once they were verified.
-func BackupsIn(dir string) ([]string, error) {
+// ListBackups lists the backups of dir (payouts-<time>.db) by the time of their snapshot,
+// oldest first: the time recorded inside each (bolt.StampSnapshot), or, in one from before
+// that record, the file's modification time (it was renamed into place once verified);
+// never the time its name says, which anyone who can write the directory chooses. A backup
+// whose time is after now goes to ahead instead (a clock that was once ahead, or a file put
+// there): it is not taken as the newest, so that it neither stops the schedule nor is
+// restored for the latest, and retention neither counts nor removes it.
+func ListBackups(dir string, now time.Time) (backups, ahead []Backup, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var names []string
 	for _, e := range entries {
-		if e.Type().IsRegular() && isBackupName(e.Name()) {
-			names = append(names, e.Name())
+		if !e.Type().IsRegular() || !isBackupName(e.Name()) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		at, err := bolt.SnapshotTime(path)
+		if err != nil || at.IsZero() {
+			info, err := e.Info()
+			if err != nil {
+				continue // removed meanwhile
+			}
+			at = info.ModTime()
+		}
+		if at.After(now) {
+			ahead = append(ahead, Backup{e.Name(), at})
+		} else {
+			backups = append(backups, Backup{e.Name(), at})
 		}
 	}
-	slices.Sort(names)
-	return names, nil
+	sortBackups(backups)
+	sortBackups(ahead)
+	return backups, ahead, nil
+}
+
+// sortBackups orders backups by their time, oldest first.
+func sortBackups(bs []Backup) {
+	slices.SortFunc(bs, func(a, b Backup) int {
+		if c := a.At.Compare(b.At); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
+
+// notAhead splits backups listed elsewhere (S3) as ListBackups does: those whose time is
+// not after now, and the others.
+func notAhead(bs []Backup, now time.Time) (backups, ahead []Backup) {
+	for _, b := range bs {
+		if b.At.After(now) {
+			ahead = append(ahead, b)
+		} else {
+			backups = append(backups, b)
+		}
+	}
+	sortBackups(backups)
+	sortBackups(ahead)
+	return backups, ahead
+}
+
+// BackupsIn lists the names of the backups of dir, oldest first, as ListBackups orders them
+// now (those dated after now left out).
+func BackupsIn(dir string) ([]string, error) {
+	bs, _, err := ListBackups(dir, time.Now())
+	names := make([]string, len(bs))
+	for i, b := range bs {
+		names[i] = b.Name
+	}
+	return names, err
 }
 
 // VerifyBackup checks a copy of the database as `payouts check` does: bbolt's full
@@ -122,8 +178,10 @@ func (c Config) checkBackups() error {
 	case c.Backups.S3 == "" && (c.Backups.S3Endpoint != "" || c.Backups.S3CredentialsFile != ""):
 		return errors.New("--backup-s3-endpoint and --backup-s3-credentials-file need --backup-s3 s3://bucket/prefix")
 	}
-	data, err1 := filepath.Abs(c.Storage.Data)
-	dir, err2 := filepath.Abs(c.Backups.Dir)
+	// Where they are, symbolic links followed: a backup directory that is a link into the
+	// data directory is inside it.
+	data, err1 := resolvedPath(c.Storage.Data)
+	dir, err2 := resolvedPath(c.Backups.Dir)
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
@@ -140,6 +198,27 @@ func (c Config) checkBackups() error {
 		}
 	}
 	return nil
+}
+
+// resolvedPath is path made absolute with its symbolic links followed as far as it exists;
+// the rest, not made yet, is joined as it is.
+func resolvedPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for dir := abs; ; {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
 }
 
 // backupTarget is where backups go: the directory, or S3.
@@ -198,8 +277,8 @@ func (w *wiring) wireBackups() error {
 		b.off, b.offPrefix = s3, key
 		b.targets = append(b.targets, &backupTarget{label: "s3", where: s3.Where() + "/" + key})
 	}
-	if err := os.MkdirAll(c.Backups.Dir, 0o700); err != nil {
-		return fmt.Errorf("--backup-dir: %w", err)
+	if err := backupDirOnlyOurs(c.Backups.Dir); err != nil {
+		return err
 	}
 	labels := make([]string, len(b.targets))
 	for i, t := range b.targets {
@@ -207,9 +286,11 @@ func (w *wiring) wireBackups() error {
 	}
 	b.metrics = w.metrics.Backups(labels...)
 	removeStalePartials(b.dir, b.log)
-	if names, err := BackupsIn(b.dir); err == nil && len(names) > 0 {
-		b.targets[0].lastGood = backupTime(names[len(names)-1])
-		b.metrics.Succeeded("dir", b.targets[0].lastGood)
+	if list, ahead, err := ListBackups(b.dir, b.now()); err == nil {
+		if len(list) > 0 {
+			b.succeeded(b.targets[0], list[len(list)-1].At)
+		}
+		b.warnAhead(b.targets[0], ahead)
 	}
 	where := []string{}
 	for _, t := range b.targets {
@@ -219,6 +300,31 @@ func (w *wiring) wireBackups() error {
 	w.backups = b
 	w.workers = append(w.workers, b.run)
 	return nil
+}
+
+// backupDirOnlyOurs makes the backup directory, or tightens an existing one to 0700 as the
+// data directory is: whoever may write into it may replace a backup or add one, and
+// whoever may read it reads every record. One that stays writable by others is refused.
+func backupDirOnlyOurs(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("--backup-dir: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		if st, serr := os.Stat(dir); serr != nil || st.Mode().Perm()&0o022 != 0 {
+			return fmt.Errorf("--backup-dir %s is writable by others and could not be made 0700 (%v): give a directory of "+
+				"the server's user alone", dir, err)
+		}
+	}
+	return nil
+}
+
+// warnAhead logs the backups dated after now, which the schedule and retention leave aside.
+func (b *backups) warnAhead(t *backupTarget, ahead []Backup) {
+	for _, a := range ahead {
+		b.log.Warn("a backup is dated after now: it is not taken as the newest and retention never removes it; "+
+			"remove it once you know where it came from", "target", t.label, "where", t.where, "backup", a.Name,
+			"snapshot", a.At.UTC().Format(time.RFC3339))
+	}
 }
 
 // removeStalePartials removes what a backup cut short by a crash left.
@@ -243,9 +349,9 @@ func (b *backups) run(ctx context.Context) {
 	if last := b.lastGood(); !last.IsZero() {
 		next = last.Add(b.every)
 	}
-	uncopied := "" // the newest backup, while its off-site copy failed
+	var uncopied Backup // the newest backup, while its off-site copy failed
 	if b.off != nil {
-		if uncopied = b.resumeOffSite(ctx); uncopied != "" {
+		if uncopied = b.resumeOffSite(ctx); uncopied.Name != "" {
 			next = b.now()
 		}
 	}
@@ -260,45 +366,51 @@ func (b *backups) run(ctx context.Context) {
 		start := b.now()
 		due := b.lastGood().Add(b.every)
 		retry := start.Add(min(b.every, b.retry))
-		if uncopied != "" && start.Before(due) {
+		if uncopied.Name != "" && start.Before(due) {
 			if b.copyOffSite(ctx, uncopied) {
-				uncopied, next = "", due
+				uncopied, next = Backup{}, due
 			} else if next = retry; due.Before(retry) {
 				next = due
 			}
 			continue
 		}
-		name, kept := b.once(ctx, start)
+		made, kept := b.once(ctx, start)
 		switch {
 		case !kept:
 			next = retry
-		case b.off != nil && !b.copyOffSite(ctx, name):
-			uncopied, next = name, retry
+		case b.off != nil && !b.copyOffSite(ctx, made):
+			uncopied, next = made, retry
 		default:
-			uncopied, next = "", start.Add(b.every)
+			uncopied, next = Backup{}, start.Add(b.every)
 		}
 	}
 }
 
 // resumeOffSite reads at start the newest backup off site, for the metrics and the warning,
 // and returns the newest of the directory when it is not there (its copy was cut short).
-func (b *backups) resumeOffSite(ctx context.Context) string {
+func (b *backups) resumeOffSite(ctx context.Context) Backup {
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	target := b.targets[1]
-	names, err := b.off.Backups(lctx, b.offPrefix)
+	all, err := b.off.Backups(lctx, b.offPrefix)
 	if err != nil {
 		b.failedUnlessStopping(ctx, target, fmt.Errorf("listing the backups: %w", err))
-		return ""
+		return Backup{}
 	}
-	if len(names) > 0 {
-		b.succeeded(target, backupTime(names[len(names)-1]))
+	remote, ahead := notAhead(all, b.now())
+	if len(remote) > 0 {
+		b.succeeded(target, remote[len(remote)-1].At)
 	}
-	local, err := BackupsIn(b.dir)
-	if err != nil || len(local) == 0 || slices.Contains(names, local[len(local)-1]) {
-		return ""
+	b.warnAhead(target, ahead)
+	local, _, err := ListBackups(b.dir, b.now())
+	if err != nil || len(local) == 0 {
+		return Backup{}
 	}
-	return local[len(local)-1]
+	newest := local[len(local)-1]
+	if slices.ContainsFunc(all, func(r Backup) bool { return r.Name == newest.Name }) {
+		return Backup{}
+	}
+	return newest
 }
 
 func (b *backups) lastGood() time.Time {
@@ -308,15 +420,15 @@ func (b *backups) lastGood() time.Time {
 }
 
 // once makes one backup, verifies it, keeps it and removes the oldest; it returns the new
-// backup's name and whether it was kept.
-func (b *backups) once(ctx context.Context, at time.Time) (string, bool) {
+// backup and whether it was kept.
+func (b *backups) once(ctx context.Context, at time.Time) (Backup, bool) {
 	name := BackupName(at)
 	started := time.Now()
 	removeStalePartials(b.dir, b.log) // one backup at a time: any left is of one cut short
-	size, err := b.writeVerified(ctx, name)
+	size, err := b.writeVerified(ctx, name, at)
 	if err != nil {
 		b.failedUnlessStopping(ctx, b.targets[0], err)
-		return name, false
+		return Backup{name, at}, false
 	}
 	b.succeeded(b.targets[0], at)
 	b.log.Info("backup made and verified", "file", filepath.Join(b.dir, name), "bytes", size,
@@ -324,12 +436,12 @@ func (b *backups) once(ctx context.Context, at time.Time) (string, bool) {
 	if err := b.pruneDir(); err != nil {
 		b.failed(b.targets[0], fmt.Errorf("removing the oldest backups: %w", err))
 	}
-	return name, true
+	return Backup{name, at}, true
 }
 
 // copyOffSite copies the backup name to S3 and removes the oldest there; it reports whether
 // both succeeded.
-func (b *backups) copyOffSite(ctx context.Context, name string) bool {
+func (b *backups) copyOffSite(ctx context.Context, made Backup) bool {
 	if ctx.Err() != nil {
 		return false
 	}
@@ -337,12 +449,12 @@ func (b *backups) copyOffSite(ctx context.Context, name string) bool {
 	uctx, cancel := context.WithTimeout(ctx, max(b.every, 5*time.Minute))
 	defer cancel()
 	target := b.targets[1]
-	if err := b.off.Upload(uctx, filepath.Join(b.dir, name), b.offPrefix+name); err != nil {
+	if err := b.off.Upload(uctx, filepath.Join(b.dir, made.Name), b.offPrefix+made.Name); err != nil {
 		b.failedUnlessStopping(ctx, target, err)
 		return false
 	}
-	b.succeeded(target, backupTime(name))
-	b.log.Info("backup copied", "to", target.where+name)
+	b.succeeded(target, made.At)
+	b.log.Info("backup copied", "to", target.where+made.Name)
 	if err := b.pruneOffSite(uctx); err != nil {
 		b.failedUnlessStopping(ctx, target, fmt.Errorf("removing the oldest backups: %w", err))
 		return false
@@ -350,9 +462,9 @@ func (b *backups) copyOffSite(ctx context.Context, name string) bool {
 	return true
 }
 
-// writeVerified writes a snapshot to a temporary file beside the backups, fsyncs and
-// verifies it, then gives it its name.
-func (b *backups) writeVerified(ctx context.Context, name string) (int64, error) {
+// writeVerified writes a snapshot to a temporary file beside the backups, fsyncs it, records
+// in it the time of the snapshot, verifies it, then gives it its name.
+func (b *backups) writeVerified(ctx context.Context, name string, at time.Time) (int64, error) {
 	tmp := filepath.Join(b.dir, "."+name+".partial")
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -370,6 +482,9 @@ func (b *backups) writeVerified(ctx context.Context, name string) (int64, error)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("snapshot: %w", err)
+	}
+	if err := bolt.StampSnapshot(tmp, at); err != nil {
+		return 0, fmt.Errorf("the new backup did not verify, so it was not kept: %w", err)
 	}
 	if err := VerifyBackup(ctx, tmp); err != nil {
 		return 0, fmt.Errorf("the new backup did not verify, so it was not kept: %w", err)
@@ -396,12 +511,13 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 
 // pruneDir removes the oldest backups of the directory beyond keep.
 func (b *backups) pruneDir() error {
-	names, err := BackupsIn(b.dir)
+	list, _, err := ListBackups(b.dir, b.now())
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, name := range names[:max(len(names)-b.keep, 0)] {
+	for _, old := range list[:max(len(list)-b.keep, 0)] {
+		name := old.Name
 		if err := os.Remove(filepath.Join(b.dir, name)); err != nil {
 			errs = append(errs, err)
 			continue
@@ -417,18 +533,20 @@ func (b *backups) pruneDir() error {
 // offSite is where backups are copied off site: S3 (S3Source).
 type offSite interface {
 	Upload(ctx context.Context, path, key string) error
-	Backups(ctx context.Context, prefix string) ([]string, error)
+	Backups(ctx context.Context, prefix string) ([]Backup, error)
 	Remove(ctx context.Context, key string) error
 }
 
 // pruneOffSite removes the oldest backups off site beyond keep.
 func (b *backups) pruneOffSite(ctx context.Context) error {
-	names, err := b.off.Backups(ctx, b.offPrefix)
+	all, err := b.off.Backups(ctx, b.offPrefix)
 	if err != nil {
 		return err
 	}
+	list, _ := notAhead(all, b.now())
 	var errs []error
-	for _, name := range names[:max(len(names)-b.keep, 0)] {
+	for _, old := range list[:max(len(list)-b.keep, 0)] {
+		name := old.Name
 		if err := b.off.Remove(ctx, b.offPrefix+name); err != nil {
 			errs = append(errs, err)
 			continue
@@ -438,7 +556,12 @@ func (b *backups) pruneOffSite(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// succeeded records a good backup of t whose snapshot was taken at; never after now, so that
+// the metric an alert watches is never in the future.
 func (b *backups) succeeded(t *backupTarget, at time.Time) {
+	if now := b.now(); at.After(now) {
+		at = now
+	}
 	b.mu.Lock()
 	t.lastGood = at
 	b.mu.Unlock()

@@ -7,8 +7,11 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -23,6 +26,7 @@ type S3Source struct {
 	client *minio.Client
 	bucket string
 	where  string // s3://bucket/prefix, for messages
+	keyID  string // the access key id, never shown in a message
 }
 
 // S3Access is how to reach an S3-compatible service: what the --backup-s3-endpoint and
@@ -39,9 +43,18 @@ type S3Access struct {
 func ParseS3URL(raw string) (bucket, key string, err error) {
 	rest, ok := strings.CutPrefix(raw, "s3://")
 	if !ok {
+		if strings.Contains(raw, "@") {
+			raw = "(not shown: it may hold credentials)"
+		}
 		return "", "", fmt.Errorf("%q is not an s3://bucket/prefix URL", raw)
 	}
 	bucket, key, _ = strings.Cut(rest, "/")
+	if strings.ContainsAny(bucket, "@:") {
+		// s3://KEY:SECRET@bucket: the URL would end up in the log and in messages (and is
+		// never shown here); the credentials have their own file.
+		return "", "", errors.New("put no credentials in the s3:// URL (not shown): give --backup-s3-credentials-file " +
+			"or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	}
 	if bucket == "" {
 		return "", "", fmt.Errorf("%q names no bucket: s3://bucket/prefix", raw)
 	}
@@ -63,7 +76,7 @@ func OpenS3(rawURL string, access S3Access, getenv func(string) string) (*S3Sour
 	if err != nil {
 		return nil, "", err
 	}
-	creds, err := s3Credentials(access.CredentialsFile, getenv)
+	creds, keyID, err := s3Credentials(access.CredentialsFile, getenv)
 	if err != nil {
 		return nil, "", err
 	}
@@ -80,7 +93,7 @@ func OpenS3(rawURL string, access S3Access, getenv func(string) string) (*S3Sour
 	if err != nil {
 		return nil, "", fmt.Errorf("--backup-s3-endpoint: %w", err)
 	}
-	return &S3Source{client: client, bucket: bucket, where: "s3://" + bucket}, key, nil
+	return &S3Source{client: client, bucket: bucket, where: "s3://" + bucket, keyID: keyID}, key, nil
 }
 
 // s3Endpoint is the host and whether to use TLS of an endpoint URL; empty is AWS S3.
@@ -104,17 +117,17 @@ func s3Endpoint(raw string) (host string, secure bool, err error) {
 // s3Credentials reads the credentials once, so that a missing or unreadable one is an error
 // at start rather than at the first backup. A credentials file is read again when its
 // credentials are needed anew, so that rotating it needs no restart.
-func s3Credentials(file string, getenv func(string) string) (*credentials.Credentials, error) {
+func s3Credentials(file string, getenv func(string) string) (*credentials.Credentials, string, error) {
 	if file == "" {
 		id, secret := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
 		if id == "" || secret == "" {
-			return nil, errors.New("no S3 credentials: give --backup-s3-credentials-file (an AWS shared credentials file) " +
+			return nil, "", errors.New("no S3 credentials: give --backup-s3-credentials-file (an AWS shared credentials file) " +
 				"or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
 		}
-		return credentials.NewStaticV4(id, secret, getenv("AWS_SESSION_TOKEN")), nil
+		return credentials.NewStaticV4(id, secret, getenv("AWS_SESSION_TOKEN")), id, nil
 	}
 	if _, err := os.Stat(file); err != nil {
-		return nil, fmt.Errorf("--backup-s3-credentials-file: %w", err)
+		return nil, "", fmt.Errorf("--backup-s3-credentials-file: %w", err)
 	}
 	profile := getenv("AWS_PROFILE")
 	if profile == "" {
@@ -122,11 +135,42 @@ func s3Credentials(file string, getenv func(string) string) (*credentials.Creden
 	}
 	creds := credentials.NewFileAWSCredentials(file, profile)
 	// The parser's own error may quote a line of the file, which may be the secret.
-	if v, err := creds.GetWithContext(nil); err != nil || v.AccessKeyID == "" || v.SecretAccessKey == "" {
-		return nil, fmt.Errorf("--backup-s3-credentials-file %s: want an AWS shared credentials file whose [%s] section "+
+	v, err := creds.GetWithContext(nil)
+	if err != nil || v.AccessKeyID == "" || v.SecretAccessKey == "" {
+		return nil, "", fmt.Errorf("--backup-s3-credentials-file %s: want an AWS shared credentials file whose [%s] section "+
 			"holds aws_access_key_id and aws_secret_access_key (AWS_PROFILE names another section)", file, profile)
 	}
-	return creds, nil
+	return creds, v.AccessKeyID, nil
+}
+
+// maxQuoted is how much of an S3 error's message a message of ours quotes.
+const maxQuoted = 100
+
+// echoedHeader finds what only a request's signing headers hold: a service that echoes the
+// request in its error would otherwise put the access key id and the signature into the log
+// and the restore's message.
+var echoedHeader = regexp.MustCompile(`(?i)authorization|credential|signature|x-amz-|aws4-hmac`)
+
+// s3Error says what went wrong with op: for an answer of the service, its status, its code
+// and at most a short, escaped part of its message, none of it when it echoes the request's
+// credentials; the answer's body could be anything the service sends.
+func (s *S3Source) s3Error(op string, err error) error {
+	var answer minio.ErrorResponse
+	if !errors.As(err, &answer) || answer.StatusCode == 0 {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return fmt.Errorf("%s: the service answered %d %s: %s", op, answer.StatusCode, s.quoted(answer.Code), s.quoted(answer.Message))
+}
+
+// quoted is text of the service as a message may show it.
+func (s *S3Source) quoted(text string) string {
+	if echoedHeader.MatchString(text) || (s.keyID != "" && strings.Contains(text, s.keyID)) {
+		return "(not shown: it echoes the request's credentials)"
+	}
+	if r := []rune(text); len(r) > maxQuoted {
+		text = string(r[:maxQuoted]) + "…"
+	}
+	return strconv.Quote(text)
 }
 
 // Where is the source's s3://bucket, for messages.
@@ -136,45 +180,99 @@ func (s *S3Source) Where() string { return s.where }
 func (s *S3Source) Upload(ctx context.Context, path, key string) error {
 	_, err := s.client.FPutObject(ctx, s.bucket, key, path, minio.PutObjectOptions{ContentType: "application/octet-stream"})
 	if err != nil {
-		return fmt.Errorf("upload to %s/%s: %w", s.where, key, err)
+		return s.s3Error(fmt.Sprintf("upload to %s/%s", s.where, key), err)
 	}
 	return nil
 }
 
-// Download writes the object key to w.
-func (s *S3Source) Download(ctx context.Context, key string, w io.Writer) (int64, error) {
+// Download writes the object key to w: at most the size the service lists for it (size,
+// from a listing; below 0, asked), so that a service that keeps sending cannot fill the disk.
+func (s *S3Source) Download(ctx context.Context, key string, size int64, w io.Writer) (int64, error) {
+	op := fmt.Sprintf("download %s/%s", s.where, key)
+	if size < 0 {
+		info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+		if err != nil {
+			return 0, s.s3Error(op, err)
+		}
+		size = info.Size
+	}
 	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 	if err != nil {
-		return 0, fmt.Errorf("download %s/%s: %w", s.where, key, err)
+		return 0, s.s3Error(op, err)
 	}
 	defer obj.Close()
-	n, err := io.Copy(w, obj)
+	n, err := io.Copy(w, io.LimitReader(obj, size+1))
 	if err != nil {
-		return n, fmt.Errorf("download %s/%s: %w", s.where, key, err)
+		return n, s.s3Error(op, err)
+	}
+	if n != size {
+		return n, fmt.Errorf("%s: the service sent %s bytes for an object it lists at %d: stopped", op, sent(n, size), size)
 	}
 	return n, nil
 }
 
-// Backups lists the names of the backups directly under prefix (which ends with "/" or is
-// empty), oldest first; other objects there are none of its business.
-func (s *S3Source) Backups(ctx context.Context, prefix string) ([]string, error) {
-	var names []string
-	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix}) {
-		if obj.Err != nil {
-			return nil, fmt.Errorf("list %s/%s: %w", s.where, prefix, obj.Err)
-		}
-		if name := strings.TrimPrefix(obj.Key, prefix); isBackupName(name) {
-			names = append(names, name)
+// sent says how many bytes came: more than the size, once past it.
+func sent(n, size int64) string {
+	if n > size {
+		return "more than " + strconv.FormatInt(size, 10)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// Newest is the newest backup under prefix (ending with "/" or empty) whose time is not
+// after now, with its listed size; its name is "" when there is none.
+func (s *S3Source) Newest(ctx context.Context, prefix string, now time.Time) (name string, size int64, err error) {
+	list, err := s.listBackups(ctx, prefix)
+	for i := len(list) - 1; i >= 0 && err == nil; i-- {
+		if !list[i].At.After(now) {
+			return list[i].Name, list[i].Size, nil
 		}
 	}
-	slices.Sort(names)
-	return names, nil
+	return "", 0, err
+}
+
+// Backups lists the backups directly under prefix (which ends with "/" or is empty),
+// oldest first by the time the service recorded for each (its Last-Modified: the upload
+// of a verified backup), never by the time a name says; other objects there are none of
+// its business.
+func (s *S3Source) Backups(ctx context.Context, prefix string) ([]Backup, error) {
+	list, err := s.listBackups(ctx, prefix)
+	out := make([]Backup, len(list))
+	for i, o := range list {
+		out[i] = o.Backup
+	}
+	return out, err
+}
+
+// s3Backup is a backup listed in S3, with the size the listing gives.
+type s3Backup struct {
+	Backup
+	Size int64
+}
+
+func (s *S3Source) listBackups(ctx context.Context, prefix string) ([]s3Backup, error) {
+	var list []s3Backup
+	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix}) {
+		if obj.Err != nil {
+			return nil, s.s3Error(fmt.Sprintf("list %s/%s", s.where, prefix), obj.Err)
+		}
+		if name := strings.TrimPrefix(obj.Key, prefix); isBackupName(name) {
+			list = append(list, s3Backup{Backup{name, obj.LastModified}, obj.Size})
+		}
+	}
+	slices.SortFunc(list, func(a, b s3Backup) int {
+		if c := a.At.Compare(b.At); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return list, nil
 }
 
 // Remove deletes the object key.
 func (s *S3Source) Remove(ctx context.Context, key string) error {
 	if err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil {
-		return fmt.Errorf("remove %s/%s: %w", s.where, key, err)
+		return s.s3Error(fmt.Sprintf("remove %s/%s", s.where, key), err)
 	}
 	return nil
 }

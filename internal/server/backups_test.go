@@ -38,6 +38,9 @@ func TestBackupThatFailsVerificationRemovesNoGoodOne(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.Close()
+		if err := bolt.StampSnapshot(filepath.Join(dir, name), start.Add(time.Duration(i)*6*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
 		good = append(good, name)
 	}
 	b := &backups{dir: dir, keep: 3, every: 6 * time.Hour, log: slog.New(slog.DiscardHandler),
@@ -52,7 +55,7 @@ func TestBackupThatFailsVerificationRemovesNoGoodOne(t *testing.T) {
 	if _, kept := b.once(context.Background(), clock); kept {
 		t.Fatal("a backup that is not a database was taken as good")
 	}
-	if got, _ := BackupsIn(dir); !slices.Equal(got, good) {
+	if got := names(t, dir, clock); !slices.Equal(got, good) {
 		t.Errorf("after a failed backup the directory holds %v, want %v", got, good)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != len(good) {
@@ -69,12 +72,26 @@ func TestBackupThatFailsVerificationRemovesNoGoodOne(t *testing.T) {
 		t.Fatalf("a good backup failed: %+v", b.problems())
 	}
 	want := append(slices.Clone(good[1:]), BackupName(at))
-	if got, _ := BackupsIn(dir); !slices.Equal(got, want) {
+	if got := names(t, dir, clock); !slices.Equal(got, want) {
 		t.Errorf("after a good backup the directory holds %v, want %v", got, want)
 	}
 	if p := b.problems(); len(p) != 0 {
 		t.Errorf("problems %+v after a good backup", p)
 	}
+}
+
+// names lists the backups of dir as the scheduler does at now.
+func names(t *testing.T, dir string, now time.Time) []string {
+	t.Helper()
+	list, _, err := ListBackups(dir, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, b := range list {
+		out = append(out, b.Name)
+	}
+	return out
 }
 
 // memOffSite is an S3 in memory, which refuses every upload while down.
@@ -96,15 +113,14 @@ func (o *memOffSite) Upload(_ context.Context, _, key string) error {
 	return nil
 }
 
-func (o *memOffSite) Backups(_ context.Context, prefix string) ([]string, error) {
+func (o *memOffSite) Backups(_ context.Context, prefix string) ([]Backup, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var names []string
-	for _, k := range o.objects {
-		names = append(names, strings.TrimPrefix(k, prefix))
+	var list []Backup
+	for i, k := range o.objects { // uploaded in order, a second apart
+		list = append(list, Backup{strings.TrimPrefix(k, prefix), time.Now().Add(time.Duration(i-len(o.objects)) * time.Second)})
 	}
-	slices.Sort(names)
-	return names, nil
+	return list, nil
 }
 
 func (o *memOffSite) Remove(context.Context, string) error { return nil }
@@ -149,16 +165,20 @@ func TestOffSiteFailureRetriesTheCopyNotTheBackup(t *testing.T) {
 // directory whose copy a stop cut short is copied without waiting for the next one.
 func TestStartCopiesTheNewestBackupMissingOffSite(t *testing.T) {
 	dir := t.TempDir()
-	older, newest := BackupName(time.Now().Add(-2*time.Hour)), BackupName(time.Now().Add(-time.Hour))
-	for _, name := range []string{older, newest} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte("a verified backup"), 0o600); err != nil {
+	olderAt, newestAt := time.Now().Add(-2*time.Hour), time.Now().Add(-time.Hour)
+	older, newest := BackupName(olderAt), BackupName(newestAt)
+	for _, b := range []Backup{{older, olderAt}, {newest, newestAt}} {
+		if err := os.WriteFile(filepath.Join(dir, b.Name), []byte("a verified backup from before the recorded time"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(filepath.Join(dir, b.Name), b.At, b.At); err != nil {
 			t.Fatal(err)
 		}
 	}
 	off := &memOffSite{objects: []string{"nightly/" + older}}
 	b := &backups{dir: dir, keep: 3, every: 6 * time.Hour, retry: time.Hour, now: time.Now,
 		off: off, offPrefix: "nightly/", log: slog.New(slog.DiscardHandler), metrics: api.NewMetrics(nil).Backups("dir", "s3"),
-		targets: []*backupTarget{{label: "dir", where: dir, lastGood: backupTime(newest)}, {label: "s3", where: "s3://bucket/nightly/"}}}
+		targets: []*backupTarget{{label: "dir", where: dir, lastGood: newestAt}, {label: "s3", where: "s3://bucket/nightly/"}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	b.run(ctx)
@@ -171,14 +191,14 @@ func TestStartCopiesTheNewestBackupMissingOffSite(t *testing.T) {
 	b.mu.Lock()
 	last := b.targets[1].lastGood
 	b.mu.Unlock()
-	if !last.Equal(backupTime(newest)) {
-		t.Errorf("off site, the newest good backup is of %v, want %v", last, backupTime(newest))
+	if !last.Equal(newestAt) {
+		t.Errorf("off site, the newest good backup is of %v, want %v", last, newestAt)
 	}
 }
 
 func TestBackupNamesSortAsTimes(t *testing.T) {
 	a, b := time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC), time.Date(2026, 1, 2, 3, 4, 5, 7e6, time.UTC)
-	if !isBackupName(BackupName(a)) || BackupName(a) >= BackupName(b) || !backupTime(BackupName(a)).Equal(a) {
+	if !isBackupName(BackupName(a)) || BackupName(a) >= BackupName(b) {
 		t.Errorf("%s, %s: names that do not sort or parse as their times", BackupName(a), BackupName(b))
 	}
 	for _, name := range []string{"payouts.db", "payouts-20260102T030405Z.db", ".payouts-20260102T030405.006Z.db.partial"} {
