@@ -116,7 +116,7 @@ func (c *Command) run(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	if c.ReadsStore {
-		if err := existingStore(fs); err != nil {
+		if err := existingStore(ctx, fs); err != nil {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
 	}
@@ -124,11 +124,17 @@ func (c *Command) run(ctx context.Context, env Env, args []string) error {
 }
 
 // existingStore refuses a --data directory without a database (missing, or 0 bytes: never a
-// database bbolt wrote) when no --database names PostgreSQL instead. It only looks: it
-// creates nothing.
-func existingStore(fs *flag.FlagSet) error {
+// database bbolt wrote), or with --database a PostgreSQL database without the store's
+// tables. It only looks: it creates nothing.
+func existingStore(ctx context.Context, fs *flag.FlagSet) error {
 	for _, name := range []string{"database", "database-url"} {
 		if f := fs.Lookup(name); f != nil && f.Value.String() != "" {
+			if !server.IsPostgresURL(f.Value.String()) {
+				return nil // the command says what --database must be
+			}
+			if err := server.StoreExists(ctx, f.Value.String()); err != nil {
+				return fmt.Errorf("--%s %s: %w", name, server.RedactURL(f.Value.String()), err)
+			}
 			return nil
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"payouts/internal/cli"
+	"payouts/store/postgres"
+	"payouts/store/postgres/pgtest"
 )
 
 // A command line the binary cannot run exits 2 with one short line (no
@@ -347,5 +350,35 @@ func TestCLICommandsThatReadAStoreRefuseAMissingOne(t *testing.T) {
 	}
 	if n < 4 {
 		t.Errorf("only %d commands read a store", n)
+	}
+}
+
+// On PostgreSQL the same: a database without the store's tables (a mistyped name that
+// exists, or a new one) is refused by every command that reads a store, and stays empty:
+// it is not migrated into a store to be read as an empty one.
+func TestCLICommandsThatReadAStoreRefuseAnEmptyDatabase(t *testing.T) {
+	database := pgtest.Database(t)
+	n := 0
+	for _, c := range cli.Commands() {
+		fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
+		c.Flags(fs)
+		if !c.ReadsStore || fs.Lookup("database") == nil {
+			continue
+		}
+		n++
+		args := append(strings.Fields(c.Name), "--database", database, "--data", filepath.Join(t.TempDir(), "none"))
+		for _, f := range c.Required {
+			args = append(args, "--"+f, "given")
+		}
+		out, err := runCLI(t, nil, args...)
+		if cli.ExitCode(err) != 1 || !strings.Contains(err.Error(), "holds no store") {
+			t.Errorf("%v: exit %d, %v\n%s", args, cli.ExitCode(err), err, out)
+		}
+		if err := postgres.CheckExists(context.Background(), database); err == nil {
+			t.Fatalf("%v made the store's tables in the empty database", args)
+		}
+	}
+	if n < 4 {
+		t.Errorf("only %d commands read a store on PostgreSQL", n)
 	}
 }

@@ -137,6 +137,12 @@ func OpenEngine(ctx context.Context, where string) (rules.Storage, error) {
 	return bolt.Open(filepath.Join(where, DatabaseFile), bolt.Options{})
 }
 
+// StoreExists refuses a PostgreSQL database that holds no store, without changing it (Open
+// would make one).
+func StoreExists(ctx context.Context, url string) error {
+	return postgres.CheckExists(ctx, url)
+}
+
 // SealMerchantSecret seals a merchant's API secret, bound to its id.
 func SealMerchantSecret(s *store.Sealer) func([]byte, string) []byte {
 	return func(plain []byte, id string) []byte { return s.Seal(plain, []byte("merchant-secret:"+id)) }
