@@ -48,6 +48,11 @@ func restoreFlags(fs *flag.FlagSet) Runner {
 		if len(args) != 1 {
 			return usageErrorf("restore: give one backup: a file, a backup directory or s3://bucket/prefix/NAME (payouts help restore)")
 		}
+		if strings.HasPrefix(args[0], "s3://") {
+			if _, _, err := server.ParseS3URL(args[0]); err != nil {
+				return usageErrorf("restore: %v", err) // before --data is made
+			}
+		}
 		if err := restorable(*data); err != nil {
 			return fmt.Errorf("restore: %w", err)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"payouts/internal/cli"
 	"payouts/internal/server"
 	"payouts/rules"
 	"payouts/store/bolt"
@@ -644,9 +645,13 @@ func TestS3URLCredentialsDownloadBoundAndErrorsQuoteNoSecret(t *testing.T) {
 		if !strings.Contains(msg, "no credentials in the s3:// URL") || strings.Contains(msg, "hunter2") || strings.Contains(msg, "AKIDEXAMPLE") {
 			t.Errorf("serve: %q", msg)
 		}
-		out, err := runCLI(t, s3Env, "restore", "--data", filepath.Join(t.TempDir(), "data"), "s3://AKIDEXAMPLE:hunter2@bucket/nightly/")
-		if err == nil || strings.Contains(out+err.Error(), "hunter2") || !strings.Contains(err.Error(), "no credentials") {
+		dir := filepath.Join(t.TempDir(), "data")
+		out, err := runCLI(t, s3Env, "restore", "--data", dir, "s3://AKIDEXAMPLE:hunter2@bucket/nightly/")
+		if cli.ExitCode(err) != 2 || strings.Contains(out+err.Error(), "hunter2") || !strings.Contains(err.Error(), "no credentials") {
 			t.Errorf("restore: %v\n%s", err, out)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("a refused restore made %s: %v", dir, err)
 		}
 	})
 
