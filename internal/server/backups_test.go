@@ -207,3 +207,15 @@ func TestBackupNamesSortAsTimes(t *testing.T) {
 		}
 	}
 }
+
+// A good backup's time is never after now in what the metric and the dashboard are given,
+// whatever time it was recorded with.
+func TestBackupSuccessIsNeverInTheFuture(t *testing.T) {
+	now := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	b := &backups{now: func() time.Time { return now }, log: slog.New(slog.DiscardHandler),
+		metrics: api.NewMetrics(nil).Backups("dir"), targets: []*backupTarget{{label: "dir"}}}
+	b.succeeded(b.targets[0], time.Date(2099, 12, 31, 0, 0, 0, 0, time.UTC))
+	if got := b.lastGood(); !got.Equal(now) {
+		t.Errorf("last good backup at %v, want at most now (%v)", got, now)
+	}
+}
