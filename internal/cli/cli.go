@@ -123,6 +123,9 @@ func (c *Command) run(ctx context.Context, env Env, args []string) error {
 	return runner(ctx, env, rest)
 }
 
+// readsStoreNote is what help and the reference say of a command that reads a store.
+const readsStoreNote = "It works on an existing store: a --data without a database (or a --database without the store's tables) is refused, and nothing is created."
+
 // existingStore refuses a --data directory without a database (missing, or 0 bytes: never a
 // database bbolt wrote), or with --database a PostgreSQL database without the store's
 // tables. It only looks: it creates nothing.
@@ -213,6 +216,9 @@ func (c *Command) help(w io.Writer) {
 	fmt.Fprintf(w, "usage: %s\n\n%s\n", c.usageLine(), upperFirst(c.Short))
 	if c.Long != "" {
 		fmt.Fprintf(w, "\n%s\n", c.Long)
+	}
+	if c.ReadsStore {
+		fmt.Fprintf(w, "\n%s\n", readsStoreNote)
 	}
 	if hasFlags(c) {
 		fmt.Fprintf(w, "\nflags (each also PAYOUTS_<FLAG>, upper case, - as _):\n")

@@ -25,6 +25,9 @@ func Reference(w io.Writer) {
 		if c.Long != "" {
 			fmt.Fprintf(w, "\n%s\n", c.Long)
 		}
+		if c.ReadsStore {
+			fmt.Fprintf(w, "\n%s\n", readsStoreNote)
+		}
 		fs := flagSet(c)
 		n := 0
 		fs.VisitAll(func(*flag.Flag) { n++ })
