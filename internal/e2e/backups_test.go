@@ -572,8 +572,14 @@ func TestBackupsGoByTheirRecordedTimeNeverTheirName(t *testing.T) {
 		}
 		return made != ""
 	})
-	v, ok := s.metricValue(t, `payouts_backup_last_success_timestamp_seconds{target="dir"}`)
-	if !ok || v < float64(began.Unix()) || v > float64(time.Now().Unix()+1) {
+	// The file is named before the success is recorded: wait for the metric too.
+	var v float64
+	var ok bool
+	eventually(t, 20*time.Second, "no success in the metric", func() bool {
+		v, ok = s.metricValue(t, `payouts_backup_last_success_timestamp_seconds{target="dir"}`)
+		return ok && v > 0
+	})
+	if v < float64(began.Unix()) || v > float64(time.Now().Unix()+1) {
 		t.Errorf("last success %v (%v), want the backup made now (%d), never in the future", v, ok, began.Unix())
 	}
 	if st, err := os.Stat(backupDir); err != nil || st.Mode().Perm() != 0o700 {
