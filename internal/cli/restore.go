@@ -219,7 +219,7 @@ func backupKeys(ctx context.Context, backup, dir string) ([][2]string, error) {
 			out = append(out, [2]string{k.file, "present, the backup's"})
 		}
 	}
-	nk, err := notificationKeyOf(db, dir)
+	nk, err := notificationKeyOf(ctx, db, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -238,8 +238,8 @@ func backupKeys(ctx context.Context, backup, dir string) ([][2]string, error) {
 // notificationKeyOf says whether dir holds the notification key of the backup: a key there
 // whose fingerprint is not the one the backup recorded is an error, as for the sealing keys
 // (the server would refuse it: merchants verify with the recorded key's certificate).
-func notificationKeyOf(db *bolt.DB, dir string) (string, error) {
-	fp, err := db.KeyFingerprint("notification")
+func notificationKeyOf(ctx context.Context, db *bolt.DB, dir string) (string, error) {
+	fp, err := db.KeyFingerprint(ctx, "notification")
 	if err != nil {
 		return "", err
 	}
