@@ -74,16 +74,6 @@ func backupsIn(t *testing.T, dir string) []string {
 	return names
 }
 
-// eventually polls cond every 50 ms until it holds, or fails the test after within.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(within); !cond(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", within, what)
-		}
-	}
-}
-
 // storeContents is what a stopped server's store holds that a restore must give back:
 // every merchant, payout, balance and ledger entry, as JSON.
 func storeContents(t *testing.T, dir string) string {

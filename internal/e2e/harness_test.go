@@ -89,32 +89,30 @@ func startServerWith(t testing.TB, dir string, opts server.Options, args ...stri
 		"--no-demo", "--log-format", "json", "--sandbox-delay", "200ms", "--sandbox-batch-delay", "500ms"}, args...)
 	all = append(all, engineArgs(t, dir, args)...)
 	go func() { s.done <- cli.Run(ctx, all, cli.Env{Stdout: s.Stdout, Stderr: s.Stderr, Options: opts}) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if m := listenLine.FindStringSubmatch(s.Stdout.String()); m != nil {
-			s.URL = m[1]
-			break
-		}
+	started := time.Now()
+	listening := poll(10*time.Second, func() bool {
 		select {
 		case err := <-s.done:
 			t.Fatalf("server exited: %v\n%s", err, s.Stderr.String())
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-	}
-	if s.URL == "" {
+		if m := listenLine.FindStringSubmatch(s.Stdout.String()); m != nil {
+			s.URL = m[1]
+		}
+		return s.URL != ""
+	})
+	if !listening {
 		t.Fatalf("server did not start:\n%s\n%s", s.Stdout.String(), s.Stderr.String())
 	}
 	contract.own(s.URL, t) // every answer is checked against the served document (contract_test.go)
-	for time.Now().Before(deadline) {
+	poll(10*time.Second-time.Since(started), func() bool {
 		resp, err := http.Get(s.URL + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
+		if err != nil {
+			return false
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
 	// After the test: stop the server and check the ledger invariant of everything it
 	// stored (rules.Storage.CheckAllLedgers), so that every lifecycle test also tests the ledger.
 	t.Cleanup(func() {
@@ -390,21 +388,45 @@ func decodeProblem(t testing.TB, raw []byte) problemAnswer {
 // waitStage polls GET /payouts/{id} until the payout reaches stage (or fails the test).
 func (c *merchantClient) waitStage(t testing.TB, id int64, stage string, within time.Duration) payoutAnswer {
 	t.Helper()
-	deadline := time.Now().Add(within)
 	var last payoutAnswer
-	for time.Now().Before(deadline) {
+	if poll(within, func() bool {
 		code, _, raw := c.do(t, "GET", "payouts/"+strconv.FormatInt(id, 10), nil, "")
 		if code != 200 {
 			t.Fatalf("GET payout %d: %d %s", id, code, raw)
 		}
 		last = decodePayout(t, raw)
-		if last.Output.Stage == stage {
-			return last
-		}
-		time.Sleep(50 * time.Millisecond)
+		return last.Output.Stage == stage
+	}) {
+		return last
 	}
 	t.Fatalf("payout %d did not reach %s within %v: last %s/%s", id, stage, within, last.Output.Stage, last.Output.Status)
 	return last
+}
+
+// pollEvery is how long a wait pauses between two looks at what it waits for.
+const pollEvery = 20 * time.Millisecond
+
+// poll calls cond until it holds (true) or within has passed (false). Every wait of these
+// tests for the service polls what it awaits through here, or moves the sandbox clock:
+// a fixed sleep is either too short on a loaded machine or too long on a quiet one.
+func poll(within time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(pollEvery)
+	}
+	return true
+}
+
+// eventually polls cond until it holds, or fails the test after within saying what did
+// not happen.
+func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if !poll(within, cond) {
+		t.Fatalf("after %s: %s", within, what)
+	}
 }
 
 // Sample requests, valid for the all-on merchant.

@@ -64,17 +64,11 @@ func (s *testServer) sandboxMails(t testing.TB, query string) []mailAnswer {
 // waitMails polls the sandbox mailbox until query lists n mails.
 func (s *testServer) waitMails(t testing.TB, query string, n int, within time.Duration) []mailAnswer {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		got := s.sandboxMails(t, query)
-		if len(got) >= n || time.Now().After(deadline) {
-			if len(got) < n {
-				t.Fatalf("mailbox %s: %d mails after %v, want %d", query, len(got), within, n)
-			}
-			return got
-		}
-		time.Sleep(50 * time.Millisecond)
+	var got []mailAnswer
+	if !poll(within, func() bool { got = s.sandboxMails(t, query); return len(got) >= n }) {
+		t.Fatalf("mailbox %s: %d mails after %v, want %d", query, len(got), within, n)
 	}
+	return got
 }
 
 // metric reads one series of /metrics ("name{label=\"v\"}"); 0 when absent.
@@ -97,25 +91,15 @@ func (s *testServer) metric(t testing.TB, series string) float64 {
 
 func (s *testServer) waitMetric(t testing.TB, series string, atLeast float64, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if s.metric(t, series) >= atLeast {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !poll(within, func() bool { return s.metric(t, series) >= atLeast }) {
+		t.Fatalf("%s did not reach %v within %v", series, atLeast, within)
 	}
-	t.Fatalf("%s did not reach %v within %v", series, atLeast, within)
 }
 
+// waitFor is eventually, what first.
 func waitFor(t testing.TB, what string, within time.Duration, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, within)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually(t, within, what, ok)
 }
 
 // freeAddr is a 127.0.0.1 address nothing listens on (yet), not given to another of this
