@@ -71,17 +71,16 @@ func batchItems(prefix string, n int) []any {
 // waitBatch polls GET …/batches/{id} until done says so.
 func (c *merchantClient) waitBatch(t testing.TB, id int64, within time.Duration, done func(batchAnswer) bool) batchAnswer {
 	t.Helper()
-	deadline := time.Now().Add(within)
 	var last batchAnswer
-	for time.Now().Before(deadline) {
+	if poll(within, func() bool {
 		code, _, raw := c.do(t, "GET", "batches/"+strconv.FormatInt(id, 10), nil, "")
 		if code != 200 {
 			t.Fatalf("GET batch %d: %d %s", id, code, raw)
 		}
-		if last = decodeBatch(t, raw); done(last) {
-			return last
-		}
-		time.Sleep(50 * time.Millisecond)
+		last = decodeBatch(t, raw)
+		return done(last)
+	}) {
+		return last
 	}
 	t.Fatalf("batch %d not done within %v: %+v", id, within, last)
 	return last
@@ -336,8 +335,7 @@ func TestBatchKilledDuringCreationCreatesEveryItemOnce(t *testing.T) {
 		t.Fatalf("approve: %d %s", code, raw)
 	}
 	var seen int
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	poll(20*time.Second, func() bool {
 		code, _, raw := c.do(t, "GET", "batches/"+strconv.FormatInt(b.ID, 10)+"/items", nil, "status=NOT_CREATED&limit=1")
 		if code != 200 {
 			t.Fatalf("items: %d %s", code, raw)
@@ -346,10 +344,9 @@ func TestBatchKilledDuringCreationCreatesEveryItemOnce(t *testing.T) {
 		json.Unmarshal(raw, &page)
 		if len(page.Items) == 1 && page.Items[0].Item > 1 {
 			seen = page.Items[0].Item
-			break
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return seen != 0
+	})
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

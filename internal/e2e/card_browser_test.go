@@ -161,9 +161,9 @@ type shopMessage struct {
 // are retried.
 func waitMessage(t *testing.T, ctx context.Context, topic, orderID string, within time.Duration) shopMessage {
 	t.Helper()
-	deadline := time.Now().Add(within)
 	var last string
-	for time.Now().Before(deadline) {
+	var got *shopMessage
+	if poll(within, func() bool {
 		ectx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		raw, err := chromedp.Run(ectx, chromedp.Evaluate[string](`JSON.stringify(window.__msgs || [])`))
 		cancel()
@@ -173,11 +173,14 @@ func waitMessage(t *testing.T, ctx context.Context, topic, orderID string, withi
 			json.Unmarshal([]byte(raw), &msgs)
 			for _, m := range msgs {
 				if m.Topic == topic && m.Data.OrderID == orderID {
-					return m
+					got = &m
+					break
 				}
 			}
 		}
-		time.Sleep(150 * time.Millisecond)
+		return got != nil
+	}) {
+		return *got
 	}
 	t.Fatalf("the shop page got no %s for %s within %v; messages: %s", topic, orderID, within, last)
 	return shopMessage{}

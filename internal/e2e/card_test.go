@@ -144,9 +144,8 @@ type cardStatus struct {
 func waitCardStatus(t testing.TB, formURL string, within time.Duration) cardStatus {
 	t.Helper()
 	u := strings.Replace(formURL, "/card?", "/card/status?", 1)
-	deadline := time.Now().Add(within)
 	var last cardStatus
-	for time.Now().Before(deadline) {
+	if poll(within, func() bool {
 		resp, err := http.Get(u)
 		if err != nil {
 			t.Fatalf("status: %v", err)
@@ -154,10 +153,9 @@ func waitCardStatus(t testing.TB, formURL string, within time.Duration) cardStat
 		last = cardStatus{}
 		json.NewDecoder(resp.Body).Decode(&last)
 		resp.Body.Close()
-		if last.Final {
-			return last
-		}
-		time.Sleep(50 * time.Millisecond)
+		return last.Final
+	}) {
+		return last
 	}
 	t.Fatalf("status not final within %v: %+v", within, last)
 	return last

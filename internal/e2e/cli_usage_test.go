@@ -211,10 +211,7 @@ func startDemo(t *testing.T, dir string) demoRun {
 	go func() {
 		done <- runMain(ctx, []string{"--addr", "127.0.0.1:0", "--data", dir, "--log-level", "warn", "--unsafe-no-fsync"}, out, &syncBuffer{})
 	}()
-	deadline := time.Now().Add(15 * time.Second)
-	for !listenLine.MatchString(out.String()) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll(15*time.Second, func() bool { return listenLine.MatchString(out.String()) })
 	m := listenLine.FindStringSubmatch(out.String())
 	if m == nil {
 		cancel()

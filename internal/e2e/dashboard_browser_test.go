@@ -76,9 +76,8 @@ func textOf(ctx context.Context, sel string) (string, error) {
 // waitPageText reloads url until its body's text contains want.
 func waitPageText(t *testing.T, ctx context.Context, url, sel, want string, within time.Duration) string {
 	t.Helper()
-	deadline := time.Now().Add(within)
 	var last string
-	for time.Now().Before(deadline) {
+	if poll(within, func() bool {
 		if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS("body"))); err != nil {
 			t.Fatalf("open %s: %v", url, err)
 		}
@@ -87,10 +86,9 @@ func waitPageText(t *testing.T, ctx context.Context, url, sel, want string, with
 			t.Fatal(err)
 		}
 		last = s
-		if strings.Contains(s, want) {
-			return s
-		}
-		time.Sleep(300 * time.Millisecond)
+		return strings.Contains(s, want)
+	}) {
+		return last
 	}
 	t.Fatalf("%s: %q never showed %q; last:\n%s", url, sel, want, last)
 	return ""

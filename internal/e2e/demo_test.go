@@ -25,10 +25,7 @@ func TestDemoSnippetWorksWhenPasted(t *testing.T) {
 		done <- runMain(ctx, []string{"--addr", "127.0.0.1:0", "--data", dir, "--log-level", "warn"}, out, &syncBuffer{})
 	}()
 	defer func() { cancel(); <-done }()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "listening on") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll(10*time.Second, func() bool { return strings.Contains(out.String(), "listening on") })
 	snippet := regexp.MustCompile(`(?s)\nMID=.*?\ncurl [^\n]*\n`).FindString(out.String())
 	if snippet == "" {
 		t.Fatalf("no snippet in:\n%s", out.String())

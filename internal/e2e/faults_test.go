@@ -477,9 +477,7 @@ func TestForeignSharedKeyIsRefusedOnPostgres(t *testing.T) {
 		done <- runMain(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--admin-token", "test-admin-token-0123456789",
 			"--no-demo", "--log-format", "json"}, args(keys1, keys1)...), &stdout, &stderr)
 	}()
-	for i := 0; i < 200 && !strings.Contains(stdout.String(), "listening on"); i++ {
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll(10*time.Second, func() bool { return strings.Contains(stdout.String(), "listening on") })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("first instance: %v\n%s", err, stderr.String())
@@ -665,11 +663,7 @@ func TestWriterWatchdogAndBoundedDrain(t *testing.T) {
 	}()
 	var code int
 	var body string
-	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(200 * time.Millisecond) {
-		if code, body = readyz(t, s); code == 503 {
-			break
-		}
-	}
+	poll(10*time.Second, func() bool { code, body = readyz(t, s); return code == 503 })
 	if code != 503 || !strings.Contains(body, "has not committed for") {
 		t.Errorf("a stalled writer: /readyz %d %q, want 503 saying so", code, body)
 	}

@@ -141,14 +141,13 @@ func servedSerial(port int, name string, roots *x509.CertPool) (string, error) {
 // not (the ones served before), and returns its serial.
 func waitSerial(t *testing.T, port int, name string, roots *x509.CertPool, within time.Duration, not ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(within)
 	var last string
 	var err error
-	for time.Now().Before(deadline) {
-		if last, err = servedSerial(port, name, roots); err == nil && !slices.Contains(not, last) {
-			return last
-		}
-		time.Sleep(100 * time.Millisecond)
+	if poll(within, func() bool {
+		last, err = servedSerial(port, name, roots)
+		return err == nil && !slices.Contains(not, last)
+	}) {
+		return last
 	}
 	t.Fatalf("%s on port %d: no new certificate within %v (last %q, %v)", name, port, within, last, err)
 	return ""

@@ -294,12 +294,8 @@ func createAcross(t *testing.T, clients []*merchantClient, prefix string, n int)
 
 func waitNotified(t *testing.T, r *receiver, want int, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if n, _ := r.notified(); n >= want {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	if poll(within, func() bool { n, _ := r.notified(); return n >= want }) {
+		return
 	}
 	n, _ := r.notified()
 	t.Fatalf("%d payouts notified within %v, want %d", n, within, want)
@@ -319,17 +315,15 @@ func waitClaims(t *testing.T, url, instance string, within time.Duration) {
 		return
 	}
 	defer c.Close(context.Background())
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
+	if poll(within, func() bool {
 		var n int
-		if err := c.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE lease_owner = $1`, instance).Scan(&n); err != nil {
+		err = c.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE lease_owner = $1`, instance).Scan(&n)
+		return err != nil || n > 0
+	}) {
+		if err != nil {
 			t.Error(err)
-			return
 		}
-		if n > 0 {
-			return
-		}
-		time.Sleep(2 * time.Millisecond)
+		return
 	}
 	t.Errorf("instance %s claimed no event within %v", instance, within)
 }

@@ -190,16 +190,15 @@ func TestDatabaseOutageAnswers503(t *testing.T) {
 	// The database back: the same client's requests succeed again, and the payout created
 	// before the outage reads as it was.
 	proxy.restore()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		code, _, raw := create(9999)
-		if code == 201 {
-			break
-		}
-		if code != 503 || time.Now().After(deadline) {
+	var code int
+	var raw []byte
+	if !poll(15*time.Second, func() bool {
+		if code, _, raw = create(9999); code != 201 && code != 503 {
 			t.Fatalf("after the outage: %d %s", code, raw)
 		}
-		time.Sleep(200 * time.Millisecond)
+		return code == 201
+	}) {
+		t.Fatalf("after the outage: %d %s", code, raw)
 	}
 	if code, _, raw := m.do(t, "GET", "payouts/1", nil, ""); code != 200 {
 		t.Errorf("the payout of before the outage: %d %s", code, raw)

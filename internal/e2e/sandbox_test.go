@@ -30,14 +30,13 @@ func perAccountRequest(orderID, account string) map[string]any {
 // waitStatus polls GET /payouts/{id} until the payout has status.
 func (c *merchantClient) waitStatus(t testing.TB, id int64, status string, within time.Duration) payoutAnswer {
 	t.Helper()
-	deadline := time.Now().Add(within)
 	var last payoutAnswer
-	for time.Now().Before(deadline) {
+	if poll(within, func() bool {
 		_, _, raw := c.do(t, "GET", "payouts/"+itoa(id), nil, "")
-		if last = decodePayout(t, raw); last.Output.Status == status {
-			return last
-		}
-		time.Sleep(20 * time.Millisecond)
+		last = decodePayout(t, raw)
+		return last.Output.Status == status
+	}) {
+		return last
 	}
 	t.Fatalf("payout %d did not reach %s within %v: %s/%s", id, status, within, last.Output.Stage, last.Output.Status)
 	return last
