@@ -285,7 +285,7 @@ func TestDeliveryChaosFailFirstAndDuplicatesSeenAtTheReceiver(t *testing.T) {
 		acc, _, _, _ := hook.snapshot()
 		return len(acc[id]) >= 4
 	})
-	time.Sleep(500 * time.Millisecond)
+	s.waitOutboxEmpty(t, 10*time.Second)
 	acc, _, badSigs, _ := hook.snapshot()
 	if len(acc[id]) != 4 || badSigs != 0 {
 		t.Errorf("the receiver got %s %d times (%d bad signatures), want 4 verified", id, len(acc[id]), badSigs)
@@ -313,7 +313,7 @@ func TestDeliveryChaosFailFirstAndDuplicatesSeenAtTheReceiver(t *testing.T) {
 	c.waitStage(t, po2.Payout.ID, "SUCCESS", 10*time.Second)
 	id2 := fmt.Sprintf("merchant.notification.%d.PROCESSED", po2.Payout.ID)
 	waitFor(t, "the calm delivery", 10*time.Second, func() bool { acc, _, _, _ := hook.snapshot(); return len(acc[id2]) > 0 })
-	time.Sleep(time.Second)
+	s.waitOutboxEmpty(t, 10*time.Second)
 	if acc, _, _, _ := hook.snapshot(); len(acc[id2]) != 1 {
 		t.Errorf("after DELETE: %d deliveries, want 1", len(acc[id2]))
 	}

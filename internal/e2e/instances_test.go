@@ -54,7 +54,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	id, _ := strconv.ParseInt(body.Payout.ID, 10, 64)
 	ev := req.Header.Get("Idempotency-Key")
-	time.Sleep(time.Duration(r.delay.Load()))
+	time.Sleep(time.Duration(r.delay.Load())) // on purpose: a slow answer holds the delivery in flight
 	r.mu.Lock()
 	r.byEvent[ev]++
 	if r.byPayout[id] == nil {
@@ -161,7 +161,7 @@ func TestTwoInstancesOnOnePostgreSQL(t *testing.T) {
 			clients[i%2].waitStage(t, id, "SUCCESS", 60*time.Second)
 		}
 		waitNotified(t, rcv, 201, 30*time.Second) // and the first subtest's payout
-		time.Sleep(time.Second)                   // a duplicate would come now
+		a.waitOutboxEmpty(t, 30*time.Second)      // both instances' deliveries made: no duplicate can come
 		if n, most := rcv.notified(); n != 201 || most != 1 {
 			t.Fatalf("%d payouts notified (want 201), an event delivered up to %d times (want 1)", n, most)
 		}

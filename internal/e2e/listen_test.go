@@ -51,6 +51,15 @@ func TestListenForwardsSignedEventsAcrossAServerRestart(t *testing.T) {
 	waitFor(t, "listen connected", 10*time.Second, func() bool { return strings.Count(out.String(), "ready:") == 1 })
 
 	forwarded := func(id string) int { acc, _, _, _ := hook.snapshot(); return len(acc[id]) }
+	// allForwarded waits until the server has delivered every event to the inbox and listen
+	// has printed a line for each delivery there: what the local app got is then final.
+	allForwarded := func() {
+		t.Helper()
+		s.waitOutboxEmpty(t, 10*time.Second)
+		eventually(t, 10*time.Second, "listen forwards every delivery of the inbox", func() bool {
+			return strings.Count(out.String(), "  → ") == len(c.inbox(t).Items)
+		})
+	}
 	p1 := c.create(t, perBankRequest("LISTEN-1"))
 	id1 := fmt.Sprintf("merchant.notification.%d.PROCESSED", p1.Payout.ID)
 	waitFor(t, "the first event forwarded", 15*time.Second, func() bool { return forwarded(id1) == 1 })
@@ -62,7 +71,7 @@ func TestListenForwardsSignedEventsAcrossAServerRestart(t *testing.T) {
 	p2 := c.create(t, perBankRequest("LISTEN-2")) // perhaps logged before listen is back
 	id2 := fmt.Sprintf("merchant.notification.%d.PROCESSED", p2.Payout.ID)
 	waitFor(t, "the second event forwarded after the restart", 30*time.Second, func() bool { return forwarded(id2) == 1 })
-	time.Sleep(500 * time.Millisecond)
+	allForwarded()
 
 	acc, _, badSigs, requests := hook.snapshot()
 	if badSigs != 0 || len(acc[id1]) != 1 || len(acc[id2]) != 1 || requests != 2 {
@@ -93,7 +102,7 @@ func TestListenForwardsSignedEventsAcrossAServerRestart(t *testing.T) {
 	p3 := c.create(t, perBankRequest("LISTEN-3"))
 	id3 := fmt.Sprintf("merchant.notification.%d.PROCESSED", p3.Payout.ID)
 	waitFor(t, "three deliveries of the chaotic event", 30*time.Second, func() bool { return forwarded(id3) == 3 })
-	time.Sleep(500 * time.Millisecond)
+	allForwarded()
 	if acc, _, badSigs, _ := hook.snapshot(); len(acc[id3]) != 3 || badSigs != 0 {
 		t.Errorf("chaos through listen: %d deliveries, %d bad signatures; want 3 verified", len(acc[id3]), badSigs)
 	}

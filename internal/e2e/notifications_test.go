@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,6 +95,14 @@ func (s *testServer) waitMetric(t testing.TB, series string, atLeast float64, wi
 	if !poll(within, func() bool { return s.metric(t, series) >= atLeast }) {
 		t.Fatalf("%s did not reach %v within %v", series, atLeast, within)
 	}
+}
+
+// waitOutboxEmpty waits until no event waits in the outbox. An event leaves it once
+// delivered, after any duplicate of it the delivery chaos sends: then a count of what a
+// receiver got is final, and no duplicate can come later.
+func (s *testServer) waitOutboxEmpty(t *testing.T, within time.Duration) {
+	t.Helper()
+	eventually(t, within, "the outbox empties", func() bool { return s.mustMetric(t, "payouts_outbox_depth") == 0 })
 }
 
 // waitFor is eventually, what first.
@@ -203,7 +212,7 @@ func TestMailRetriedWhileSMTPDownArrivesOnceTheServerIsBack(t *testing.T) {
 
 	smtp := smtptest.Start(t, addr)
 	waitFor(t, "the email after the SMTP server came back", 20*time.Second, func() bool { return len(smtp.Messages()) >= 1 })
-	time.Sleep(2 * time.Second) // room for a duplicate to show up
+	s.waitOutboxEmpty(t, 10*time.Second)
 	if got := messagesWith(smtp.Messages(), "DOWN-1"); len(got) != 1 {
 		t.Fatalf("%d emails, want exactly 1", len(got))
 	}
@@ -241,7 +250,7 @@ func TestMailExactlyOnePerOutcomeAcrossServerRestart(t *testing.T) {
 	waitFor(t, "the second email after the restart", 20*time.Second, func() bool { return len(messagesWith(smtp.Messages(), "RST-2")) >= 1 })
 	s.Stop(t)
 	s = startServer(t, dir, "--smtp-url", "smtp://"+addr) // and once more: nothing is sent again
-	time.Sleep(2500 * time.Millisecond)
+	s.waitOutboxEmpty(t, 10*time.Second)
 
 	all := append(before, smtp.Messages()...)
 	if n := len(messagesWith(all, "RST-1")); n != 1 {
@@ -409,7 +418,7 @@ func TestNotificationSignedRetriedUntil2xxDeliveredOncePerEvent(t *testing.T) {
 		acc, _, _, _ := hook.snapshot()
 		return len(acc[okID]) > 0 && len(acc[badID]) > 0
 	})
-	time.Sleep(2500 * time.Millisecond) // room for a duplicate
+	s.waitOutboxEmpty(t, 10*time.Second)
 
 	acc, tries, badSigs, requests := hook.snapshot()
 	if badSigs != 0 {
@@ -635,7 +644,9 @@ func TestCashClaimAndMailboxRefusedWhenSandboxIsOff(t *testing.T) {
 // and emails travel in separate lanes of the outbox.
 func TestMailNotHeldUpByAHangingMerchantEndpoint(t *testing.T) {
 	release := make(chan struct{})
+	var hanging atomic.Int32
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hanging.Add(1)
 		select {
 		case <-release:
 		case <-r.Context().Done():
@@ -650,7 +661,7 @@ func TestMailNotHeldUpByAHangingMerchantEndpoint(t *testing.T) {
 		c.waitStage(t, c.create(t, perBankRequest("HANG-"+strconv.Itoa(i))).Payout.ID, "SUCCESS", 10*time.Second)
 	}
 	s.waitMails(t, "?kind="+rules.EventBeneficiaryMail, 4, 5*time.Second)
-	time.Sleep(200 * time.Millisecond) // the notifications are in flight, hanging
+	waitFor(t, "the notifications in flight, hanging", 5*time.Second, func() bool { return hanging.Load() >= 4 })
 	// Second wave: its emails must not wait for the hanging notifications (15 s each).
 	for i := 4; i < 6; i++ {
 		c.waitStage(t, c.create(t, perBankRequest("HANG-"+strconv.Itoa(i))).Payout.ID, "SUCCESS", 10*time.Second)
