@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"payouts/api"
+	"payouts/internal/server"
 	"payouts/rules"
 )
 
@@ -28,11 +29,9 @@ import (
 // wait, and the admin token
 // still signs in from the attacker's own address once it is over its allowance.
 func TestSignInFailuresDelayTheAccountAcrossAddresses(t *testing.T) {
-	if r := time.Now().Unix() % 30; r > 15 { // the set-up's code and the sign-in's in two steps of one window
-		time.Sleep(time.Duration(31-r) * time.Second)
-	}
-	now := time.Now().Unix() / 30
-	s := startServer(t, "", "--trusted-proxies", "127.0.0.1/32")
+	clock := stepStartClock() // the set-up's code and the sign-in's in two steps of one window
+	now := clock.Now().Unix() / 30
+	s := startServerWith(t, "", server.Options{Now: clock.Now}, "--trusted-proxies", "127.0.0.1/32")
 	var created struct{ ID, SetupLink string }
 	if code := s.admin(t, "POST", "/admin/v1/users", map[string]any{"name": "Olga", "email": "olga@example.com", "role": "operator"}, &created); code != 201 {
 		t.Fatalf("create the user: %d", code)
@@ -78,7 +77,7 @@ func TestSignInFailuresDelayTheAccountAcrossAddresses(t *testing.T) {
 		if !strings.Contains(body, "each failure doubles the wait") {
 			t.Errorf("the refusal does not say why:\n%.500s", body)
 		}
-		time.Sleep(time.Duration(wait)*time.Second + 100*time.Millisecond)
+		clock.Advance(time.Duration(wait)*time.Second + 100*time.Millisecond)
 	}
 	// Another account is not held up by Olga's failures.
 	if code, _, _ := signIn("someone@example.com", "whatever it is", wrong); code != 401 {
