@@ -524,7 +524,7 @@ func TestCardResendRestartsWithNewSession(t *testing.T) {
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
 	first := c.openCard(t, cardRequest("CARD-AGAIN"), 200)
-	time.Sleep(5 * time.Millisecond)
+	s.advance(t, "1s") // the restarted session starts later on the service's clock
 	second := c.openCard(t, cardRequest("CARD-AGAIN"), 200)
 	if second.Payout.ID != first.Payout.ID || second.Iframe == "" || second.Iframe == first.Iframe {
 		t.Fatalf("restart: first %q, second %q (payout %d, %d)", first.Iframe, second.Iframe, first.Payout.ID, second.Payout.ID)

@@ -96,7 +96,8 @@ func TestCrashLosesNoAcknowledgedPayout(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(1500 * time.Millisecond)
+	// The kill comes once a hundred payouts are acknowledged, with the clients still sending.
+	poll(30*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 100 })
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -655,7 +655,14 @@ func TestWriterWatchdogAndBoundedDrain(t *testing.T) {
 	t.Cleanup(func() {
 		fault.Store(nil)
 		close(release)
-		time.Sleep(500 * time.Millisecond) // the abandoned writer commits and the file closes
+		// The abandoned writer commits and the file closes: then the ledger check can open it.
+		eventually(t, 10*time.Second, "the abandoned writer lets the database file go", func() bool {
+			db, err := openTestStore(t, dir)
+			if err == nil {
+				db.Close()
+			}
+			return err == nil
+		})
 	})
 	go func() {
 		req := c.request("POST", "payouts", mustJSON(perBankRequest("WD-4")), "")

@@ -113,24 +113,23 @@ func startPebble(t *testing.T, httpPort, tlsPort int, validity time.Duration) *p
 	})
 	p.DirURL, p.mgmt = "https://"+listen+"/dir", "https://"+mgmt
 	p.client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsTrusting(ca.pool())}}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := p.client.Get(p.DirURL)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return p
-			}
-		}
+	var err error
+	if !poll(20*time.Second, func() bool {
 		select {
 		case <-exited:
 			t.Fatalf("pebble exited (%v):\n%s", waitErr, p.log.String())
-		case <-time.After(50 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pebble did not answer at %s: %v\n%s", p.DirURL, err, p.log.String())
+		var resp *http.Response
+		if resp, err = p.client.Get(p.DirURL); err != nil {
+			return false
 		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	}) {
+		t.Fatalf("pebble did not answer at %s: %v\n%s", p.DirURL, err, p.log.String())
 	}
+	return p
 }
 
 // Roots is the pool of the root pebble signs certificates under (its management
