@@ -101,10 +101,21 @@ func shoot(t *testing.T, ctx context.Context, name string) {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, 800)); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		painted(t, ctx)
 		saveScreenshot(t, ctx, fmt.Sprintf("dashboard-%s-%d.png", name, w))
 	}
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// painted waits until the browser has laid the page out anew and painted it: two animation
+// frames after a change of size or scheme, before a screenshot.
+func painted(t *testing.T, ctx context.Context) {
+	t.Helper()
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`,
+		chromedp.EvalAwaitPromise))
+	if err != nil {
 		t.Fatal(err)
 	}
 }

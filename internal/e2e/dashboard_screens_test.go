@@ -104,7 +104,7 @@ func TestDashboardAtPhoneAndDesktopLightAndDark(t *testing.T) {
 						}
 					}
 				}
-				time.Sleep(100 * time.Millisecond)
+				painted(t, ctx)
 				saveScreenshot(t, ctx, fmt.Sprintf("%s-%s-%d.png", p.name, scheme, width))
 			}
 		}
