@@ -42,6 +42,15 @@ func (c *merchantClient) waitStatus(t testing.TB, id int64, status string, withi
 	return last
 }
 
+// railCaughtUp creates req, a payout that is simply paid, and waits until it is. The worker
+// takes payouts in the order they fall due, so every payout due before this one has then
+// had its answer from the rail: a test checks that one stayed as it was without a pause in
+// which it might have moved.
+func (c *merchantClient) railCaughtUp(t testing.TB, req map[string]any) {
+	t.Helper()
+	c.waitStatus(t, c.create(t, req).Payout.ID, "PROCESSED", 10*time.Second)
+}
+
 func (c *merchantClient) cancel(t testing.TB, id int64) (int, []byte) {
 	t.Helper()
 	code, _, raw := c.do(t, "POST", "payouts/"+itoa(id)+"/cancel", nil, "")
@@ -266,7 +275,7 @@ func TestScriptedOutcomesOverrideTheMagicEndings(t *testing.T) {
 	}
 	c.waitStage(t, plain.Payout.ID, "SUCCESS", 5*time.Second)
 	s.advance(t, "2h") // far past every delay: the held one still waits for simulate
-	time.Sleep(100 * time.Millisecond)
+	c.railCaughtUp(t, perBankRequest("SCRIPT-AFTER"))
 	if _, _, raw := c.do(t, "GET", "payouts/"+itoa(held.Payout.ID), nil, ""); decodePayout(t, raw).Output.Status != "PENDING_BANK" {
 		t.Fatalf("held rule: %s", raw)
 	}

@@ -56,7 +56,7 @@ func TestScriptedTimelineOnTheTestClock(t *testing.T) {
 		t.Fatalf("paid: available %d balance %d, want %d %d", avail, bal, avail0-amount, bal0-amount)
 	}
 	s.advance(t, "71h")
-	time.Sleep(300 * time.Millisecond)
+	c.railCaughtUp(t, colBankRequest("TL-AFTER")) // in COP: the balance checked is in PEN
 	for _, id := range []int64{scripted.Payout.ID, magic.Payout.ID} {
 		if _, _, raw := c.do(t, "GET", "payouts/"+itoa(id), nil, ""); decodePayout(t, raw).Output.Status != "PROCESSED" {
 			t.Fatalf("payout %d returned before its three days: %s", id, raw)
