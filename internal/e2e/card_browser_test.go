@@ -362,8 +362,11 @@ func TestBrowserCardFormInIframe(t *testing.T) {
 		}
 		// card.js then takes the top window to the timeoutUrl; a browser may refuse that to
 		// a cross-origin frame without a click, and the page keeps a link for that case.
-		time.Sleep(2500 * time.Millisecond)
-		loc, _ := chromedp.Run(ctx, chromedp.Location())
+		var loc string
+		poll(5*time.Second, func() bool {
+			loc, _ = chromedp.Run(ctx, chromedp.Location())
+			return loc == shop.URL+"/timeout"
+		})
 		t.Logf("top window after the expiry: %s", loc)
 		saveScreenshot(t, ctx, "card-after-timeout-1024.png")
 		// The expiry page itself, opened directly.
