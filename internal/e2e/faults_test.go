@@ -104,7 +104,7 @@ func TestClockChangesUnderWriteTrafficNeverWedge(t *testing.T) {
 			defer wg.Done()
 			for i := 0; time.Now().Before(stop); i++ {
 				step(i)
-				time.Sleep(pause)
+				time.Sleep(pause) // paces this kind of call in the traffic; nothing is awaited here
 			}
 		}()
 	}

@@ -98,7 +98,7 @@ func TestHTTPSByACMEIssuesRenewsAndReusesCertificates(t *testing.T) {
 				t.Errorf("%s after the restart: serial %s, want the stored %s", n, got, served[n])
 			}
 		}
-		time.Sleep(time.Second) // an order would come now
+		time.Sleep(time.Second) // stays: the window in which the binary would order anew; nothing marks that it chose not to
 		if p.Issued() != issued || p.Orders() != orders {
 			t.Errorf("pebble was asked again: %d orders and %d certificates, were %d and %d", p.Orders(), p.Issued(), orders, issued)
 		}
@@ -176,7 +176,7 @@ func TestHTTPSCertificateSharedByInstancesOnPostgreSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	time.Sleep(time.Second) // an order of b's would come now
+	time.Sleep(time.Second) // stays: the window in which b would order; nothing marks that it chose not to
 	if p.Orders() != 1 || p.Issued() != 1 {
 		t.Fatalf("pebble had %d orders and issued %d certificates, want 1 and 1", p.Orders(), p.Issued())
 	}

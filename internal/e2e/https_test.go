@@ -283,7 +283,7 @@ func TestHTTPSOwnCertificateRereadOnSIGHUPAndFileChange(t *testing.T) {
 		c2, k2 := ca.issue(t, 2, name, "www."+name, "127.0.0.1")
 		writeFileKeepingStat(t, certFile, c2)
 		writeFileKeepingStat(t, keyFile, k2)
-		time.Sleep(2500 * time.Millisecond) // longer than the look at the files
+		time.Sleep(2500 * time.Millisecond) // stays: two of the binary's looks at the files pass, which must not see this change
 		if got, err := servedSerial(port, name, roots); err != nil || got != serialOf(1) {
 			t.Fatalf("before SIGHUP: serial %s %v, want still %s (the look at the files must not see this change)", got, err, serialOf(1))
 		}
@@ -308,9 +308,9 @@ func TestHTTPSOwnCertificateRereadOnSIGHUPAndFileChange(t *testing.T) {
 
 	t.Run("a pair that does not load leaves the previous one served", func(t *testing.T) {
 		replaceFile(t, certFile, []byte("-----BEGIN CERTIFICATE-----\nbroken\n-----END CERTIFICATE-----\n"))
-		time.Sleep(2500 * time.Millisecond)
+		time.Sleep(2500 * time.Millisecond) // stays: two looks at the files pass, which must not take the broken pair
 		cmd.Process.Signal(syscall.SIGHUP)
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // stays: the window of the reread, which must keep serial 3; only the binary's log tells it ended
 		if got, err := servedSerial(port, name, roots); err != nil || got != serialOf(3) {
 			t.Fatalf("with a broken file: serial %s %v, want still %s", got, err, serialOf(3))
 		}

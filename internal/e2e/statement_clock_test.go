@@ -20,7 +20,7 @@ import (
 func TestStatementsAfterTheSandboxClockIsReset(t *testing.T) {
 	n := time.Now().In(rules.StatementZone)
 	if midnight := time.Date(n.Year(), n.Month(), n.Day()+1, 0, 0, 0, 0, rules.StatementZone); time.Until(midnight) < time.Minute {
-		time.Sleep(time.Until(midnight) + time.Second) // today must stay today (UTC−5) for the test's few seconds
+		time.Sleep(time.Until(midnight) + time.Second) // stays: today must stay today (UTC−5) on the wall clock the CLI reads, for the test's few seconds
 	}
 	dir := t.TempDir()
 	s := startServer(t, dir)
