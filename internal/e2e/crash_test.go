@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,16 @@ import (
 	"payouts/store/bolt"
 )
 
+// processStderr keeps what each binary that startProcess ran wrote to its standard error
+// (passed on to the test's as well), for a test that waits for a line of its log.
+var processStderr sync.Map // *exec.Cmd → *syncBuffer
+
+// stderrOf is what the binary cmd has written to its standard error so far.
+func stderrOf(cmd *exec.Cmd) string {
+	b, _ := processStderr.Load(cmd)
+	return b.(*syncBuffer).String()
+}
+
 // startProcess runs the built binary as its own process and returns it with its base URL.
 func startProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
@@ -28,7 +39,9 @@ func startProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, string) 
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--admin-token", "test-admin-token-0123456789",
 		"--no-demo", "--log-format", "json", "--log-level", "warn"}, args...)...)
 	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
+	logs := &syncBuffer{}
+	cmd.Stderr = io.MultiWriter(os.Stderr, logs)
+	processStderr.Store(cmd, logs)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -308,9 +308,19 @@ func TestHTTPSOwnCertificateRereadOnSIGHUPAndFileChange(t *testing.T) {
 
 	t.Run("a pair that does not load leaves the previous one served", func(t *testing.T) {
 		replaceFile(t, certFile, []byte("-----BEGIN CERTIFICATE-----\nbroken\n-----END CERTIFICATE-----\n"))
-		time.Sleep(2500 * time.Millisecond) // stays: two looks at the files pass, which must not take the broken pair
+		refused := func(why string) func() bool {
+			return func() bool {
+				for _, line := range strings.Split(stderrOf(cmd), "\n") {
+					if strings.Contains(line, "the certificate files do not load") && strings.Contains(line, `"why":"`+why+`"`) {
+						return true
+					}
+				}
+				return false
+			}
+		}
+		eventually(t, 10*time.Second, "the binary refuses the broken pair it sees", refused("the files changed"))
 		cmd.Process.Signal(syscall.SIGHUP)
-		time.Sleep(500 * time.Millisecond) // stays: the window of the reread, which must keep serial 3; only the binary's log tells it ended
+		eventually(t, 10*time.Second, "the binary refuses the broken pair on SIGHUP", refused("SIGHUP"))
 		if got, err := servedSerial(port, name, roots); err != nil || got != serialOf(3) {
 			t.Fatalf("with a broken file: serial %s %v, want still %s", got, err, serialOf(3))
 		}
