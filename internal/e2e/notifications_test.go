@@ -213,6 +213,8 @@ func TestMailRetriedWhileSMTPDownArrivesOnceTheServerIsBack(t *testing.T) {
 	smtp := smtptest.Start(t, addr)
 	waitFor(t, "the email after the SMTP server came back", 20*time.Second, func() bool { return len(smtp.Messages()) >= 1 })
 	s.waitOutboxEmpty(t, 10*time.Second)
+	// Counted just after the outbox lets the event go.
+	s.waitMetric(t, `payouts_outbox_delivered_total{kind="beneficiary.mail"}`, 1, 10*time.Second)
 	if got := messagesWith(smtp.Messages(), "DOWN-1"); len(got) != 1 {
 		t.Fatalf("%d emails, want exactly 1", len(got))
 	}
