@@ -433,7 +433,8 @@ func eventually(t testing.TB, within time.Duration, what string, cond func() boo
 // testClock is real time that a test moves forward: given to a server as its real clock
 // (server.Options.Now), it lets the test pass over what keeps real time rather than the
 // sandbox clock (a key's grace, a sign-in's wait) without sleeping through it. Clients sign
-// with time.Now; a few seconds ahead stay well inside the signature's window.
+// with time.Now; the half minute at most that a test runs ahead stays well inside the
+// signature's window of five minutes.
 type testClock struct{ ahead atomic.Int64 }
 
 func (c *testClock) Now() time.Time { return time.Now().Add(time.Duration(c.ahead.Load())) }
