@@ -659,7 +659,7 @@ func TestWriterWatchdogAndBoundedDrain(t *testing.T) {
 		eventually(t, 10*time.Second, "the abandoned writer lets the database file go", func() bool {
 			db, err := openTestStore(t, dir)
 			if err == nil {
-				db.Close()
+				db.Close(context.Background())
 			}
 			return err == nil
 		})
