@@ -595,10 +595,7 @@ func checkFailedHandshakesLogSparingly(t *testing.T, port int, name string, root
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for requests() == before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually(t, 10*time.Second, "the request after the handshakes is logged", func() bool { return requests() > before })
 	logged := 0
 	for _, line := range lines()[from:] {
 		if !strings.Contains(line, "TLS handshake") && !strings.Contains(line, "tls-alpn") && !strings.Contains(line, "TLS-ALPN") {
