@@ -40,17 +40,7 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 	}
 	run := running{getenv: getenv}
 	logger := newLogger(cfg.Log.Format, cfg.Log.Level, stderr)
-	if getenv("GOGC") == "" && getenv("GOMEMLIMIT") == "" {
-		// The live heap is a few tens of MiB (records live in the mapped file), so the
-		// default target would collect dozens of times a second under load: trade memory for
-		// CPU. At 1600 % the creates benchmark ran 7–10 % faster than at 400 % with 10 %
-		// less CPU a create (and p99 1–2 ms lower), for about 130 MiB more resident memory
-		// (264 against 136 MiB at the end of a run); the soft limit makes the collector run
-		// sooner rather than let the heap pass 1 GiB. GOGC or GOMEMLIMIT set by the operator
-		// decide instead.
-		debug.SetGCPercent(1600)
-		debug.SetMemoryLimit(1 << 30)
-	}
+	setMemory(getenv, logger) // the collector's target and the soft limit within the machine (memory.go)
 	// The key files are only looked at: a FIFO or a device refused here, before the port.
 	if err := checkKeyFiles(cfg, logger); err != nil {
 		return err

@@ -1,0 +1,168 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
+
+// defaultGCPercent is the collector's target when GOGC is not set. The live heap is small
+// (records live in the mapped file), so at Go's 100 % the collector would run several times a
+// second under load; at 1600 % the heap grew tenfold between collections, 800 MiB at 500
+// creates/s, which a small machine or a container's limit cannot carry. 200 % keeps the heap
+// near three times what is live, and the soft limit below keeps it within the machine.
+const defaultGCPercent = 200
+
+// memoryShare is the part of the memory budget the Go runtime may use before the collector
+// works harder to stay under it. The rest is for what the runtime does not count but the
+// kernel charges to the process or its control group: the database file's pages mapped in,
+// the page cache of the file's writes, the binary itself, the sockets' buffers.
+const memoryShare = 0.75
+
+// memoryBudget is the memory this process may use and where that figure came from.
+type memoryBudget struct {
+	bytes  int64
+	source string // "cgroup v2 /sys/fs/cgroup/…/memory.max", "/proc/meminfo"
+}
+
+// setMemory sets the collector's target and the runtime's soft memory limit from the memory
+// budget, unless the operator's GOGC or GOMEMLIMIT says otherwise (each decides its own
+// setting). It logs what it set, so that an operator can see what the server assumed.
+func setMemory(getenv func(string) string, logger *slog.Logger) {
+	gogc, limit := getenv("GOGC"), getenv("GOMEMLIMIT")
+	if gogc == "" {
+		debug.SetGCPercent(defaultGCPercent)
+		gogc = strconv.Itoa(defaultGCPercent)
+	}
+	if limit != "" {
+		logger.Info("memory", "gogc", gogc, "gomemlimit", limit)
+		return
+	}
+	b, err := readMemoryBudget("/")
+	if err != nil {
+		// Without a budget the runtime's own default (no limit) stays: the collector's
+		// target alone bounds the heap.
+		logger.Warn("memory: no budget found; no soft memory limit set (set GOMEMLIMIT)", "gogc", gogc, "err", err)
+		return
+	}
+	soft := int64(float64(b.bytes) * memoryShare)
+	debug.SetMemoryLimit(soft)
+	logger.Info("memory", "gogc", gogc, "budget_mib", b.bytes>>20, "budget_from", b.source, "soft_limit_mib", soft>>20)
+}
+
+// readMemoryBudget reads the memory the process may use, under root (the file system's root;
+// tests give a directory of their own): the smallest limit of the control group the process
+// is in and of its ancestors (cgroup v2 memory.max, or v1 memory.limit_in_bytes), else, or
+// when that is larger, the machine's memory (MemTotal in /proc/meminfo).
+func readMemoryBudget(root string) (memoryBudget, error) {
+	machine, err := machineMemory(root)
+	if err != nil {
+		return memoryBudget{}, err
+	}
+	best := memoryBudget{bytes: machine, source: "/proc/meminfo"}
+	limits, err := cgroupLimits(root)
+	if err != nil {
+		return best, nil // no control group to read: the machine is the budget
+	}
+	for _, l := range limits {
+		if l.bytes < best.bytes {
+			best = l
+		}
+	}
+	return best, nil
+}
+
+// machineMemory is MemTotal of /proc/meminfo, in bytes.
+func machineMemory(root string) (int64, error) {
+	raw, err := os.ReadFile(filepath.Join(root, "proc/meminfo"))
+	if err != nil {
+		return 0, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && f[0] == "MemTotal:" {
+			kib, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil || kib <= 0 {
+				return 0, fmt.Errorf("/proc/meminfo: MemTotal %q", f[1])
+			}
+			return kib << 10, nil
+		}
+	}
+	return 0, errors.New("/proc/meminfo: no MemTotal")
+}
+
+// cgroupLimits lists the memory limits set on the process's control group and its ancestors,
+// from /proc/self/cgroup: the unified hierarchy's memory.max ("max": none) and version 1's
+// memory.limit_in_bytes (a number near 2^63: none).
+func cgroupLimits(root string) ([]memoryBudget, error) {
+	raw, err := os.ReadFile(filepath.Join(root, "proc/self/cgroup"))
+	if err != nil {
+		return nil, err
+	}
+	var out []memoryBudget
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		// hierarchy-ID:controllers:path; version 2 is "0::/path"
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		var dir, file, version string
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			dir, file, version = "sys/fs/cgroup", "memory.max", "cgroup v2"
+		case hasController(parts[1], "memory"):
+			dir, file, version = "sys/fs/cgroup/memory", "memory.limit_in_bytes", "cgroup v1"
+		default:
+			continue
+		}
+		// Inside a container the path is often "/" (its own namespace) or one the container
+		// cannot see: each directory from the group up to the mount's root that exists.
+		for p := filepath.Clean("/" + parts[2]); ; p = filepath.Dir(p) {
+			name := filepath.Join(root, dir, p, file)
+			if n, ok := readLimit(name); ok {
+				out = append(out, memoryBudget{bytes: n, source: version + " " + filepath.Join("/", dir, p, file)})
+			}
+			if p == "/" {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+func hasController(list, name string) bool {
+	for _, c := range strings.Split(list, ",") {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
+
+// readLimit reads a limit in bytes from a control group file; ok is false when there is no
+// such file or no limit in it.
+func readLimit(name string) (int64, bool) {
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		return 0, false
+	}
+	s := strings.TrimSpace(string(raw))
+	if s == "max" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	// version 1 writes "no limit" as the largest page-aligned int64
+	if err != nil || n <= 0 || n >= math.MaxInt64&^(1<<12-1) {
+		return 0, false
+	}
+	return n, true
+}

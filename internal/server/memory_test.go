@@ -1,0 +1,152 @@
+package server
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+// fakeRoot writes files (path relative to the root: content) under a directory of the test's.
+func fakeRoot(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+const meminfo4G = "MemTotal:        4194304 kB\nMemFree:         1000000 kB\n"
+
+func TestReadMemoryBudget(t *testing.T) {
+	cases := []struct {
+		name       string
+		files      map[string]string
+		want       int64
+		wantSource string
+	}{
+		{"no control group: the machine", map[string]string{"proc/meminfo": meminfo4G, "proc/self/cgroup": "0::/\n"},
+			4 << 30, "/proc/meminfo"},
+		{"cgroup v2 limit of the process's group", map[string]string{"proc/meminfo": meminfo4G,
+			"proc/self/cgroup": "0::/system.slice/payouts.service\n",
+			"sys/fs/cgroup/system.slice/payouts.service/memory.max": "536870912\n",
+			"sys/fs/cgroup/system.slice/memory.max":                 "max\n"},
+			512 << 20, "cgroup v2 /sys/fs/cgroup/system.slice/payouts.service/memory.max"},
+		{"cgroup v2 limit of an ancestor, smaller", map[string]string{"proc/meminfo": meminfo4G,
+			"proc/self/cgroup":             "0::/a/b\n",
+			"sys/fs/cgroup/a/b/memory.max": "max\n",
+			"sys/fs/cgroup/a/memory.max":   "268435456\n"},
+			256 << 20, "cgroup v2 /sys/fs/cgroup/a/memory.max"},
+		{"cgroup v2 in a container: the namespace's root", map[string]string{"proc/meminfo": meminfo4G,
+			"proc/self/cgroup":         "0::/\n",
+			"sys/fs/cgroup/memory.max": "1073741824\n"},
+			1 << 30, "cgroup v2 /sys/fs/cgroup/memory.max"},
+		{"cgroup v2 unlimited", map[string]string{"proc/meminfo": meminfo4G,
+			"proc/self/cgroup": "0::/x\n", "sys/fs/cgroup/x/memory.max": "max\n"},
+			4 << 30, "/proc/meminfo"},
+		{"cgroup v1 limit", map[string]string{"proc/meminfo": meminfo4G,
+			"proc/self/cgroup": "12:pids:/\n4:memory:/docker/abc\n3:cpu,cpuacct:/docker/abc\n0::/\n",
+			"sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes": "805306368\n",
+			"sys/fs/cgroup/memory/memory.limit_in_bytes":            "9223372036854771712\n"},
+			768 << 20, "cgroup v1 /sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes"},
+		{"cgroup v1 with memory among other controllers", map[string]string{"proc/meminfo": meminfo4G,
+			"proc/self/cgroup": "4:cpuacct,memory:/g\n",
+			"sys/fs/cgroup/memory/g/memory.limit_in_bytes": "268435456\n"},
+			256 << 20, "cgroup v1 /sys/fs/cgroup/memory/g/memory.limit_in_bytes"},
+		{"cgroup v1 unlimited", map[string]string{"proc/meminfo": meminfo4G,
+			"proc/self/cgroup": "4:memory:/g\n",
+			"sys/fs/cgroup/memory/g/memory.limit_in_bytes": "9223372036854771712\n"},
+			4 << 30, "/proc/meminfo"},
+		{"a limit above the machine's memory: the machine", map[string]string{"proc/meminfo": meminfo4G,
+			"proc/self/cgroup": "0::/g\n", "sys/fs/cgroup/g/memory.max": "17179869184\n"},
+			4 << 30, "/proc/meminfo"},
+		{"the group's path not visible (another namespace): what is", map[string]string{"proc/meminfo": meminfo4G,
+			"proc/self/cgroup":         "0::/kubepods/pod1/c1\n",
+			"sys/fs/cgroup/memory.max": "402653184\n"},
+			384 << 20, "cgroup v2 /sys/fs/cgroup/memory.max"},
+		{"no /proc/self/cgroup", map[string]string{"proc/meminfo": meminfo4G}, 4 << 30, "/proc/meminfo"},
+		{"a limit that is not a number is ignored", map[string]string{"proc/meminfo": meminfo4G,
+			"proc/self/cgroup": "0::/g\n", "sys/fs/cgroup/g/memory.max": "lots\n"},
+			4 << 30, "/proc/meminfo"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := readMemoryBudget(fakeRoot(t, tc.files))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.bytes != tc.want || got.source != tc.wantSource {
+				t.Errorf("budget %d from %q, want %d from %q", got.bytes, got.source, tc.want, tc.wantSource)
+			}
+		})
+	}
+}
+
+func TestReadMemoryBudgetWithoutMeminfo(t *testing.T) {
+	for name, files := range map[string]map[string]string{
+		"missing":      {},
+		"no MemTotal":  {"proc/meminfo": "MemFree: 12 kB\n"},
+		"not a number": {"proc/meminfo": "MemTotal: many kB\n"},
+	} {
+		if b, err := readMemoryBudget(fakeRoot(t, files)); err == nil {
+			t.Errorf("%s: budget %+v, want an error", name, b)
+		}
+	}
+}
+
+// The operator's GOGC and GOMEMLIMIT decide; without them the collector's target is
+// defaultGCPercent and a soft limit is set below the machine's memory.
+func TestSetMemory(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	budget, err := readMemoryBudget("/")
+	if err != nil {
+		t.Skipf("no memory budget on this machine: %v", err)
+	}
+	env := func(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
+	var log bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&log, nil))
+
+	debug.SetGCPercent(100)
+	debug.SetMemoryLimit(1 << 40)
+	setMemory(env(nil), logger)
+	if got := debug.SetGCPercent(100); got != defaultGCPercent {
+		t.Errorf("GOGC unset: collector target %d %%, want %d", got, defaultGCPercent)
+	}
+	if got, want := debug.SetMemoryLimit(-1), int64(float64(budget.bytes)*memoryShare); got != want {
+		t.Errorf("GOMEMLIMIT unset: soft limit %d, want %d (%.2f of %d)", got, want, memoryShare, budget.bytes)
+	}
+	if !strings.Contains(log.String(), "soft_limit_mib=") {
+		t.Errorf("the log does not say what was set: %s", log.String())
+	}
+
+	debug.SetGCPercent(123) // as the runtime would from GOGC=123
+	debug.SetMemoryLimit(1 << 40)
+	setMemory(env(map[string]string{"GOGC": "123", "GOMEMLIMIT": "1TiB"}), logger)
+	if got := debug.SetGCPercent(100); got != 123 {
+		t.Errorf("GOGC=123: collector target %d %%, want 123", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != 1<<40 {
+		t.Errorf("GOMEMLIMIT set: soft limit %d, want it untouched", got)
+	}
+
+	debug.SetGCPercent(123)
+	debug.SetMemoryLimit(1 << 40)
+	setMemory(env(map[string]string{"GOGC": "123"}), logger)
+	if got := debug.SetGCPercent(100); got != 123 {
+		t.Errorf("GOGC=123 alone: collector target %d %%, want 123", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got == 1<<40 {
+		t.Errorf("GOGC alone: no soft limit set from the budget")
+	}
+}
