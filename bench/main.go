@@ -35,6 +35,8 @@ var commands = []command{
 	{"creates", "signed creates a second, the payouts server (bbolt) against the bare chi+bbolt stack", createsCommand},
 	{"reads", "signed reads by id a second, the payouts server (bbolt) against the bare chi+bbolt stack", readsCommand},
 	{"million", "creates and reads with a million payouts stored", millionCommand},
+	{"latency", "open loop at fixed rates: the payouts server's p99 and p99.9 against the bare chi+bbolt stack's", latencyCommand},
+	{"memory", "the payouts server in a memory-capped control group under full load: alive, nothing failed, its peak RSS", memoryCommand},
 	{"pg", "creates on PostgreSQL at a network distance: the bare chi+pgx stack, one instance, N instances", pgCommand},
 	{"curve", "creates on PostgreSQL for 1 to 4 CPU-capped instances, one merchant then eight: a table", curveCommand},
 }

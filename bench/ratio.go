@@ -30,6 +30,10 @@ var serveFlags = []string{"--no-demo", "--sandbox-delay", "200ms", "--sandbox-ba
 // The bare stack's merchant credentials with -bare-signed.
 const bareKey, bareSecret = "pk_bench_bare", "bench-bare-secret"
 
+// settleWait is how long a run waits, after its creates, for the lifecycle to finish the
+// payouts created, so that the garbage per payout is that of their whole life.
+const settleWait = 30 * time.Second
+
 // fillTime is how long reads first create payouts on each server, for them to read.
 const fillTime = 3 * time.Second
 
@@ -191,6 +195,10 @@ func runRatio(ctx context.Context, s *session, out io.Writer, c ratioConfig) (bo
 		use := roundCPU{server: cpuOf(x.pid()) - c0, load: l.CPU, requests: l.Rate * c.duration.Seconds(), busy: machineNow().busySince(m0)}
 		return l, text, use, err
 	}
+	before, err := readCounters(ctx, pbase, benchToken)
+	if err != nil {
+		return false, err
+	}
 	for round := 1; round <= c.rounds; round++ {
 		l, text, use, err := drive(p, pargs)
 		if err != nil {
@@ -204,6 +212,14 @@ func runRatio(ctx context.Context, s *session, out io.Writer, c ratioConfig) (bo
 		}
 		fmt.Fprintf(out, "baseline round %d: %s\n  %s\n", round, text, use)
 		br, bcpu = append(br, l), append(bcpu, use)
+	}
+	if c.mode == "create" {
+		// the payouts created during the rounds, settled (or as many as are within settleWait)
+		after, err := settled(ctx, pbase, benchToken, before, settleWait)
+		if err != nil {
+			return false, err
+		}
+		fmt.Fprintln(out, perPayout(before, after))
 	}
 	fmt.Fprintln(out, cpuSummary(pcpu, bcpu, runtime.NumCPU(), c.serverCPU))
 	line, met := ratioSummary(c.mode, pr, br, c.goals)

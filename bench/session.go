@@ -122,12 +122,21 @@ type proc struct {
 
 // start starts the binary bin built into the session with args, its output to the file log.
 func (s *session) start(bin, log string, args ...string) (*proc, error) {
+	return s.startIn("", bin, log, args...)
+}
+
+// startIn is start with the process in the control group directory group (none when empty)
+// from before the binary runs, so that its runtime sees the group's limit.
+func (s *session) startIn(group, bin, log string, args ...string) (*proc, error) {
 	f, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	cmd := exec.Command(filepath.Join(s.bin, bin), args...)
+	if group != "" {
+		cmd = exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, group, cmd.Path}, args...)...)
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = childEnv(os.Environ())
 	cmd.SysProcAttr = childAttr()
