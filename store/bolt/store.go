@@ -51,6 +51,7 @@ type DB struct {
 	bdb     *bbolt.DB
 	path    string
 	writer  *committer
+	grower  *grower // extends the file ahead of the writer (grow.go); nil without fsync
 	decoded decodedCache
 	cores   coreCache
 
@@ -131,7 +132,11 @@ func Open(path string, opt Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	return &DB{bdb: db, path: path, writer: newCommitter(db, opt.Fault, opt.Trace)}, nil
+	s := &DB{bdb: db, path: path, writer: newCommitter(db, opt.Fault, opt.Trace)}
+	if !opt.NoSync {
+		s.grower = startGrower(db, path)
+	}
+	return s, nil
 }
 
 // WriterStalled says why the group writer cannot be relied on, or "" (rules.WriterHealth).
@@ -169,6 +174,9 @@ func (s *DB) freeBytes() float64 {
 
 // Close stops the writer and closes the file.
 func (s *DB) Close(ctx context.Context) error {
+	if s.grower != nil {
+		s.grower.stop()
+	}
 	s.writer.close()
 	return s.bdb.Close()
 }
