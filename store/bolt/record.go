@@ -211,6 +211,37 @@ func (r *stateReader) string() string {
 	return s
 }
 
+// names are the statuses and stages, so that decoding one, as a state record holds one for
+// each transition of the history, shares the constant rather than allocating a copy.
+var names = func() map[string]string {
+	m := make(map[string]string, len(rules.Statuses)+len(rules.Stages))
+	for _, s := range rules.Statuses {
+		m[string(s)] = string(s)
+	}
+	for _, s := range rules.Stages {
+		m[string(s)] = string(s)
+	}
+	return m
+}()
+
+// name reads a string that is nearly always a status or a stage.
+func (r *stateReader) name() string {
+	if r.err != nil {
+		return ""
+	}
+	n, k := binary.Uvarint(r.b)
+	if k <= 0 || uint64(len(r.b)-k) < n {
+		r.err = errBadState
+		return ""
+	}
+	b := r.b[k : k+int(n)]
+	r.b = r.b[k+int(n):]
+	if s, ok := names[string(b)]; ok { // the lookup does not copy b
+		return s
+	}
+	return string(b) // a copy: nothing points into the mmap after the transaction
+}
+
 // decodeState fills the mutable part of p from a state record and returns the queue time.
 func decodeState(raw []byte, p *rules.Payout) (time.Time, error) {
 	r := &stateReader{b: raw}
@@ -218,10 +249,10 @@ func decodeState(raw []byte, p *rules.Payout) (time.Time, error) {
 		return time.Time{}, errBadState
 	}
 	flags := r.byte()
-	p.Status = rules.Status(r.string())
+	p.Status = rules.Status(r.name())
 	p.Stage = rules.StageOf(p.Status)
 	if flags&stateStageOwn != 0 {
-		p.Stage = rules.Stage(r.string())
+		p.Stage = rules.Stage(r.name())
 	}
 	changed := r.fixed64()
 	p.StatusChangedAt = fromNanos(changed)
@@ -252,10 +283,10 @@ func decodeState(raw []byte, p *rules.Payout) (time.Time, error) {
 	for i := range p.History {
 		t := &p.History[i]
 		tf := r.byte()
-		t.Status = rules.Status(r.string())
+		t.Status = rules.Status(r.name())
 		t.Stage = rules.StageOf(t.Status)
 		if tf&stateStageOwn != 0 {
-			t.Stage = rules.Stage(r.string())
+			t.Stage = rules.Stage(r.name())
 		}
 		prev += r.varint()
 		t.At = fromNanos(prev)

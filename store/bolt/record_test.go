@@ -85,6 +85,35 @@ func TestDamagedStateIsAnError(t *testing.T) {
 	}
 }
 
+// Decoding a state allocates its history and nothing for the statuses and stages in it,
+// which every step and every read of a payout decodes.
+func TestDecodeStateSharesNames(t *testing.T) {
+	p := samplePayout()
+	at := time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC)
+	p.History = nil
+	for i, st := range []rules.Status{rules.StatusCreated, rules.StatusAuthorized, rules.StatusWaitingRouting, rules.StatusPendingBank, rules.StatusProcessed} {
+		p.History = append(p.History, rules.Transition{Stage: rules.StageOf(st), Status: st, At: at.Add(time.Duration(i) * time.Second)})
+	}
+	p.Status, p.Stage = rules.StatusProcessed, rules.StageSuccess
+	p.RailRef, p.ClaimCodeHash, p.Card, p.Errors = "", "", nil, nil
+	raw, err := encodeState(p, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got rules.Payout
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := decodeState(raw, &got); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 1 {
+		t.Errorf("decoding a state of %d transitions: %v allocations, want 1 (the history)", len(p.History), allocs)
+	}
+	if got.Status != p.Status || got.Stage != p.Stage || len(got.History) != 5 || got.History[2].Status != rules.StatusWaitingRouting {
+		t.Errorf("decoded %s/%s %+v", got.Stage, got.Status, got.History)
+	}
+}
+
 // A database written by the version that stored payouts whole (bucket "payouts", queue
 // index "due_by_id") opens with every payout readable, queued where it was, moved by the
 // next step, and new ids after the old ones.
