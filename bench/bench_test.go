@@ -103,6 +103,9 @@ func TestCreatesAndReadsRun(t *testing.T) {
 			checkHeader(t, lines)
 			checkServed(t, lines, "payouts  round 1:", "baseline round 1:")
 			checkCPULines(t, lines)
+			if mode == "creates" {
+				checkPerPayout(t, lines, 1)
+			}
 			last, err := parseRatioLine(lines[len(lines)-1])
 			if err != nil {
 				t.Fatal(err)
@@ -159,5 +162,69 @@ func TestPGRuns(t *testing.T) {
 	}
 	if last.Instances != 2 || last.Bare <= 0 || last.One <= 0 || last.Many <= 0 {
 		t.Errorf("last line %+v", last)
+	}
+}
+
+func TestLatencyRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries and drives them for seconds")
+	}
+	lines := runBench(t, "latency", "-rates", "100,200", "-duration", "1s", "-max-p99-ratio", "1e6", "-min-p99-ms", "1e6", "-max-p999-ms", "1e6")
+	checkHeader(t, lines)
+	for _, prefix := range []string{"rate 100 payouts: ", "rate 100 bare:    ", "rate 200 payouts: ", "rate 200 bare:    "} {
+		found := false
+		for _, l := range lines {
+			if text, ok := strings.CutPrefix(l, prefix); ok {
+				found = true
+				if o, err := parseOpenLine(text); err != nil || o.OK == 0 || o.Bad+o.Errors+o.Dropped != 0 {
+					t.Errorf("%s%s: %+v, %v", prefix, text, o, err)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no line begins %q", prefix)
+		}
+	}
+	checkPerPayout(t, lines, 2)
+	if last := lines[len(lines)-1]; !regexp.MustCompile(`^create latency: ok rate 100/s: .* \| ok rate 200/s: `).MatchString(last) {
+		t.Errorf("last line %q", last)
+	}
+}
+
+// checkPerPayout checks that a run said n times what the server allocated per payout it
+// created, with every payout created and settled.
+func checkPerPayout(t *testing.T, lines []string, n int) {
+	t.Helper()
+	re := regexp.MustCompile(`^\s*allocated per payout: [0-9.]+ KiB, \d+ allocations \(([0-9,]+) created, ([0-9,]+) finished\)$`)
+	got := 0
+	for _, l := range lines {
+		if m := re.FindStringSubmatch(l); m != nil {
+			got++
+			if m[1] == "0" {
+				t.Errorf("no payout created: %q", l)
+			}
+		}
+	}
+	if got != n {
+		t.Errorf("%d lines of the garbage per payout, want %d: %q", got, n, lines)
+	}
+}
+
+func TestMemoryRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries and drives them for seconds")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("a memory control group needs root")
+	}
+	if _, err := planMemoryGroup(cgroupRoot, "probe", 1<<30); err != nil {
+		t.Skip(err)
+	}
+	lines := runBench(t, "memory", "-memory-max", "1G", "-duration", "2s", "-max-rss-mb", "1024")
+	checkHeader(t, lines)
+	checkServed(t, lines, "create:", "read:")
+	checkPerPayout(t, lines, 1)
+	if last := lines[len(lines)-1]; !regexp.MustCompile(`^memory: cap 1G, server alive yes, oom kills 0, failed requests 0, peak RSS [1-9]\d* MiB \(goal <= 1024\)$`).MatchString(last) {
+		t.Errorf("last line %q", last)
 	}
 }
