@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,7 +17,7 @@ func TestGrowAhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer db.Close(context.Background())
 	size := func() int64 {
 		fi, err := os.Stat(path)
 		if err != nil {
@@ -65,7 +66,7 @@ func TestGrowAhead(t *testing.T) {
 	if got := size(); got != used+4<<20 {
 		t.Errorf("file %d bytes after writes into the room, want %d", got, used+4<<20)
 	}
-	db.Close()
+	db.Close(context.Background())
 	db, err = Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
