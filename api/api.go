@@ -91,6 +91,9 @@ type Deps struct {
 	// mailbox. api does not know them; each registers its own on the router.
 	Pages []Pages
 
+	// Certifications run and report receiver certifications (sandbox).
+	Certifications *Certifications
+
 	// Tracing spans every request (trace.go); nil: no tracing, at no cost.
 	Tracing *Tracing
 }
@@ -237,6 +240,9 @@ func register(r chi.Router, a huma.API, d Deps) {
 		registerBreBLookup(a, d.Lookup.Directory)
 		r.Post(LookupPath, d.Lookup.ServeHTTP)
 		describeLookup(a)
+	}
+	if d.Certifications != nil {
+		registerCertifications(a, *d.Certifications)
 	}
 	if d.Now != nil {
 		registerRequirements(a, d.Sandbox, d.Now)

@@ -1,0 +1,170 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"payouts/rules"
+)
+
+// Certifications start a receiver certification run for the signing merchant and read its
+// report (internal/certify runs it). Sandbox only.
+type Certifications struct {
+	Sandbox   bool
+	AllowHTTP bool // the server's development flag: http:// URLs and private addresses
+	// Start begins a run against url; a merchant with a run still going gets that run.
+	Start func(ctx context.Context, m *rules.Merchant, url string) (CertificationRunView, error)
+	// Run reads a run of the merchant (rules.ErrNotFound when it has none by that id).
+	Run func(merchantID, runID string) (CertificationRunView, error)
+}
+
+// CertificationRunView is a receiver certification run: running, then done with its
+// signed report.
+type CertificationRunView struct {
+	RunID     string               `json:"runId" example:"cr_4f1c9a0b7e2d" doc:"The run's id"`
+	State     string               `json:"state" enum:"running,done" doc:"running until every check was graded"`
+	URL       string               `json:"url" example:"https://shop.example/payouts/notifications" doc:"The receiver certified (its query, which may carry a token, masked)"`
+	StartedAt string               `json:"startedAt" example:"2026-11-25T10:15:02.123Z"`
+	Report    *CertificationReport `json:"report,omitempty" doc:"Once done: every check graded"`
+	Signature string               `json:"signature,omitempty" doc:"Once done: base64 RSA PKCS#1 v1.5 SHA-256 over merchantId followed by the report's canonical JSON (keys sorted, no spaces), by the notification key served at /api/v1/notifications/public-key; payouts certify verify checks it"`
+}
+
+// CertificationReport is what a receiver certification run observed, check by check.
+type CertificationReport struct {
+	Kind              string               `json:"kind" enum:"receiver"`
+	RunID             string               `json:"runId" example:"cr_4f1c9a0b7e2d"`
+	MerchantID        string               `json:"merchantId" example:"1"`
+	URL               string               `json:"url" example:"https://shop.example/payouts/notifications"`
+	StartedAt         string               `json:"startedAt" example:"2026-11-25T10:15:02.123Z"`
+	FinishedAt        string               `json:"finishedAt" example:"2026-11-25T10:15:04.480Z"`
+	DeliveryTimeoutMS int64                `json:"deliveryTimeoutMs" example:"15000" doc:"How long the service waits for a receiver's answer"`
+	Passed            bool                 `json:"passed" doc:"Every required check passed"`
+	Summary           CertificationSummary `json:"summary"`
+	Observed          string               `json:"observed" doc:"What the grades come from"`
+	Checks            []CertificationCheck `json:"checks"`
+}
+
+// CertificationSummary counts the checks by result.
+type CertificationSummary struct {
+	Checks         int `json:"checks" example:"21"`
+	Passed         int `json:"passed" example:"20"`
+	Failed         int `json:"failed" example:"0"`
+	Skipped        int `json:"skipped" example:"1"`
+	RequiredFailed int `json:"requiredFailed" example:"0"`
+}
+
+// CertificationCheck is one check and its grade, with what was exchanged.
+type CertificationCheck struct {
+	Name     string                  `json:"name" example:"forged-other-key"`
+	Required bool                    `json:"required" example:"true"`
+	Sent     string                  `json:"sent" doc:"What the run sends"`
+	Passes   string                  `json:"passes" doc:"What answer passes"`
+	Why      string                  `json:"why" doc:"Why it matters"`
+	Result   string                  `json:"result" enum:"pass,fail,skipped"`
+	Reason   string                  `json:"reason" doc:"Why it passed, failed or was skipped, from what was observed"`
+	Evidence []CertificationExchange `json:"evidence"`
+}
+
+// CertificationExchange is one request of a check and the receiver's answer.
+type CertificationExchange struct {
+	Step     string                `json:"step" example:"forgery"`
+	Request  CertificationRequest  `json:"request"`
+	Response CertificationResponse `json:"response"`
+}
+
+// CertificationRequest is a request as sent (the URL's query masked).
+type CertificationRequest struct {
+	Method  string            `json:"method" example:"POST"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+	Body    string            `json:"body"`
+}
+
+// CertificationResponse is what came back, or why nothing did.
+type CertificationResponse struct {
+	Status      int               `json:"status,omitempty" example:"200"`
+	DurationMS  int64             `json:"durationMs" example:"12"`
+	Headers     map[string]string `json:"headers,omitempty" doc:"Content-Type and Location, when sent"`
+	Body        string            `json:"body,omitempty" doc:"The first 512 bytes"`
+	Error       string            `json:"error,omitempty" doc:"Why no answer came: timed out, refused, a TLS failure"`
+	TLSVersion  string            `json:"tlsVersion,omitempty" example:"TLS 1.3"`
+	Certificate string            `json:"certificate,omitempty" doc:"The leaf certificate's subject and names, when https"`
+}
+
+// registerCertifications adds the receiver certification operations.
+func registerCertifications(a huma.API, c Certifications) {
+	const doc = "This project's extension, sandbox only. A receiver certification run sends the URL (default: the merchant's " +
+		"notificationUrl) notifications of every outcome, signed with the service's notification key exactly as deliveries are, " +
+		"then forgeries, a duplicate, reordered outcomes, an unknown field and an unknown payout, and grades the answers from what " +
+		"is observable: the HTTP status, the time to answer against the delivery timeout, the TLS of an https URL, a redirect. " +
+		"A run takes seconds (a receiver that never answers: the delivery timeout per notification). Runs are kept in memory on the " +
+		"instance that ran them for an hour (at most 100): read a run from the instance that started it. A merchant has at most one " +
+		"run going; starting another meanwhile answers that one. 403 (" + rules.CodeSandboxOff + ") with --sandbox=false."
+	type startIn struct {
+		MerchantID string `path:"merchantId"`
+		Body       struct {
+			URL string `json:"url,omitempty" example:"https://shop.example/payouts/notifications" doc:"The receiver to certify; default the merchant's notificationUrl. https, or http with the server's development flag"`
+		}
+	}
+	type runOut struct {
+		Status int
+		Body   CertificationRunView
+	}
+	off := func() error {
+		return rules.Errorf(rules.KindForbidden, rules.CodeSandboxOff, "receiver certification runs only in the sandbox: the server runs with --sandbox=false")
+	}
+	huma.Register(a, huma.Operation{
+		OperationID: "start-receiver-certification", Method: http.MethodPost, Path: "/api/v1/{merchantId}/certifications/receiver",
+		Summary: "Certify the merchant's notification receiver (this project's extension)", Description: doc,
+		Tags: []string{"Certification"}, Security: signedSecurity, Errors: []int{400, 401, 403, 429}, Extensions: extension,
+		DefaultStatus: http.StatusAccepted,
+	}, func(ctx context.Context, in *startIn) (*runOut, error) {
+		if !c.Sandbox {
+			return nil, off()
+		}
+		m := merchantFrom(ctx)
+		target := in.Body.URL
+		if target == "" {
+			target = m.Settings.NotificationURL
+		}
+		if target == "" || target == rules.SandboxInboxURL {
+			return nil, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeNotificationURL, Field: "body.url",
+				Message: "name the receiver to certify: the merchant has no notificationUrl of its own (the sandbox inbox is the server's)"}
+		}
+		if errs := rules.CheckSettingsOn(rules.Settings{NotificationURL: target}, c.AllowHTTP, true); len(errs) > 0 {
+			e := *errs[0]
+			e.Field = "body.url"
+			return nil, &e
+		}
+		v, err := c.Start(ctx, m, target)
+		if err != nil {
+			return nil, err
+		}
+		return &runOut{Status: http.StatusAccepted, Body: v}, nil
+	})
+
+	type getIn struct {
+		MerchantID string `path:"merchantId"`
+		RunID      string `path:"runId" example:"cr_4f1c9a0b7e2d"`
+	}
+	huma.Register(a, huma.Operation{
+		OperationID: "get-receiver-certification", Method: http.MethodGet, Path: "/api/v1/{merchantId}/certifications/receiver/{runId}",
+		Summary: "A receiver certification run and, once done, its signed report (this project's extension)", Description: doc,
+		Tags: []string{"Certification"}, Security: signedSecurity, Errors: []int{401, 403, 404}, Extensions: extension,
+	}, func(ctx context.Context, in *getIn) (*runOut, error) {
+		if !c.Sandbox {
+			return nil, off()
+		}
+		v, err := c.Run(merchantFrom(ctx).ID, in.RunID)
+		if errors.Is(err, rules.ErrNotFound) {
+			return nil, rules.Errorf(rules.KindNotFound, rules.CodeCertificationRun, "no certification run %s (runs are kept an hour, on the instance that ran them)", in.RunID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &runOut{Status: http.StatusOK, Body: v}, nil
+	})
+}

@@ -1,0 +1,370 @@
+package certify_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/xml"
+	"html/template"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"payouts/api"
+	"payouts/internal/certify"
+	"payouts/web/notify"
+)
+
+const merchantID = "m-cert"
+
+// flaw is what a deliberately broken receiver gets wrong.
+type flaw string
+
+const (
+	sound                  flaw = ""
+	acceptsForgeries       flaw = "accepts forgeries: checks no signature"
+	reEncodes              flaw = "verifies the body re-encoded from its known fields"
+	fails500OnDuplicate    flaw = "answers 500 to a duplicate"
+	slowOnCash             flaw = "too slow: a cash payout's outcome is answered after the delivery timeout"
+	rejectsUnknownFields   flaw = "refuses unknown fields"
+	fails5xxUnknownPayout  flaw = "answers 503 for a payout it never created"
+	redirectsCard          flaw = "redirects card payouts' notifications to another path"
+	acceptsMissingHeader   flaw = "accepts a notification without the verification header"
+	trustsBodyMerchant     flaw = "verifies over the body's merchantId: accepts another merchant's signature"
+	breaksAfterForgery     flaw = "answers 503 to the next notification after a forgery"
+	lengthOnlySignature    flaw = "checks only that the signature is 256 bytes"
+	highWaterMark          flaw = "refuses a notification older than the newest it has seen"
+	refusesReversalFirst   flaw = "refuses a REVERSED before the payout's SUCCESS"
+	answers202NoBodyIsFine flaw = "sound, answering 204" // a correct variant: any 2xx
+)
+
+// receiver is a notification receiver with at most one flaw; sound it is the smallest
+// correct one: the signature over its own merchant id and the raw body, 2xx to a duplicate,
+// unknown fields and payouts ignored.
+type receiver struct {
+	pub  *rsa.PublicKey
+	flaw flaw
+
+	mu          sync.Mutex
+	seen        map[string]bool
+	paid        map[string]bool
+	newest      string
+	lastForgery bool
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	var n struct {
+		Payout struct {
+			ID, Country, OrderID, MerchantID, BankCode, AccountNumber string
+		}
+		Output struct{ Stage, Status, StatusChangeDateTime string }
+	}
+	json.Unmarshal(raw, &n)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.flaw == breaksAfterForgery && rc.lastForgery {
+		rc.lastForgery = false
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+		return
+	}
+	if !rc.verified(r, raw, n.Payout.MerchantID) {
+		rc.lastForgery = true
+		http.Error(w, "bad signature", http.StatusUnauthorized)
+		return
+	}
+	if rc.flaw == rejectsUnknownFields {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.DisallowUnknownFields()
+		var strict api.Notification
+		if err := d.Decode(&strict); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if rc.seen[key] {
+		if rc.flaw == fails500OnDuplicate {
+			http.Error(w, "duplicate key", http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	switch {
+	case rc.flaw == slowOnCash && n.Payout.Country == "COL" && n.Payout.BankCode == "":
+		rc.mu.Unlock()
+		<-r.Context().Done() // answers after the service gave up
+		rc.mu.Lock()
+		return
+	case rc.flaw == fails5xxUnknownPayout && strings.HasPrefix(n.Payout.OrderID, "never-created-"):
+		http.Error(w, "order not found", http.StatusServiceUnavailable)
+		return
+	case rc.flaw == redirectsCard && n.Payout.Country == "PER" && n.Payout.AccountNumber != "":
+		http.Redirect(w, r, "/cards", http.StatusTemporaryRedirect)
+		return
+	case rc.flaw == highWaterMark && n.Output.StatusChangeDateTime < rc.newest:
+		http.Error(w, "stale", http.StatusConflict)
+		return
+	case rc.flaw == refusesReversalFirst && n.Output.Status == "REVERSED" && !rc.paid[n.Payout.ID]:
+		http.Error(w, "unknown payment", http.StatusConflict)
+		return
+	}
+	rc.seen[key] = true
+	if n.Output.Status == "PROCESSED" {
+		rc.paid[n.Payout.ID] = true
+	}
+	rc.newest = max(rc.newest, n.Output.StatusChangeDateTime)
+	if rc.flaw == answers202NoBodyIsFine {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func (rc *receiver) verified(r *http.Request, raw []byte, bodyMerchant string) bool {
+	sig, present := r.Header["Verification"]
+	switch rc.flaw {
+	case acceptsForgeries:
+		return true
+	case acceptsMissingHeader:
+		if !present {
+			return true
+		}
+	case reEncodes:
+		var n api.Notification
+		json.Unmarshal(raw, &n)
+		raw, _ = json.Marshal(n)
+	case trustsBodyMerchant:
+		return present && notify.Verify(rc.pub, bodyMerchant, raw, sig[0]) == nil
+	case lengthOnlySignature:
+		b, err := base64.StdEncoding.DecodeString(r.Header.Get("verification"))
+		return err == nil && len(b) == 256
+	}
+	return present && notify.Verify(rc.pub, merchantID, raw, sig[0]) == nil
+}
+
+func newReceiver(pub *rsa.PublicKey, f flaw) *receiver {
+	return &receiver{pub: pub, flaw: f, seen: map[string]bool{}, paid: map[string]bool{}}
+}
+
+var (
+	keyOnce    sync.Once
+	serviceKey *rsa.PrivateKey
+)
+
+func key(t *testing.T) *rsa.PrivateKey {
+	keyOnce.Do(func() {
+		k, err := rsa.GenerateKey(rand.Reader, notify.KeyBits)
+		if err != nil {
+			panic(err)
+		}
+		serviceKey = k
+	})
+	return serviceKey
+}
+
+// engine is a run's engine as the server assembles it, with a short delivery timeout so that
+// the slow receiver costs a test seconds.
+func engine(t *testing.T, client *http.Client) *certify.Receiver {
+	k := key(t)
+	n := &notify.Notifier{Key: k}
+	if client == nil {
+		client = notify.NewHTTPClient(true)
+	}
+	return &certify.Receiver{Headers: n.Headers, Body: api.NotificationJSON, Client: client, Timeout: 3 * time.Second,
+		Sign: func(m string, b []byte) (string, error) { return notify.Sign(k, m, b) }}
+}
+
+func failed(rep api.CertificationReport) []string {
+	var out []string
+	for _, c := range rep.Checks {
+		if c.Result == "fail" {
+			out = append(out, c.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+var forgeries = []string{"body-changed", "forged-other-body", "forged-other-key", "forged-other-merchant", "malformed-signature", "missing-signature"}
+
+// TestBrokenReceiversFailExactlyTheirChecks runs the certification against a sound receiver
+// and a dozen broken ones: each fails the checks meant for its flaw and no other.
+func TestBrokenReceiversFailExactlyTheirChecks(t *testing.T) {
+	cases := []struct {
+		flaw flaw
+		want []string
+	}{
+		{sound, nil},
+		{answers202NoBodyIsFine, nil},
+		{acceptsForgeries, forgeries},
+		{reEncodes, []string{"raw-body", "unknown-field"}},
+		{fails500OnDuplicate, []string{"duplicate"}},
+		{slowOnCash, []string{"cash-success"}},
+		{rejectsUnknownFields, []string{"unknown-field"}},
+		{fails5xxUnknownPayout, []string{"unknown-payout"}},
+		{redirectsCard, []string{"card-success", "redirect"}},
+		{acceptsMissingHeader, []string{"missing-signature"}},
+		{trustsBodyMerchant, []string{"forged-other-merchant"}},
+		{breaksAfterForgery, forgeries},
+		{lengthOnlySignature, []string{"body-changed", "forged-other-body", "forged-other-key", "forged-other-merchant"}},
+		{highWaterMark, []string{"older-after-newer", "reversed-before-success"}},
+		{refusesReversalFirst, []string{"reversed-before-success"}},
+	}
+	for _, tc := range cases {
+		name := string(tc.flaw)
+		if name == "" {
+			name = "sound"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(newReceiver(&key(t).PublicKey, tc.flaw))
+			defer srv.Close()
+			rep, err := engine(t, nil).Run(context.Background(), "cr_test", merchantID, srv.URL+"/notifications?token=s3cret")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := failed(rep); !slices.Equal(got, tc.want) {
+				t.Errorf("failed checks %v, want %v\n%s", got, tc.want, certify.Summary(rep))
+			}
+			if rep.Passed != (len(tc.want) == 0) {
+				t.Errorf("passed = %v with %d failed checks", rep.Passed, len(tc.want))
+			}
+			if raw, _ := json.Marshal(rep); bytes.Contains(raw, []byte("s3cret")) {
+				t.Error("the report shows the URL's query")
+			}
+			if got := len(rep.Checks); got != len(certify.ReceiverChecks()) {
+				t.Errorf("%d checks graded, want %d", got, len(certify.ReceiverChecks()))
+			}
+			for _, c := range rep.Checks {
+				if c.Name == "tls" && c.Result != "skipped" {
+					t.Errorf("tls on an http URL: %s, want skipped", c.Result)
+				}
+				if c.Name != "tls" && c.Name != "redirect" && len(c.Evidence) == 0 { // those two grade the whole run
+					t.Errorf("check %s has no evidence", c.Name)
+				}
+			}
+		})
+	}
+}
+
+// TestHTTPSReceiver grades TLS: a trusted certificate passes, one the service does not trust
+// fails the tls check (and every delivery, as the service's would).
+func TestHTTPSReceiver(t *testing.T) {
+	srv := httptest.NewUnstartedServer(newReceiver(&key(t).PublicKey, sound))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the untrusting client's handshakes fail
+	srv.StartTLS()
+	defer srv.Close()
+	trusting := notify.NewHTTPClient(true)
+	trusting.Transport.(*http.Transport).TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig
+	rep, err := engine(t, trusting).Run(context.Background(), "cr_tls", merchantID, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := failed(rep); len(got) != 0 || rep.Summary.Skipped != 0 {
+		t.Fatalf("trusted https receiver: failed %v, %d skipped\n%s", got, rep.Summary.Skipped, certify.Summary(rep))
+	}
+	tlsCheck := rep.Checks[slices.IndexFunc(rep.Checks, func(c api.CertificationCheck) bool { return c.Name == "tls" })]
+	if !strings.Contains(tlsCheck.Reason, "TLS 1.3") {
+		t.Errorf("tls reason %q names no version", tlsCheck.Reason)
+	}
+
+	rep, err = engine(t, nil).Run(context.Background(), "cr_tls2", merchantID, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := failed(rep)
+	if !slices.Contains(got, "tls") || !slices.Contains(got, "success-bank") || slices.Contains(got, "redirect") {
+		t.Errorf("untrusted certificate: failed %v, want tls and the deliveries", got)
+	}
+}
+
+// TestReportSignature signs a report as the server does; Verify accepts it, re-encoded too,
+// and refuses it with any byte of a value changed.
+func TestReportSignature(t *testing.T) {
+	srv := httptest.NewServer(newReceiver(&key(t).PublicKey, fails500OnDuplicate))
+	defer srv.Close()
+	rep, err := engine(t, nil).Run(context.Background(), "cr_sig", merchantID, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canon, err := certify.CanonicalReport(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := notify.Sign(key(t), merchantID, canon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := &key(t).PublicKey
+	if _, err := certify.Verify(pub, canon, sig); err != nil {
+		t.Fatalf("the report as signed: %v", err)
+	}
+	var indented bytes.Buffer
+	json.Indent(&indented, canon, "", "  ")
+	if _, err := certify.Verify(pub, indented.Bytes(), sig+"\n"); err != nil {
+		t.Errorf("the report indented: %v", err)
+	}
+	changed := bytes.Replace(canon, []byte(`"result":"fail"`), []byte(`"result":"pass"`), 1)
+	if bytes.Equal(changed, canon) {
+		t.Fatal("no failed check to change")
+	}
+	if _, err := certify.Verify(pub, changed, sig); err == nil {
+		t.Error("a report with a result changed verifies")
+	}
+	for _, i := range []int{10, len(canon) / 2, len(canon) - 3} {
+		b := bytes.Clone(canon)
+		b[i] ^= 0x01
+		if _, err := certify.Verify(pub, b, sig); err == nil {
+			t.Errorf("a report with byte %d changed (%q) verifies", i, b[max(0, i-10):i+5])
+		}
+	}
+	other, _ := rsa.GenerateKey(rand.Reader, 2048)
+	if _, err := certify.Verify(&other.PublicKey, canon, sig); err == nil {
+		t.Error("verified with another key")
+	}
+
+	junit, err := certify.JUnit(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suite struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Cases    []struct {
+			Name    string    `xml:"name,attr"`
+			Failure *struct{} `xml:"failure"`
+		} `xml:"testcase"`
+	}
+	if err := xml.Unmarshal(junit, &suite); err != nil {
+		t.Fatal(err)
+	}
+	if suite.Tests != len(rep.Checks) || suite.Failures != 1 {
+		t.Errorf("JUnit: %d tests, %d failures; want %d and 1", suite.Tests, suite.Failures, len(rep.Checks))
+	}
+	page, err := certify.HTML(rep, sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"FAILED", "duplicate", "answered 500", strings.ReplaceAll(template.HTMLEscapeString(sig), "+", "&#43;")} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("the HTML report lacks %q", want)
+		}
+	}
+	for _, banned := range []string{"<script", "src=", "href=\"http"} {
+		if bytes.Contains(page, []byte(banned)) {
+			t.Errorf("the HTML report is not self-contained: %q", banned)
+		}
+	}
+}
