@@ -153,6 +153,7 @@ func (n *notifications) install(w *wiring) {
 	w.notifications = n
 	w.kicks = append(w.kicks, n.dispatcher.Kick, n.notifier.Kick)
 	w.wireEvents(n)
+	w.wireCertifications(n)
 	w.deps.NotificationKeys = &api.NotificationKeys{PublicKey: n.publicKey, Certificate: n.certificate}
 	w.deps.Claim = n.claims.Claim
 	w.deps.Pages = append(w.deps.Pages, n.mailbox)
