@@ -15,6 +15,8 @@ func init() {
 		userAddCommand,
 		signCommand,
 		listenCommand,
+		certifyReceiverCommand,
+		certifyVerifyCommand,
 		backupCommand,
 		restoreCommand,
 		seedCommand,

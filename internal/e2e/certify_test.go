@@ -1,0 +1,222 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The receiver certification through the real binary: `payouts certify receiver` against a
+// sandbox server certifies the reference receivers of docs/examples/receivers and fails a
+// receiver that accepts forgeries; `payouts certify verify` accepts its report and refuses one
+// with a byte changed. The API's answers are checked against the served document as every
+// answer of these tests is.
+
+// referenceReceiver starts a reference receiver by cmd (its environment: the merchant id, the
+// public key's URL, ADDR 127.0.0.1:0) and returns the URL it listens on.
+func referenceReceiver(t *testing.T, s *testServer, merchantID string, cmd *exec.Cmd) string {
+	t.Helper()
+	cmd.Env = append(os.Environ(), "PAYOUTS_MERCHANT_ID="+merchantID,
+		"PAYOUTS_PUBLIC_KEY_URL="+s.URL+"/api/v1/notifications/public-key", "ADDR=127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("the receiver's log:\n%s", logs.String())
+		}
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+				break
+			}
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case u := <-found:
+		return u
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the receiver did not say where it listens; its log:\n%s", logs.String())
+	}
+	return ""
+}
+
+// certifyWithBinary runs `payouts certify receiver` and returns its output and exit status.
+func certifyWithBinary(t *testing.T, s *testServer, c *merchantClient, target, out string) (string, int) {
+	t.Helper()
+	bin, err := payoutsBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "certify", "receiver", "--base", s.URL, "--merchant", c.MerchantID, "--key", c.Key,
+		"--secret", c.Secret, "--url", target, "--out", out, "--wait", "2m")
+	said, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(said), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(said), 0
+}
+
+func runBinary(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	bin, err := payoutsBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	said, err := exec.Command(bin, args...).CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(said), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(said), 0
+}
+
+func TestCertifyReceiverThroughTheBinary(t *testing.T) {
+	s := startServer(t, "", "--allow-private-notification-urls")
+	c := s.newMerchant(t, nil)
+
+	// The Go reference receiver, compiled from the docs, passes every check.
+	recvBin := filepath.Join(t.TempDir(), "receiver")
+	build := exec.Command("go", "build", "-o", recvBin, "./docs/examples/receivers/go")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the Go reference receiver: %v\n%s", err, out)
+	}
+	good := referenceReceiver(t, s, c.MerchantID, exec.Command(recvBin))
+	dir := t.TempDir()
+	said, code := certifyWithBinary(t, s, c, good+"/payouts/notifications", dir)
+	t.Logf("a passing run:\n%s", said)
+	if code != 0 || !strings.Contains(said, ": PASSED (") {
+		t.Fatalf("the Go reference receiver: exit %d\n%s", code, said)
+	}
+	for _, f := range []string{"certification.json", "certification.json.sig", "certification.html", "certification.junit.xml"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+
+	// verify: with the server's key, with the key from a file; refused with a byte changed.
+	report := filepath.Join(dir, "certification.json")
+	if said, code := runBinary(t, "certify", "verify", "--base", s.URL, report); code != 0 || !strings.Contains(said, "verified:") {
+		t.Errorf("certify verify: exit %d\n%s", code, said)
+	}
+	keyFile := filepath.Join(t.TempDir(), "public.pem")
+	os.WriteFile(keyFile, fetchPublicKey(t, s.URL), 0o644)
+	if said, code := runBinary(t, "certify", "verify", "--public-key", keyFile, report); code != 0 {
+		t.Errorf("certify verify --public-key: exit %d\n%s", code, said)
+	}
+	raw, _ := os.ReadFile(report)
+	changed := bytes.Replace(raw, []byte(`"passed":true`), []byte(`"passed":trUe`), 1)
+	changed = bytes.Replace(changed, []byte(`"result":"pass"`), []byte(`"result":"pasS"`), 1)
+	if bytes.Equal(changed, raw) {
+		t.Fatal("nothing to change in the report")
+	}
+	os.WriteFile(report, changed, 0o644)
+	if said, code := runBinary(t, "certify", "verify", "--base", s.URL, report); code != 1 {
+		t.Errorf("certify verify of a changed report: exit %d, want 1\n%s", code, said)
+	}
+
+	// A receiver that accepts anything fails the forgeries, and the command exits 1.
+	lax := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer lax.Close()
+	dir = t.TempDir()
+	said, code = certifyWithBinary(t, s, c, lax.URL, dir)
+	t.Logf("a failing run:\n%s", said)
+	if code != 1 || !strings.Contains(said, ": FAILED (") {
+		t.Fatalf("a receiver that accepts forgeries: exit %d, want 1\n%s", code, said)
+	}
+	var rep struct {
+		Checks []struct{ Name, Result string }
+	}
+	raw, _ = os.ReadFile(filepath.Join(dir, "certification.json"))
+	json.Unmarshal(raw, &rep)
+	var failed []string
+	for _, ch := range rep.Checks {
+		if ch.Result == "fail" {
+			failed = append(failed, ch.Name)
+		}
+	}
+	if got := strings.Join(failed, " "); got != "forged-other-body forged-other-merchant forged-other-key missing-signature malformed-signature body-changed" {
+		t.Errorf("failed checks %q, want the six forgeries", got)
+	}
+	if said, code := runBinary(t, "certify", "verify", "--base", s.URL, filepath.Join(dir, "certification.json")); code != 0 {
+		t.Errorf("certify verify of a failed run's report: exit %d\n%s", code, said)
+	}
+}
+
+// TestCertificationAPI: the signed calls' answers, each checked against the served document.
+func TestCertificationAPI(t *testing.T) {
+	s := startServer(t, "", "--allow-private-notification-urls")
+	c := s.newMerchant(t, nil)
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer ok.Close()
+
+	code, _, raw := c.do(t, "POST", "certifications/receiver", map[string]string{"url": "ftp://example.com/x"}, "")
+	if code != 400 || !strings.Contains(string(raw), `"2940"`) {
+		t.Errorf("a URL that is not http(s): %d %s", code, raw)
+	}
+	code, _, raw = c.do(t, "POST", "certifications/receiver", map[string]string{}, "")
+	if code != 400 || !strings.Contains(string(raw), "body.url") {
+		t.Errorf("no URL and no notificationUrl: %d %s", code, raw)
+	}
+	code, _, raw = c.do(t, "GET", "certifications/receiver/cr_000000000000", nil, "")
+	if code != 404 || !strings.Contains(string(raw), `"2999"`) {
+		t.Errorf("an unknown run: %d %s", code, raw)
+	}
+
+	code, _, raw = c.do(t, "POST", "certifications/receiver", map[string]string{"url": ok.URL + "/hook?token=secret"}, "")
+	var run struct {
+		RunID, State, URL string
+		Report            *struct{ Passed bool }
+	}
+	if json.Unmarshal(raw, &run); code != 202 || run.State != "running" || strings.Contains(run.URL, "secret") {
+		t.Fatalf("start: %d %s", code, raw)
+	}
+	waitFor(t, "the run done", 60*time.Second, func() bool {
+		code, _, raw = c.do(t, "GET", "certifications/receiver/"+run.RunID, nil, "")
+		json.Unmarshal(raw, &run)
+		return code == 200 && run.State == "done"
+	})
+	if run.Report == nil || run.Report.Passed {
+		t.Errorf("a receiver answering 200 to everything passed: %s", raw)
+	}
+	other := s.newMerchant(t, nil)
+	if code, _, _ := other.do(t, "GET", "certifications/receiver/"+run.RunID, nil, ""); code != 404 {
+		t.Errorf("another merchant read the run: %d", code)
+	}
+
+	off := startServer(t, "", "--sandbox=false", "--allow-private-notification-urls")
+	oc := off.newMerchant(t, nil)
+	if code, _, raw := oc.do(t, "POST", "certifications/receiver", map[string]string{"url": ok.URL}, ""); code != 403 {
+		t.Errorf("with --sandbox=false: %d %s", code, raw)
+	}
+}
