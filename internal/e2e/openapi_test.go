@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -164,6 +165,26 @@ func TestOpenAPIExamplesAreRealAnswers(t *testing.T) {
 	keep("admin-audit-log", 200, code, raw)
 	code, _, raw = s.rawAdmin(t, "GET", "/admin/v1/audit?from=yesterday", nil)
 	keep("admin-audit-log", 400, code, raw)
+
+	// Receiver certification: a run against a receiver that answers 200 to everything.
+	cs := startServer(t, "", "--allow-private-notification-urls")
+	cc := cs.newMerchant(t, nil)
+	lax := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer lax.Close()
+	code, _, raw = cc.do(t, "POST", "certifications/receiver", map[string]string{"url": lax.URL + "/payouts/notifications"}, "")
+	keep("start-receiver-certification", 202, code, raw)
+	var run struct{ RunID, State string }
+	json.Unmarshal(raw, &run)
+	code, _, raw = cc.do(t, "POST", "certifications/receiver", map[string]string{"url": "ftp://shop.example/notifications"}, "")
+	keep("start-receiver-certification", 400, code, raw)
+	waitFor(t, "the certification run done", time.Minute, func() bool {
+		code, _, raw = cc.do(t, "GET", "certifications/receiver/"+run.RunID, nil, "")
+		json.Unmarshal(raw, &run)
+		return run.State == "done"
+	})
+	keep("get-receiver-certification", 200, code, raw)
+	code, _, raw = cc.do(t, "GET", "certifications/receiver/cr_000000000000", nil, "")
+	keep("get-receiver-certification", 404, code, raw)
 
 	dir := repoPath("api", "examples")
 	if os.Getenv("PAYOUTS_UPDATE_EXAMPLES") != "" {
