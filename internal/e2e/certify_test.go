@@ -220,3 +220,30 @@ func TestCertificationAPI(t *testing.T) {
 		t.Errorf("with --sandbox=false: %d %s", code, raw)
 	}
 }
+
+// TestCertifyReferenceReceivers certifies the Python and Node reference receivers through the
+// binary. Each is skipped when its interpreter is missing, and fails instead with
+// PAYOUTS_REQUIRE_RECEIVERS=1 (as CI runs it).
+func TestCertifyReferenceReceivers(t *testing.T) {
+	s := startServer(t, "", "--allow-private-notification-urls")
+	c := s.newMerchant(t, nil)
+	for _, r := range []struct{ name, interpreter, file string }{
+		{"python", "python3", "docs/examples/receivers/python/receiver.py"},
+		{"node", "node", "docs/examples/receivers/node/receiver.mjs"},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			path, err := exec.LookPath(r.interpreter)
+			if err != nil {
+				if os.Getenv("PAYOUTS_REQUIRE_RECEIVERS") != "" {
+					t.Fatalf("%s is not installed, and PAYOUTS_REQUIRE_RECEIVERS is set", r.interpreter)
+				}
+				t.Skipf("%s is not installed (PAYOUTS_REQUIRE_RECEIVERS=1 makes this a failure)", r.interpreter)
+			}
+			url := referenceReceiver(t, s, c.MerchantID, exec.Command(path, repoPath(r.file)))
+			said, code := certifyWithBinary(t, s, c, url+"/payouts/notifications", t.TempDir())
+			if code != 0 || !strings.Contains(said, ": PASSED (") {
+				t.Fatalf("the %s reference receiver: exit %d\n%s", r.name, code, said)
+			}
+		})
+	}
+}
