@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"html/template"
 	"io"
 	"log"
@@ -22,6 +24,7 @@ import (
 
 	"payouts/api"
 	"payouts/internal/certify"
+	"payouts/rules"
 	"payouts/web/notify"
 )
 
@@ -366,5 +369,65 @@ func TestReportSignature(t *testing.T) {
 		if bytes.Contains(page, []byte(banned)) {
 			t.Errorf("the HTML report is not self-contained: %q", banned)
 		}
+	}
+}
+
+// TestTLSOlderThan12Fails: a receiver that speaks only TLS 1.1 fails the tls check (the
+// service's client does not go below TLS 1.2, so no delivery reaches it either).
+func TestTLSOlderThan12Fails(t *testing.T) {
+	srv := httptest.NewUnstartedServer(newReceiver(&key(t).PublicKey, sound))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.TLS = &tls.Config{MaxVersion: tls.VersionTLS11}
+	srv.StartTLS()
+	defer srv.Close()
+	trusting := notify.NewHTTPClient(true)
+	cfg := srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	cfg.MaxVersion = 0
+	trusting.Transport.(*http.Transport).TLSClientConfig = cfg
+	rep, err := engine(t, trusting).Run(context.Background(), "cr_tls11", merchantID, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Checks[slices.IndexFunc(rep.Checks, func(c api.CertificationCheck) bool { return c.Name == "tls" })]
+	if c.Result != "fail" || !strings.Contains(c.Reason, "TLS") {
+		t.Errorf("tls check against TLS 1.1: %s, %q", c.Result, c.Reason)
+	}
+}
+
+// TestRuns: a run is started, answered running while it goes (a second start answers the same
+// run), then done with a report whose signature verifies; another merchant cannot read it.
+func TestRuns(t *testing.T) {
+	srv := httptest.NewServer(newReceiver(&key(t).PublicKey, sound))
+	defer srv.Close()
+	rs := &certify.Runs{Receiver: engine(t, nil)}
+	m := &rules.Merchant{ID: merchantID}
+	v, err := rs.Start(context.Background(), m, srv.URL)
+	if err != nil || v.State != "running" || !strings.HasPrefix(v.RunID, "cr_") {
+		t.Fatalf("start: %+v, %v", v, err)
+	}
+	again, _ := rs.Start(context.Background(), m, srv.URL)
+	if again.RunID != v.RunID {
+		t.Errorf("a second start while one runs made run %s besides %s", again.RunID, v.RunID)
+	}
+	if _, err := rs.Run("another", v.RunID); !errors.Is(err, rules.ErrNotFound) {
+		t.Errorf("another merchant read the run: %v", err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for v.State != "done" && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond) // polling the run, as a client does
+		if v, err = rs.Run(merchantID, v.RunID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v.Report == nil || !v.Report.Passed {
+		t.Fatalf("the run: %+v", v)
+	}
+	canon, _ := certify.CanonicalReport(*v.Report)
+	if _, err := certify.Verify(&key(t).PublicKey, canon, v.Signature); err != nil {
+		t.Errorf("the run's signature: %v", err)
+	}
+	next, _ := rs.Start(context.Background(), m, srv.URL)
+	if next.RunID == v.RunID {
+		t.Error("a start after the run ended answered the ended run")
 	}
 }
