@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -221,8 +222,8 @@ func TestCertificationAPI(t *testing.T) {
 	}
 }
 
-// TestCertifyReferenceReceivers certifies the Python and Node reference receivers through the
-// binary. Each is skipped when its interpreter is missing, and fails instead with
+// TestCertifyReferenceReceivers certifies the Python, Node and PHP reference receivers through
+// the binary. Each is skipped when its interpreter is missing, and fails instead with
 // PAYOUTS_REQUIRE_RECEIVERS=1 (as CI runs it).
 func TestCertifyReferenceReceivers(t *testing.T) {
 	s := startServer(t, "", "--allow-private-notification-urls")
@@ -230,6 +231,7 @@ func TestCertifyReferenceReceivers(t *testing.T) {
 	for _, r := range []struct{ name, interpreter, file string }{
 		{"python", "python3", "docs/examples/receivers/python/receiver.py"},
 		{"node", "node", "docs/examples/receivers/node/receiver.mjs"},
+		{"php", "php", "docs/examples/receivers/php/receiver.php"},
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			path, err := exec.LookPath(r.interpreter)
@@ -239,11 +241,46 @@ func TestCertifyReferenceReceivers(t *testing.T) {
 				}
 				t.Skipf("%s is not installed (PAYOUTS_REQUIRE_RECEIVERS=1 makes this a failure)", r.interpreter)
 			}
-			url := referenceReceiver(t, s, c.MerchantID, exec.Command(path, repoPath(r.file)))
+			var url string
+			if r.name == "php" {
+				url = phpReceiver(t, s, c.MerchantID, path, repoPath(r.file))
+			} else {
+				url = referenceReceiver(t, s, c.MerchantID, exec.Command(path, repoPath(r.file)))
+			}
 			said, code := certifyWithBinary(t, s, c, url+"/payouts/notifications", t.TempDir())
 			if code != 0 || !strings.Contains(said, ": PASSED (") {
 				t.Fatalf("the %s reference receiver: exit %d\n%s", r.name, code, said)
 			}
 		})
 	}
+}
+
+// phpReceiver serves the PHP reference receiver with PHP's built-in server on a free port and
+// returns its URL once it accepts connections.
+func phpReceiver(t *testing.T, s *testServer, merchantID, php, file string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	cmd := exec.Command(php, "-S", addr, file)
+	cmd.Env = append(os.Environ(), "PAYOUTS_MERCHANT_ID="+merchantID, "PAYOUTS_RECEIVER_DIR="+t.TempDir(),
+		"PAYOUTS_PUBLIC_KEY_URL="+s.URL+"/api/v1/notifications/public-key")
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("the PHP receiver's log:\n%s", logs.String())
+		}
+	})
+	waitFor(t, "the PHP receiver listening", 20*time.Second, func() bool {
+		conn, err := net.Dial("tcp", addr)
+		if err == nil {
+			conn.Close()
+		}
+		return err == nil
+	})
+	return "http://" + addr
 }
