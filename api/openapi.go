@@ -36,6 +36,7 @@ var tagOrder = []*huma.Tag{
 	{Name: "Balance", Description: "The merchant's balances per country and currency."},
 	{Name: "Lookup", Description: "Who can be paid where: the original's Peru beneficiary lookup (with its token endpoint) and Bre-B keys. Moves no money."},
 	{Name: "Events", Description: "The merchant's notifications, kept 30 days with the exact body sent and every attempt: list, read, resend, follow (this project's extension)."},
+	{Name: "Certification", Description: "Certify the merchant's notification receiver: every outcome, forgeries, duplicates and reordering sent to it, graded, with a signed report (sandbox only; this project's extension)."},
 	{Name: "Sandbox", Description: "Controls of the simulated rails (sandbox only): forced outcomes, scripted rules, the clock, the directory."},
 	{Name: "Admin", Description: "The operator's API (admin bearer token): merchants, keys, funding."},
 	{Name: "Users", Description: "The dashboard's named users and the audit log (admin bearer token; this project's extension)."},
