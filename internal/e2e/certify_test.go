@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"payouts/internal/cli"
 )
 
 // The receiver certification through the real binary: `payouts certify receiver` against a
@@ -283,4 +285,32 @@ func phpReceiver(t *testing.T, s *testServer, merchantID, php, file string) stri
 		return err == nil
 	})
 	return "http://" + addr
+}
+
+// TestCertifyCommandLines: what cannot run is a usage error (exit 2, one line); a report
+// without its signature file, or not a report, is refused (exit 1).
+func TestCertifyCommandLines(t *testing.T) {
+	for _, args := range [][]string{
+		{"certify"},
+		{"certify", "receiver"},
+		{"certify", "receiver", "--merchant", "1", "--key", "k"},
+		{"certify", "verify"},
+		{"certify", "verify", "a.json", "b.json"},
+	} {
+		_, err := runCLI(t, nil, args...)
+		if code := cli.ExitCode(err); code != 2 || strings.Count(err.Error(), "\n") > 0 {
+			t.Errorf("%v: exit %d (%v), want 2 and one line", args, code, err)
+		}
+	}
+	dir := t.TempDir()
+	report := filepath.Join(dir, "certification.json")
+	os.WriteFile(report, []byte(`{"kind":"receiver","runId":"cr_1","merchantId":"1"}`), 0o644)
+	if _, err := runCLI(t, nil, "certify", "verify", "--public-key", report, report); cli.ExitCode(err) != 1 || !strings.Contains(err.Error(), "signature") {
+		t.Errorf("no signature file: %v", err)
+	}
+	os.WriteFile(report+".sig", []byte("AAAA\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "key.pem"), []byte("not a key"), 0o644)
+	if _, err := runCLI(t, nil, "certify", "verify", "--public-key", filepath.Join(dir, "key.pem"), report); cli.ExitCode(err) != 1 || !strings.Contains(err.Error(), "--public-key") {
+		t.Errorf("a public key file that is not one: %v", err)
+	}
 }
