@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html/template"
 	"strconv"
+	"time"
 
 	"payouts/api"
 	"payouts/web/notify"
@@ -73,8 +74,14 @@ func Summary(rep api.CertificationReport) string {
 	if !rep.Passed {
 		verdict = "FAILED"
 	}
-	fmt.Fprintf(&b, "receiver certification %s of merchant %s, %s: %s (%d checks: %d passed, %d failed, %d skipped)\n",
-		rep.RunID, rep.MerchantID, rep.URL, verdict, rep.Summary.Checks, rep.Summary.Passed, rep.Summary.Failed, rep.Summary.Skipped)
+	took := ""
+	from, err1 := time.Parse(time.RFC3339, rep.StartedAt)
+	to, err2 := time.Parse(time.RFC3339, rep.FinishedAt)
+	if err1 == nil && err2 == nil {
+		took = " in " + to.Sub(from).Round(time.Millisecond).String()
+	}
+	fmt.Fprintf(&b, "receiver certification %s of merchant %s, %s: %s (%d checks: %d passed, %d failed, %d skipped)%s\n",
+		rep.RunID, rep.MerchantID, rep.URL, verdict, rep.Summary.Checks, rep.Summary.Passed, rep.Summary.Failed, rep.Summary.Skipped, took)
 	for _, c := range rep.Checks {
 		fmt.Fprintf(&b, "  %-7s %-24s %s\n", c.Result, c.Name, c.Reason)
 	}

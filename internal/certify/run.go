@@ -55,6 +55,7 @@ func (r *Receiver) now() time.Time {
 
 // Run certifies the receiver at target for merchant and returns the report, unsigned.
 func (r *Receiver) Run(ctx context.Context, runID, merchant, target string) (api.CertificationReport, error) {
+	started := r.now()
 	other, err := rsa.GenerateKey(rand.Reader, notify.KeyBits)
 	if err != nil {
 		return api.CertificationReport{}, err
@@ -62,7 +63,7 @@ func (r *Receiver) Run(ctx context.Context, runID, merchant, target string) (api
 	x := &exchanger{r: r, ctx: ctx, runID: runID, merchant: merchant, target: target,
 		other: &notify.Notifier{Key: other}, base: r.now().Unix() % 100_000 * 1000}
 	rep := api.CertificationReport{Kind: "receiver", RunID: runID, MerchantID: merchant, URL: MaskURL(target),
-		StartedAt: wireTime(r.now()), DeliveryTimeoutMS: r.timeout().Milliseconds(), Observed: Observed}
+		StartedAt: wireTime(started), DeliveryTimeoutMS: r.timeout().Milliseconds(), Observed: Observed}
 	for _, c := range receiverChecks {
 		from := len(x.log)
 		g := c.run(x)
