@@ -10,11 +10,13 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"html/template"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -246,6 +248,16 @@ func TestBrokenReceiversFailExactlyTheirChecks(t *testing.T) {
 			}
 			if raw, _ := json.Marshal(rep); bytes.Contains(raw, []byte("s3cret")) {
 				t.Error("the report shows the URL's query")
+			}
+			if tc.flaw == sound {
+				requests := 0
+				for _, c := range rep.Checks {
+					requests += len(c.Evidence)
+				}
+				guide, _ := os.ReadFile("../../docs/guides/certification.md")
+				if want := fmt.Sprintf("A run is %d requests", requests); !bytes.Contains(guide, []byte(want)) {
+					t.Errorf("the certification guide does not say %q", want)
+				}
 			}
 			if got := len(rep.Checks); got != len(certify.ReceiverChecks()) {
 				t.Errorf("%d checks graded, want %d", got, len(certify.ReceiverChecks()))
