@@ -100,7 +100,7 @@ func registerCertifications(a huma.API, c Certifications) {
 		"notificationUrl) notifications of every outcome, signed with the service's notification key exactly as deliveries are, " +
 		"then forgeries, a duplicate, reordered outcomes, an unknown field and an unknown payout, and grades the answers from what " +
 		"is observable: the HTTP status, the time to answer against the delivery timeout, the TLS of an https URL, a redirect. " +
-		"A run is 29 requests, one after the other: well under a second against a prompt receiver, the delivery timeout for each one a receiver never answers. Runs are kept in memory on the " +
+		"A run's requests go one after the other: well under a second against a prompt receiver, the delivery timeout for each one a receiver never answers. Runs are kept in memory on the " +
 		"instance that ran them for an hour (at most 100): read a run from the instance that started it. A merchant has at most one " +
 		"run going; starting another meanwhile answers that one. 403 (" + rules.CodeSandboxOff + ") with --sandbox=false."
 	type startIn struct {
