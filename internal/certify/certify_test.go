@@ -187,7 +187,7 @@ func engine(t *testing.T, client *http.Client) *certify.Receiver {
 	if client == nil {
 		client = notify.NewHTTPClient(true)
 	}
-	return &certify.Receiver{Headers: n.Headers, Body: api.NotificationJSON, Client: client, Timeout: 3 * time.Second,
+	return &certify.Receiver{Headers: n.Headers, Body: api.NotificationJSON, Client: client, Timeout: 5 * time.Second,
 		Sign: func(m string, b []byte) (string, error) { return notify.Sign(k, m, b) }}
 }
 
