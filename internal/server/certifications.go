@@ -13,10 +13,10 @@ func (w *wiring) wireCertifications(n *notifications) {
 	runs := &certify.Runs{Logger: w.logger, Receiver: &certify.Receiver{
 		Headers: n.webhook.Headers,
 		Body:    n.webhook.Body,
-		Client:  notify.NewHTTPClient(w.cfg.AllowPrivateNotifURL),
+		Client:  notify.NewHTTPClient(w.cfg.Notify.AllowPrivateURLs),
 		Sign:    func(merchantID string, b []byte) (string, error) { return notify.Sign(n.webhook.Key, merchantID, b) },
 	}}
 	w.workers = append(w.workers, runs.Serve)
-	w.deps.Certifications = &api.Certifications{Sandbox: w.cfg.Sandbox, AllowHTTP: w.cfg.AllowPrivateNotifURL,
+	w.deps.Certifications = &api.Certifications{Sandbox: w.cfg.Sandbox.On, AllowHTTP: w.cfg.Notify.AllowPrivateURLs,
 		Start: runs.Start, Run: runs.Run}
 }
