@@ -139,6 +139,7 @@ const (
 	CodeBankOutOfService = "4008"
 	CodeAccountNotFound  = "4025"
 	CodeCardDeclined     = "4032"
+	CodeLinkExpired      = "4042"
 
 	// This service's own: the generic contract and the request (1900–1949).
 	CodeBodyRequired  = "1900"
@@ -162,6 +163,11 @@ const (
 	CodeEmailDummy         = "1952"
 	CodeLogoNotHTTPS       = "1953"
 	CodeExpirationTime     = "1954"
+	CodeLinkExpiration     = "1955"
+	CodeLinkDestinations   = "1956"
+	CodeLinkReturnURL      = "1957"
+	CodeLinkNoDestination  = "1958"
+	CodeLinkLang           = "1959"
 
 	// This service's own: Peru (1970–1979).
 	CodeRUCAtBank004     = "1970"
@@ -405,6 +411,7 @@ var Catalogue = sortedByCode([]CodeInfo{
 	{CodeBankOutOfService, 200, true, "bank out of service: payout rejected (status REJECTED_BANK)"},
 	{CodeAccountNotFound, 200, true, "account does not exist: payout rejected by the bank (status REJECTED_BANK)"},
 	{CodeCardDeclined, 200, true, "refer to card issuer: card payment declined (status REJECTED_BANK)"},
+	{CodeLinkExpired, 200, true, "The beneficiary's account registration process has expired. A new request is required. (a payout link not completed in time: status EXPIRED)"},
 	{CodeBodyRequired, 400, false, "the request body is missing"},
 	{CodeMalformedJSON, 400, false, "the body is not a JSON object"},
 	{CodeWrongType, 400, false, "a field has the wrong JSON type"},
@@ -417,6 +424,11 @@ var Catalogue = sortedByCode([]CodeInfo{
 	{CodeEmailDummy, 401, false, "beneficiary.email is a dummy or placeholder address"},
 	{CodeLogoNotHTTPS, 401, false, "merchantLogo must be an https URL, or http on 127.0.0.1 or localhost (card payout)"},
 	{CodeExpirationTime, 401, false, "expirationTime must be a whole number of minutes from 5 to 30 (Peru card)"},
+	{CodeLinkExpiration, 400, false, "a payout link's expirationTime must be a whole number of minutes from 5 to 43200 (30 days)"},
+	{CodeLinkDestinations, 400, false, "a payout link's allowedDestinations must list account types the country offers this merchant"},
+	{CodeLinkReturnURL, 400, false, "a payout link's returnUrl must be an absolute http or https URL"},
+	{CodeLinkNoDestination, 400, false, "a payout link takes no destination: the beneficiary gives it"},
+	{CodeLinkLang, 400, false, "a payout link's lang must be es or en"},
 	{CodeRUCAtBank004, 401, false, "RUC is not available for accounts at Peru bank 004"},
 	{CodeCCIBankMismatch, 401, false, "the first 3 digits of cci are not those of the bankCode sent"},
 	{CodeRealTimeNeedsCCI, 401, false, "the Peru bank takes real-time payouts only, and real-time requires cci"},

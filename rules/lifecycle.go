@@ -405,7 +405,7 @@ func (lc *Lifecycle) reserveOrHold(p *Payout, m *Merchant, l Ledger, now time.Ti
 	if ok {
 		return lc.afterReserved(p, m, l, now)
 	}
-	if m.Settings.PendingOnNoBalance && p.Channel != ChannelCard {
+	if m.Settings.PendingOnNoBalance && p.Channel != ChannelCard && p.Channel != ChannelLink {
 		p.Move(StatusPendingBalance, now, "", "waiting for the merchant's balance")
 		return time.Time{}, nil // released by a funding, oldest first
 	}
@@ -418,6 +418,12 @@ func (lc *Lifecycle) afterReserved(p *Payout, m *Merchant, l Ledger, now time.Ti
 	if p.Channel == ChannelCard && p.Card == nil {
 		if !p.SessionExpiresAt.IsZero() && !now.Before(p.SessionExpiresAt) {
 			return lc.finish(p, m, l, now, StatusExpired, CodeExpired, "the card form session expired before a card was entered")
+		}
+		return p.SessionExpiresAt, nil
+	}
+	if p.Channel == ChannelLink {
+		if !now.Before(p.SessionExpiresAt) {
+			return lc.finish(p, m, l, now, StatusExpired, CodeLinkExpired, "the payout link expired before the beneficiary gave a destination")
 		}
 		return p.SessionExpiresAt, nil
 	}

@@ -70,6 +70,9 @@ const (
 	ChannelBatch       Channel = "BATCH"         // non-real-time, settled in the next batch
 	ChannelCash        Channel = "CASH"          // Colombia cash claim with an OTP
 	ChannelCard        Channel = "CARD"          // Peru VISA Original Credit Transfer, after the card form
+	// ChannelLink is a payout link's until the beneficiary gives the destination, which
+	// then decides its channel.
+	ChannelLink Channel = "LINK"
 )
 
 // RealTime reports whether the channel settles in real time.
@@ -121,8 +124,13 @@ type Payout struct {
 
 	// Card is the tokenized card of a card payout, once the beneficiary entered it.
 	Card *CardRef `json:"card,omitempty"`
-	// SessionExpiresAt ends a card payout's form session: without a card by then it EXPIRES.
+	// SessionExpiresAt ends a card payout's form session, or a payout link: without a card
+	// (a destination) by then it EXPIRES.
 	SessionExpiresAt time.Time `json:"sessionExpiresAt,omitzero"`
+
+	// Link is set on a payout created as a payout link: what its beneficiary may choose.
+	// Its expiry is SessionExpiresAt; it waits on ChannelLink until the destination comes.
+	Link *Link `json:"link,omitempty"`
 
 	// Traceparent is the W3C traceparent of the request that created the payout, when traces
 	// are exported: its rail calls and notifications are spans of that trace, however much

@@ -61,7 +61,12 @@ func (s *Service) CreatePayout(ctx context.Context, m *Merchant, body []byte, ep
 	if err != nil {
 		return CreateResult{}, err
 	}
-	p := NewPayout(m.ID, req, route, now)
+	return s.create(ctx, m, NewPayout(m.ID, req, route, now), route)
+}
+
+// create stores a payout built from a checked request (CreatePayout, CreateLink).
+func (s *Service) create(ctx context.Context, m *Merchant, p *Payout, route Route) (CreateResult, error) {
+	now, req := p.CreatedAt, &p.Request
 	if s.Trace != nil {
 		p.Traceparent = s.Trace.Traceparent(ctx)
 	}

@@ -41,6 +41,8 @@ type payoutCore struct {
 	ClaimUntil  int64               `json:"cl,omitempty"`
 	Request     rules.PayoutRequest `json:"r"`
 	Traceparent string              `json:"tp,omitempty"`
+	// Link is fixed at creation, so a pointer compares as equal as long as it is the same.
+	Link *rules.Link `json:"lk,omitempty"`
 }
 
 func nanos(t time.Time) int64 {
@@ -60,7 +62,7 @@ func fromNanos(n int64) time.Time {
 func coreOf(p *rules.Payout) payoutCore {
 	c := payoutCore{MerchantID: p.MerchantID, Amount: p.Amount, Channel: p.Channel, AccountType: p.AccountType,
 		BankCode: p.BankCode, Fingerprint: p.Fingerprint, CreatedAt: nanos(p.CreatedAt), ClaimUntil: nanos(p.ClaimUntil),
-		Request: p.Request, Traceparent: p.Traceparent}
+		Request: p.Request, Traceparent: p.Traceparent, Link: p.Link}
 	if p.OrderID != p.Request.OrderID {
 		c.OrderID = p.OrderID
 	}
@@ -370,7 +372,7 @@ func (b payoutBuckets) decode(id int64, coreRaw, stateRaw []byte) (*rules.Payout
 	p := &rules.Payout{ID: id, MerchantID: c.MerchantID, OrderID: c.OrderID, Country: c.Country, Currency: c.Currency,
 		Amount: c.Amount, Channel: c.Channel, AccountType: c.AccountType, BankCode: c.BankCode, Request: c.Request,
 		Fingerprint: c.Fingerprint, CreatedAt: fromNanos(c.CreatedAt), ClaimUntil: fromNanos(c.ClaimUntil),
-		Traceparent: c.Traceparent}
+		Traceparent: c.Traceparent, Link: c.Link}
 	if p.OrderID == "" {
 		p.OrderID = c.Request.OrderID
 	}

@@ -178,6 +178,30 @@ func testUpdatePayouts(t *testing.T, e Engine) {
 		}
 	})
 
+	t.Run("a payout link keeps its link, and the destination its beneficiary gives", func(t *testing.T) {
+		s := e.open(t)
+		addMerchants(t, s, m1)
+		np := newPayout(m1, "LINK-1", 1000, T0)
+		np.Channel, np.AccountType, np.BankCode = rules.ChannelLink, 0, ""
+		np.Link = &rules.Link{Kinds: []int{2, 4}, Minutes: 60, ReturnURL: "https://shop.example/back", Lang: "en"}
+		np.SessionExpiresAt = at(time.Hour)
+		p := create(t, s, np, time.Time{})
+		samePayout(t, "created", payoutOf(t, s, m1, p.ID), p)
+		var want *rules.Payout
+		update(t, s, []int64{p.ID}, func(q *rules.Payout, l rules.Ledger) (time.Time, error) {
+			q.Request.Destination.BankAccount = rules.BankAccount{BankCode: "012", AccountType: "2", AccountNumber: "12345678901"}
+			q.Channel, q.AccountType, q.BankCode = rules.ChannelBatch, 2, "012"
+			q.Move(rules.StatusWaitingRouting, at(time.Second), "", "destination given")
+			want = q.Clone()
+			return time.Time{}, nil
+		})
+		got := payoutOf(t, s, m1, p.ID)
+		samePayout(t, "after the destination", got, want)
+		if got.Link == nil || got.Link.ReturnURL != "https://shop.example/back" || got.Request.Destination.BankAccount.AccountNumber != "12345678901" {
+			t.Errorf("link %+v, destination %+v", got.Link, got.Request.Destination)
+		}
+	})
+
 	t.Run("ErrNoChange leaves the payout as it was, the others are written", func(t *testing.T) {
 		s := e.open(t)
 		addMerchants(t, s, m1)

@@ -1,0 +1,286 @@
+package rules
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A payout link is a payout whose beneficiary gives the destination: the merchant creates
+// it without one, its amount is reserved, and it waits on ChannelLink until the destination
+// comes (checked by the same country rules as a create) or the link expires.
+
+// Link is what a payout link keeps beyond its request. It is fixed at creation.
+type Link struct {
+	// Kinds are the account types the beneficiary may choose, in the order offered.
+	Kinds []int `json:"kinds"`
+	// Minutes is how long the link lasts (expirationTime).
+	Minutes   int    `json:"minutes"`
+	ReturnURL string `json:"returnUrl,omitempty"`
+	Logo      string `json:"merchantLogo,omitempty"`
+	Lang      string `json:"lang,omitempty"`
+}
+
+// Link lengths, in minutes.
+const (
+	LinkMinutesMin     = 5
+	LinkMinutesMax     = 43200 // 30 days
+	LinkMinutesDefault = 10080 // 7 days
+)
+
+// linkFields are the fields a link's body adds to a payout request's.
+var linkFields = []string{"expirationTime", "allowedDestinations", "returnUrl", "merchantLogo", "lang"}
+
+// linkKinds are the account types a link may offer, by country. Colombia cash (its code is
+// mailed at creation) and the Peru card (its own form) are not offered.
+var linkKinds = map[string][]int{"COL": {2, 1, 4, 5}, "PER": {2, 1, 4}}
+
+// LinkKinds are the account types a payout link in country may offer merchant m: those
+// whose requirements schema some body can pass.
+func LinkKinds(country string, m *Merchant, now time.Time) []int {
+	var out []int
+	for _, k := range linkKinds[country] {
+		if _, err := Requirements(RequirementsQuery{Country: country, AccountType: strconv.Itoa(k)}, m, now); err == nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// ValidateLink checks the body of a payout link: a payout request without destination,
+// checked by the generic contract and the country rules as a create is (less what only the
+// destination decides), plus the link's own fields. It answers the payout to create.
+func ValidateLink(body []byte, m *Merchant, now time.Time) (*Payout, error) {
+	var ps problems
+	var raw map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil || raw == nil {
+		// Not a JSON object: the create's checks say so with their codes.
+		_, _, err := Validate(body, m, now, EndpointPayouts)
+		if err == nil {
+			err = Errorf(KindInvalid, CodeMalformedJSON, "the body must be a JSON object")
+		}
+		return nil, err
+	}
+	if _, ok := raw["destination"]; ok {
+		ps.add(CodeLinkNoDestination, "destination", "a payout link takes no destination: the beneficiary gives it on the link's page", nil)
+	}
+	link := &Link{Minutes: LinkMinutesDefault, Lang: "es"}
+	var kinds []json.Number
+	str := func(name string) (string, bool) {
+		v, ok := raw[name]
+		if !ok {
+			return "", true
+		}
+		var s string
+		return s, json.Unmarshal(v, &s) == nil
+	}
+	if v, ok := raw["expirationTime"]; ok {
+		var n json.Number
+		d := json.NewDecoder(bytes.NewReader(v))
+		d.UseNumber()
+		if err := d.Decode(&n); err != nil {
+			var s string
+			if json.Unmarshal(v, &s) == nil {
+				n = json.Number(s)
+			}
+		}
+		i, err := strconv.Atoi(string(n))
+		if err != nil || i < LinkMinutesMin || i > LinkMinutesMax {
+			ps.add(CodeLinkExpiration, "expirationTime", "must be a whole number of minutes from 5 to 43200 (30 days)", string(v))
+		} else {
+			link.Minutes = i
+		}
+	}
+	offered := LinkKinds(countryOf(raw), m, now)
+	if v, ok := raw["allowedDestinations"]; ok {
+		d := json.NewDecoder(bytes.NewReader(v))
+		d.UseNumber()
+		if err := d.Decode(&kinds); err != nil || len(kinds) == 0 {
+			ps.add(CodeLinkDestinations, "allowedDestinations", "must be a non-empty array of account types", string(v))
+		}
+		for i, k := range kinds {
+			n, err := strconv.Atoi(string(k))
+			switch {
+			case err != nil || !slices.Contains(offered, n):
+				ps.addf(CodeLinkDestinations, "allowedDestinations["+strconv.Itoa(i)+"]", string(k),
+					"must be an account type this country offers this merchant on a link: %s", joinInts(offered))
+			case slices.Contains(link.Kinds, n):
+				ps.add(CodeLinkDestinations, "allowedDestinations["+strconv.Itoa(i)+"]", "is listed twice", string(k))
+			default:
+				link.Kinds = append(link.Kinds, n)
+			}
+		}
+	} else {
+		link.Kinds = offered
+	}
+	if s, ok := str("returnUrl"); !ok || s != "" && !absoluteHTTP(s) {
+		ps.add(CodeLinkReturnURL, "returnUrl", "must be an absolute http or https URL", s)
+	} else {
+		link.ReturnURL = s
+	}
+	if s, ok := str("merchantLogo"); !ok || s != "" && !LogoURLAllowed(s) {
+		ps.add(CodeLogoNotHTTPS, "merchantLogo", "must be an https URL (or http on 127.0.0.1 or localhost)", s)
+	} else {
+		link.Logo = s
+	}
+	if s, ok := str("lang"); !ok || s != "" && s != "es" && s != "en" {
+		ps.add(CodeLinkLang, "lang", "must be es or en", s)
+	} else if s != "" {
+		link.Lang = s
+	}
+
+	// The request is the rest, checked as a create's without the destination's errors.
+	for _, name := range append(linkFields, "destination") {
+		delete(raw, name)
+	}
+	rest, err := json.Marshal(raw)
+	if err != nil {
+		return nil, err
+	}
+	_, _, verr := Validate(rest, m, now, EndpointPayouts)
+	var vp *Problem
+	if verr != nil && !errors.As(verr, &vp) {
+		return nil, verr
+	}
+	if vp != nil {
+		var kept []*Error
+		for _, e := range vp.Errors {
+			if e.Field != "destination" && !strings.HasPrefix(e.Field, "destination.") {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) > 0 && len(ps.list) == 0 {
+			vp.Errors = kept
+			return nil, vp
+		}
+		ps.list = append(ps.list, kept...)
+	}
+	if p := ps.problem(KindInvalid, "Missing or invalid data", "of the payout link"); p != nil {
+		return nil, p
+	}
+	req, partial, _ := decode(rest)
+	if req == nil {
+		req = partial
+	}
+	if req == nil {
+		return nil, Errorf(KindInvalid, CodeMalformedJSON, "the body could not be read")
+	}
+	p := NewPayout(m.ID, req, Route{Channel: ChannelLink, Amount: amountOf(req)}, now)
+	p.Link = link
+	p.SessionExpiresAt = now.Add(time.Duration(link.Minutes) * time.Minute)
+	p.Fingerprint = linkFingerprint(req, link)
+	return p, nil
+}
+
+// amountOf is the request's amount in minor units (the generic contract checked it).
+func amountOf(req *PayoutRequest) int64 {
+	n, _ := strconv.ParseInt(string(req.Amount), 10, 64)
+	return n
+}
+
+// linkFingerprint tells a replay of a link (same request, same link fields) from another
+// request under the same orderId.
+func linkFingerprint(req *PayoutRequest, link *Link) string {
+	b, _ := json.Marshal(struct {
+		R *PayoutRequest `json:"r"`
+		L *Link          `json:"l"`
+	}{req, link})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func countryOf(raw map[string]json.RawMessage) string {
+	var c string
+	json.Unmarshal(raw["country"], &c)
+	return c
+}
+
+func absoluteHTTP(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// CreateLink creates a payout link from its body (ValidateLink), idempotently on orderId
+// as a create is; the payout is reserved as it is admitted and waits for its destination.
+func (s *Service) CreateLink(ctx context.Context, m *Merchant, body []byte) (CreateResult, error) {
+	p, err := ValidateLink(body, m, s.Now().UTC())
+	if err != nil {
+		return CreateResult{}, err
+	}
+	return s.create(ctx, m, p, Route{Channel: ChannelLink, Amount: p.Amount})
+}
+
+// CheckLinkDestination checks the destination a link's beneficiary gave for payout p: its
+// account type must be one the link offers, and the request with it must pass the create's
+// checks. It answers the route the payout then takes.
+func CheckLinkDestination(p *Payout, m *Merchant, ba BankAccount, now time.Time) (*PayoutRequest, Route, error) {
+	kind, _ := strconv.Atoi(string(ba.AccountType))
+	if p.Link == nil || !slices.Contains(p.Link.Kinds, kind) {
+		return nil, Route{}, &Problem{Kind: KindRejected, Title: "Data validation error", Errors: []*Error{{Kind: KindRejected,
+			Code: CodeLinkDestinations, Field: fieldAccountType, Value: string(ba.AccountType), Message: "this link does not offer that kind of destination"}}}
+	}
+	req := p.Request
+	req.Destination = Destination{BankAccount: ba}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, Route{}, err
+	}
+	full, route, err := Validate(body, m, now, EndpointPayouts)
+	if err != nil {
+		return nil, Route{}, err
+	}
+	return full, route, nil
+}
+
+// LinkDestination gives a payout link the destination its beneficiary gave (checked by
+// CheckLinkDestination): the payout takes the route and goes on as any other. The link
+// must still wait for it, unexpired.
+func (lc *Lifecycle) LinkDestination(ctx context.Context, id int64, req *PayoutRequest, route Route) (*Payout, error) {
+	lc.init()
+	now := lc.Now().UTC()
+	var result *Payout
+	var stepErr error
+	err := updatePayouts(ctx, lc.Store, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
+		if p.Channel != ChannelLink || p.Status.Final() {
+			stepErr = wrongState(p, "take a destination")
+			return time.Time{}, ErrNoChange
+		}
+		if !now.Before(p.SessionExpiresAt) {
+			stepErr = Errorf(KindConflict, CodeLinkExpired, "the payout link expired")
+			return time.Time{}, ErrNoChange
+		}
+		p.Request.Destination = req.Destination
+		p.Channel, p.AccountType, p.BankCode, p.ClaimUntil = route.Channel, route.AccountType, route.BankCode, route.ClaimUntil
+		if p.Status == StatusAuthorized && p.Reserved > 0 {
+			p.Move(StatusWaitingRouting, now, "", "destination given on the payout link")
+		}
+		result = clonePayout(p)
+		return now, nil // not yet reserved: the worker reserves, then routes
+	})
+	if err != nil {
+		return nil, err
+	}
+	if stepErr != nil {
+		return nil, stepErr
+	}
+	lc.Kick()
+	return result, nil
+}

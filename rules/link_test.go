@@ -1,0 +1,149 @@
+package rules_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"payouts/rules"
+)
+
+// linkBody is a Colombia example without its destination, with edit's changes.
+func linkBody(t *testing.T, edit func(m map[string]any)) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "examples", "col-bank-account.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(raw, &m)
+	delete(m, "destination")
+	if edit != nil {
+		edit(m)
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func errorCodes(err error) map[string]string {
+	var p *rules.Problem
+	out := map[string]string{}
+	if errors.As(err, &p) {
+		for _, e := range p.Errors {
+			out[e.Field] = e.Code
+		}
+	}
+	return out
+}
+
+// A link waits reserved for its destination; not given by its expiry, the payout ends
+// REJECTED/EXPIRED with 4042 and its reservation is released.
+func TestLinkExpiresWith4042(t *testing.T) {
+	w := newWorld(t, rules.AllSettings(), "", nil)
+	w.fund("COL", "COP", 20000000)
+	res, err := w.svc.CreateLink(context.Background(), w.m, linkBody(t, func(m map[string]any) { m["expirationTime"] = 60 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.run()
+	p := w.get(res.Payout.ID)
+	if p.Channel != rules.ChannelLink || p.Status != rules.StatusAuthorized || p.Reserved != 15000000 {
+		t.Fatalf("link: %s %s reserved %d", p.Channel, p.Status, p.Reserved)
+	}
+	w.clk.Add(59 * time.Minute)
+	w.run()
+	if p := w.get(res.Payout.ID); p.Status != rules.StatusAuthorized {
+		t.Fatalf("a minute before its expiry: %s", p.Status)
+	}
+	w.clk.Add(time.Minute)
+	w.run()
+	p = w.get(res.Payout.ID)
+	if p.Status != rules.StatusExpired || len(p.Errors) != 1 || p.Errors[0].Code != rules.CodeLinkExpired {
+		t.Fatalf("expired link: %s %+v", p.Status, p.Errors)
+	}
+	if b := w.balance("COL", "COP"); b.Available != 20000000 {
+		t.Errorf("reservation not released: %+v", b)
+	}
+}
+
+// The destination given on a link passes the create's checks, then the payout goes on.
+func TestLinkDestinationGoesOn(t *testing.T) {
+	w := newWorld(t, rules.AllSettings(), "", nil)
+	w.fund("COL", "COP", 20000000)
+	res, err := w.svc.CreateLink(context.Background(), w.m, linkBody(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.run()
+	p := w.get(res.Payout.ID)
+	_, _, err = rules.CheckLinkDestination(p, w.m, rules.BankAccount{BankCode: "012", AccountType: "2", AccountNumber: "12"}, w.clk.Now())
+	if c := errorCodes(err); c["destination.bankAccount.accountNumber"] == "" {
+		t.Fatalf("a short account number: %v", err)
+	}
+	req, route, err := rules.CheckLinkDestination(p, w.m, rules.BankAccount{BankCode: "012", AccountType: "2", AccountNumber: "12345678901"}, w.clk.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.lc.LinkDestination(context.Background(), p.ID, req, route); err != nil {
+		t.Fatal(err)
+	}
+	w.clk.Add(time.Minute)
+	w.run()
+	p = w.get(res.Payout.ID)
+	if p.Status != rules.StatusPendingBank || p.Channel != route.Channel || p.Channel == rules.ChannelLink || p.Request.Destination.BankAccount.AccountNumber != "12345678901" {
+		t.Fatalf("after the destination: %s %s %+v", p.Status, p.Channel, p.Request.Destination)
+	}
+	if _, err := w.lc.LinkDestination(context.Background(), p.ID, req, route); err == nil {
+		t.Errorf("a second destination was taken")
+	}
+}
+
+// A link's body: the create's checks less the destination's, and the link's own fields.
+func TestValidateLink(t *testing.T) {
+	m := &rules.Merchant{ID: "1", Settings: rules.AllSettings()}
+	now := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
+	p, err := rules.ValidateLink(linkBody(t, nil), m, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Link.Minutes != rules.LinkMinutesDefault || !p.SessionExpiresAt.Equal(now.Add(7*24*time.Hour)) || len(p.Link.Kinds) == 0 {
+		t.Errorf("defaults: %+v expires %s", p.Link, p.SessionExpiresAt)
+	}
+	again, _ := rules.ValidateLink(linkBody(t, nil), m, now)
+	other, _ := rules.ValidateLink(linkBody(t, func(m map[string]any) { m["returnUrl"] = "https://shop.example/back" }), m, now)
+	if again.Fingerprint != p.Fingerprint || other.Fingerprint == p.Fingerprint {
+		t.Errorf("fingerprints: the same body must match, another must not")
+	}
+	for _, c := range []struct {
+		name  string
+		edit  func(m map[string]any)
+		field string
+		code  string
+	}{
+		{"expiration too short", func(m map[string]any) { m["expirationTime"] = 4 }, "expirationTime", rules.CodeLinkExpiration},
+		{"expiration too long", func(m map[string]any) { m["expirationTime"] = 43201 }, "expirationTime", rules.CodeLinkExpiration},
+		{"kind the country lacks", func(m map[string]any) { m["allowedDestinations"] = []any{9} }, "allowedDestinations[0]", rules.CodeLinkDestinations},
+		{"cash", func(m map[string]any) { m["allowedDestinations"] = []any{3} }, "allowedDestinations[0]", rules.CodeLinkDestinations},
+		{"returnUrl", func(m map[string]any) { m["returnUrl"] = "/back" }, "returnUrl", rules.CodeLinkReturnURL},
+		{"lang", func(m map[string]any) { m["lang"] = "fr" }, "lang", rules.CodeLinkLang},
+		{"destination", func(m map[string]any) { m["destination"] = map[string]any{} }, "destination", rules.CodeLinkNoDestination},
+		{"country rule", func(m map[string]any) { m["beneficiary"].(map[string]any)["document"] = map[string]any{"type": 1, "number": "12"} }, "beneficiary.document.number", ""},
+		{"generic", func(m map[string]any) { delete(m, "orderId") }, "orderId", "1013"},
+	} {
+		_, err := rules.ValidateLink(linkBody(t, c.edit), m, now)
+		codes := errorCodes(err)
+		got, ok := codes[c.field]
+		if !ok || c.code != "" && got != c.code {
+			t.Errorf("%s: errors %v, want %s on %s", c.name, codes, c.code, c.field)
+		}
+		for f := range codes {
+			if f == "destination.bankAccount" || len(f) > 12 && f[:12] == "destination." {
+				t.Errorf("%s: a destination error on a link: %s", c.name, f)
+			}
+		}
+	}
+}
