@@ -70,6 +70,8 @@ type Deps struct {
 	Metrics http.Handler
 	// Card opens the Peru card push payment's form.
 	Card CardOpener
+	// Link opens a payout link's page.
+	Link LinkOpener
 	// Events lists, reads and resends the merchant's notification events, with the inbox
 	// and the event stream.
 	Events *Events
@@ -213,6 +215,9 @@ func register(r chi.Router, a huma.API, d Deps) {
 	}
 	if d.Card != nil {
 		registerCard(a, d.Service, d.Card)
+	}
+	if d.Link != nil {
+		registerLink(a, d.Service, d.Link)
 	}
 	if d.Events != nil {
 		registerEvents(r, a, *d.Events)

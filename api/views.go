@@ -124,6 +124,7 @@ type PayoutDetailView struct {
 	Channel   string           `json:"channel" doc:"This project's extra: the rail the rules chose"`
 	CreatedAt string           `json:"createdAt" doc:"This project's extra"`
 	Card      *CardView        `json:"card,omitempty" doc:"This project's extra: the card of a card payout, once entered"`
+	Link      *LinkView        `json:"link,omitempty" doc:"This project's extra: the link of a payout link"`
 	History   []TransitionView `json:"history" doc:"This project's extra: every transition with its time"`
 }
 
@@ -155,6 +156,7 @@ func payoutDetailView(p *rules.Payout) PayoutDetailView {
 		Output: pv.Output, Errors: pv.Errors, Channel: string(p.Channel), CreatedAt: wireTime(p.CreatedAt),
 		History: make([]TransitionView, 0, len(p.History)),
 	}
+	v.Link = linkView(p)
 	if p.Card != nil {
 		v.Card = &CardView{Brand: p.Card.Brand, BIN: p.Card.BIN, Last4: p.Card.Last4}
 	}

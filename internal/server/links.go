@@ -1,0 +1,39 @@
+package server
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"fmt"
+
+	"payouts/rules"
+	"payouts/web"
+)
+
+// wireLinks adds the payout link endpoint and the links' pages. A link's token is derived
+// from its payout under a key of its own, itself derived from the card key: the store keeps
+// only the token's hash, and a replayed create answers the same link.
+func (w *wiring) wireLinks() error {
+	cardKey, err := w.cardKey()
+	if err != nil {
+		return fmt.Errorf("payout link key: %w", err)
+	}
+	mac := hmac.New(sha256.New, cardKey)
+	mac.Write([]byte("payouts: payout link tokens"))
+	links := web.NewLinks(web.LinkConfig{
+		BaseURL:       w.run.publicURL,
+		BaseFromProxy: w.run.publicURLFromProxy,
+		Payouts:       w.db,
+		Merchants:     w.keys.Merchant,
+		Lifecycle:     w.lc,
+		Sessions:      w.db.Sessions(w.now),
+		Key:           mac.Sum(nil),
+		Now:           w.now,
+		Log:           w.logger,
+	})
+	w.deps.Link = func(ctx context.Context, m *rules.Merchant, p *rules.Payout) (string, error) {
+		return links.Open(ctx, m, p)
+	}
+	w.deps.Pages = append(w.deps.Pages, links)
+	return nil
+}
