@@ -131,7 +131,9 @@ func TestValidateLink(t *testing.T) {
 		{"returnUrl", func(m map[string]any) { m["returnUrl"] = "/back" }, "returnUrl", rules.CodeLinkReturnURL},
 		{"lang", func(m map[string]any) { m["lang"] = "fr" }, "lang", rules.CodeLinkLang},
 		{"destination", func(m map[string]any) { m["destination"] = map[string]any{} }, "destination", rules.CodeLinkNoDestination},
-		{"country rule", func(m map[string]any) { m["beneficiary"].(map[string]any)["document"] = map[string]any{"type": 1, "number": "12"} }, "beneficiary.document.number", ""},
+		{"country rule", func(m map[string]any) {
+			m["beneficiary"].(map[string]any)["document"] = map[string]any{"type": 1, "number": "12"}
+		}, "beneficiary.document.number", ""},
 		{"generic", func(m map[string]any) { delete(m, "orderId") }, "orderId", "1013"},
 	} {
 		_, err := rules.ValidateLink(linkBody(t, c.edit), m, now)

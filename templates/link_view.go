@@ -63,9 +63,9 @@ func (f LinkField) DescribedBy() string {
 // LinkWords are the link page's own words.
 type LinkWords struct {
 	Title, Choose, Continue, Submit, ErrorsTitle, Code, ExpiresAt string
-	Kinds                                                          map[int]string
-	Fields                                                         map[string]string
-	Hints                                                          map[string]string
+	Kinds                                                         map[int]string
+	Fields                                                        map[string]string
+	Hints                                                         map[string]string
 }
 
 var linkES = &LinkWords{
