@@ -100,6 +100,16 @@ func TestOpenAPIExamplesAreRealAnswers(t *testing.T) {
 
 	code, _, raw = c.do(t, "POST", "payouts/card", examples["per-card"], "")
 	keep("create-card-payout", 200, code, raw)
+	code, _, raw = c.do(t, "POST", "payouts/link", linkRequest("COL-LINK-0001"), "")
+	keep("create-payout-link", 200, code, raw)
+	badLink := linkRequest("COL-LINK-BAD")
+	badLink["expirationTime"] = 43201
+	code, _, raw = c.do(t, "POST", "payouts/link", badLink, "")
+	keep("create-payout-link", 400, code, raw)
+	otherLink := linkRequest("COL-LINK-0001")
+	otherLink["expirationTime"] = 120
+	code, _, raw = c.do(t, "POST", "payouts/link", otherLink, "")
+	keep("create-payout-link", 409, code, raw)
 
 	code, _, raw = s.rawAdmin(t, "GET", "/admin/v1/merchants/"+c.MerchantID, nil)
 	keep("admin-get-merchant", 200, code, raw)
