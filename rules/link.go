@@ -102,7 +102,8 @@ func ValidateLink(body []byte, m *Merchant, now time.Time) (*Payout, error) {
 		}
 	}
 	offered := LinkKinds(countryOf(raw), m, now)
-	if v, ok := raw["allowedDestinations"]; ok {
+	v, explicit := raw["allowedDestinations"]
+	if explicit {
 		d := json.NewDecoder(bytes.NewReader(v))
 		d.UseNumber()
 		if err := d.Decode(&kinds); err != nil || len(kinds) == 0 {
@@ -178,8 +179,35 @@ func ValidateLink(body []byte, m *Merchant, now time.Time) (*Payout, error) {
 	p := NewPayout(m.ID, req, Route{Channel: ChannelLink, Amount: amountOf(req)}, now)
 	p.Link = link
 	p.SessionExpiresAt = now.Add(time.Duration(link.Minutes) * time.Minute)
+	// A kind no bank can take this payout as (an amount over the cellphone limit, a wallet
+	// that needs what the request lacks) is not offered: the beneficiary could not pass.
+	var kept []int
+	for i, k := range link.Kinds {
+		if len(LinkBanks(p, m, k, bankCodes(req.Country), now)) > 0 {
+			kept = append(kept, k)
+		} else if explicit {
+			ps.addf(CodeLinkDestinations, "allowedDestinations["+strconv.Itoa(i)+"]", k,
+				"no bank takes this payout to account type %d (its amount, or what the request lacks for it)", k)
+		}
+	}
+	if len(kept) == 0 && !explicit {
+		ps.add(CodeLinkDestinations, "allowedDestinations", "no kind of destination can take this payout (its amount, or what the request lacks)", nil)
+	}
+	if p := ps.problem(KindInvalid, "Missing or invalid data", "of the payout link"); p != nil {
+		return nil, p
+	}
+	link.Kinds = kept
 	p.Fingerprint = linkFingerprint(req, link)
 	return p, nil
+}
+
+// bankCodes are the codes of the country's banks.
+func bankCodes(country string) []string {
+	var out []string
+	for _, b := range Banks(country) {
+		out = append(out, b.Code)
+	}
+	return out
 }
 
 // amountOf is the request's amount in minor units (the generic contract checked it).
@@ -283,4 +311,32 @@ func (lc *Lifecycle) LinkDestination(ctx context.Context, id int64, req *PayoutR
 	}
 	lc.Kick()
 	return result, nil
+}
+
+// LinkBanks are those of codes that a link's payout can go to with a destination of kind:
+// a bank the rules refuse for this payout whatever the beneficiary types (a wallet that needs
+// what only the merchant's request could give, a bank without a channel for the kind) is
+// not offered. The account is left empty: only errors that no account can mend count.
+func LinkBanks(p *Payout, m *Merchant, kind int, codes []string, now time.Time) []string {
+	var out []string
+	for _, code := range codes {
+		_, _, err := CheckLinkDestination(p, m, BankAccount{AccountType: Text(strconv.Itoa(kind)), BankCode: code}, now)
+		var pr *Problem
+		if err != nil && !errors.As(err, &pr) {
+			continue
+		}
+		usable := true
+		if pr != nil {
+			for _, e := range pr.Errors {
+				if e.Field == "destination.bankAccount.bankCode" || !strings.HasPrefix(e.Field, "destination.") {
+					usable = false
+					break
+				}
+			}
+		}
+		if usable {
+			out = append(out, code)
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -147,5 +148,36 @@ func TestValidateLink(t *testing.T) {
 				t.Errorf("%s: a destination error on a link: %s", c.name, f)
 			}
 		}
+	}
+}
+
+// A kind no bank can take the payout as is not offered: a Peru cellphone takes at most
+// 500.00 PEN, and wallet 037 needs the merchant's names the request lacks.
+func TestLinkOffersOnlyKindsThePayoutCanTake(t *testing.T) {
+	m := &rules.Merchant{ID: "1", Settings: rules.AllSettings()}
+	now := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
+	body := func(amount int, kinds []int) []byte {
+		b := map[string]any{"country": "PER", "amount": amount, "currency": "PEN", "orderId": "PER-LINK",
+			"beneficiary": map[string]any{"name": "Ana", "lastName": "Quispe", "email": "ana.quispe@gmail.com",
+				"document": map[string]any{"type": 1, "number": "45678912"}}}
+		if kinds != nil {
+			b["allowedDestinations"] = kinds
+		}
+		raw, _ := json.Marshal(b)
+		return raw
+	}
+	p, err := rules.ValidateLink(body(100000, nil), m, now)
+	if err != nil || slices.Contains(p.Link.Kinds, 4) || len(p.Link.Kinds) == 0 {
+		t.Errorf("1,000.00 PEN, any kind: %v %v, want no cellphone", p, err)
+	}
+	if _, err := rules.ValidateLink(body(100000, []int{4}), m, now); errorCodes(err)["allowedDestinations[0]"] != rules.CodeLinkDestinations {
+		t.Errorf("1,000.00 PEN to a cellphone: %v, want 1956", err)
+	}
+	p, err = rules.ValidateLink(body(10000, []int{4}), m, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if banks := rules.LinkBanks(p, m, 4, []string{"037", "002"}, now); !slices.Equal(banks, []string{"002"}) {
+		t.Errorf("banks for 100.00 PEN to a cellphone: %v, want 002 only (037 needs subMerchantInfo)", banks)
 	}
 }

@@ -314,7 +314,11 @@ func (l *Links) formView(ctx context.Context, st *linkState, lang string, kind i
 		if s.digits {
 			lf.InputMode = "numeric"
 		}
-		for _, o := range s.options {
+		options := s.options
+		if s.name == "bankCode" {
+			options = rules.LinkBanks(st.p, st.m, kind, options, l.cfg.Now().UTC())
+		}
+		for _, o := range options {
 			lf.Options = append(lf.Options, templates.LinkOption{Value: o, Label: o, Selected: o == lf.Value})
 		}
 		if e := byField[s.name]; e != nil {
