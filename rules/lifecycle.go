@@ -423,7 +423,8 @@ func (lc *Lifecycle) afterReserved(p *Payout, m *Merchant, l Ledger, now time.Ti
 	}
 	if p.Channel == ChannelLink {
 		if !now.Before(p.SessionExpiresAt) {
-			return lc.finish(p, m, l, now, StatusExpired, CodeLinkExpired, "the payout link expired before the beneficiary gave a destination")
+			// The original's published message says it all: no detail after it.
+			return lc.finish(p, m, l, now, StatusExpired, CodeLinkExpired, "")
 		}
 		return p.SessionExpiresAt, nil
 	}

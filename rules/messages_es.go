@@ -217,12 +217,11 @@ var spanishByCode = map[string]string{
 
 // spanishNotes are the history notes the lifecycle and the simulated rails write, in Spanish.
 var spanishNotes = map[string]string{
-	"the cash was not claimed before its expiration date":               "el efectivo no se retiró antes de su vencimiento",
-	"the card form session expired before a card was entered":           "la sesión del formulario venció antes de que se ingresara una tarjeta",
-	"the payout link expired before the beneficiary gave a destination": "el enlace de pago venció antes de que el beneficiario diera un destino",
-	"destination given on the payout link":                              "destino dado en el enlace de pago",
-	"waiting for the merchant's balance":                                "esperando saldo del comercio",
-	"the merchant's balance does not cover the payout":                  "el saldo del comercio no alcanza para el pago",
+	"the cash was not claimed before its expiration date":     "el efectivo no se retiró antes de su vencimiento",
+	"the card form session expired before a card was entered": "la sesión del formulario venció antes de que se ingresara una tarjeta",
+	"destination given on the payout link":                    "destino dado en el enlace de pago",
+	"waiting for the merchant's balance":                      "esperando saldo del comercio",
+	"the merchant's balance does not cover the payout":        "el saldo del comercio no alcanza para el pago",
 	"balance funded":                               "saldo fondeado",
 	"simulated in the sandbox":                     "simulado en el sandbox",
 	"cancelled by the merchant before it was sent": "cancelado por el comercio antes de enviarlo",

@@ -253,7 +253,7 @@ func TestPayoutLinkPage(t *testing.T) {
 // its reservation released; the page says so with the way back.
 func TestPayoutLinkExpiresOnTheSandboxClock(t *testing.T) {
 	s := startServer(t, "")
-	c := s.newMerchant(t, nil)
+	c := s.newMerchant(t, map[string]any{"notificationUrl": "sandbox:inbox"})
 	avail0, _ := c.balanceOf(t, "COP")
 	_, _, a, raw := c.createLink(t, linkRequest("LINK-EXP"))
 	if a.Link == "" {
@@ -265,7 +265,7 @@ func TestPayoutLinkExpiresOnTheSandboxClock(t *testing.T) {
 	}
 	p := c.waitStatus(t, a.Payout.ID, "EXPIRED", 5*time.Second)
 	if len(p.Errors) != 1 || p.Errors[0].Code != rules.CodeLinkExpired ||
-		!strings.HasPrefix(p.Errors[0].Message, "The beneficiary's account registration process has expired. A new request is required.") {
+		p.Errors[0].Message != "The beneficiary's account registration process has expired. A new request is required." {
 		t.Errorf("expired: %+v", p.Errors)
 	}
 	if avail, _ := c.balanceOf(t, "COP"); avail != avail0 {
@@ -277,6 +277,78 @@ func TestPayoutLinkExpiresOnTheSandboxClock(t *testing.T) {
 	code, _, doc := getDoc(t, a.Link)
 	if href, _ := doc.Find("a.button").Attr("href"); code != 410 || href != "https://merchant.example/back" {
 		t.Errorf("page: %d back %q %s", code, href, docText(doc))
+	}
+	// The merchant is notified as of any rejection.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		in := c.inbox(t)
+		found := false
+		for _, it := range in.Items {
+			var n struct {
+				Output struct{ Status string }
+				Errors []struct{ Code string }
+			}
+			json.Unmarshal([]byte(it.Body), &n)
+			found = found || n.Output.Status == "EXPIRED" && len(n.Errors) == 1 && n.Errors[0].Code == rules.CodeLinkExpired
+		}
+		if found {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no EXPIRED notification with 4042 in the inbox: %+v", in.Items)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A link offering two kinds asks which first (a GET form, without JavaScript), then shows
+// that kind's fields. Under the merchant's allowedOrigins the page may be framed only there,
+// and a post from another origin is refused.
+func TestPayoutLinkKindsAndOrigins(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true, "allowedOrigins": []string{"https://shop.example"}})
+	req := linkRequest("LINK-KINDS")
+	req["allowedDestinations"], req["amount"] = []int{2, 4}, 5000000
+	_, _, a, raw := c.createLink(t, req)
+	if a.Link == "" {
+		t.Fatalf("create: %s", raw)
+	}
+	code, hdr, doc := getDoc(t, a.Link)
+	if code != 200 || doc.Find("form#link-form").Length() != 0 || doc.Find("form#kind-form input[name=kind]").Length() != 2 {
+		t.Fatalf("chooser: %d %s", code, docText(doc))
+	}
+	if csp := hdr.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors https://shop.example;") {
+		t.Errorf("CSP %q does not frame under the allowed origin only", csp)
+	}
+	if tok, _ := doc.Find("form#kind-form input[name=s]").Attr("value"); !strings.Contains(a.Link, tok) || tok == "" {
+		t.Errorf("the chooser does not carry the token")
+	}
+	_, _, doc = getDoc(t, a.Link+"&kind=4")
+	if h, _ := doc.Find("#f-accountNumber-hint").Html(); doc.Find("form#link-form").Length() != 1 || h == "" {
+		t.Fatalf("kind 4: %s", docText(doc))
+	}
+	if v, _ := doc.Find("form#link-form input[name=kind]").Attr("value"); v != "4" {
+		t.Errorf("kind posted %q, want 4", v)
+	}
+
+	action, _ := doc.Find("form#link-form").Attr("action")
+	post := func(origin string) int {
+		r, _ := http.NewRequest("POST", action, strings.NewReader(url.Values{"kind": {"4"}, "bankCode": {"507"}, "accountNumber": {"1"}}.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.Header.Set("Origin", origin)
+		r.Header.Set("Sec-Fetch-Site", "cross-site")
+		resp, err := noRedirect.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post("https://evil.example"); code != 403 {
+		t.Errorf("a post from another origin: %d, want 403", code)
+	}
+	if code := post("https://shop.example"); code != 422 {
+		t.Errorf("a post from the allowed origin: %d, want 422 (a wrong number, checked)", code)
 	}
 }
 
