@@ -377,3 +377,36 @@ func TestPayoutLinkAttemptsLock(t *testing.T) {
 		t.Errorf("the locked link answers %d, want 410", code)
 	}
 }
+
+// A Peru link to a cellphone: the bank list offers only the banks this payout can go to,
+// and the payout settles on the real-time rail.
+func TestPayoutLinkPeruCellphone(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true})
+	_, _, a, raw := c.createLink(t, map[string]any{
+		"country": "PER", "amount": 10000, "currency": "PEN", "orderId": "LINK-PER",
+		"beneficiary": map[string]any{"name": "Ana", "lastName": "Quispe", "email": "ana.quispe@gmail.com",
+			"document": map[string]any{"type": 1, "number": "45678912"}},
+		"allowedDestinations": []int{4}, "lang": "en",
+	})
+	if !strings.HasSuffix(a.Link, "&lang=en") {
+		t.Fatalf("create: %s", raw)
+	}
+	_, _, doc := getDoc(t, a.Link)
+	if doc.Find("select#f-bankCode option[value='037']").Length() != 0 || doc.Find("select#f-bankCode option[value='002']").Length() != 1 {
+		t.Errorf("bank list: wallet 037 needs the merchant's names this request lacks, 002 takes it: %s", doc.Find("select#f-bankCode").Text())
+	}
+	code, _, page := submitLink(t, a.Link, url.Values{"kind": {"4"}, "bankCode": {"002"}, "accountNumber": {"98765"}})
+	if c, _ := page.Find("#f-accountNumber-error").Attr("data-code"); code != 422 || c == "" {
+		t.Fatalf("a short cellphone: %d %q %s", code, c, docText(page))
+	}
+	if code, _, _ := submitLink(t, a.Link, url.Values{"kind": {"4"}, "bankCode": {"002"}, "accountNumber": {"987654321"}}); code != 303 {
+		t.Fatalf("submit: %d", code)
+	}
+	if p := c.waitStage(t, a.Payout.ID, "SUCCESS", 15*time.Second); p.Output.Status != "PROCESSED" {
+		t.Errorf("settled %s", p.Output.Status)
+	}
+	if d := c.linkOf(t, a.Payout.ID); d.Channel != "REAL_TIME" || d.Link == nil || d.Link.State != "completed" {
+		t.Errorf("GET: %+v", d)
+	}
+}
