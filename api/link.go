@@ -11,7 +11,7 @@ import (
 )
 
 // LinkOpener opens the page of a payout link the link endpoint created (or, replayed, the
-// same page again): its absolute URL. lang is the page's language, "es" or "en".
+// same page again) and answers its absolute URL, in the link's language.
 type LinkOpener func(ctx context.Context, m *rules.Merchant, p *rules.Payout) (string, error)
 
 // LinkPayoutInput is the payout link request.

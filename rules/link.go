@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
@@ -162,6 +163,7 @@ func ValidateLink(body []byte, m *Merchant, now time.Time) (*Payout, error) {
 		}
 		if len(kept) > 0 && len(ps.list) == 0 {
 			vp.Errors = kept
+			vp.Detail = fmt.Sprintf("%d of the payout link's fields break the rules", len(kept))
 			return nil, vp
 		}
 		ps.list = append(ps.list, kept...)
