@@ -181,3 +181,19 @@ func TestLinkOffersOnlyKindsThePayoutCanTake(t *testing.T) {
 		t.Errorf("banks for 100.00 PEN to a cellphone: %v, want 002 only (037 needs subMerchantInfo)", banks)
 	}
 }
+
+// A link never waits for the merchant's balance, even with pendingOnNoBalance: its
+// beneficiary would fill a form for money that is not there.
+func TestLinkWithoutBalanceIsRejected(t *testing.T) {
+	s := rules.AllSettings()
+	s.PendingOnNoBalance = true
+	w := newWorld(t, s, "", nil)
+	res, err := w.svc.CreateLink(context.Background(), w.m, linkBody(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.run()
+	if p := w.get(res.Payout.ID); p.Status != rules.StatusNoBalance {
+		t.Errorf("a link without balance: %s, want NO_BALANCE", p.Status)
+	}
+}
