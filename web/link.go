@@ -278,14 +278,14 @@ func (l *Links) formView(ctx context.Context, st *linkState, lang string, kind i
 	for _, k := range kinds {
 		f.Kinds = append(f.Kinds, templates.LinkKind{Value: k, Label: words.Kinds[k], Selected: k == kind})
 	}
-	if kind == 0 {
-		return f, nil
+	var fields []fieldSpec
+	if kind != 0 {
+		var err error
+		if fields, err = linkFields(st.p.Country, kind, st.m, l.cfg.Now()); err != nil {
+			return f, err
+		}
+		f.Kind, f.Action = kind, l.selfURL(base, st.token, lang, kind)
 	}
-	fields, err := linkFields(st.p.Country, kind, st.m, l.cfg.Now())
-	if err != nil {
-		return f, err
-	}
-	f.Kind, f.Action = kind, l.selfURL(base, st.token, lang, kind)
 	byField := map[string]*rules.Error{}
 	for _, e := range errs {
 		name, ok := strings.CutPrefix(e.Field, "destination.bankAccount.")

@@ -410,3 +410,22 @@ func TestPayoutLinkPeruCellphone(t *testing.T) {
 		t.Errorf("GET: %+v", d)
 	}
 }
+
+// A kind the link does not offer, posted by hand, is refused with its code and counts as a
+// failed attempt.
+func TestPayoutLinkRefusesAKindItDoesNotOffer(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true})
+	_, _, a, raw := c.createLink(t, linkRequest("LINK-KIND"))
+	if a.Link == "" {
+		t.Fatalf("create: %s", raw)
+	}
+	code, _, page := submitLink(t, a.Link, url.Values{"kind": {"4"}, "bankCode": {"507"}, "accountNumber": {"3001234567"}})
+	if code != 422 || !strings.Contains(page.Find("#error-summary").Text(), rules.CodeLinkDestinations) ||
+		strings.TrimSpace(page.Find(".attempts strong").Text()) != "4" {
+		t.Errorf("kind 4 on a savings-only link: %d %s", code, docText(page))
+	}
+	if d := c.linkOf(t, a.Payout.ID); d.Channel != "LINK" {
+		t.Errorf("the payout took a kind its link does not offer: %+v", d)
+	}
+}
