@@ -288,7 +288,7 @@ func (lc *Lifecycle) LinkDestination(ctx context.Context, id int64, req *PayoutR
 	now := lc.Now().UTC()
 	var result *Payout
 	var stepErr error
-	err := updatePayouts(ctx, lc.Store, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
+	err := lc.Store.UpdatePayouts(ctx, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
 		if p.Channel != ChannelLink || p.Status.Final() {
 			stepErr = wrongState(p, "take a destination")
 			return time.Time{}, ErrNoChange
@@ -302,7 +302,7 @@ func (lc *Lifecycle) LinkDestination(ctx context.Context, id int64, req *PayoutR
 		if p.Status == StatusAuthorized && p.Reserved > 0 {
 			p.Move(StatusWaitingRouting, now, "", "destination given on the payout link")
 		}
-		result = clonePayout(p)
+		result = p.Clone()
 		return now, nil // not yet reserved: the worker reserves, then routes
 	})
 	if err != nil {

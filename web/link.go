@@ -162,7 +162,7 @@ type linkState struct {
 }
 
 // resolve reads a token's link and decides what its page shows.
-func (l *Links) resolve(token string) (*linkState, error) {
+func (l *Links) resolve(ctx context.Context, token string) (*linkState, error) {
 	if len(token) != 43 {
 		return &linkState{kind: kindInvalid}, nil
 	}
@@ -177,7 +177,7 @@ func (l *Links) resolve(token string) (*linkState, error) {
 	if err := json.Unmarshal(b, &st.s); err != nil {
 		return nil, err
 	}
-	st.p, err = l.cfg.Payouts.Payout(st.s.Merchant, st.s.Payout)
+	st.p, err = l.cfg.Payouts.Payout(ctx, st.s.Merchant, st.s.Payout)
 	if errors.Is(err, rules.ErrNotFound) {
 		return &linkState{kind: kindInvalid}, nil
 	}
@@ -210,7 +210,7 @@ func (l *Links) save(st *linkState) error {
 }
 
 func (l *Links) page(w http.ResponseWriter, r *http.Request) {
-	st, err := l.resolve(r.URL.Query().Get("s"))
+	st, err := l.resolve(r.Context(), r.URL.Query().Get("s"))
 	if err != nil {
 		l.internal(w, r, err)
 		return
@@ -431,7 +431,7 @@ func (l *Links) submit(w http.ResponseWriter, r *http.Request) {
 	redirect := func() {
 		http.Redirect(w, r, l.selfURL(l.baseURL(r.Context()), token, langOf(r), 0), http.StatusSeeOther)
 	}
-	st, err := l.resolve(token)
+	st, err := l.resolve(r.Context(), token)
 	if err != nil {
 		l.internal(w, r, err)
 		return
@@ -450,7 +450,7 @@ func (l *Links) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer l.lock(st.p.ID)()
-	if st, err = l.resolve(token); err != nil { // again, under the payout's lock
+	if st, err = l.resolve(r.Context(), token); err != nil { // again, under the payout's lock
 		l.internal(w, r, err)
 		return
 	}
@@ -584,7 +584,7 @@ func (l *Links) resultView(ctx context.Context, st *linkState, lang string) temp
 
 // status answers the progress page's polling, as the card form's does.
 func (l *Links) status(w http.ResponseWriter, r *http.Request) {
-	st, err := l.resolve(r.URL.Query().Get("s"))
+	st, err := l.resolve(r.Context(), r.URL.Query().Get("s"))
 	if err != nil {
 		l.internal(w, r, err)
 		return

@@ -138,7 +138,7 @@ func newApp(ctx context.Context, cfg Config, run running, opts Options, db rules
 	if err := w.wireCards(ctx); err != nil {
 		return nil, err
 	}
-	if err := w.wireLinks(); err != nil {
+	if err := w.wireLinks(ctx); err != nil {
 		return nil, err
 	}
 	if err := w.wireSandbox(); err != nil {

@@ -13,8 +13,8 @@ import (
 // wireLinks adds the payout link endpoint and the links' pages. A link's token is derived
 // from its payout under a key of its own, itself derived from the card key: the store keeps
 // only the token's hash, and a replayed create answers the same link.
-func (w *wiring) wireLinks() error {
-	cardKey, err := w.cardKey()
+func (w *wiring) wireLinks(ctx context.Context) error {
+	cardKey, err := w.cardKey(ctx)
 	if err != nil {
 		return fmt.Errorf("payout link key: %w", err)
 	}
@@ -26,7 +26,7 @@ func (w *wiring) wireLinks() error {
 		Payouts:       w.db,
 		Merchants:     w.keys.Merchant,
 		Lifecycle:     w.lc,
-		Sessions:      w.db.Sessions(w.now),
+		Sessions:      w.db.Sessions(ctx, w.now),
 		Key:           mac.Sum(nil),
 		Now:           w.now,
 		Log:           w.logger,
