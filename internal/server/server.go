@@ -40,7 +40,7 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 	}
 	run := running{getenv: getenv}
 	logger := newLogger(cfg.Log.Format, cfg.Log.Level, stderr)
-	setMemory(getenv, logger) // the collector's target and the soft limit within the machine (memory.go)
+	run.memory = setMemory(getenv, logger) // the collector's target and the soft limit within the machine (memory.go)
 	// The key files are only looked at: a FIFO or a device refused here, before the port.
 	if err := checkKeyFiles(cfg, logger); err != nil {
 		return err
@@ -75,7 +75,7 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 		run.tracing.stop(by, logger)
 		return nil
 	})
-	db, sealer, err := open(ctx, cfg, opts, run.tracing)
+	db, sealer, err := open(ctx, cfg, opts, run.tracing, mappedBudget(run.memory))
 	if err != nil {
 		return err
 	}
@@ -155,6 +155,8 @@ type running struct {
 	// given, so a trusted proxy's forwarded scheme and host give the card iframe's URL.
 	publicURL          string
 	publicURLFromProxy bool
+	// memory is the memory budget setMemory found (0: none).
+	memory int64
 }
 
 // newHTTPServer serves the app, with its timeouts; the long-lived requests (the event

@@ -27,11 +27,12 @@ const (
 // file in the data directory (the default), or PostgreSQL (Storage.Database). Only this package
 // knows the engines; everything else sees rules.Storage.
 func Open(ctx context.Context, cfg Config) (rules.Storage, *store.Sealer, error) {
-	return open(ctx, cfg, Options{}, nil)
+	return open(ctx, cfg, Options{}, nil, 0)
 }
 
-// open is Open with what Run injects and the tracer it started (nil: off).
-func open(ctx context.Context, cfg Config, opts Options, tr *tracing) (rules.Storage, *store.Sealer, error) {
+// open is Open with what Run injects, the tracer it started (nil: off) and how much of the
+// bbolt file may stay mapped in memory (0: no bound).
+func open(ctx context.Context, cfg Config, opts Options, tr *tracing, mapped int64) (rules.Storage, *store.Sealer, error) {
 	if cfg.OnPostgres() {
 		if cfg.Keys.Master == "" {
 			return nil, nil, errors.New("on PostgreSQL the master key must be given (--master-key or --master-key-file): every instance needs the same one")
@@ -64,7 +65,8 @@ func open(ctx context.Context, cfg Config, opts Options, tr *tracing) (rules.Sto
 	if err := checkDataDir(dir); err != nil {
 		return nil, nil, err
 	}
-	db, err := bolt.Open(filepath.Join(dir, DatabaseFile), bolt.Options{NoSync: cfg.Storage.NoSync, Fault: opts.WriteFault, Trace: tr.rules()})
+	db, err := bolt.Open(filepath.Join(dir, DatabaseFile), bolt.Options{NoSync: cfg.Storage.NoSync, Fault: opts.WriteFault, Trace: tr.rules(),
+		MappedBudget: mapped})
 	if err != nil {
 		return nil, nil, err
 	}

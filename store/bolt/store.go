@@ -51,7 +51,8 @@ type DB struct {
 	bdb     *bbolt.DB
 	path    string
 	writer  *committer
-	grower  *grower // extends the file ahead of the writer (grow.go); nil without fsync
+	grower  *grower  // extends the file ahead of the writer (grow.go); nil without fsync
+	trimmer *trimmer // gives back the map's pages past a budget (trim.go); nil without one
 	decoded decodedCache
 	cores   coreCache
 
@@ -75,6 +76,10 @@ type Options struct {
 	// Trace, when set, spans the group writer's commits and the writes waiting for them
 	// (trace.go); nil traces nothing.
 	Trace rules.Tracer
+
+	// MappedBudget, when above zero, is how much of the file's pages the process may hold
+	// mapped before they are given back (trim.go): a part of the machine's memory.
+	MappedBudget int64
 }
 
 // openError says why bbolt could not open path: another process holds it, or what bbolt said.
@@ -136,6 +141,9 @@ func Open(path string, opt Options) (*DB, error) {
 	if !opt.NoSync {
 		s.grower = startGrower(db, path)
 	}
+	if opt.MappedBudget > 0 {
+		s.trimmer = startTrimmer(db, opt.MappedBudget)
+	}
 	return s, nil
 }
 
@@ -176,6 +184,9 @@ func (s *DB) freeBytes() float64 {
 func (s *DB) Close(ctx context.Context) error {
 	if s.grower != nil {
 		s.grower.stop()
+	}
+	if s.trimmer != nil {
+		s.trimmer.stop()
 	}
 	s.writer.close()
 	return s.bdb.Close()
