@@ -65,6 +65,28 @@ func NewCredentials() Credentials {
 
 var merchantIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
 
+// CheckNewMerchant is what a new merchant's id (empty: the next number) and name must be,
+// checked before anything is stored, so that a command can refuse them before it opens a store.
+func CheckNewMerchant(id, name string) error {
+	if err := rules.CheckIdentifier("merchantId", id); err != nil {
+		return err
+	}
+	if id != "" && !merchantIDPattern.MatchString(id) {
+		return &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeWrongType, Field: "merchantId", Value: id,
+			Message: "must be 1 to 40 letters, digits, - or _"}
+	}
+	for _, r := range ReservedMerchantIDs {
+		if strings.EqualFold(id, r) {
+			return &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeReservedMerchantID, Field: "merchantId", Value: id,
+				Message: "is reserved by the API's paths (/api/v1/" + r + "/…)"}
+		}
+	}
+	if strings.TrimSpace(name) == "" {
+		return &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeAdminField, Field: "name", Message: "is required"}
+	}
+	return nil
+}
+
 // CreateMerchant makes a merchant with fresh credentials: the key stored hashed, the secret
 // sealed. It is shared by the admin API, the CLI and the demo seed.
 func CreateMerchant(ctx context.Context, st Store, seal func([]byte, string) []byte, id, name string, settings rules.Settings, now time.Time) (*rules.Merchant, Credentials, error) {
@@ -74,21 +96,8 @@ func CreateMerchant(ctx context.Context, st Store, seal func([]byte, string) []b
 // ImportMerchant makes a merchant with credentials it already has (a merchant moving from
 // the original API keeps its key and secret; the tests use the published signing vectors).
 func ImportMerchant(ctx context.Context, st Store, seal func([]byte, string) []byte, id, name string, settings rules.Settings, c Credentials, now time.Time) (*rules.Merchant, Credentials, error) {
-	if err := rules.CheckIdentifier("merchantId", id); err != nil {
+	if err := CheckNewMerchant(id, name); err != nil {
 		return nil, Credentials{}, err
-	}
-	if id != "" && !merchantIDPattern.MatchString(id) {
-		return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeWrongType, Field: "merchantId", Value: id,
-			Message: "must be 1 to 40 letters, digits, - or _"}
-	}
-	for _, r := range ReservedMerchantIDs {
-		if strings.EqualFold(id, r) {
-			return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeReservedMerchantID, Field: "merchantId", Value: id,
-				Message: "is reserved by the API's paths (/api/v1/" + r + "/…)"}
-		}
-	}
-	if strings.TrimSpace(name) == "" {
-		return nil, Credentials{}, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeAdminField, Field: "name", Message: "is required"}
 	}
 	m := &rules.Merchant{ID: id, Name: name, APIKeyHash: HashAPIKey(c.APIKey), Settings: settings, CreatedAt: now.UTC()}
 	err := st.CreateMerchant(ctx, m, func(m *rules.Merchant) error {

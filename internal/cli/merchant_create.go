@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,6 +53,18 @@ func merchantCreateFlags(fs *flag.FlagSet) Runner {
 		// The same checks as the admin API and the dashboard.
 		if errs := rules.CheckSettings(s, *allowHTTP); len(errs) > 0 {
 			return fmt.Errorf("merchant create: %s: %s", errs[0].Field, errs[0].Message)
+		}
+		// A bad --id is a usage error, refused before a store is opened (or made).
+		if err := api.CheckNewMerchant(*id, *name); err != nil {
+			var e *rules.Error
+			if errors.As(err, &e) {
+				flag := "--id " + strconv.Quote(*id)
+				if e.Field == "name" {
+					flag = "--name"
+				}
+				return usageErrorf("merchant create: %s: %s (code %s)", flag, e.Message, e.Code)
+			}
+			return usageErrorf("merchant create: %v", err)
 		}
 		db, sealer, err := server.Open(context.Background(), cfg)
 		if err != nil {

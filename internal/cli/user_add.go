@@ -40,6 +40,20 @@ func userAddFlags(fs *flag.FlagSet) Runner {
 		if *name == "" {
 			*name = *email
 		}
+		// A bad role or email is a usage error, refused before a store is opened (or made);
+		// whether --merchant exists is known only with the store.
+		if err := rules.CheckNewUser(rules.NewUser{Name: strings.TrimSpace(*name), Email: strings.TrimSpace(*email), Role: rules.Role(*role),
+			MerchantID: *merchant}, func(string) bool { return true }); err != nil {
+			var p *rules.Problem
+			var e *rules.Error
+			if errors.As(err, &p) && len(p.Errors) > 0 {
+				e = p.Errors[0]
+			}
+			if e != nil || errors.As(err, &e) {
+				return usageErrorf("user add: --%s: %s (code %s)", e.Field, e.Message, e.Code)
+			}
+			return usageErrorf("user add: %v", err)
+		}
 		cfg, err := storeConfig("user add", *data, *database, "")
 		if err != nil {
 			return err

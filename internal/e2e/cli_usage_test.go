@@ -254,6 +254,10 @@ func TestCLIUsageErrorsTouchNothing(t *testing.T) {
 	}
 	lines = append(lines,
 		[]string{"merchant", "create", "--card-payouts"},
+		[]string{"merchant", "create", "--name", "Shop", "--id", "has space"},
+		[]string{"merchant", "create", "--name", "Shop", "--id", "notifications"},
+		[]string{"user", "add", "--email", "ana@example.com", "--role", "owner"},
+		[]string{"user", "add", "--email", "not-an-email", "--role", "operator"},
 		[]string{"serve", "--backup-every", "5s", "--backup-dir", "backups"},
 		[]string{"serve", "--backup-dir", "backups"},
 		[]string{"serve", "--log-format", "xml"},
