@@ -43,7 +43,7 @@ const insertItems = `INSERT INTO batch_items (batch_id, seq, payout_id, doc)
 // CreateBatch stores a new batch with its items, or returns the merchant's batch of that
 // batchId (the unique key decides between concurrent creates).
 func (s *DB) CreateBatch(ctx context.Context, b *rules.Batch, items []rules.BatchItem) (*rules.Batch, bool, error) {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	seqs, payouts, docs, err := itemArrays(items)
 	if err != nil {
@@ -89,7 +89,7 @@ func (s *DB) CreateBatch(ctx context.Context, b *rules.Batch, items []rules.Batc
 
 // Batch reads one batch of the merchant.
 func (s *DB) Batch(ctx context.Context, merchantID string, id int64) (*rules.Batch, error) {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	var doc []byte
 	err := s.pool.QueryRow(ctx, `SELECT doc FROM batches WHERE id = $1 AND merchant_id = $2`, id, merchantID).Scan(&doc)
@@ -105,7 +105,7 @@ func (s *DB) Batch(ctx context.Context, merchantID string, id int64) (*rules.Bat
 
 // Batches lists the merchant's batches after the id after, in id order.
 func (s *DB) Batches(ctx context.Context, merchantID string, after int64, limit int) ([]*rules.Batch, error) {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	if limit <= 0 {
 		limit = 1 << 30
@@ -134,7 +134,7 @@ func (s *DB) queryBatches(ctx context.Context, sql string, args ...any) ([]*rule
 
 // BatchItems lists a batch's items after seq after, with their payouts' stage and status.
 func (s *DB) BatchItems(ctx context.Context, merchantID string, id int64, after, limit int) ([]rules.BatchItem, error) {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	if limit <= 0 {
 		limit = 1 << 30
@@ -169,7 +169,7 @@ func (s *DB) BatchItems(ctx context.Context, merchantID string, id int64, after,
 
 // UpdateBatch changes a batch in one transaction, with fn's events written to the outbox.
 func (s *DB) UpdateBatch(ctx context.Context, merchantID string, id int64, fn func(*rules.Batch) ([]rules.Event, error)) (*rules.Batch, error) {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	var b *rules.Batch
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -209,7 +209,7 @@ func (s *DB) UpdateBatch(ctx context.Context, merchantID string, id int64, fn fu
 
 // RecordBatchItems writes the payouts or refusals of items, in one statement.
 func (s *DB) RecordBatchItems(ctx context.Context, merchantID string, id int64, items []rules.BatchItem) error {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	seqs, payouts, docs, err := itemArrays(items)
 	if err != nil {
@@ -229,14 +229,14 @@ func (s *DB) RecordBatchItems(ctx context.Context, merchantID string, id int64, 
 
 // RunnableBatches lists the batches the runner still has work on.
 func (s *DB) RunnableBatches(ctx context.Context) ([]*rules.Batch, error) {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	return s.queryBatches(ctx, `SELECT doc FROM batches WHERE runnable ORDER BY id`)
 }
 
 // UsedOrderIDs says which orderIds the merchant's payouts already use, in one query.
 func (s *DB) UsedOrderIDs(ctx context.Context, merchantID string, orderIDs []string) (map[string]int64, error) {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	used := map[string]int64{}
 	if len(orderIDs) == 0 {

@@ -151,7 +151,7 @@ func (s *DB) Close(ctx context.Context) error {
 
 // Ping reports whether the pool reaches the database (/readyz).
 func (s *DB) Ping(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	return s.pool.Ping(ctx)
 }

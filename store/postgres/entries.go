@@ -102,7 +102,7 @@ func entryArgs(entries []rules.Entry) []any {
 
 // Entries lists a balance's entries with an id above after, oldest first (rules.LedgerEntries).
 func (s *DB) Entries(ctx context.Context, merchantID, country, currency string, after int64, limit int) (rules.EntryPage, error) {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT `+entrySelect+` FROM ledger_entries
 		WHERE merchant_id = $1 AND country = $2 AND currency = $3 AND id > $4 ORDER BY id LIMIT $5`,

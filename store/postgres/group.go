@@ -46,8 +46,10 @@ const groupTimeout = time.Minute
 // connection or a lock held forever fails the call rather than hanging it.
 const callTimeout = 30 * time.Second
 
-func callContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), callTimeout)
+func callContext(parent context.Context) (context.Context, context.CancelFunc) {
+	// The caller's values (its trace) without its cancellation: a request that goes away
+	// does not cut a statement short; the engine's own timeout bounds it.
+	return context.WithTimeout(context.WithoutCancel(parent), callTimeout)
 }
 
 // errGroupAborted is returned to a write that cannot run again after its group was rolled

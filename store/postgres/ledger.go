@@ -217,7 +217,7 @@ func selectBalanceForUpdate(ctx context.Context, tx querier, k balanceKey) (rule
 // Balances lists a merchant's balances, ordered as store/bolt orders them (by country, then
 // currency, byte-wise).
 func (s *DB) Balances(ctx context.Context, merchantID string) ([]rules.Balance, error) {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT country, currency, available, balance, funded, processed, reversed, 0
 		FROM balances WHERE merchant_id = $1 ORDER BY country COLLATE "C", currency COLLATE "C"`, merchantID)
@@ -240,7 +240,7 @@ func (s *DB) Balances(ctx context.Context, merchantID string) ([]rules.Balance, 
 // Fund adds amount (minor units, negative to withdraw) to a merchant's balance in one
 // transaction, holding the balance's lock, under the ledger invariant.
 func (s *DB) Fund(ctx context.Context, merchantID, country, currency string, amount int64, at time.Time) (rules.Balance, error) {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	var out rules.Balance
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -268,7 +268,7 @@ const checkTimeout = 30 * time.Minute
 // CheckAllLedgers checks the invariant of every stored balance from scratch
 // (rules.LedgerTally), on one snapshot of the whole database.
 func (s *DB) CheckAllLedgers(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkTimeout)
 	defer cancel()
 	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {

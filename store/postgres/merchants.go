@@ -18,7 +18,7 @@ import (
 // no merchant uses as its id when m.ID is empty; a taken id is rules.ErrExists. prepare runs
 // once the id is known, inside the transaction, before the write (to seal the secret to it).
 func (s *DB) CreateMerchant(ctx context.Context, m *rules.Merchant, prepare func(*rules.Merchant) error) error {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if m.ID != "" {
@@ -88,7 +88,7 @@ func (s *DB) Merchant(ctx context.Context, id string) (*rules.Merchant, error) {
 	if !storable(id) {
 		return nil, rules.ErrNotFound
 	}
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	var doc []byte
 	err := s.pool.QueryRow(ctx, `SELECT doc FROM merchants WHERE id = $1`, id).Scan(&doc)
@@ -106,7 +106,7 @@ func (s *DB) UpdateMerchant(ctx context.Context, id string, fn func(*rules.Merch
 	if !storable(id) {
 		return nil, rules.ErrNotFound
 	}
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	var m *rules.Merchant
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -141,7 +141,7 @@ func (s *DB) UpdateMerchant(ctx context.Context, id string, fn func(*rules.Merch
 
 // Merchants lists every merchant, by id byte-wise (store/bolt's order).
 func (s *DB) Merchants(ctx context.Context) ([]*rules.Merchant, error) {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT doc FROM merchants ORDER BY id COLLATE "C"`)
 	if err != nil {

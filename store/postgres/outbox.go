@@ -57,7 +57,7 @@ func (s *DB) DueEventsSkipping(ctx context.Context, lane rules.Lane, now time.Ti
 	if limit <= 0 {
 		return nil, time.Time{}, nil
 	}
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	look := &dueLook{}
 	if err := look.run(ctx, s.pool, s.instance, lane, now, limit, skip, s.lease); err != nil {
@@ -221,7 +221,7 @@ func (s *DB) released(owner *string) {
 // EventDelivered removes a delivered event and records its id, in one statement (one round
 // trip, one transaction), so that no later copy of the event is ever delivered.
 func (s *DB) EventDelivered(ctx context.Context, seq uint64, id string, at time.Time) error {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	var owner *string
 	err := s.pool.QueryRow(ctx, `WITH gone AS (DELETE FROM outbox WHERE seq = $1 RETURNING lease_owner),
@@ -241,7 +241,7 @@ func (s *DB) EventDelivered(ctx context.Context, seq uint64, id string, at time.
 func (s *DB) RescheduleEvent(ctx context.Context, seq uint64, ev rules.Event) error {
 	doc, err := json.Marshal(ev)
 	if err == nil {
-		err = s.settle(seq, `lane = $3, kind = $4, merchant_id = $5, payout_id = $6, next_at = $7, doc = $8`,
+		err = s.settle(ctx, seq, `lane = $3, kind = $4, merchant_id = $5, payout_id = $6, next_at = $7, doc = $8`,
 			string(rules.LaneOf(ev.Kind)), ev.Kind, ev.MerchantID, ev.PayoutID, ev.NextAt.UTC(), doc)
 	}
 	if err != nil {
@@ -255,7 +255,7 @@ func (s *DB) RescheduleEvent(ctx context.Context, seq uint64, ev rules.Event) er
 func (s *DB) DeadEvent(ctx context.Context, seq uint64, ev rules.Event) error {
 	doc, err := json.Marshal(ev)
 	if err == nil {
-		err = s.settle(seq, `dead = true, doc = $3`, doc)
+		err = s.settle(ctx, seq, `dead = true, doc = $3`, doc)
 	}
 	if err != nil {
 		return fmt.Errorf("dead-letter event %s: %w", ev.ID, err)
@@ -266,8 +266,8 @@ func (s *DB) DeadEvent(ctx context.Context, seq uint64, ev rules.Event) error {
 // settle writes set (with its arguments from $3) on a pending event whose claim is this
 // instance's (or free, or expired) and releases the claim, in one statement: the row locked,
 // its claim checked and written in one round trip.
-func (s *DB) settle(seq uint64, set string, args ...any) error {
-	ctx, cancel := callContext()
+func (s *DB) settle(ctx context.Context, seq uint64, set string, args ...any) error {
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	var owner *string
 	err := s.pool.QueryRow(ctx, `WITH c AS (SELECT seq, lease_owner FROM outbox WHERE seq = $1 AND NOT dead FOR UPDATE)

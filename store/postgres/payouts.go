@@ -189,7 +189,7 @@ func (s *DB) ImportPayouts(ctx context.Context, ps []*rules.Payout) error {
 	if len(ps) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkTimeout)
 	defer cancel()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := checkImportOrders(ctx, tx, ps); err != nil {
@@ -285,7 +285,7 @@ func (s *DB) Payout(ctx context.Context, merchantID string, id int64) (*rules.Pa
 	if id <= 0 {
 		return nil, rules.ErrNotFound
 	}
-	return s.payoutWhere(`id = $1 AND merchant_id = $2`, id, merchantID)
+	return s.payoutWhere(ctx, `id = $1 AND merchant_id = $2`, id, merchantID)
 }
 
 // PayoutByOrder reads a merchant's payout by its orderId.
@@ -293,12 +293,12 @@ func (s *DB) PayoutByOrder(ctx context.Context, merchantID, orderID string) (*ru
 	if !storable(merchantID, orderID) {
 		return nil, rules.ErrNotFound
 	}
-	return s.payoutWhere(`merchant_id = $1 AND order_id = $2`, merchantID, orderID)
+	return s.payoutWhere(ctx, `merchant_id = $1 AND order_id = $2`, merchantID, orderID)
 }
 
 // payoutWhere reads the payout a condition selects; rules.ErrNotFound when none.
-func (s *DB) payoutWhere(cond string, args ...any) (*rules.Payout, error) {
-	ctx, cancel := callContext()
+func (s *DB) payoutWhere(ctx context.Context, cond string, args ...any) (*rules.Payout, error) {
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	var id int64
 	var doc []byte
@@ -318,7 +318,7 @@ func (s *DB) PayoutsByID(ctx context.Context, ids []int64) ([]*rules.Payout, err
 	if len(ids) == 0 {
 		return out, nil
 	}
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT id, doc FROM payouts WHERE id = ANY($1)`, ids)
 	if err != nil {
@@ -360,7 +360,7 @@ func (s *DB) WithStatus(ctx context.Context, merchantID string, status rules.Sta
 	if limit <= 0 {
 		return nil, nil
 	}
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT id FROM payouts WHERE merchant_id = $1 AND status = $2 ORDER BY id LIMIT $3`,
 		customPlan, merchantID, string(status), limit)
@@ -389,7 +389,7 @@ func (s *DB) WithStatus(ctx context.Context, merchantID string, status rules.Sta
 // lease is running out, it claims with a write, as any step. Among them, those claimed come
 // first: they are the late ones.
 func (s *DB) Due(ctx context.Context, now time.Time, limit int) ([]rules.DueEntry, error) {
-	due, _, err := s.claimDue(now, limit, false)
+	due, _, err := s.claimDue(ctx, now, limit, false)
 	return due, err
 }
 
@@ -397,7 +397,7 @@ func (s *DB) Due(ctx context.Context, now time.Time, limit int) ([]rules.DueEntr
 // round trip: the lifecycle asks the rails on them without reading them again, and the round
 // that steps them (UpdatePayouts) has them decoded already, as of the claim's row version.
 func (s *DB) DueRead(ctx context.Context, now time.Time, limit int) ([]rules.DueEntry, map[int64]*rules.Payout, error) {
-	return s.claimDue(now, limit, true)
+	return s.claimDue(ctx, now, limit, true)
 }
 
 // claimDueSQL claims and selects in one statement: c and u claim (a write), o takes this
@@ -426,11 +426,11 @@ const claimDueSQL = `WITH c AS (
 		ORDER BY p.due_at, p.id LIMIT greatest($2 - (SELECT count(*) FROM u), 0))
 	SELECT * FROM u UNION ALL SELECT * FROM o`
 
-func (s *DB) claimDue(now time.Time, limit int, read bool) ([]rules.DueEntry, map[int64]*rules.Payout, error) {
+func (s *DB) claimDue(ctx context.Context, now time.Time, limit int, read bool) ([]rules.DueEntry, map[int64]*rules.Payout, error) {
 	if limit <= 0 {
 		return nil, nil, nil
 	}
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, claimDueSQL, customPlan, now.UTC(), limit, s.instance, now.Add(s.lease).UTC(),
 		now.Add(s.lease/2).UTC(), s.steps.list(), read, s.lease)
@@ -489,7 +489,7 @@ func (s *DB) claimDue(now time.Time, limit int, read bool) ([]rules.DueEntry, ma
 // NextDue is the time of the earliest queued step that no live claim holds, zero when there
 // is none. This instance's own steps (queueLease) count, but for those its rounds hold.
 func (s *DB) NextDue(ctx context.Context) (time.Time, error) {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	var t pgtype.Timestamptz
 	err := s.pool.QueryRow(ctx, `SELECT min(due_at) FROM payouts
@@ -511,7 +511,7 @@ func (s *DB) queueLease() queueLease { return queueLease{owner: s.instance, leas
 // (Close), so that another instance takes them as soon as they are due; a failure leaves
 // them to their lease's end.
 func (s *DB) releaseQueued() {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(context.Background()) // at close or after a round: no caller's context
 	defer cancel()
 	s.pool.Exec(ctx, `UPDATE payouts SET lease_owner = NULL, lease_until = NULL
 		WHERE due_at IS NOT NULL AND lease_owner = $1 AND id <> ALL($2)`, s.instance, s.steps.list())
@@ -588,7 +588,7 @@ var updatePayoutRows = func() string {
 // releaseClaims releases this instance's claims on ids outside any transaction (after a
 // failed UpdatePayouts); a failure leaves them to their lease's end.
 func (s *DB) releaseClaims(ids []int64) {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(context.Background()) // at close or after a round: no caller's context
 	defer cancel()
 	s.pool.Exec(ctx, `UPDATE payouts SET lease_owner = NULL, lease_until = NULL WHERE id = ANY($1) AND lease_owner = $2`,
 		ids, s.instance)
@@ -660,7 +660,7 @@ func (s *DB) ListPayouts(ctx context.Context, merchantID string, f rules.ListFil
 	if f.OrderID != "" {
 		return s.listOrder(ctx, merchantID, f)
 	}
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	query, args := listQuery(merchantID, f)
 	rows, err := s.pool.Query(ctx, query, append([]any{customPlan}, args...)...)

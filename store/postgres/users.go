@@ -95,7 +95,7 @@ func (s *DB) CreateUser(ctx context.Context, u *rules.User) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	_, err = s.pool.Exec(ctx, `INSERT INTO users (id, email_key, setup_hash, created_at, doc) VALUES ($1, $2, $3, $4, $5)`, args...)
 	var pe *pgconn.PgError
@@ -108,23 +108,23 @@ func (s *DB) CreateUser(ctx context.Context, u *rules.User) error {
 	return nil
 }
 
-func (s *DB) userWhere(cond string, arg string) (*rules.User, error) {
+func (s *DB) userWhere(ctx context.Context, cond string, arg string) (*rules.User, error) {
 	if !storable(arg) {
 		return nil, rules.ErrNotFound
 	}
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	return scanUser(s.pool.QueryRow(ctx, `SELECT doc FROM users WHERE `+cond, arg))
 }
 
 // User reads one user.
 func (s *DB) User(ctx context.Context, id string) (*rules.User, error) {
-	return s.userWhere(`id = $1`, id)
+	return s.userWhere(ctx, `id = $1`, id)
 }
 
 // UserByEmail reads the user of an email, compared by rules.EmailKey.
 func (s *DB) UserByEmail(ctx context.Context, email string) (*rules.User, error) {
-	return s.userWhere(`email_key = $1`, rules.EmailKey(email))
+	return s.userWhere(ctx, `email_key = $1`, rules.EmailKey(email))
 }
 
 // UserBySetupHash reads the user whose set-up link hashes to hash.
@@ -132,12 +132,12 @@ func (s *DB) UserBySetupHash(ctx context.Context, hash string) (*rules.User, err
 	if hash == "" {
 		return nil, rules.ErrNotFound
 	}
-	return s.userWhere(`setup_hash = $1`, hash)
+	return s.userWhere(ctx, `setup_hash = $1`, hash)
 }
 
 // Users lists every user, oldest first.
 func (s *DB) Users(ctx context.Context) ([]*rules.User, error) {
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT doc FROM users`)
 	if err != nil {
@@ -156,7 +156,7 @@ func (s *DB) UpdateUser(ctx context.Context, id string, fn func(*rules.User) err
 	if !storable(id) {
 		return nil, rules.ErrNotFound
 	}
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	var u *rules.User
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -192,7 +192,7 @@ func (s *DB) AppendAudit(ctx context.Context, e *rules.AuditEntry) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	err = s.pool.QueryRow(ctx, `INSERT INTO audit_log (at, principal, actor_name, action, merchant_id, doc)
 		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, e.At.UTC(), e.Principal, e.ActorName, e.Action, e.MerchantID, doc).Scan(&e.ID)
@@ -246,7 +246,7 @@ func (s *DB) AuditEntries(ctx context.Context, f rules.AuditFilter) (rules.Audit
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
 	q += ` ORDER BY id DESC LIMIT ` + arg(limit+1)
-	ctx, cancel := callContext()
+	ctx, cancel := callContext(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
