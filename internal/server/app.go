@@ -173,6 +173,7 @@ func (w *wiring) bindHooks() {
 	// In the transaction that creates a payout: the events written with it.
 	w.svc.OnCreate().Bind(
 		n.cashCode, // a Colombia cash payout's one-time code, sealed in the event that mails it
+		n.linkMail, // a payout link's email to its beneficiary, and its reminder
 	)
 	// Once the create committed.
 	w.svc.OnCreated().Bind(

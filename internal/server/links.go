@@ -34,6 +34,9 @@ func (w *wiring) wireLinks(ctx context.Context) error {
 	w.deps.Link = func(ctx context.Context, m *rules.Merchant, p *rules.Payout) (string, error) {
 		return links.Open(ctx, m, p)
 	}
+	if w.notifications != nil {
+		w.notifications.mailer.LinkURL = links.Open // the links' emails carry them
+	}
 	w.deps.Pages = append(w.deps.Pages, links)
 	return nil
 }

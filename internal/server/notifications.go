@@ -33,6 +33,7 @@ type notifications struct {
 	dispatcher  *rules.Dispatcher // the mail lane: beneficiary emails and cash codes
 	notifier    *rules.Dispatcher // the notify lane: merchant notifications
 	claims      *rules.CashClaims
+	mailer      *notify.Mailer // its LinkURL is the links' (wireLinks)
 	mailbox     notify.MailboxHandlers
 	publicKey   []byte
 	certificate []byte
@@ -67,6 +68,7 @@ func (w *wiring) newNotifications(ctx context.Context) (*notifications, error) {
 	n := &notifications{publicKey: notify.PublicKeyPEM(key), certificate: cert, sealer: w.sealer, now: w.now,
 		mailbox: notify.MailboxHandlers{Box: w.db, Sandbox: w.cfg.Sandbox.On}}
 	mailer := &notify.Mailer{Source: src, Sender: sender, OpenCode: n.openCode, Now: w.now}
+	n.mailer = mailer
 	// One dispatcher per lane: a merchant endpoint that hangs until its timeout never holds
 	// up a beneficiary's email or cash code.
 	lane := func(l rules.Lane, deliverers map[string]rules.Deliverer) *rules.Dispatcher {
@@ -80,7 +82,8 @@ func (w *wiring) newNotifications(ctx context.Context) (*notifications, error) {
 			Failed:     func(kind string) { w.metrics.OutboxFailures.WithLabelValues(kind).Inc() },
 		}
 	}
-	n.dispatcher = lane(rules.LaneMail, map[string]rules.Deliverer{rules.EventBeneficiaryMail: mailer, rules.EventCashOTP: mailer})
+	n.dispatcher = lane(rules.LaneMail, map[string]rules.Deliverer{rules.EventBeneficiaryMail: mailer, rules.EventCashOTP: mailer,
+		rules.EventLinkMail: mailer})
 	n.webhook = &notify.Notifier{Source: src, Body: api.NotificationJSON, Key: key, Client: notify.NewHTTPClient(w.cfg.Notify.AllowPrivateURLs),
 		Log: w.db, Sandbox: w.cfg.Sandbox.On, Now: w.now, Logger: w.logger}
 	w.traceNotifier(n.webhook)
@@ -212,9 +215,20 @@ func (n *notifications) cashCode(p *rules.Payout, m *rules.Merchant, evs []rules
 	return append(evs, ev), nil
 }
 
-// kickCashMail wakes the mail lane for a new cash payout, whose code mail is waiting.
+// linkMail writes a new payout link's emails to its beneficiary (rules.LinkMailEvents):
+// the link now, the reminder when it is due.
+func (n *notifications) linkMail(p *rules.Payout, m *rules.Merchant, evs []rules.Event) ([]rules.Event, error) {
+	more, err := rules.LinkMailEvents(p, m, rand.Reader, n.now().UTC())
+	if err != nil {
+		return nil, err
+	}
+	return append(evs, more...), nil
+}
+
+// kickCashMail wakes the mail lane for a new cash payout or payout link, whose mail is
+// waiting.
 func (n *notifications) kickCashMail(_ context.Context, p *rules.Payout) {
-	if p.Channel == rules.ChannelCash {
+	if p.Channel == rules.ChannelCash || p.Channel == rules.ChannelLink {
 		n.dispatcher.Kick()
 	}
 }

@@ -31,7 +31,7 @@ type Mail struct {
 	HTML       string    `json:"html"`
 	SentAt     time.Time `json:"sentAt"`
 	PayoutID   int64     `json:"payoutId"`
-	Kind       string    `json:"kind"` // the event kind: beneficiary.mail or cash.otp
+	Kind       string    `json:"kind"` // the event kind: beneficiary.mail, cash.otp or link.mail
 	EventID    string    `json:"eventId"`
 	MerchantID string    `json:"merchantId"`
 }
@@ -71,7 +71,10 @@ type Mailer struct {
 	Sender Sender
 	// OpenCode opens the sealed code of a cash.otp event (rules.OpenClaimCode's open).
 	OpenCode func(sealed []byte, eventID string) ([]byte, error)
-	Now      func() time.Time
+	// LinkURL is a payout link's address, which its emails carry: its token is derived
+	// from the payout, never stored in the event.
+	LinkURL func(ctx context.Context, m *rules.Merchant, p *rules.Payout) (string, error)
+	Now     func() time.Time
 }
 
 // Deliver builds the event's email from the payout and merchant and sends it.
@@ -106,6 +109,26 @@ func (mr *Mailer) Deliver(ctx context.Context, ev rules.Event) error {
 			return rules.Permanent(oerr)
 		}
 		ml, err = OTPMail(p, m, code)
+	case rules.EventLinkMail:
+		var d rules.LinkMailData
+		if len(ev.Data) > 0 {
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				return rules.Permanent(fmt.Errorf("link mail data: %w", err))
+			}
+		}
+		if !rules.LinkWaiting(p, mr.Now()) {
+			// Completed, cancelled or expired: nothing to ask of the beneficiary any more.
+			// The event counts as done (it is no failure), and no mail goes out.
+			return nil
+		}
+		if mr.LinkURL == nil {
+			return rules.Permanent(errors.New("the mailer has no payout links"))
+		}
+		link, lerr := mr.LinkURL(ctx, m, p)
+		if lerr != nil {
+			return lerr
+		}
+		ml, err = LinkMail(p, m, link, d.Reminder)
 	default:
 		return rules.Permanent(fmt.Errorf("the mailer does not deliver %s events", ev.Kind))
 	}

@@ -361,3 +361,25 @@ func TestSandboxSenderKeepsTheMailWithItsTime(t *testing.T) {
 		}
 	}
 }
+
+func TestLinkMailIsSpanishByDefaultWithMerchantAmountAndExpiry(t *testing.T) {
+	p := &rules.Payout{ID: 9, Country: "COL", Currency: "COP", Amount: 15000000, OrderID: "R-1", Channel: rules.ChannelLink,
+		Link: &rules.Link{Kinds: []int{2}}, SessionExpiresAt: time.Date(2026, 12, 2, 17, 30, 0, 0, time.UTC)}
+	p.Request.Beneficiary.Name, p.Request.Beneficiary.Email = "Juan", "juan@b.co"
+	m := &rules.Merchant{ID: "22", Name: "Tienda <Uno>"}
+	ml, err := notify.LinkMail(p, m, "https://pay.example/link?s=abc&lang=en", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ml.To != "juan@b.co" || !strings.Contains(ml.Subject, "Tienda <Uno> te envía COP $ 150.000,00") ||
+		!strings.Contains(ml.Text, "El enlace vence el 02/12/2026 a las 12:30 (hora de Colombia)") ||
+		!strings.Contains(ml.HTML, `lang="es"`) || !strings.Contains(ml.HTML, "Tienda &lt;Uno&gt;") ||
+		!strings.Contains(ml.HTML, `href="https://pay.example/link?s=abc&amp;lang=en"`) {
+		t.Errorf("mail: %+v", ml)
+	}
+	p.Link.Lang = "en"
+	if r, _ := notify.LinkMail(p, m, "https://pay.example/link?s=abc", true); !strings.HasPrefix(r.Subject, "Reminder: COP $ 150.000,00 from Tienda <Uno>") ||
+		!strings.Contains(r.Text, "Dec 2, 2026 at 12:30 (Colombia time)") {
+		t.Errorf("English reminder: %+v", r)
+	}
+}
