@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"reflect"
 
@@ -129,4 +130,37 @@ func registerLink(a huma.API, svc *rules.Service, open LinkOpener) {
 		}
 		return out, nil
 	})
+	describeLinkEvents(a)
+}
+
+// describeLinkEvents adds a payout link's own events to the OpenAPI document's webhooks.
+func describeLinkEvents(a huma.API) {
+	hooks := a.OpenAPI().Webhooks
+	if hooks == nil {
+		return
+	}
+	example := func(typ string, kind int, code string) json.RawMessage {
+		b, _ := json.Marshal(rules.LinkNotice{Type: typ, PayoutID: "1", MerchantID: "22", OrderID: "COL-LINK-0001", Country: "COL",
+			Amount: "15000000", Currency: "COP", AccountType: kind, Code: code, ExpiresAt: "2026-12-02T00:37:54.826Z", At: "2026-11-29T14:02:11.120Z"})
+		return b
+	}
+	hooks["payout-link-event"] = &huma.PathItem{Post: &huma.Operation{
+		OperationID: "payout-link-notification",
+		Summary:     "Payout link event: the beneficiary gave a destination, or the link expired unused, POSTed to the merchant's notificationUrl",
+		Description: "Sent once per event (event id link.notification.<payout>.SUBMITTED or .EXPIRED, type link.SUBMITTED or link.EXPIRED), " +
+			"besides the payout's outcome notification; signed and retried as the payout notifications are, and kept in the event log.",
+		Tags:       []string{"Notifications"},
+		Extensions: map[string]any{"x-payouts-extension": true},
+		Parameters: []*huma.Param{
+			{Name: "verification", In: "header", Required: true, Schema: &huma.Schema{Type: "string"}, Description: "base64 signature of merchantId + body"},
+			{Name: "Idempotency-Key", In: "header", Required: true, Schema: &huma.Schema{Type: "string"}, Description: "The event id, the same on every copy"},
+		},
+		RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {
+			Schema: a.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(rules.LinkNotice{}), true, "LinkNotification"),
+			Examples: map[string]*huma.Example{
+				"submitted": {Summary: "The beneficiary gave a savings account", Value: example("link.SUBMITTED", 2, "")},
+				"expired":   {Summary: "The link expired unused", Value: example("link.EXPIRED", 0, rules.CodeLinkExpired)},
+			}}}},
+		Responses: map[string]*huma.Response{"200": {Description: "Any 2xx marks the notification delivered"}},
+	}}
 }

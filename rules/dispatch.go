@@ -20,7 +20,7 @@ const (
 
 // LaneOf is the lane an event kind travels in.
 func LaneOf(kind string) Lane {
-	if kind == EventMerchantNotification || kind == EventBatchNotification {
+	if kind == EventMerchantNotification || kind == EventBatchNotification || kind == EventLinkNotification {
 		return LaneNotify
 	}
 	return LaneMail

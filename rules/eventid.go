@@ -20,7 +20,7 @@ const (
 )
 
 // eventKinds are the kinds an id may start with.
-var eventKinds = []string{EventMerchantNotification, EventBatchNotification, EventBeneficiaryMail, EventCashOTP, EventLinkMail}
+var eventKinds = []string{EventMerchantNotification, EventBatchNotification, EventBeneficiaryMail, EventCashOTP, EventLinkMail, EventLinkNotification}
 
 // newEventID is the id of an event of kind named by parts.
 func newEventID(kind string, parts ...string) string {

@@ -55,12 +55,15 @@ type LoggedEvent struct {
 }
 
 // EventType is the type of a merchant notification: "payout." and the status it announces
-// (its id is merchant.notification.<payout>.<status>), or "batch.COMPLETED".
+// (its id is merchant.notification.<payout>.<status>), "batch.COMPLETED", or "link." and
+// what a payout link's event announces (LinkEvent).
 func EventType(eventID string) string {
 	kind, parts, ok := splitEventID(eventID)
 	switch {
 	case ok && kind == EventBatchNotification:
 		return "batch." + parts[len(parts)-1]
+	case ok && kind == EventLinkNotification:
+		return "link." + parts[len(parts)-1]
 	case ok && len(parts) > 1:
 		return "payout." + parts[len(parts)-1]
 	case ok:

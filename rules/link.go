@@ -282,14 +282,15 @@ func CheckLinkDestination(p *Payout, m *Merchant, ba BankAccount, now time.Time)
 
 // LinkDestination gives a payout link the destination its beneficiary gave (checked by
 // CheckLinkDestination): the payout takes the route and goes on as any other. The link
-// must still wait for it, unexpired.
-func (lc *Lifecycle) LinkDestination(ctx context.Context, id int64, req *PayoutRequest, route Route) (*Payout, error) {
+// must still wait for it, unexpired. Merchant m, its owner, hears of it (LinkEvent) in the
+// same transaction.
+func (lc *Lifecycle) LinkDestination(ctx context.Context, m *Merchant, id int64, req *PayoutRequest, route Route) (*Payout, error) {
 	lc.init()
 	now := lc.Now().UTC()
 	var result *Payout
 	var stepErr error
 	err := lc.Store.UpdatePayouts(ctx, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
-		if p.Channel != ChannelLink || p.Status.Final() {
+		if p.MerchantID != m.ID || p.Channel != ChannelLink || p.Status.Final() {
 			stepErr = wrongState(p, "take a destination")
 			return time.Time{}, ErrNoChange
 		}
@@ -301,6 +302,11 @@ func (lc *Lifecycle) LinkDestination(ctx context.Context, id int64, req *PayoutR
 		p.Channel, p.AccountType, p.BankCode, p.ClaimUntil = route.Channel, route.AccountType, route.BankCode, route.ClaimUntil
 		if p.Status == StatusAuthorized && p.Reserved > 0 {
 			p.Move(StatusWaitingRouting, now, "", "destination given on the payout link")
+		}
+		if ev, ok := LinkEvent(p, m, LinkSubmitted, now); ok {
+			if err := l.Enqueue(ev); err != nil {
+				return time.Time{}, err
+			}
 		}
 		result = p.Clone()
 		return now, nil // not yet reserved: the worker reserves, then routes

@@ -89,7 +89,7 @@ func TestLinkDestinationGoesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.lc.LinkDestination(context.Background(), p.ID, req, route); err != nil {
+	if _, err := w.lc.LinkDestination(context.Background(), w.m, p.ID, req, route); err != nil {
 		t.Fatal(err)
 	}
 	w.clk.Add(time.Minute)
@@ -98,7 +98,7 @@ func TestLinkDestinationGoesOn(t *testing.T) {
 	if p.Status != rules.StatusPendingBank || p.Channel != route.Channel || p.Channel == rules.ChannelLink || p.Request.Destination.BankAccount.AccountNumber != "12345678901" {
 		t.Fatalf("after the destination: %s %s %+v", p.Status, p.Channel, p.Request.Destination)
 	}
-	if _, err := w.lc.LinkDestination(context.Background(), p.ID, req, route); err == nil {
+	if _, err := w.lc.LinkDestination(context.Background(), w.m, p.ID, req, route); err == nil {
 		t.Errorf("a second destination was taken")
 	}
 }

@@ -49,3 +49,28 @@ func TestLinkMailEventsTheLinkAndOneReminderADayBeforeItsExpiry(t *testing.T) {
 		}
 	}
 }
+
+func TestLinkEventsHookAnnouncesALinkThatEndedUnused(t *testing.T) {
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	hook := rules.LinkEventsHook(func() time.Time { return now })
+	m := &rules.Merchant{ID: "7", Settings: rules.Settings{NotificationURL: "sandbox:inbox"}}
+	locked := &rules.Payout{ID: 41, MerchantID: "7", OrderID: "L-1", Channel: rules.ChannelLink, Link: &rules.Link{},
+		Status: rules.StatusExpired, Errors: []*rules.Error{{Code: rules.CodeCardAttemptsExceded}}}
+	evs := hook(locked, m, []rules.Event{{ID: "before"}})
+	if len(evs) != 2 || evs[1].ID != "link.notification.41.EXPIRED" || rules.EventType(evs[1].ID) != "link.EXPIRED" ||
+		rules.LaneOf(evs[1].Kind) != rules.LaneNotify {
+		t.Fatalf("locked link: %+v", evs)
+	}
+	var n rules.LinkNotice
+	if err := json.Unmarshal(evs[1].Data, &n); err != nil || n.Type != "link.EXPIRED" || n.Code != rules.CodeCardAttemptsExceded || n.PayoutID != "41" {
+		t.Errorf("body %s", evs[1].Data)
+	}
+	// Paid through its link (no longer on the link channel), or no notificationUrl: nothing.
+	paid := &rules.Payout{ID: 42, MerchantID: "7", Channel: rules.ChannelBatch, Link: &rules.Link{}, Status: rules.StatusExpired}
+	if evs := hook(paid, m, nil); len(evs) != 0 {
+		t.Errorf("a link that took its destination: %+v", evs)
+	}
+	if evs := hook(locked, &rules.Merchant{ID: "7"}, nil); len(evs) != 0 {
+		t.Errorf("no notificationUrl: %+v", evs)
+	}
+}

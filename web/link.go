@@ -29,7 +29,7 @@ import (
 
 // LinkLifecycle moves payout links (rules.Lifecycle).
 type LinkLifecycle interface {
-	LinkDestination(ctx context.Context, id int64, req *rules.PayoutRequest, route rules.Route) (*rules.Payout, error)
+	LinkDestination(ctx context.Context, m *rules.Merchant, id int64, req *rules.PayoutRequest, route rules.Route) (*rules.Payout, error)
 	Settle(ctx context.Context, merchantID string, id int64, status rules.Status, code, note string) (*rules.Payout, error)
 }
 
@@ -493,7 +493,7 @@ func (l *Links) submit(w http.ResponseWriter, r *http.Request) {
 		l.internal(w, r, err)
 		return
 	}
-	if _, err := l.cfg.Lifecycle.LinkDestination(r.Context(), st.p.ID, req, route); err != nil {
+	if _, err := l.cfg.Lifecycle.LinkDestination(r.Context(), st.m, st.p.ID, req, route); err != nil {
 		// It moved on meanwhile (expired, cancelled): the redirect shows what it is.
 		l.cfg.Log.Info("payout link destination not taken", "payout", st.p.ID, "err", err)
 	} else {

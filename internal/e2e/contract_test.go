@@ -340,6 +340,8 @@ func (c *contractChecker) checkNotification(body []byte) {
 	}
 	if json.Unmarshal(body, &probe) == nil && strings.HasPrefix(probe.Type, "batch.") {
 		name = "batch-completed" // a batch's notification, told by its type
+	} else if strings.HasPrefix(probe.Type, "link.") {
+		name = "payout-link-event" // a payout link's event
 	}
 	c.mu.Lock()
 	var doc *contractDoc

@@ -1,13 +1,21 @@
 package e2e
 
-// End-to-end tests of how a payout link reaches its beneficiary: its email at once, and one
-// reminder a day before it expires, on the sandbox clock, only while it still waits.
+// End-to-end tests of how a payout link reaches its beneficiary (its email at once, and one
+// reminder a day before it expires, on the sandbox clock, only while it still waits) and how
+// its merchant hears of it.
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
 	"net/url"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"payouts/rules"
+	"payouts/web/notify"
 )
 
 func TestPayoutLinkEmailAndOneReminder(t *testing.T) {
@@ -77,5 +85,93 @@ func (s *testServer) waitOutboxDepth(t testing.TB, n float64) {
 	t.Helper()
 	if !poll(10*time.Second, func() bool { return s.metric(t, "payouts_outbox_depth") == n }) {
 		t.Fatalf("the outbox holds %v events, want %v", s.metric(t, "payouts_outbox_depth"), n)
+	}
+}
+
+// The merchant hears of its links: an event when the beneficiary gives a destination and
+// when a link expires unused, signed, in the sandbox inbox, the event log and `payouts
+// listen`, besides the payout's own notifications.
+func TestPayoutLinkEventsReachTheMerchant(t *testing.T) {
+	bin, err := payoutsBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, "")
+	pub, err := notify.ParsePublicKeyPEM(fetchPublicKey(t, s.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.newMerchant(t, map[string]any{"notificationUrl": "sandbox:inbox", "emailNotifications": false})
+	hook := &hookReceiver{tries: map[string]int{}, accepted: map[string][][]byte{},
+		verify: func(body []byte, sig string) error { return notify.Verify(pub, c.MerchantID, body, sig) }}
+	local := httptest.NewServer(hook)
+	defer local.Close()
+	out := &syncBuffer{}
+	cmd := exec.Command(bin, "listen", "--base", s.URL, "--merchant", c.MerchantID, "--key", c.Key, "--secret", c.Secret,
+		"--forward-to", local.URL+"/webhooks")
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("payouts listen said:\n%s", out.String())
+		}
+	})
+	waitFor(t, "listen connected", 10*time.Second, func() bool { return strings.Count(out.String(), "ready:") == 1 })
+
+	_, _, a, raw := c.createLink(t, linkRequest("LINK-EV-1"))
+	if a.Link == "" {
+		t.Fatalf("create: %s", raw)
+	}
+	exp := linkRequest("LINK-EV-2")
+	exp["expirationTime"] = 5
+	_, _, b, raw := c.createLink(t, exp)
+	if b.Link == "" {
+		t.Fatalf("create: %s", raw)
+	}
+	c.waitStatus(t, b.Payout.ID, "AUTHORIZED", 5*time.Second)
+	if code, _, page := submitLink(t, a.Link, url.Values{"kind": {"2"}, "bankCode": {"012"}, "accountNumber": {"12345678901"}}); code != 303 {
+		t.Fatalf("submit: %d %s", code, docText(page))
+	}
+	s.advance(t, "6m")
+	c.waitStatus(t, b.Payout.ID, "EXPIRED", 5*time.Second)
+
+	submitted := fmt.Sprintf("link.notification.%d.SUBMITTED", a.Payout.ID)
+	expired := fmt.Sprintf("link.notification.%d.EXPIRED", b.Payout.ID)
+	want := map[string]rules.LinkNotice{
+		submitted: {Type: "link.SUBMITTED", PayoutID: itoa(a.Payout.ID), MerchantID: c.MerchantID, OrderID: "LINK-EV-1", AccountType: 2},
+		expired:   {Type: "link.EXPIRED", PayoutID: itoa(b.Payout.ID), MerchantID: c.MerchantID, OrderID: "LINK-EV-2", Code: rules.CodeLinkExpired},
+	}
+	bodies := map[string]string{}
+	waitFor(t, "both link events in the inbox", 15*time.Second, func() bool {
+		for _, it := range c.inbox(t).Items {
+			if _, ok := want[it.EventID]; ok {
+				if err := notify.Verify(pub, c.MerchantID, []byte(it.Body), it.Headers["verification"]); err != nil || !it.SignatureValid {
+					t.Errorf("%s: signature %v %v", it.EventID, it.SignatureValid, err)
+				}
+				bodies[it.EventID] = it.Body
+			}
+		}
+		return len(bodies) == 2
+	})
+	for id, w := range want {
+		var n rules.LinkNotice
+		if err := json.Unmarshal([]byte(bodies[id]), &n); err != nil || n.Type != w.Type || n.PayoutID != w.PayoutID || n.MerchantID != w.MerchantID ||
+			n.OrderID != w.OrderID || n.AccountType != w.AccountType || n.Code != w.Code || n.Amount != "15000000" || n.At == "" {
+			t.Errorf("%s: body %s, want %+v", id, bodies[id], w)
+		}
+		if e := c.event(t, id); e.Type != w.Type || e.DeliveredAt == nil || e.Body == nil || *e.Body != bodies[id] {
+			t.Errorf("event log %s: %+v", id, e)
+		}
+		waitFor(t, "listen forwards "+id, 10*time.Second, func() bool { acc, _, _, _ := hook.snapshot(); return len(acc[id]) == 1 })
+	}
+	// Each event once: the submitted link does not also expire, the expired one was never submitted.
+	for _, it := range c.inbox(t).Items {
+		if it.EventID == fmt.Sprintf("link.notification.%d.EXPIRED", a.Payout.ID) || it.EventID == fmt.Sprintf("link.notification.%d.SUBMITTED", b.Payout.ID) {
+			t.Errorf("unexpected %s", it.EventID)
+		}
 	}
 }

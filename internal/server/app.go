@@ -185,6 +185,7 @@ func (w *wiring) bindHooks() {
 	// In the transaction that records an outcome: its events.
 	w.lc.OnFinal().Bind(
 		rules.OutcomeEventsHook(w.now), // the beneficiary's mail, the merchant's notification
+		rules.LinkEventsHook(w.now),    // a payout link that expired unused: the merchant's link event
 		n.snapshotOutcome,              // their bodies as of the outcome
 		n.noteEventful,                 // last: it sees every event of the outcome
 	)

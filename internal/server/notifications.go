@@ -88,7 +88,7 @@ func (w *wiring) newNotifications(ctx context.Context) (*notifications, error) {
 		Log: w.db, Sandbox: w.cfg.Sandbox.On, Now: w.now, Logger: w.logger}
 	w.traceNotifier(n.webhook)
 	n.notifier = lane(rules.LaneNotify, map[string]rules.Deliverer{rules.EventMerchantNotification: n.webhook,
-		rules.EventBatchNotification: n.webhook})
+		rules.EventBatchNotification: n.webhook, rules.EventLinkNotification: n.webhook})
 	n.claims = &rules.CashClaims{Store: w.db, Settle: w.lc.Settle, Now: w.now}
 	return n, nil
 }
