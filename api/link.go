@@ -95,7 +95,7 @@ func registerLink(a huma.API, svc *rules.Service, open LinkOpener) {
 			Schema: &huma.Schema{Type: "object", Description: "A payout request without destination, with the link's fields",
 				Properties: map[string]*huma.Schema{
 					"country": {Type: "string"}, "amount": {Type: "integer"}, "currency": {Type: "string"}, "orderId": {Type: "string"},
-					"description": {Type: "string"}, "beneficiary": {Type: "object"},
+					"description": {Type: "string"}, "beneficiary": {Ref: "#/components/schemas/Beneficiary"},
 					"expirationTime":      {Type: "integer", Minimum: ptr(5.0), Maximum: ptr(43200.0), Default: 10080},
 					"allowedDestinations": {Type: "array", Items: &huma.Schema{Type: "integer"}},
 					"returnUrl":           {Type: "string", Format: "uri"}, "merchantLogo": {Type: "string", Format: "uri"},

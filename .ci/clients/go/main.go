@@ -1,7 +1,7 @@
 // Command client runs the Go client that oapi-codegen generates from /openapi-3.0.json (into
 // ./payouts, by .ci/run) against a running server: one payout per example request, read back,
-// listed by orderId, a refused body as a typed problem, and an event read and resent by its
-// id. Only the signing below is written by hand.
+// listed by orderId, a refused body as a typed problem, a payout link created and read, and
+// an event read and resent by its id. Only the signing below is written by hand.
 //
 //	PAYOUTS_URL=http://127.0.0.1:8080 MERCHANT_ID=1 API_KEY=pk_… API_SECRET=… EXAMPLES=../../../rules/testdata/examples go run .
 package main
@@ -108,7 +108,32 @@ func run() error {
 		return fmt.Errorf("refused body: want a 401 problem with code 1503: %v %s", err, res.Body)
 	}
 	fmt.Printf("go client: refused body → %d %s %q\n", res.StatusCode(), res.ApplicationproblemJSON401.Code, res.ApplicationproblemJSON401.Detail)
+	if err := link(ctx, c, mid); err != nil {
+		return err
+	}
 	return events(ctx, c, mid)
+}
+
+// link creates a payout link and reads it back: the payout waits on the link for its
+// beneficiary's destination, its amount reserved.
+func link(ctx context.Context, c *payouts.ClientWithResponses, mid string) error {
+	minutes, kinds, lang, email := 4320, []int{2, 4}, payouts.Es, "juan.perez@gmail.com"
+	body := payouts.CreatePayoutLinkJSONRequestBody{Country: "COL", Amount: 15000000, Currency: "COP", OrderId: "GO-LINK-1",
+		Beneficiary: payouts.Beneficiary{Name: "Juan", LastName: "Pérez", Email: &email,
+			Document: payouts.Document{Type: 1, Number: "1020304050"}},
+		ExpirationTime: &minutes, AllowedDestinations: &kinds, Lang: &lang}
+	res, err := c.CreatePayoutLinkWithResponse(ctx, mid, &payouts.CreatePayoutLinkParams{}, body)
+	if err != nil || res.JSON200 == nil || !strings.Contains(res.JSON200.Link, "/link?s=") || res.JSON200.ExpiresAt == "" {
+		return fmt.Errorf("create payout link: %v %s", err, res.Body)
+	}
+	id := res.JSON200.Payout.Id
+	got, err := c.GetPayoutWithResponse(ctx, mid, id, &payouts.GetPayoutParams{})
+	if err != nil || got.JSON200 == nil || got.JSON200.Link == nil || got.JSON200.Link.State != "waiting" || got.JSON200.Link.ExpiresAt != res.JSON200.ExpiresAt ||
+		got.JSON200.Link.AllowedDestinations == nil || len(*got.JSON200.Link.AllowedDestinations) != 2 {
+		return fmt.Errorf("read payout link %d: %v %s", id, err, got.Body)
+	}
+	fmt.Printf("go client: payout link → payout %d %s, read: link %s, channel %s\n", id, res.JSON200.Output.Status, got.JSON200.Link.State, got.JSON200.Channel)
+	return nil
 }
 
 // events reads and resends an event by its id: the payouts above were notified to the
