@@ -25,7 +25,7 @@ func (w *wiring) wireLinks(ctx context.Context) error {
 		BaseFromProxy: w.run.publicURLFromProxy,
 		Payouts:       w.db,
 		Merchants:     w.keys.Merchant,
-		Lifecycle:     w.lc,
+		Lifecycle:     linkLifecycle{w.lc, w.notifications.notifier.Kick},
 		Sessions:      w.db.Sessions(ctx, w.now),
 		Key:           mac.Sum(nil),
 		Now:           w.now,
@@ -34,9 +34,22 @@ func (w *wiring) wireLinks(ctx context.Context) error {
 	w.deps.Link = func(ctx context.Context, m *rules.Merchant, p *rules.Payout) (string, error) {
 		return links.Open(ctx, m, p)
 	}
-	if w.notifications != nil {
-		w.notifications.mailer.LinkURL = links.Open // the links' emails carry them
-	}
+	w.notifications.mailer.LinkURL = links.Open // the links' emails carry them
 	w.deps.Pages = append(w.deps.Pages, links)
 	return nil
+}
+
+// linkLifecycle wakes the notify lane once a link took its destination: the merchant's
+// link.SUBMITTED event, written with it, waits there.
+type linkLifecycle struct {
+	*rules.Lifecycle
+	kick func()
+}
+
+func (l linkLifecycle) LinkDestination(ctx context.Context, m *rules.Merchant, id int64, req *rules.PayoutRequest, route rules.Route) (*rules.Payout, error) {
+	p, err := l.Lifecycle.LinkDestination(ctx, m, id, req, route)
+	if err == nil {
+		l.kick()
+	}
+	return p, err
 }
