@@ -29,6 +29,10 @@ func TestPayoutLinkEmailAndOneReminder(t *testing.T) {
 	if a.Link == "" {
 		t.Fatalf("create: %s", raw)
 	}
+	// A replayed create is the same link: it mails nothing more (counted below).
+	if _, hdr, again, raw := c.createLink(t, waiting); again.Link != a.Link || hdr.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay: %s", raw)
+	}
 	done := linkRequest("LINK-MAIL-2")
 	done["expirationTime"] = 2880
 	done["beneficiary"].(map[string]any)["email"] = "ana.gomez@gmail.com"
