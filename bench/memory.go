@@ -164,10 +164,12 @@ func (c *memoryConfig) run(ctx context.Context, s *session, out io.Writer) error
 		if after, err := settled(ctx, base, benchToken, before, settleWait); err == nil {
 			fmt.Fprintln(out, perPayout(before, after))
 		}
-		peak = max(peak, statusMiB(p.pid(), "VmHWM"))
 	}
 	close(stop)
-	<-sampled
+	<-sampled // the sampler is done with peak
+	if !p.exited() {
+		peak = max(peak, statusMiB(p.pid(), "VmHWM"))
+	}
 	alive := !p.exited()
 	if cl.Rate == 0 && failed == 0 { // the load generator saw nothing at all: the server was gone
 		failed = -1
