@@ -95,9 +95,20 @@ type Deps struct {
 
 	// Certifications run and report receiver certifications (sandbox).
 	Certifications *Certifications
+	// ClientWatch watches the signed requests of merchants in a client certification
+	// session and injects its faults (sandbox); nil: no session can exist.
+	ClientWatch ClientWatch
 
 	// Tracing spans every request (trace.go); nil: no tracing, at no cost.
 	Tracing *Tracing
+}
+
+// ClientWatch is two middlewares around the signature check: Outer sees every request to a
+// merchant path (a bad signature too), Inner the authenticated ones. Both cost one atomic load
+// while no session is open.
+type ClientWatch interface {
+	Outer(next http.Handler) http.Handler
+	Inner(next http.Handler) http.Handler
 }
 
 // Pages register HTML routes on the router (web/ implements them).
@@ -124,7 +135,13 @@ func New(d Deps) (http.Handler, huma.API) {
 	r.Use(accessLog(d.Logger, d.Observe, d.Tracing))
 	r.Use(recoverer)
 	r.Use(jsonBodies)
+	if d.ClientWatch != nil {
+		r.Use(d.ClientWatch.Outer)
+	}
 	r.Use(d.Auth.Middleware)
+	if d.ClientWatch != nil {
+		r.Use(d.ClientWatch.Inner)
+	}
 	if d.AdminFailures == nil {
 		d.AdminFailures = NewFailureLimiter(AuthFailuresPerMinute)
 	}
@@ -248,6 +265,7 @@ func register(r chi.Router, a huma.API, d Deps) {
 	}
 	if d.Certifications != nil {
 		registerCertifications(a, *d.Certifications)
+		registerClientCertifications(a, *d.Certifications)
 	}
 	if d.Now != nil {
 		registerRequirements(a, d.Sandbox, d.Now)
@@ -370,7 +388,7 @@ func registerPayouts(a huma.API, d Deps) {
 
 	huma.Register(a, huma.Operation{
 		OperationID: "get-payout", Method: http.MethodGet, Path: "/api/v1/{merchantId}/payouts/{id}",
-		Summary: "Get a payout", Tags: []string{"Payouts"}, Security: signedSecurity, Errors: []int{401, 404, 503},
+		Summary: "Get a payout", Tags: []string{"Payouts"}, Security: signedSecurity, Errors: []int{401, 404, 429, 503},
 	}, func(ctx context.Context, in *GetPayoutInput) (*PayoutDetailOutput, error) {
 		p, err := d.Service.Payout(ctx, merchantFrom(ctx).ID, in.ID)
 		if err != nil {
@@ -381,7 +399,7 @@ func registerPayouts(a huma.API, d Deps) {
 
 	huma.Register(a, huma.Operation{
 		OperationID: "list-payouts", Method: http.MethodGet, Path: "/api/v1/{merchantId}/payouts",
-		Summary: "List payouts, newest first", Tags: []string{"Payouts"}, Security: signedSecurity, Errors: []int{400, 401, 503},
+		Summary: "List payouts, newest first", Tags: []string{"Payouts"}, Security: signedSecurity, Errors: []int{400, 401, 429, 503},
 	}, func(ctx context.Context, in *ListPayoutsInput) (*ListPayoutsOutput, error) {
 		f, err := in.filter()
 		if err != nil {

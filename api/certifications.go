@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -19,6 +20,30 @@ type Certifications struct {
 	Start func(ctx context.Context, m *rules.Merchant, url string) (CertificationRunView, error)
 	// Run reads a run of the merchant (rules.ErrNotFound when it has none by that id).
 	Run func(merchantID, runID string) (CertificationRunView, error)
+	// StartClient opens a client certification session lasting at most d; a merchant with a
+	// session open gets that session. Nil (sandbox off): answered 403.
+	StartClient func(ctx context.Context, m *rules.Merchant, d time.Duration) (ClientSessionView, error)
+	// ClientSession reads a session of the merchant (rules.ErrNotFound when it has none by that id).
+	ClientSession func(merchantID, sessionID string) (ClientSessionView, error)
+}
+
+// ClientSessionView is a client certification session: open while the merchant's code does
+// its steps, then done with its signed report.
+type ClientSessionView struct {
+	SessionID string               `json:"sessionId" example:"cs_9b2e41d07a3c"`
+	State     string               `json:"state" enum:"open,done" doc:"open until every step was seen or the deadline"`
+	StartedAt string               `json:"startedAt" example:"2026-11-25T10:15:02.123Z"`
+	Deadline  string               `json:"deadline" example:"2026-11-25T10:25:02.123Z" doc:"When the session ends if its steps are not all done"`
+	Steps     []ClientSessionStep  `json:"steps" doc:"What the merchant's own code must do during the session, in order"`
+	Report    *CertificationReport `json:"report,omitempty" doc:"Once done: every check graded"`
+	Signature string               `json:"signature,omitempty" doc:"Once done: base64 RSA PKCS#1 v1.5 SHA-256 over merchantId followed by the report's canonical JSON, by the notification key; payouts certify verify checks it"`
+}
+
+// ClientSessionStep is one thing the merchant's code must do, and whether the session saw it.
+type ClientSessionStep struct {
+	Check string `json:"check" example:"idempotent-resend" doc:"The check that grades it"`
+	Do    string `json:"do" doc:"What the merchant's code must do"`
+	Seen  bool   `json:"seen" doc:"The session saw it done (graded at the end)"`
 }
 
 // CertificationRunView is a receiver certification run: running, then done with its
@@ -34,13 +59,13 @@ type CertificationRunView struct {
 
 // CertificationReport is what a receiver certification run observed, check by check.
 type CertificationReport struct {
-	Kind              string               `json:"kind" enum:"receiver"`
+	Kind              string               `json:"kind" enum:"receiver,client"`
 	RunID             string               `json:"runId" example:"cr_4f1c9a0b7e2d"`
 	MerchantID        string               `json:"merchantId" example:"1"`
-	URL               string               `json:"url" example:"https://shop.example/payouts/notifications"`
+	URL               string               `json:"url,omitempty" example:"https://shop.example/payouts/notifications" doc:"A receiver run's receiver"`
 	StartedAt         string               `json:"startedAt" example:"2026-11-25T10:15:02.123Z"`
 	FinishedAt        string               `json:"finishedAt" example:"2026-11-25T10:15:04.480Z"`
-	DeliveryTimeoutMS int64                `json:"deliveryTimeoutMs" example:"15000" doc:"How long the service waits for a receiver's answer"`
+	DeliveryTimeoutMS int64                `json:"deliveryTimeoutMs,omitempty" example:"15000" doc:"A receiver run's: how long the service waits for a receiver's answer"`
 	Passed            bool                 `json:"passed" doc:"Every required check passed"`
 	Summary           CertificationSummary `json:"summary"`
 	Observed          string               `json:"observed" doc:"What the grades come from"`
@@ -71,6 +96,7 @@ type CertificationCheck struct {
 // CertificationExchange is one request of a check and the receiver's answer.
 type CertificationExchange struct {
 	Step     string                `json:"step" example:"forgery"`
+	Injected string                `json:"injected,omitempty" doc:"A client session's fault injected in this answer"`
 	Request  CertificationRequest  `json:"request"`
 	Response CertificationResponse `json:"response"`
 }
@@ -166,5 +192,77 @@ func registerCertifications(a huma.API, c Certifications) {
 			return nil, err
 		}
 		return &runOut{Status: http.StatusOK, Body: v}, nil
+	})
+}
+
+// Client certification sessions: how long one lasts at most, by default and at the longest.
+const (
+	ClientSessionDefault = 10 * time.Minute
+	ClientSessionMax     = time.Hour
+)
+
+// registerClientCertifications adds the client certification operations.
+func registerClientCertifications(a huma.API, c Certifications) {
+	const doc = "This project's extension, sandbox only. A client certification session watches the merchant's own signed " +
+		"requests while its code does the steps the session lists (creates of each kind its settings allow, reads by id, by " +
+		"orderId and by stage, a rejection), and injects faults one at a time, each named in the report: a create stored and " +
+		"then its connection cut, a 503 with Retry-After, a 429, a 401 and a 400 with several errors, a timestamp outside the " +
+		"window. The report grades signatures, idempotent resends, backoff, the polling rate (at most one read a second of one " +
+		"payout) and reads by stage. The session ends when every step was seen, or at its deadline; it is kept an hour in " +
+		"memory on the instance that opened it. Requests to /certifications are never faulted. A merchant has at most one " +
+		"session open; opening another meanwhile answers that one. 403 (" + rules.CodeSandboxOff + ") with --sandbox=false."
+	type startClientIn struct {
+		MerchantID string `path:"merchantId"`
+		Body       struct {
+			DurationSeconds int `json:"durationSeconds,omitempty" minimum:"30" maximum:"3600" example:"600" doc:"The deadline, from now; default 600"`
+		}
+	}
+	type clientSessionOut struct {
+		Status int
+		Body   ClientSessionView
+	}
+	off := func() error {
+		return rules.Errorf(rules.KindForbidden, rules.CodeSandboxOff, "client certification runs only in the sandbox: the server runs with --sandbox=false")
+	}
+	huma.Register(a, huma.Operation{
+		OperationID: "start-client-certification", Method: http.MethodPost, Path: "/api/v1/{merchantId}/certifications/client",
+		Summary: "Open a client certification session: the merchant's API client is watched and faulted (this project's extension)", Description: doc,
+		Tags: []string{"Certification"}, Security: signedSecurity, Errors: []int{400, 401, 403, 429}, Extensions: extension,
+		DefaultStatus: http.StatusAccepted,
+	}, func(ctx context.Context, in *startClientIn) (*clientSessionOut, error) {
+		if !c.Sandbox || c.StartClient == nil {
+			return nil, off()
+		}
+		d := ClientSessionDefault
+		if in.Body.DurationSeconds > 0 {
+			d = time.Duration(in.Body.DurationSeconds) * time.Second
+		}
+		v, err := c.StartClient(ctx, merchantFrom(ctx), d)
+		if err != nil {
+			return nil, err
+		}
+		return &clientSessionOut{Status: http.StatusAccepted, Body: v}, nil
+	})
+
+	type getClientIn struct {
+		MerchantID string `path:"merchantId"`
+		SessionID  string `path:"sessionId" example:"cs_9b2e41d07a3c"`
+	}
+	huma.Register(a, huma.Operation{
+		OperationID: "get-client-certification", Method: http.MethodGet, Path: "/api/v1/{merchantId}/certifications/client/{sessionId}",
+		Summary: "A client certification session, its steps and, once done, its signed report (this project's extension)", Description: doc,
+		Tags: []string{"Certification"}, Security: signedSecurity, Errors: []int{401, 403, 404}, Extensions: extension,
+	}, func(ctx context.Context, in *getClientIn) (*clientSessionOut, error) {
+		if !c.Sandbox || c.ClientSession == nil {
+			return nil, off()
+		}
+		v, err := c.ClientSession(merchantFrom(ctx).ID, in.SessionID)
+		if errors.Is(err, rules.ErrNotFound) {
+			return nil, rules.Errorf(rules.KindNotFound, rules.CodeCertificationRun, "no client certification session %s (sessions are kept an hour, on the instance that opened them)", in.SessionID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &clientSessionOut{Status: http.StatusOK, Body: v}, nil
 	})
 }

@@ -387,3 +387,14 @@ func plainDecodeError(msg string) (field, message string, ok bool) {
 	}
 	return path, want, true
 }
+
+// WriteProblem answers p from plain HTTP middleware as every operation answers it
+// (problem+json, its status); retryAfterSeconds > 0 adds Retry-After. Client certification
+// sessions answer their injected faults with it, so that a fault reads like the real answer.
+func WriteProblem(w http.ResponseWriter, p *rules.Problem, retryAfterSeconds int) {
+	out := fromRules(p)
+	if retryAfterSeconds > 0 {
+		out = retryAfter(out, retryAfterSeconds)
+	}
+	writeProblem(w, out)
+}

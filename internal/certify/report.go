@@ -80,12 +80,24 @@ func Summary(rep api.CertificationReport) string {
 	if err1 == nil && err2 == nil {
 		took = " in " + to.Sub(from).Round(time.Millisecond).String()
 	}
-	fmt.Fprintf(&b, "receiver certification %s of merchant %s, %s: %s (%d checks: %d passed, %d failed, %d skipped)%s\n",
-		rep.RunID, rep.MerchantID, rep.URL, verdict, rep.Summary.Checks, rep.Summary.Passed, rep.Summary.Failed, rep.Summary.Skipped, took)
+	what := ""
+	if rep.URL != "" {
+		what = ", " + rep.URL
+	}
+	fmt.Fprintf(&b, "%s certification %s of merchant %s%s: %s (%d checks: %d passed, %d failed, %d skipped)%s\n",
+		kindOf(rep), rep.RunID, rep.MerchantID, what, verdict, rep.Summary.Checks, rep.Summary.Passed, rep.Summary.Failed, rep.Summary.Skipped, took)
 	for _, c := range rep.Checks {
 		fmt.Fprintf(&b, "  %-7s %-24s %s\n", c.Result, c.Name, c.Reason)
 	}
 	return b.String()
+}
+
+// kindOf is what a report certifies: receiver (the reports made before there was another kind) or client.
+func kindOf(rep api.CertificationReport) string {
+	if rep.Kind == "client" {
+		return "client"
+	}
+	return "receiver"
 }
 
 // JUnit is the report as JUnit XML, one test case per check, for a CI's test view.
@@ -114,14 +126,14 @@ func JUnit(rep api.CertificationReport) ([]byte, error) {
 		Timestamp string     `xml:"timestamp,attr"`
 		Cases     []testcase `xml:"testcase"`
 	}
-	s := testsuite{Name: "payouts receiver certification " + rep.RunID, Tests: rep.Summary.Checks,
+	s := testsuite{Name: "payouts " + kindOf(rep) + " certification " + rep.RunID, Tests: rep.Summary.Checks,
 		Failures: rep.Summary.Failed, Skipped: rep.Summary.Skipped, Timestamp: rep.StartedAt}
 	for _, c := range rep.Checks {
 		var ms int64
 		for _, e := range c.Evidence {
 			ms += e.Response.DurationMS
 		}
-		tc := testcase{Name: c.Name, Classname: "payouts.certify.receiver", Time: strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64),
+		tc := testcase{Name: c.Name, Classname: "payouts.certify." + kindOf(rep), Time: strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64),
 			SystemOut: "sent: " + c.Sent + "\npasses: " + c.Passes + "\nwhy: " + c.Why + "\n" + c.Reason}
 		switch c.Result {
 		case "fail":
@@ -150,7 +162,7 @@ func HTML(rep api.CertificationReport, signature string) ([]byte, error) {
 
 var page = template.Must(template.New("report").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Receiver certification {{.RunID}}: {{if .Passed}}passed{{else}}failed{{end}}</title>
+<title>{{if eq .Kind "client"}}Client{{else}}Receiver{{end}} certification {{.RunID}}: {{if .Passed}}passed{{else}}failed{{end}}</title>
 <style>
 body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:72rem;padding:0 1rem;color:#1b1f24}
 h1{font-size:1.4rem} .pass{color:#0a7a32} .fail{color:#b4231b} .skipped{color:#6b7280}
@@ -158,16 +170,16 @@ table{border-collapse:collapse;width:100%} td,th{border-bottom:1px solid #d6dae0
 details{margin:.3rem 0} pre{white-space:pre-wrap;word-break:break-all;background:#f4f5f7;padding:.5rem;font-size:12px}
 @media (prefers-color-scheme:dark){body{background:#15181c;color:#e4e6ea}pre{background:#22262c}td,th{border-color:#394049}}
 </style></head><body>
-<h1>Receiver certification <code>{{.RunID}}</code>: <span class="{{if .Passed}}pass{{else}}fail{{end}}">{{if .Passed}}PASSED{{else}}FAILED{{end}}</span></h1>
-<p>Merchant <code>{{.MerchantID}}</code>, receiver <code>{{.URL}}</code>, {{.StartedAt}} to {{.FinishedAt}}; delivery timeout {{.DeliveryTimeoutMS}} ms.
+<h1>{{if eq .Kind "client"}}Client{{else}}Receiver{{end}} certification <code>{{.RunID}}</code>: <span class="{{if .Passed}}pass{{else}}fail{{end}}">{{if .Passed}}PASSED{{else}}FAILED{{end}}</span></h1>
+<p>Merchant <code>{{.MerchantID}}</code>{{if .URL}}, receiver <code>{{.URL}}</code>{{end}}, {{.StartedAt}} to {{.FinishedAt}}{{if .DeliveryTimeoutMS}}; delivery timeout {{.DeliveryTimeoutMS}} ms{{end}}.
 {{.Summary.Checks}} checks: {{.Summary.Passed}} passed, {{.Summary.Failed}} failed ({{.Summary.RequiredFailed}} required), {{.Summary.Skipped}} skipped.</p>
 <p>{{.Observed}}</p>
 <table><thead><tr><th>check</th><th>result</th><th>what was sent, what passes, why</th></tr></thead><tbody>
 {{range .Checks}}<tr><td><code>{{.Name}}</code>{{if .Required}}<br><small>required</small>{{end}}</td>
 <td class="{{.Result}}"><strong>{{.Result}}</strong></td>
 <td><p>{{.Reason}}</p><p><small>Sent: {{.Sent}}. Passes: {{.Passes}}. Why: {{.Why}}.</small></p>
-{{range .Evidence}}<details><summary>{{.Step}}: {{if .Response.Status}}{{.Response.Status}}{{else}}{{.Response.Error}}{{end}} in {{.Response.DurationMS}} ms</summary>
-<pre>{{.Request.Method}} {{.Request.URL}}
+{{range .Evidence}}<details><summary>{{.Step}}: {{if .Injected}}<strong>injected</strong> {{end}}{{if .Response.Status}}{{.Response.Status}}{{else}}{{.Response.Error}}{{end}} in {{.Response.DurationMS}} ms</summary>
+{{if .Injected}}<p><small>Injected: {{.Injected}}</small></p>{{end}}<pre>{{.Request.Method}} {{.Request.URL}}
 {{range $k, $v := .Request.Headers}}{{$k}}: {{$v}}
 {{end}}
 {{.Request.Body}}</pre><pre>{{if .Response.Status}}HTTP {{.Response.Status}}{{if .Response.TLSVersion}} over {{.Response.TLSVersion}}, {{.Response.Certificate}}{{end}}

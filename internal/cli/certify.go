@@ -36,6 +36,21 @@ var certifyReceiverCommand = &Command{
 	Flags: certifyReceiverFlags,
 }
 
+// certifyClientCommand opens a client certification session, lists what the merchant's code
+// must do, waits for the report and exits non-zero when a required check failed.
+var certifyClientCommand = &Command{
+	Name:  "certify client",
+	Usage: "--merchant ID --key K --secret S [flags]",
+	Short: "certify a merchant's API client against a sandbox server: run your code through the listed steps; non-zero exit when a required check fails",
+	Long: "Opens a client certification session and prints the steps your own code must do while it is open (creates of each " +
+		"kind your settings allow, reads by Id, by orderId and by stage, a rejection). Meanwhile the server watches your " +
+		"merchant's requests and injects faults one at a time: a create stored and its connection cut, a 503 and a 429 with " +
+		"Retry-After, a 401, a 400 with several errors, a timestamp outside the window. The session ends when every step was " +
+		"seen or at --duration; the report is written to --out as certification.json (signed; certification.json.sig), " +
+		"certification.html and certification.junit.xml. Exit status 1 when a required check failed.",
+	Flags: certifyClientFlags,
+}
+
 // certifyVerifyCommand checks a report's signature.
 var certifyVerifyCommand = &Command{
 	Name:  "certify verify",
@@ -91,29 +106,94 @@ func certifyReceiverFlags(fs *flag.FlagSet) Runner {
 				break
 			}
 		}
-		canon, err := certify.Canonical(done.Report)
-		if err != nil {
-			return fmt.Errorf("certify receiver: %w", err)
-		}
-		pub, err := fetchPublicKey(ctx, c.http, c.base)
-		if err != nil {
-			return fmt.Errorf("certify receiver: %w", err)
-		}
-		rep, err := certify.Verify(pub, canon, done.Signature)
-		if err != nil {
-			return fmt.Errorf("certify receiver: the server's report does not verify with its notification key: %w", err)
-		}
-		if err := writeReport(*out, rep, canon, done.Signature); err != nil {
-			return fmt.Errorf("certify receiver: %w", err)
-		}
-		fmt.Fprint(env.Stdout, certify.Summary(rep))
-		fmt.Fprintf(env.Stdout, "report: %s (signature %s.sig), %s, %s\n", filepath.Join(*out, "certification.json"),
-			filepath.Join(*out, "certification.json"), filepath.Join(*out, "certification.html"), filepath.Join(*out, "certification.junit.xml"))
-		if !rep.Passed {
-			return fmt.Errorf("certify receiver: %d required checks failed", rep.Summary.RequiredFailed)
-		}
-		return nil
+		return finishReport(ctx, env, c, *out, "certify receiver", done.Report, done.Signature)
 	}
+}
+
+func certifyClientFlags(fs *flag.FlagSet) Runner {
+	base := fs.String("base", "http://127.0.0.1:8080", "base URL of the server (its sandbox on)")
+	merchant := fs.String("merchant", "", "the merchant's id")
+	key := fs.String("key", "", "the merchant's API key")
+	secret := fs.String("secret", "", "the merchant's API secret")
+	duration := fs.Duration("duration", api.ClientSessionDefault, "the session's deadline: it ends sooner when every step was seen")
+	out := fs.String("out", ".", "directory the report files are written to")
+	return func(ctx context.Context, env Env, _ []string) error {
+		if *merchant == "" || *key == "" || *secret == "" {
+			return usageErrorf("certify client: --merchant, --key and --secret are required (payouts help certify client)")
+		}
+		if *duration < 30*time.Second || *duration > api.ClientSessionMax {
+			return usageErrorf("certify client: --duration must be between 30s and %s", api.ClientSessionMax)
+		}
+		c := &signedClient{base: strings.TrimSuffix(*base, "/"), merchant: *merchant, key: *key, secret: *secret,
+			http: &http.Client{Timeout: 30 * time.Second}}
+		body, _ := json.Marshal(map[string]int{"durationSeconds": int(duration.Seconds())})
+		var s api.ClientSessionView
+		if err := c.call(ctx, http.MethodPost, "certifications/client", body, http.StatusAccepted, &s); err != nil {
+			return fmt.Errorf("certify client: %w", err)
+		}
+		fmt.Fprintf(env.Stdout, "client certification %s of merchant %s is open until %s.\n"+
+			"Run your own code against this server now, signed as merchant %s, through these steps:\n", s.SessionID, *merchant, s.Deadline, *merchant)
+		for i, st := range s.Steps {
+			fmt.Fprintf(env.Stdout, "  %2d. [%s] %s\n", i+1, st.Check, st.Do)
+		}
+		fmt.Fprintln(env.Stdout, "Meanwhile the session injects faults into your requests, one at a time; handle each as you would in production.")
+		seen := map[string]bool{}
+		var done struct {
+			State     string                  `json:"state"`
+			Steps     []api.ClientSessionStep `json:"steps"`
+			Report    json.RawMessage         `json:"report"`
+			Signature string                  `json:"signature"`
+		}
+		wait, cancel := context.WithTimeout(ctx, *duration+time.Minute)
+		defer cancel()
+		for done.State != "done" {
+			// One read every two seconds: the session lasts minutes, and this command's reads are not graded.
+			t := time.NewTimer(2 * time.Second)
+			select {
+			case <-wait.Done():
+				t.Stop()
+				return fmt.Errorf("certify client: no report after the deadline (session %s)", s.SessionID)
+			case <-t.C:
+			}
+			if err := c.call(wait, http.MethodGet, "certifications/client/"+s.SessionID, nil, http.StatusOK, &done); err != nil {
+				return fmt.Errorf("certify client: %w", err)
+			}
+			for _, st := range done.Steps {
+				if st.Seen && !seen[st.Check] && done.State != "done" {
+					seen[st.Check] = true
+					fmt.Fprintf(env.Stdout, "  seen: %s\n", st.Check)
+				}
+			}
+		}
+		return finishReport(ctx, env, c, *out, "certify client", done.Report, done.Signature)
+	}
+}
+
+// finishReport verifies a report with the server's notification key, writes its files and
+// prints its summary; an error when a required check failed.
+func finishReport(ctx context.Context, env Env, c *signedClient, out, cmd string, report json.RawMessage, signature string) error {
+	canon, err := certify.Canonical(report)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	pub, err := fetchPublicKey(ctx, c.http, c.base)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	rep, err := certify.Verify(pub, canon, signature)
+	if err != nil {
+		return fmt.Errorf("%s: the server's report does not verify with its notification key: %w", cmd, err)
+	}
+	if err := writeReport(out, rep, canon, signature); err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	fmt.Fprint(env.Stdout, certify.Summary(rep))
+	fmt.Fprintf(env.Stdout, "report: %s (signature %s.sig), %s, %s\n", filepath.Join(out, "certification.json"),
+		filepath.Join(out, "certification.json"), filepath.Join(out, "certification.html"), filepath.Join(out, "certification.junit.xml"))
+	if !rep.Passed {
+		return fmt.Errorf("%s: %d required checks failed", cmd, rep.Summary.RequiredFailed)
+	}
+	return nil
 }
 
 func writeReport(dir string, rep api.CertificationReport, canon []byte, sig string) error {
@@ -173,8 +253,12 @@ func certifyVerifyFlags(fs *flag.FlagSet) Runner {
 		if !rep.Passed {
 			verdict = "failed"
 		}
+		what := rep.Kind
+		if rep.URL != "" {
+			what += " " + rep.URL
+		}
 		fmt.Fprintf(env.Stdout, "verified: %s is certification %s of merchant %s (%s), %s, unchanged and signed by the notification key\n",
-			rest[0], rep.RunID, rep.MerchantID, rep.URL, verdict)
+			rest[0], rep.RunID, rep.MerchantID, what, verdict)
 		return nil
 	}
 }

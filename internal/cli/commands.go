@@ -16,6 +16,7 @@ func init() {
 		signCommand,
 		listenCommand,
 		certifyReceiverCommand,
+		certifyClientCommand,
 		certifyVerifyCommand,
 		backupCommand,
 		restoreCommand,
