@@ -120,6 +120,25 @@ type CertificationResponse struct {
 	Certificate string            `json:"certificate,omitempty" doc:"The leaf certificate's subject and names, when https"`
 }
 
+// ReceiverTarget is the receiver a run certifies: the URL given, else the merchant's
+// notificationUrl, held to the rules of a notificationUrl (https, or http with allowHTTP).
+func ReceiverTarget(m *rules.Merchant, given string, allowHTTP bool) (string, error) {
+	target := given
+	if target == "" {
+		target = m.Settings.NotificationURL
+	}
+	if target == "" || target == rules.SandboxInboxURL {
+		return "", &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeNotificationURL, Field: "body.url",
+			Message: "name the receiver to certify: the merchant has no notificationUrl of its own (the sandbox inbox is the server's)"}
+	}
+	if errs := rules.CheckSettingsOn(rules.Settings{NotificationURL: target}, allowHTTP, true); len(errs) > 0 {
+		e := *errs[0]
+		e.Field = "body.url"
+		return "", &e
+	}
+	return target, nil
+}
+
 // registerCertifications adds the receiver certification operations.
 func registerCertifications(a huma.API, c Certifications) {
 	const doc = "This project's extension, sandbox only. A receiver certification run sends the URL (default: the merchant's " +
@@ -152,18 +171,9 @@ func registerCertifications(a huma.API, c Certifications) {
 			return nil, off()
 		}
 		m := merchantFrom(ctx)
-		target := in.Body.URL
-		if target == "" {
-			target = m.Settings.NotificationURL
-		}
-		if target == "" || target == rules.SandboxInboxURL {
-			return nil, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeNotificationURL, Field: "body.url",
-				Message: "name the receiver to certify: the merchant has no notificationUrl of its own (the sandbox inbox is the server's)"}
-		}
-		if errs := rules.CheckSettingsOn(rules.Settings{NotificationURL: target}, c.AllowHTTP, true); len(errs) > 0 {
-			e := *errs[0]
-			e.Field = "body.url"
-			return nil, &e
+		target, err := ReceiverTarget(m, in.Body.URL, c.AllowHTTP)
+		if err != nil {
+			return nil, err
 		}
 		v, err := c.Start(ctx, m, target)
 		if err != nil {

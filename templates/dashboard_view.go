@@ -243,6 +243,10 @@ type MerchantView struct {
 	Sandbox bool
 	Scripts []ScriptRow
 	Keys    []KeyRow // the live API keys, ids only
+	// Certify shows the receiver certification form (sandbox, a manager); NotificationURL is
+	// its default target.
+	Certify         bool
+	NotificationURL string
 }
 
 // Creds are a new merchant's credentials, shown once.

@@ -70,7 +70,9 @@ func example(t *testing.T, name, orderID string) []byte {
 	return nil
 }
 
-func created(id int) string { return fmt.Sprintf(`{"payout":{"Id":%d},"output":{"stage":"IN_PROGRESS"}}`, id) }
+func created(id int) string {
+	return fmt.Sprintf(`{"payout":{"Id":%d},"output":{"stage":"IN_PROGRESS"}}`, id)
+}
 
 // breakage changes how the well-behaved client acts at one point.
 type breakage struct {

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"context"
+
 	"payouts/api"
 	"payouts/internal/certify"
+	"payouts/rules"
 	"payouts/web/notify"
 )
 
@@ -28,4 +31,37 @@ func (w *wiring) wireCertifications(n *notifications) {
 	w.workers = append(w.workers, sessions.Serve)
 	w.deps.Certifications.StartClient, w.deps.Certifications.ClientSession = sessions.Start, sessions.Session
 	w.deps.ClientWatch = sessions
+}
+
+// certifyReceiver is the dashboard's start of a receiver run: the API's, target rules and all
+// (nil with the sandbox off).
+func (w *wiring) certifyReceiver() func(ctx context.Context, m *rules.Merchant, url string) (string, error) {
+	c := w.deps.Certifications
+	if c == nil || !c.Sandbox {
+		return nil
+	}
+	return func(ctx context.Context, m *rules.Merchant, url string) (string, error) {
+		target, err := api.ReceiverTarget(m, url, c.AllowHTTP)
+		if err != nil {
+			return "", err
+		}
+		v, err := c.Start(ctx, m, target)
+		return v.RunID, err
+	}
+}
+
+// certificationReport is the dashboard's read of a run: its report as the page the CLI writes.
+func (w *wiring) certificationReport() func(merchantID, runID string) (bool, []byte, error) {
+	c := w.deps.Certifications
+	if c == nil || !c.Sandbox {
+		return nil
+	}
+	return func(merchantID, runID string) (bool, []byte, error) {
+		v, err := c.Run(merchantID, runID)
+		if err != nil || v.State != "done" || v.Report == nil {
+			return false, nil, err
+		}
+		page, err := certify.HTML(*v.Report, v.Signature)
+		return err == nil, page, err
+	}
 }

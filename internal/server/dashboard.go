@@ -53,9 +53,11 @@ func (w *wiring) wireDashboard(ctx context.Context) {
 			_, c, err := api.AddRoleKey(ctx, w.db, SealMerchantSecret(w.sealer), id, role, w.realNow().UTC())
 			return rules.KeyID(api.HashAPIKey(c.APIKey)), c.APIKey, c.APISecret, err
 		},
-		Batches:  w.batches,
-		BatchCSV: api.BatchResultCSV,
-		Cancel:   w.lc.Cancel,
+		CertifyReceiver:     w.certifyReceiver(),
+		CertificationReport: w.certificationReport(),
+		Batches:             w.batches,
+		BatchCSV:            api.BatchResultCSV,
+		Cancel:              w.lc.Cancel,
 		CardForm: func(ctx context.Context, p *rules.Payout, lang string) (string, error) {
 			if w.cards == nil {
 				return "", nil

@@ -119,6 +119,13 @@ type Config struct {
 	Now      func() time.Time
 	Log      *slog.Logger
 
+	// CertifyReceiver starts a receiver certification run of m against url (its
+	// notificationUrl when empty) and answers the run's id; nil: no certification (sandbox off).
+	CertifyReceiver func(ctx context.Context, m *rules.Merchant, url string) (string, error)
+	// CertificationReport reads a run of the merchant: done, and then its report as a
+	// self-contained page (rules.ErrNotFound for a run it does not have).
+	CertificationReport func(merchantID, runID string) (done bool, page []byte, err error)
+
 	// Named users (nil: the admin token only) and the audit log.
 	Users     *rules.UserAdmin
 	AuditLog  rules.AuditLog
@@ -253,6 +260,8 @@ func (d *Dashboard) Routes(r chi.Router) {
 			r.With(fund).Post("/dashboard/merchants/{id}/fund", d.fund)
 			r.With(create).Get("/dashboard/merchants/{id}/new-payout", d.newPayout)
 			r.With(create).Post("/dashboard/merchants/{id}/new-payout", d.createPayout)
+			r.With(manage).Post("/dashboard/merchants/{id}/certify", d.certifyReceiver)
+			r.Get("/dashboard/merchants/{id}/certifications/{runId}", d.certification)
 			r.With(manage).Post("/dashboard/merchants/{id}/keys", d.newKey)
 			r.With(manage).Post("/dashboard/merchants/{id}/keys/revoke", d.revokeKey)
 			d.batchRoutes(r)

@@ -194,6 +194,7 @@ func (d *Dashboard) showMerchant(w http.ResponseWriter, r *http.Request, f templ
 		v.Sandbox, v.Scripts = true, scriptRows(rs, f.W)
 	}
 	v.Keys = keyRows(m, d.cfg.Now(), f.W)
+	v.Certify, v.NotificationURL = d.cfg.CertifyReceiver != nil && f.Can.Manage, m.Settings.NotificationURL
 	for _, p := range fundPairs {
 		v.Fund.Pairs = append(v.Fund.Pairs, templates.Option{Value: p, Label: p, Selected: p == fund.Pair})
 	}
