@@ -227,7 +227,7 @@ const (
 	CodeEventNotFound = "2996" // 404: the merchant has no logged event with that id
 	CodeDeliveryChaos = "2997" // 400: a delivery chaos setting is out of bounds
 	CodeNoDeliveryURL = "2998" // 409: resend, but the merchant has no notificationUrl
-	// CodeCertificationRun is 404: no receiver certification run by that id on this instance.
+	// CodeCertificationRun is 404: no certification run or client session by that id on this instance.
 	CodeCertificationRun = "2999"
 	// Ledger entries, statements and reconciliation (2933–2939).
 	CodeStatementDate   = "2933" // 400: a statement's date is not YYYY-MM-DD
@@ -463,7 +463,7 @@ var Catalogue = sortedByCode([]CodeInfo{
 	{CodeEventNotFound, 404, false, "the merchant has no logged event with that id (events are kept 30 days)"},
 	{CodeDeliveryChaos, 400, false, "a delivery chaos setting is out of bounds: duplicate 0–1, delay a duration up to 60s, failFirst 0–5"},
 	{CodeNoDeliveryURL, 409, false, "the event cannot be resent: the merchant has no notificationUrl"},
-	{CodeCertificationRun, 404, false, "no receiver certification run by that id (runs are kept an hour, on the instance that ran them)"},
+	{CodeCertificationRun, 404, false, "no certification run or client certification session by that id (they are kept an hour, on the instance that ran them)"},
 	{CodeDirectoryUnavailable, 200, true, "directory entry unavailable: payout rejected, the Bre-B directory has no entry for the key (status REJECTED_BANK)"},
 
 	// Requirements, generated from the rules.

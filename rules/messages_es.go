@@ -188,7 +188,7 @@ var spanishByCode = map[string]string{
 	CodeEventNotFound:        "el comercio no tiene un evento registrado con ese id (los eventos se guardan 30 días)",
 	CodeDeliveryChaos:        "un ajuste del caos de entregas está fuera de rango: duplicate 0–1, delay una duración de hasta 60s, failFirst 0–5",
 	CodeNoDeliveryURL:        "el evento no se puede reenviar: el comercio no tiene notificationUrl",
-	CodeCertificationRun:     "no hay una certificación de receptor con ese id (se guardan una hora, en la instancia que la ejecutó)",
+	CodeCertificationRun:     "no hay una certificación ni una sesión de certificación de cliente con ese id (se guardan una hora, en la instancia que la ejecutó)",
 	CodeRequirementsQuery:    "la consulta de requisitos nombra un país, tipo de cuenta o código de banco que no está en las tablas de reglas",
 	CodeRequirementsNone:     "ningún pago al destino consultado pasa las reglas para este comercio (el motivo dice qué regla)",
 	CodeDirectoryUnavailable: "pago rechazado: el directorio Bre-B no tiene la llave",
