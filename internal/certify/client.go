@@ -271,12 +271,17 @@ func (ss *Sessions) Outer(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, api.MaxBody+1))
+		// The first 64 KiB are kept (a payout's body is less); the rest of a larger one (a
+		// batch's) is left to be read as it was.
+		body, err := io.ReadAll(io.LimitReader(r.Body, api.MaxBody))
 		if err != nil {
 			next.ServeHTTP(w, r)
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 		q := r.URL.Query()
 		o := &observed{at: ss.now(), method: r.Method, rest: rest, query: q, timestamp: q.Get("timestamp"), signature: q.Get("signature"),
 			apiKey: r.Header.Get("monnet-api-key"), body: body}

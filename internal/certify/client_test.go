@@ -288,3 +288,31 @@ func TestClientSessionMiddleware(t *testing.T) {
 		t.Error("the session is still watched")
 	}
 }
+
+// BenchmarkClientWatchIdle is what the watch costs a request while no session is open (the
+// production case): the two middlewares around a handler that does nothing.
+func BenchmarkClientWatchIdle(b *testing.B) {
+	ss := &Sessions{}
+	h := ss.Outer(ss.Inner(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+	r := httptest.NewRequest("POST", "/api/v1/7/payouts?timestamp=1&signature=00", nil)
+	w := httptest.NewRecorder()
+	b.ReportAllocs()
+	for b.Loop() {
+		h.ServeHTTP(w, r)
+	}
+}
+
+// BenchmarkClientWatchOtherMerchant: a session is open, for another merchant.
+func BenchmarkClientWatchOtherMerchant(b *testing.B) {
+	ss := &Sessions{}
+	if _, err := ss.Start(b.Context(), &rules.Merchant{ID: "8", Settings: rules.DefaultSettings()}, time.Minute); err != nil {
+		b.Fatal(err)
+	}
+	h := ss.Outer(ss.Inner(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+	r := httptest.NewRequest("POST", "/api/v1/7/payouts?timestamp=1&signature=00", nil)
+	w := httptest.NewRecorder()
+	b.ReportAllocs()
+	for b.Loop() {
+		h.ServeHTTP(w, r)
+	}
+}
