@@ -168,6 +168,7 @@ const (
 	CodeLinkReturnURL      = "1957"
 	CodeLinkNoDestination  = "1958"
 	CodeLinkLang           = "1959"
+	CodeLinkNeedsEmail     = "1960"
 
 	// This service's own: Peru (1970–1979).
 	CodeRUCAtBank004     = "1970"
@@ -245,7 +246,7 @@ const (
 	CodeUserState    = "2958" // 409: the user's status does not allow this (reset a disabled user)
 	CodeAuditQuery   = "2959" // 400: an audit query's filter is invalid
 
-	// API key roles and batches (2913–2919, 2921–2925).
+	// API key roles, batches and a payout link's resent email (2913–2919, 2921–2925).
 	CodeKeyRoleRefused      = "2913" // 403: the API key's role does not allow the operation
 	CodeKeyRole             = "2914" // 400: a key role that is not full, maker, checker or read
 	CodeBatchSelfApproval   = "2915" // 403: the batch's maker cannot approve it
@@ -257,6 +258,7 @@ const (
 	CodeBatchState          = "2922" // 409: only a DRAFT batch can be approved
 	CodeBatchCSV            = "2923" // 400: the CSV cannot be read (header, quoting, a row's width)
 	CodeBatchBody           = "2924" // 400: batchId or items missing or invalid
+	CodeLinkMailLimit       = "2925" // 429: a payout link's email cannot be resent now
 )
 
 // CodeInfo describes one code for the README and the OpenAPI description. Original says the
@@ -313,6 +315,7 @@ var Catalogue = sortedByCode([]CodeInfo{
 	{CodeBatchState, 409, false, "only a DRAFT batch can be approved"},
 	{CodeBatchCSV, 400, false, "the batch's CSV cannot be read: a header of dotted field names, then one row per item of the same width"},
 	{CodeBatchBody, 400, false, "a batch needs a batchId (1–40 characters, not only white space) and items, an array of payout requests"},
+	{CodeLinkMailLimit, 429, false, "a payout link's email cannot be resent now: at most 5 resends per link, 10 minutes apart"},
 	{CodeBackupUnsupported, 501, false, "this storage engine has no online backup (PostgreSQL: use pg_dump)"},
 	{CodeFieldRequired, 401, true, "missing field: subMerchantInfo and its code, name and url for a PSP merchant; description and subMerchantInfo.name at Peru wallet 037"},
 	{CodeEmailRequired, 401, true, "beneficiary.email is required (Colombia cash, Peru card)"},
@@ -429,6 +432,7 @@ var Catalogue = sortedByCode([]CodeInfo{
 	{CodeLinkReturnURL, 400, false, "a payout link's returnUrl must be an absolute http or https URL"},
 	{CodeLinkNoDestination, 400, false, "a payout link takes no destination: the beneficiary gives it"},
 	{CodeLinkLang, 400, false, "a payout link's lang must be es or en"},
+	{CodeLinkNeedsEmail, 400, false, "a batch item without destination becomes a payout link and needs beneficiary.email to reach its beneficiary"},
 	{CodeRUCAtBank004, 401, false, "RUC is not available for accounts at Peru bank 004"},
 	{CodeCCIBankMismatch, 401, false, "the first 3 digits of cci are not those of the bankCode sent"},
 	{CodeRealTimeNeedsCCI, 401, false, "the Peru bank takes real-time payouts only, and real-time requires cci"},

@@ -19,7 +19,8 @@ import (
 // it without one, its amount is reserved, and it waits on ChannelLink until the destination
 // comes (checked by the same country rules as a create) or the link expires.
 
-// Link is what a payout link keeps beyond its request. It is fixed at creation.
+// Link is what a payout link keeps beyond its request. It is fixed at creation, but for
+// Resent.
 type Link struct {
 	// Kinds are the account types the beneficiary may choose, in the order offered.
 	Kinds []int `json:"kinds"`
@@ -28,6 +29,9 @@ type Link struct {
 	ReturnURL string `json:"returnUrl,omitempty"`
 	Logo      string `json:"merchantLogo,omitempty"`
 	Lang      string `json:"lang,omitempty"`
+	// Resent are when an operator sent its email again (ResendLinkMail); empty at creation,
+	// so it leaves the create's fingerprint alone.
+	Resent []time.Time `json:"resent,omitempty"`
 }
 
 // Link lengths, in minutes.

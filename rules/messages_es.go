@@ -154,6 +154,8 @@ var spanishByCode = map[string]string{
 	CodeLinkReturnURL:        "returnUrl es una URL absoluta http o https",
 	CodeLinkNoDestination:    "un enlace de pago no lleva destination: la da el beneficiario",
 	CodeLinkLang:             "lang es es o en",
+	CodeLinkNeedsEmail:       "un ítem sin destination es un enlace de pago y necesita beneficiary.email para llegar al beneficiario",
+	CodeLinkMailLimit:        "el correo del enlace de pago no puede reenviarse ahora: a lo sumo 5 reenvíos, con 10 minutos entre uno y otro",
 	CodeRUCAtBank004:         "el RUC no está disponible para cuentas del banco 004 de Perú",
 	CodeCCIBankMismatch:      "los 3 primeros dígitos del cci no son los del bankCode enviado",
 	CodeRealTimeNeedsCCI:     "el banco de Perú solo acepta pagos en tiempo real, y el tiempo real exige cci",

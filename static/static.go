@@ -1,6 +1,6 @@
 // Package static holds the files the card form links (its stylesheet and the little
 // JavaScript that formats inputs, counts down and talks to the embedding page), the
-// dashboard's stylesheet, the README's example merchant logo (logo-demo.svg) and the vendored API reference renderer (Redoc, with its licence).
+// dashboard's stylesheet and its one script (dashcopy.js, a payout link's Copy button), the README's example merchant logo (logo-demo.svg) and the vendored API reference renderer (Redoc, with its licence).
 // They are embedded in the binary and served under /static/ with a content hash in their links.
 package static
 
@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-//go:embed card.css card.js dashboard.css logo-demo.svg redoc/redoc.standalone.js redoc/redoc.standalone.js.LICENSE.txt redoc/LICENSE
+//go:embed card.css card.js dashboard.css dashcopy.js logo-demo.svg redoc/redoc.standalone.js redoc/redoc.standalone.js.LICENSE.txt redoc/LICENSE
 var files embed.FS
 
 // versions maps a file name to the first hex digits of its SHA-256, for cache busting.

@@ -11,7 +11,7 @@ import (
 
 func TestServedWithVersionedLinks(t *testing.T) {
 	h := static.Handler()
-	for _, name := range []string{"card.js", "card.css"} {
+	for _, name := range []string{"card.js", "card.css", "dashcopy.js"} {
 		p := static.Path(name)
 		if !strings.HasPrefix(p, "/static/"+name+"?v=") || len(p) < len("/static/"+name+"?v=")+8 {
 			t.Fatalf("Path(%s) = %q", name, p)

@@ -16,6 +16,9 @@ type Frame struct {
 	Can      Perms  // what the signed-in actor may do: the forms it is not allowed are not shown
 	Flash    string // a confirmation of the last action
 	Error    string // why the last action failed
+	// Script is the link of the page's one script (a progressive enhancement: the page
+	// works without it); "" for none, and then the page allows no script at all.
+	Script string
 }
 
 // HTMLLang is the page's language tag.
@@ -167,6 +170,7 @@ type PayoutDetailView struct {
 	RejectStatuses         []Option
 	SimulateURL, ResendURL string
 	Actions                PayoutActions // Cancel, the card form
+	Link                   *LinkPanel    // a payout link's state; nil for any other payout
 }
 
 // TimelineItem is one transition of a payout.

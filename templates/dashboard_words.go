@@ -32,6 +32,7 @@ var dashParts = []struct{ es, en Words }{
 	{eventWordsES, eventWordsEN},
 	{ledgerWordsES, ledgerWordsEN},
 	{newPayoutWordsES, newPayoutWordsEN},
+	{linkDashWordsES, linkDashWordsEN},
 	{scriptWordsES, scriptWordsEN},
 	{userWordsES, userWordsEN},
 }

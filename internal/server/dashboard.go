@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"strings"
 	"time"
 
@@ -73,6 +74,24 @@ func (w *wiring) wireDashboard(ctx context.Context) {
 			}
 			f, err := w.cards.Open(ctx, m, rules.CreateResult{Payout: p, Route: route}, lang)
 			return f.URL, err
+		},
+		CreateLink: func(ctx context.Context, m *rules.Merchant, body []byte) (*rules.Payout, string, bool, error) {
+			res, err := w.svc.CreateLink(ctx, m, body)
+			if err != nil {
+				return nil, "", false, err
+			}
+			link, err := w.deps.Link(ctx, m, res.Payout)
+			return res.Payout, link, res.Created, err
+		},
+		LinkURL: func(ctx context.Context, m *rules.Merchant, p *rules.Payout) (string, error) {
+			return w.deps.Link(ctx, m, p)
+		},
+		ResendLinkMail: func(ctx context.Context, m *rules.Merchant, id int64) (*rules.Payout, error) {
+			p, err := w.lc.ResendLinkMail(ctx, m, id, rand.Reader)
+			if err == nil {
+				w.notifications.dispatcher.Kick()
+			}
+			return p, err
 		},
 		Now: w.now,
 		Log: w.logger,

@@ -1,5 +1,6 @@
 // Package dashboard serves the operators' dashboard: server-rendered pages under /dashboard
-// (templ + chi, no JavaScript) behind a sign-in with a named user (a password and TOTP, its
+// (templ + chi; no JavaScript but a payout link's Copy button, which the page does
+// without) behind a sign-in with a named user (a password and TOTP, its
 // role read by rules.Actor.Can) or the admin token, and /docs.
 package dashboard
 
@@ -116,8 +117,17 @@ type Config struct {
 	// CardForm opens a fresh link to a card payout's form (the old link dies, as when the
 	// merchant resends its orderId); "" when the form can no longer be opened.
 	CardForm func(ctx context.Context, p *rules.Payout, lang string) (string, error)
-	Now      func() time.Time
-	Log      *slog.Logger
+	// CreateLink creates a payout link as POST /payouts/link does (the service's CreateLink)
+	// and answers its page's URL; created is false for a replay of the same body.
+	CreateLink func(ctx context.Context, m *rules.Merchant, body []byte) (p *rules.Payout, link string, created bool, err error)
+	// LinkURL is a payout link's page (its token is derived from the payout, so the same
+	// URL every time); nil when the server has no payout links.
+	LinkURL func(ctx context.Context, m *rules.Merchant, p *rules.Payout) (string, error)
+	// ResendLinkMail writes a new email event for a waiting payout link (the lifecycle's,
+	// with its limits) and wakes the mail lane.
+	ResendLinkMail func(ctx context.Context, m *rules.Merchant, id int64) (*rules.Payout, error)
+	Now            func() time.Time
+	Log            *slog.Logger
 
 	// CertifyReceiver starts a receiver certification run of m against url (its
 	// notificationUrl when empty) and answers the run's id; nil: no certification (sandbox off).
@@ -267,6 +277,9 @@ func (d *Dashboard) Routes(r chi.Router) {
 			d.batchRoutes(r)
 			r.With(create).Post("/dashboard/payouts/{id}/cancel", d.cancel)
 			r.With(create).Post("/dashboard/payouts/{id}/card-form", d.cardForm)
+			r.With(create).Get("/dashboard/merchants/{id}/new-link", d.newLink)
+			r.With(create).Post("/dashboard/merchants/{id}/new-link", d.createLink)
+			r.With(create).Post("/dashboard/payouts/{id}/link-mail", d.resendLinkMail)
 			r.Get("/dashboard/mail", d.mail)
 			d.eventRoutes(r)
 			d.userRoutes(r, admin)
@@ -332,6 +345,16 @@ func (d *Dashboard) frame(r *http.Request, titleKey, active string) templates.Fr
 // render writes a page with the dashboard's headers: no script at all, our styles only, no
 // framing, forms only to this server, never cached.
 func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, code int, c templ.Component) {
+	d.write(w, r, code, c, "")
+}
+
+// renderScripted is render for a page with a script of ours (Frame.Script): this server's
+// files only, never inline.
+func (d *Dashboard) renderScripted(w http.ResponseWriter, r *http.Request, code int, c templ.Component) {
+	d.write(w, r, code, c, "script-src 'self'; ")
+}
+
+func (d *Dashboard) write(w http.ResponseWriter, r *http.Request, code int, c templ.Component, scripts string) {
 	var buf bytes.Buffer
 	if err := c.Render(r.Context(), &buf); err != nil {
 		d.internal(w, r, err)
@@ -339,7 +362,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, code int, c t
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "+
+	h.Set("Content-Security-Policy", "default-src 'none'; "+scripts+"style-src 'self'; img-src 'self' data:; form-action 'self'; "+
 		"frame-ancestors 'none'; base-uri 'none'")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Referrer-Policy", "same-origin")

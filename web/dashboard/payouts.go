@@ -157,7 +157,7 @@ func (d *Dashboard) parseList(r *http.Request, all []*rules.Merchant) (listQuery
 	return lq, nil
 }
 
-var channels = []rules.Channel{rules.ChannelRealTime, rules.ChannelRealTimeKey, rules.ChannelBatch, rules.ChannelCash, rules.ChannelCard}
+var channels = []rules.Channel{rules.ChannelRealTime, rules.ChannelRealTimeKey, rules.ChannelBatch, rules.ChannelCash, rules.ChannelCard, rules.ChannelLink}
 
 // maxRounds bounds the store reads of one listing page; past it the page ends with a cursor.
 const maxRounds = 20
@@ -393,6 +393,11 @@ func (d *Dashboard) payout(w http.ResponseWriter, r *http.Request) {
 			StageClass: stageClass(t.Stage), Status: string(t.Status), Code: t.Code, Note: rules.NoteIn(f.HTMLLang(), t.Note)})
 	}
 	v.Actions = d.payoutActions(r, p)
+	if v.Link, err = d.linkPanel(r, p, f.W); err != nil {
+		d.internal(w, r, err)
+		return
+	}
+	v.Frame.Script = linkScript(v.Link)
 	v.Movements = movements(p, f.W)
 	v.Request = requestFacts(p)
 	rows, err := d.payoutDeliveries(r.Context(), p, f.W)
@@ -404,6 +409,10 @@ func (d *Dashboard) payout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Deliveries = rows
+	if v.Frame.Script != "" {
+		d.renderScripted(w, r, http.StatusOK, templates.DashPayout(v))
+		return
+	}
 	d.render(w, r, http.StatusOK, templates.DashPayout(v))
 }
 
