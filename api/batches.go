@@ -44,6 +44,7 @@ type BatchItemView struct {
 	Stage    string            `json:"stage,omitempty" doc:"Its payout's stage"`
 	Status   string            `json:"status" doc:"Its payout's status; REFUSED when its creation was refused; NOT_CREATED before"`
 	Error    *rules.BatchError `json:"error,omitempty" doc:"Why its creation was refused"`
+	Kind     string            `json:"kind" enum:"payout,link" doc:"link: an item without destination, created as a payout link (POST /payouts/link): GET /payouts/{id} shows its link"`
 }
 
 func optTime(t interface{ IsZero() bool }, s string) *string {
@@ -86,7 +87,8 @@ func ItemStatus(it *rules.BatchItem) string {
 }
 
 func itemView(it *rules.BatchItem) BatchItemView {
-	v := BatchItemView{Item: it.Seq, OrderID: it.OrderID, Currency: it.Currency, Amount: it.Amount, Stage: string(it.Stage), Status: ItemStatus(it)}
+	v := BatchItemView{Item: it.Seq, OrderID: it.OrderID, Currency: it.Currency, Amount: it.Amount, Stage: string(it.Stage), Status: ItemStatus(it),
+		Kind: itemKind(it)}
 	if it.PayoutID != 0 {
 		id := it.PayoutID
 		v.PayoutID = &id
@@ -97,18 +99,25 @@ func itemView(it *rules.BatchItem) BatchItemView {
 	return v
 }
 
+func itemKind(it *rules.BatchItem) string {
+	if it.Link {
+		return "link"
+	}
+	return "payout"
+}
+
 // BatchResultCSV writes items as the result CSV: one row an item, with its payout or error.
 func BatchResultCSV(items []rules.BatchItem) []byte {
 	var buf bytes.Buffer
 	w := rules.NewCSVWriter(&buf)
-	w.Write([]string{"item", "orderId", "payoutId", "currency", "amount", "stage", "status", "errorCode", "errorLocation", "errorMessage"})
+	w.Write([]string{"item", "orderId", "payoutId", "currency", "amount", "stage", "status", "errorCode", "errorLocation", "errorMessage", "kind"})
 	for i := range items {
 		it := &items[i]
 		pid := ""
 		if it.PayoutID != 0 {
 			pid = itoa(it.PayoutID)
 		}
-		w.Write([]string{strconv.Itoa(it.Seq), it.OrderID, pid, it.Currency, itoa(it.Amount), string(it.Stage), ItemStatus(it), it.Code, it.Location, it.Message})
+		w.Write([]string{strconv.Itoa(it.Seq), it.OrderID, pid, it.Currency, itoa(it.Amount), string(it.Stage), ItemStatus(it), it.Code, it.Location, it.Message, itemKind(it)})
 	}
 	w.Flush()
 	return buf.Bytes()

@@ -50,7 +50,8 @@ type Batch struct {
 	Status      BatchStatus  `json:"status"`
 	Fingerprint string       `json:"fingerprint"`
 	Items       int          `json:"items"`
-	Invalid     int          `json:"invalid"` // items with at least one error
+	Invalid     int          `json:"invalid"`         // items with at least one error
+	Links       int          `json:"links,omitempty"` // valid items without destination: payout links
 	Errors      []BatchError `json:"errors,omitempty"`
 	Totals      []BatchTotal `json:"totals,omitempty"` // of the valid items, by currency
 	MadeBy      string       `json:"madeBy"`
@@ -91,8 +92,11 @@ type BatchItem struct {
 	Code     string          `json:"code,omitempty"` // refused at creation
 	Message  string          `json:"message,omitempty"`
 	Location string          `json:"location,omitempty"`
-	Stage    Stage           `json:"-"`
-	Status   Status          `json:"-"`
+	// Link marks an item without destination: it becomes a payout link (CreateLink), whose
+	// beneficiary gives the destination.
+	Link   bool   `json:"link,omitempty"`
+	Stage  Stage  `json:"-"`
+	Status Status `json:"-"`
 }
 
 // Done says whether the item needs no more creating: it has a payout, or was refused.
@@ -232,7 +236,7 @@ func (s *Batches) Validate(ctx context.Context, m *Merchant, req BatchRequest, m
 	for i := range checked {
 		c := &checked[i]
 		it := &items[i]
-		it.Seq, it.Body, it.OrderID, it.Currency, it.Amount = i+1, c.body, c.orderID, c.currency, c.amount
+		it.Seq, it.Body, it.OrderID, it.Currency, it.Amount, it.Link = i+1, c.body, c.orderID, c.currency, c.amount, c.link
 		if c.err != nil {
 			var p *Problem
 			var e *Error
@@ -276,6 +280,9 @@ func (s *Batches) Validate(ctx context.Context, m *Merchant, req BatchRequest, m
 			b.Invalid++
 			continue
 		}
+		if items[i].Link {
+			b.Links++
+		}
 		t := totals[items[i].Currency]
 		if t == nil {
 			t = &BatchTotal{Currency: items[i].Currency}
@@ -301,6 +308,7 @@ type checkedItem struct {
 	orderID, currency string
 	amount            int64
 	fingerprint       string // the request's, or its body's hash when it does not pass
+	link              bool   // no destination: a payout link
 	err               error
 }
 
@@ -309,11 +317,21 @@ func checkItem(raw json.RawMessage, m *Merchant, now time.Time) checkedItem {
 	if json.Compact(&compact, raw) == nil {
 		raw = compact.Bytes()
 	}
-	c := checkedItem{body: append(json.RawMessage(nil), raw...)}
-	pr, route, err := Validate(raw, m, now, EndpointPayouts)
-	if err == nil {
-		c.orderID, c.currency, c.amount, c.fingerprint = pr.OrderID, pr.Currency, route.Amount, pr.Fingerprint()
-		return c
+	c := checkedItem{body: append(json.RawMessage(nil), raw...), link: IsLinkItem(raw)}
+	var err error
+	if c.link {
+		var p *Payout
+		if p, err = checkLinkItem(raw, m, now); err == nil {
+			c.orderID, c.currency, c.amount, c.fingerprint = p.OrderID, p.Currency, p.Amount, p.Fingerprint
+			return c
+		}
+	} else {
+		pr, route, verr := Validate(raw, m, now, EndpointPayouts)
+		if verr == nil {
+			c.orderID, c.currency, c.amount, c.fingerprint = pr.OrderID, pr.Currency, route.Amount, pr.Fingerprint()
+			return c
+		}
+		err = verr
 	}
 	c.err = err
 	c.fingerprint = fmt.Sprintf("%x", sha256.Sum256(raw))
@@ -390,13 +408,14 @@ type BatchCounts struct {
 	Refused  int            `json:"refused" doc:"Items refused at creation (their error says why)"`
 	Pending  int            `json:"pending" doc:"Valid items not created yet"`
 	Final    int            `json:"final" doc:"Items in a final stage (SUCCESS or REJECTED), or refused"`
+	Links    int            `json:"links" doc:"Valid items without destination: each is created as a payout link"`
 	ByStage  map[string]int `json:"byStage" doc:"Created items by their payout's stage"`
 	ByStatus map[string]int `json:"byStatus" doc:"Created items by their payout's status"`
 }
 
 // Summarize counts a batch's items and totals them by currency (Paid: of SUCCESS payouts).
 func Summarize(b *Batch, items []BatchItem) (BatchCounts, []BatchTotal) {
-	c := BatchCounts{Items: b.Items, Invalid: b.Invalid, Valid: b.Items - b.Invalid, ByStage: map[string]int{}, ByStatus: map[string]int{}}
+	c := BatchCounts{Items: b.Items, Invalid: b.Invalid, Valid: b.Items - b.Invalid, Links: b.Links, ByStage: map[string]int{}, ByStatus: map[string]int{}}
 	if b.Status == BatchInvalid {
 		return c, b.Totals
 	}

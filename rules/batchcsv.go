@@ -15,6 +15,8 @@ import (
 // the request schema gives its field (amount and document.type are numbers; a cell that is
 // not one stays a string, for the rules to report); an empty cell leaves its field out. A
 // name the schema does not know is kept as a string, and the rules report it as unknown.
+// A row whose destination cells are all empty has no destination: it is a payout link
+// (IsLinkItem), and allowedDestinations lists its kinds in one cell.
 func ParseBatchCSV(r io.Reader) ([]json.RawMessage, error) {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
@@ -34,7 +36,7 @@ func ParseBatchCSV(r io.Reader) ([]json.RawMessage, error) {
 				Message: fmt.Sprintf("header column %d is empty or repeats %q: each column names one field", i+1, h)}
 		}
 		seen[h] = true
-		cols[i] = csvColumn{path: strings.Split(h, "."), typ: fieldType(h)}
+		cols[i] = csvColumn{path: strings.Split(h, "."), typ: fieldType(h), list: h == "allowedDestinations"}
 	}
 	var items []json.RawMessage
 	for {
@@ -54,7 +56,9 @@ func ParseBatchCSV(r io.Reader) ([]json.RawMessage, error) {
 				continue
 			}
 			var v any = cell
-			if cols[i].typ == tNumber || cols[i].typ == tInteger {
+			if cols[i].list {
+				v = csvList(cell)
+			} else if cols[i].typ == tNumber || cols[i].typ == tInteger {
 				if n := strings.TrimSpace(cell); isJSONNumber(n) {
 					v = json.Number(n)
 				}
@@ -75,6 +79,22 @@ func ParseBatchCSV(r io.Reader) ([]json.RawMessage, error) {
 type csvColumn struct {
 	path []string
 	typ  jsonType
+	list bool // a payout link's allowedDestinations: account types in one cell, "2 4" or "2;4"
+}
+
+// csvList reads a cell of account types separated by spaces, ";" or "|" into the array a
+// link's body takes; a part that is not a number stays a string, for the rules to refuse.
+func csvList(cell string) []any {
+	parts := strings.FieldsFunc(cell, func(r rune) bool { return r == ' ' || r == ';' || r == '|' || r == ',' })
+	out := make([]any, len(parts))
+	for i, p := range parts {
+		if isJSONNumber(p) {
+			out[i] = json.Number(p)
+		} else {
+			out[i] = p
+		}
+	}
+	return out
 }
 
 func csvError(err error) error {

@@ -153,7 +153,13 @@ func (r *BatchRunner) create(ctx context.Context, b *Batch) error {
 		go func() {
 			defer wg.Done()
 			for it := range jobs {
-				res, err := r.Service.CreatePayout(halt, m, it.Body, EndpointPayouts)
+				var res CreateResult
+				var err error
+				if it.Link {
+					res, err = r.Service.CreateLink(halt, m, it.Body)
+				} else {
+					res, err = r.Service.CreatePayout(halt, m, it.Body, EndpointPayouts)
+				}
 				switch {
 				case err == nil:
 					it.PayoutID = res.Payout.ID

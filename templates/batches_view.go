@@ -27,7 +27,12 @@ type BatchPageView struct {
 	ByStage    []Fact
 	Totals     []TotalRow
 	Errors     []BatchErrorRow
+	Links      []BatchLinkRow // the items without destination: payout links
+	MoreLinks  int            // link items past those listed
 }
+
+// BatchLinkRow is an item that is a payout link, and its payout once created.
+type BatchLinkRow struct{ Item, OrderID, PayoutID, PayoutHref, Status string }
 
 // Fact is a labelled figure.
 type Fact struct{ Label, Value string }
@@ -49,8 +54,10 @@ var batchWordsES = Words{
 	"b.errors": "Errores", "b.item": "Ítem", "b.code": "Código", "b.location": "Campo", "b.message": "Mensaje",
 	"b.noFile": "Elige un archivo CSV y un batchId.", "b.running": "Esta página se actualiza sola mientras el lote avanza.",
 	"b.c.items": "Ítems", "b.c.valid": "Válidos", "b.c.invalid": "Con errores", "b.c.created": "Creados", "b.c.refused": "Rechazados al crear",
-	"b.c.pending": "Por crear", "b.c.final": "En etapa final",
-	"k.role": "Rol", "k.untilRevoked": "Hasta que se revoque",
+	"b.c.pending": "Por crear", "b.c.final": "En etapa final", "b.c.links": "Enlaces de pago (sin destino)",
+	"b.links": "Enlaces de pago", "b.moreLinks": "… y %d más (en el CSV del resultado).",
+	"b.linksHint": "Filas sin destino: al aprobar el lote cada una es un enlace de pago, enviado al correo del beneficiario, que indica él mismo dónde cobrar.",
+	"k.role":      "Rol", "k.untilRevoked": "Hasta que se revoque",
 	"k.roleHint": "full rota la clave actual; maker (crea y cancela), checker (aprueba lotes) y read (solo lee) se agregan a su lado, hasta que se revoquen.",
 }
 
@@ -64,7 +71,9 @@ var batchWordsEN = Words{
 	"b.errors": "Errors", "b.item": "Item", "b.code": "Code", "b.location": "Field", "b.message": "Message",
 	"b.noFile": "Choose a CSV file and a batchId.", "b.running": "This page refreshes itself while the batch goes on.",
 	"b.c.items": "Items", "b.c.valid": "Valid", "b.c.invalid": "With errors", "b.c.created": "Created", "b.c.refused": "Refused at creation",
-	"b.c.pending": "To create", "b.c.final": "In a final stage",
-	"k.role": "Role", "k.untilRevoked": "Until revoked",
+	"b.c.pending": "To create", "b.c.final": "In a final stage", "b.c.links": "Payout links (no destination)",
+	"b.links": "Payout links", "b.moreLinks": "… and %d more (in the result CSV).",
+	"b.linksHint": "Rows without destination: once the batch is approved each is a payout link, emailed to the beneficiary, who says where to be paid.",
+	"k.role":      "Role", "k.untilRevoked": "Until revoked",
 	"k.roleHint": "full rotates the current key; maker (creates and cancels), checker (approves batches) and read (only reads) are added beside it, until revoked.",
 }

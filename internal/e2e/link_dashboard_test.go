@@ -6,6 +6,7 @@ package e2e
 // and cancels it, its reservation released.
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -221,5 +222,80 @@ func TestDashboardPayoutLink(t *testing.T) {
 	doc, _ = dashDoc(t, c, s.URL+loc2)
 	if doc.Find("#link-state").AttrOr("data-state", "") != "expired" || !regexp.MustCompile(`4042`).MatchString(docText(doc)) {
 		t.Errorf("an expired link:\n%s", docText(doc))
+	}
+}
+
+// A batch row without destination becomes a payout link once the batch is approved
+// (maker-checker as any batch), emailed as a link the API creates is; the batch's page,
+// its items and its result CSV show it as a link. A row without destination nor email is
+// refused with 1960 at its item and column.
+func TestDashboardBatchWithLinkRows(t *testing.T) {
+	s := startServer(t, "")
+	m := s.newMerchant(t, map[string]any{"emailNotifications": true})
+	c := dashboardSignIn(t, s)
+	header := "country,currency,amount,orderId,beneficiary.name,beneficiary.lastName,beneficiary.email,beneficiary.document.type,beneficiary.document.number," +
+		"destination.bankAccount.bankCode,destination.bankAccount.accountType,destination.bankAccount.accountNumber,expirationTime,allowedDestinations\n"
+	payout := "PER,PEN,100000,BLD-1,Ana,Quispe,,1,45678912,002,2,19312345678012,,\n"
+	link := "PER,PEN,120000,BLD-2,Rosa,Huamán,rosa.huaman@gmail.com,1,45678913,,,,4320,2;1\n"
+	upload := func(batchID, csv string) (int, batchAnswer, []byte) {
+		t.Helper()
+		req := m.request("POST", "batches", []byte(csv), "batchId="+batchID)
+		req.Header.Set("Content-Type", "text/csv")
+		code, raw := sendRaw(t, req)
+		return code, decodeBatch(t, raw), raw
+	}
+
+	code, bad, raw := upload("links-bad", header+payout+link+"PER,PEN,90000,BLD-3,Luis,Rojas,,1,45678914,,,,,\n")
+	if code != 201 || bad.Status != "INVALID" || !strings.Contains(string(raw), `"item":3,"code":"1960","location":"beneficiary.email"`) {
+		t.Fatalf("a row without destination nor email: %d %s", code, raw)
+	}
+
+	code, b, raw := upload("links", header+payout+link)
+	if code != 201 || b.Status != "DRAFT" || !strings.Contains(string(raw), `"links":1`) {
+		t.Fatalf("upload: %d %s", code, raw)
+	}
+	href := "/dashboard/merchants/" + m.MerchantID + "/batches/" + strconv.FormatInt(b.ID, 10)
+	doc, _ := dashDoc(t, c, s.URL+href)
+	if rows := doc.Find("#b-links tbody tr"); rows.Length() != 1 || !strings.Contains(rows.Text(), "BLD-2") || !strings.Contains(rows.Text(), "NOT_CREATED") {
+		t.Fatalf("the draft's page does not show its link row:\n%s", docText(doc))
+	}
+	resp, err := c.PostForm(s.URL+href+"/approve", url.Values{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	m.waitBatch(t, b.ID, 30*time.Second, func(b batchAnswer) bool { return b.Status == "COMPLETED" })
+
+	code, _, raw = m.do(t, "GET", "batches/"+strconv.FormatInt(b.ID, 10)+"/items", nil, "")
+	var page struct {
+		Items []struct {
+			OrderID  string `json:"orderId"`
+			PayoutID int64  `json:"payoutId"`
+			Kind     string `json:"kind"`
+			Status   string `json:"status"`
+		} `json:"items"`
+	}
+	json.Unmarshal(raw, &page)
+	if code != 200 || len(page.Items) != 2 || page.Items[0].Kind != "payout" || page.Items[1].Kind != "link" || page.Items[1].PayoutID == 0 {
+		t.Fatalf("items: %d %s", code, raw)
+	}
+	id := page.Items[1].PayoutID
+	if d := m.linkOf(t, id); d.Channel != "LINK" || d.Link == nil || d.Link.State != "waiting" || len(d.Link.AllowedDestinations) != 2 {
+		t.Fatalf("the link row's payout: %+v", d)
+	}
+	mail := s.waitMails(t, "?kind=link.mail&payoutId="+itoa(id), 1, 10*time.Second)[0]
+	doc, _ = dashDoc(t, c, s.URL+"/dashboard/payouts/"+itoa(id))
+	linkURL := doc.Find("input#link-url").AttrOr("value", "")
+	if mail.To != "rosa.huaman@gmail.com" || linkURL == "" || !strings.Contains(mail.Text, linkURL) {
+		t.Fatalf("the link row's email (%q): %+v", linkURL, mail)
+	}
+	doc, _ = dashDoc(t, c, s.URL+href)
+	if a := doc.Find("#b-links tbody tr a"); a.AttrOr("href", "") != "/dashboard/payouts/"+itoa(id) {
+		t.Errorf("the batch's page does not link the link row's payout:\n%s", docText(doc))
+	}
+	csv := dashText(t, c, s.URL+href+"/result.csv")
+	if lines := strings.Split(strings.TrimSpace(csv), "\n"); len(lines) != 3 || !strings.HasSuffix(lines[0], ",kind") ||
+		!strings.HasSuffix(lines[1], ",payout") || !strings.HasSuffix(lines[2], ",link") {
+		t.Errorf("result CSV: %q", csv)
 	}
 }

@@ -166,7 +166,7 @@ func (d *Dashboard) batch(w http.ResponseWriter, r *http.Request) {
 		key string
 		n   int
 	}{{"b.c.items", c.Items}, {"b.c.valid", c.Valid}, {"b.c.invalid", c.Invalid}, {"b.c.created", c.Created},
-		{"b.c.refused", c.Refused}, {"b.c.pending", c.Pending}, {"b.c.final", c.Final}} {
+		{"b.c.refused", c.Refused}, {"b.c.pending", c.Pending}, {"b.c.final", c.Final}, {"b.c.links", c.Links}} {
 		v.Counts = append(v.Counts, templates.Fact{Label: f.W.S(x.key), Value: strconv.Itoa(x.n)})
 	}
 	stages := make([]string, 0, len(c.ByStage))
@@ -184,6 +184,22 @@ func (d *Dashboard) batch(w http.ResponseWriter, r *http.Request) {
 	for _, e := range b.Errors {
 		v.Errors = append(v.Errors, templates.BatchErrorRow{Item: strconv.Itoa(e.Item), Code: e.Code, Location: e.Location,
 			Message: rules.MessageIn(d.lang(r), e.Code, e.Message)})
+	}
+	for i := range items {
+		it := &items[i]
+		if !it.Link {
+			continue
+		}
+		if len(v.Links) == maxLinkRows {
+			v.MoreLinks++
+			continue
+		}
+		row := templates.BatchLinkRow{Item: strconv.Itoa(it.Seq), OrderID: it.OrderID, Status: linkItemStatus(it)}
+		if it.PayoutID != 0 {
+			row.PayoutID = strconv.FormatInt(it.PayoutID, 10)
+			row.PayoutHref = "/dashboard/payouts/" + row.PayoutID
+		}
+		v.Links = append(v.Links, row)
 	}
 	for i := range items {
 		if it := &items[i]; it.Code != "" {
@@ -236,4 +252,18 @@ func (d *Dashboard) batchCSV(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Disposition", `attachment; filename="batch-`+strconv.FormatInt(b.ID, 10)+`.csv"`)
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(d.cfg.BatchCSV(items))
+}
+
+// maxLinkRows is how many link items a batch's page lists; the result CSV has them all.
+const maxLinkRows = 200
+
+// linkItemStatus is a link item's state as the batch's items listing says it.
+func linkItemStatus(it *rules.BatchItem) string {
+	switch {
+	case it.PayoutID != 0:
+		return string(it.Status)
+	case it.Code != "":
+		return "REFUSED " + it.Code
+	}
+	return "NOT_CREATED"
 }
