@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+
+	"payouts/internal/server"
 )
 
 // dashDoc GETs a dashboard page with c and parses it; anything but 200 fails.
@@ -297,5 +299,79 @@ func TestDashboardBatchWithLinkRows(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(csv), "\n"); len(lines) != 3 || !strings.HasSuffix(lines[0], ",kind") ||
 		!strings.HasSuffix(lines[1], ",payout") || !strings.HasSuffix(lines[2], ",link") {
 		t.Errorf("result CSV: %q", csv)
+	}
+}
+
+// The link's actions take the roles of the dashboard's other payout actions: a maker creates,
+// sees the link, resends and cancels; a viewer sees the link's state only, and every post
+// is refused.
+func TestDashboardPayoutLinkRoles(t *testing.T) {
+	clock := stepStartClock()
+	now := clock.Now().Unix() / 30
+	s := startServerWith(t, "", server.Options{Now: clock.Now})
+	m := s.newMerchant(t, map[string]any{"emailNotifications": true})
+	user := func(name, email, role string) dashUser {
+		t.Helper()
+		var c struct{ ID, SetupLink string }
+		if code := s.admin(t, "POST", "/admin/v1/users", map[string]any{"name": name, "email": email, "role": role, "merchantId": m.MerchantID}, &c); code != 201 {
+			t.Fatalf("create %s: %d", role, code)
+		}
+		u := dashUser{ID: c.ID, Email: email, Password: "correct horse " + role}
+		setUp(t, s, c.SetupLink, &u, now-1)
+		return u
+	}
+	makerU, viewerU := user("Marta Maker", "marta@tienda.co", "maker"), user("Víctor Viewer", "victor@tienda.co", "viewer")
+	maker, code := userSignIn(t, s, makerU, now)
+	if maker == nil {
+		t.Fatalf("maker sign-in: %d", code)
+	}
+	viewer, code := userSignIn(t, s, viewerU, now)
+	if viewer == nil {
+		t.Fatalf("viewer sign-in: %d", code)
+	}
+	newLink := s.URL + "/dashboard/merchants/" + m.MerchantID + "/new-link"
+
+	if _, body, _ := page(t, viewer, s.URL+"/dashboard/merchants/"+m.MerchantID); strings.Contains(body, "new-link") {
+		t.Error("the viewer's merchant page offers a new payout link")
+	}
+	if code, _, _ := page(t, viewer, newLink); code != 403 {
+		t.Errorf("viewer GET new-link: %d, want 403", code)
+	}
+	if code, _, _ := postForm(t, viewer, newLink+"?country=COL", linkForm("ROLE-V")); code != 403 {
+		t.Errorf("viewer POST new-link: %d, want 403", code)
+	}
+	code, _, loc := postForm(t, maker, newLink+"?country=COL", linkForm("ROLE-1"))
+	if code != http.StatusSeeOther || !strings.HasPrefix(loc, "/dashboard/payouts/") {
+		t.Fatalf("maker creates: %d to %q", code, loc)
+	}
+	doc, _ := dashDoc(t, maker, s.URL+loc)
+	if doc.Find("#link-url").Length() != 1 || doc.Find("#link-resend").Length() != 1 || doc.Find("#cancel").Length() != 1 {
+		t.Fatalf("the maker's link panel:\n%s", docText(doc))
+	}
+	doc, hdr := dashDoc(t, viewer, s.URL+loc)
+	if doc.Find("#link-state").AttrOr("data-state", "") != "waiting" || doc.Find("#link-url").Length() != 0 || doc.Find("#link-resend").Length() != 0 ||
+		doc.Find("#cancel").Length() != 0 || strings.Contains(hdr.Get("Content-Security-Policy"), "script-src") {
+		t.Fatalf("the viewer's link panel shows the link or an action:\n%s", docText(doc))
+	}
+	for _, action := range []string{"/link-mail", "/cancel"} {
+		if code, _, _ := postForm(t, viewer, s.URL+loc+action, url.Values{}); code != 403 {
+			t.Errorf("viewer POST %s: %d, want 403", action, code)
+		}
+	}
+	if code, _, _ := postForm(t, maker, s.URL+loc+"/link-mail", url.Values{}); code != http.StatusSeeOther {
+		t.Errorf("maker resends: %d", code)
+	}
+	var audit struct {
+		Entries []struct{ Action, Target, Actor string }
+	}
+	s.admin(t, "GET", "/admin/v1/audit?limit=100", nil, &audit)
+	who := map[string]string{}
+	for _, e := range audit.Entries {
+		if e.Target == "payout:"+strings.TrimPrefix(loc, "/dashboard/payouts/") {
+			who[e.Action] = e.Actor
+		}
+	}
+	if who["payout.link.create"] != "Marta Maker" || who["payout.link.resend"] != "Marta Maker" {
+		t.Errorf("the audit log names %v, want the maker", who)
 	}
 }
