@@ -130,13 +130,13 @@ func (s *DB) ImportPayouts(ctx context.Context, ps []*rules.Payout) error {
 }
 
 func putIndexes(tx *bbolt.Tx, p *rules.Payout) error {
-	if err := tx.Bucket(bByMerch).Put(keyID([]byte(p.MerchantID), p.ID), nil); err != nil {
+	if err := tx.Bucket(bByMerch).Put(indexKey(p.ID, p.MerchantID), nil); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bByStage).Put(keyID(key(p.MerchantID, string(p.Stage)), p.ID), nil); err != nil {
+	if err := tx.Bucket(bByStage).Put(indexKey(p.ID, p.MerchantID, string(p.Stage)), nil); err != nil {
 		return err
 	}
-	return tx.Bucket(bByStatus).Put(keyID(key(p.MerchantID, string(p.Status)), p.ID), nil)
+	return tx.Bucket(bByStatus).Put(indexKey(p.ID, p.MerchantID, string(p.Status)), nil)
 }
 
 // moveIndexes moves a payout's stage and status index entries from the ones it had, each
@@ -144,19 +144,19 @@ func putIndexes(tx *bbolt.Tx, p *rules.Payout) error {
 func moveIndexes(tx *bbolt.Tx, p *rules.Payout, stage rules.Stage, status rules.Status) error {
 	if stage != p.Stage {
 		b := tx.Bucket(bByStage)
-		if err := b.Delete(keyID(key(p.MerchantID, string(stage)), p.ID)); err != nil {
+		if err := b.Delete(indexKey(p.ID, p.MerchantID, string(stage))); err != nil {
 			return err
 		}
-		if err := b.Put(keyID(key(p.MerchantID, string(p.Stage)), p.ID), nil); err != nil {
+		if err := b.Put(indexKey(p.ID, p.MerchantID, string(p.Stage)), nil); err != nil {
 			return err
 		}
 	}
 	if status != p.Status {
 		b := tx.Bucket(bByStatus)
-		if err := b.Delete(keyID(key(p.MerchantID, string(status)), p.ID)); err != nil {
+		if err := b.Delete(indexKey(p.ID, p.MerchantID, string(status))); err != nil {
 			return err
 		}
-		return b.Put(keyID(key(p.MerchantID, string(p.Status)), p.ID), nil)
+		return b.Put(indexKey(p.ID, p.MerchantID, string(p.Status)), nil)
 	}
 	return nil
 }
@@ -277,8 +277,8 @@ func (s *DB) PayoutsByID(ctx context.Context, ids []int64) ([]*rules.Payout, err
 		pb.fill = false // the lifecycle's reads: each payout twice, then never again
 		for _, id := range ids {
 			idKey := be64(uint64(id))
-			state := pb.state.Get(idKey)
-			p, due, err := pb.decode(id, pb.core.Get(idKey), state)
+			state := pb.getState(idKey)
+			p, due, err := pb.decode(id, pb.getCore(idKey), state)
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
@@ -417,11 +417,11 @@ func (s *DB) UpdatePayouts(ctx context.Context, ids []int64, step rules.Step) er
 		appendOnly(tx)
 		for _, id := range ids {
 			idKey := be64(uint64(id))
-			state := pb.state.Get(idKey)
+			state := pb.getState(idKey)
 			p, due := s.decoded.take(id, state)
 			var err error
 			if p == nil {
-				p, due, err = pb.decode(id, pb.core.Get(idKey), state)
+				p, due, err = pb.decode(id, pb.getCore(idKey), state)
 			}
 			if errors.Is(err, ErrNotFound) {
 				if err := dropDue(tx, id); err != nil {

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"time"
@@ -308,6 +309,10 @@ type payoutBuckets struct {
 	// decoded here may go into it: only in a read transaction, whose records are committed.
 	cores *coreCache
 	fill  bool
+	// coreAt and stateAt, when set, read the parts: one cursor each for the transaction,
+	// repositioned for every read, where a bucket's Get makes a cursor and its stack per key
+	// (four allocations; a lifecycle round reads hundreds of payouts).
+	coreAt, stateAt *bbolt.Cursor
 }
 
 func payoutBucketsOf(tx *bbolt.Tx) payoutBuckets {
@@ -318,7 +323,24 @@ func payoutBucketsOf(tx *bbolt.Tx) payoutBuckets {
 func (s *DB) buckets(tx *bbolt.Tx) payoutBuckets {
 	pb := payoutBucketsOf(tx)
 	pb.cores, pb.fill = &s.cores, !tx.Writable()
+	pb.coreAt, pb.stateAt = pb.core.Cursor(), pb.state.Cursor()
 	return pb
+}
+
+// getCore and getState read a payout's parts by its key (be64 of its id); nil when absent.
+func (b payoutBuckets) getCore(k []byte) []byte { return cursorGet(b.coreAt, b.core, k) }
+
+func (b payoutBuckets) getState(k []byte) []byte { return cursorGet(b.stateAt, b.state, k) }
+
+// cursorGet is b.Get(k) through c, when there is one.
+func cursorGet(c *bbolt.Cursor, b *bbolt.Bucket, k []byte) []byte {
+	if c == nil {
+		return b.Get(k)
+	}
+	if ck, v := c.Seek(k); bytes.Equal(ck, k) {
+		return v
+	}
+	return nil
 }
 
 // appendOnly tells bbolt that the keys of the payout cores, the list indexes and the queue
@@ -350,7 +372,7 @@ func (b payoutBuckets) putState(p *rules.Payout, due time.Time) error {
 // read puts a payout back together, with its queue time; ErrNotFound when there is none.
 func (b payoutBuckets) read(id int64) (*rules.Payout, time.Time, error) {
 	idKey := be64(uint64(id))
-	return b.decode(id, b.core.Get(idKey), b.state.Get(idKey))
+	return b.decode(id, b.getCore(idKey), b.getState(idKey))
 }
 
 // decode puts a payout back together from its records, its core from the cache if it is

@@ -245,6 +245,24 @@ func key(parts ...string) []byte {
 	return b
 }
 
+// indexKey is key(parts...) 0 be64(id), built in one allocation: the list indexes' keys,
+// written at every create and step.
+func indexKey(id int64, parts ...string) []byte {
+	n := 9
+	for _, p := range parts {
+		n += len(p) + 1
+	}
+	b := make([]byte, 0, n)
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, 0)
+		}
+		b = append(b, p...)
+	}
+	b = append(b, 0)
+	return binary.BigEndian.AppendUint64(b, uint64(id))
+}
+
 func keyID(prefix []byte, id int64) []byte {
 	b := make([]byte, 0, len(prefix)+9)
 	b = append(b, prefix...)
