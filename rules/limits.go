@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"bytes"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -26,29 +27,46 @@ func limited(path string) bool {
 	return false
 }
 
+// limitedPath is limited for a path being built, without copying it.
+func limitedPath(path []byte) bool {
+	for _, f := range limitedFields {
+		if f == string(path) {
+			return true
+		}
+		if strings.HasSuffix(f, ".*") {
+			pre := f[:len(f)-1]
+			if len(path) >= len(pre) && string(path[:len(pre)]) == pre && bytes.IndexByte(path[len(pre):], '.') < 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // checkLimits adds the input limits of every string in the request: no control character
 // (a NUL in an orderId, a line break in a name), no text that is not UTF-8 (the JSON decoder
 // would replace it with U+FFFD, making two different raw orderIds one), and the length
 // limits of limitedFields. body is the raw request; obj its decoded form.
 func checkLimits(ps *problems, body []byte, obj map[string]any) {
 	before := len(ps.list)
-	walkStrings("", obj, func(path, s string) {
-		if identifierFields[path] {
+	var buf [64]byte
+	walkStrings(buf[:0], obj, func(path []byte, s string) {
+		if identifierFields[string(path)] {
 			if r, bad := badIdentifierRune(s); bad {
-				ps.add(CodeControlCharacter, path, identifierMessage(r), nil)
+				ps.add(CodeControlCharacter, string(path), identifierMessage(r), nil)
 				return
 			}
 		}
 		if r, bad := badRune(s); bad {
 			if r == utf8.RuneError {
-				ps.add(CodeControlCharacter, path, "must be valid UTF-8 text (no U+FFFD replacement character)", nil)
+				ps.add(CodeControlCharacter, string(path), "must be valid UTF-8 text (no U+FFFD replacement character)", nil)
 			} else {
-				ps.addf(CodeControlCharacter, path, nil, "must not contain the control character U+%04X", r)
+				ps.addf(CodeControlCharacter, string(path), nil, "must not contain the control character U+%04X", r)
 			}
 			return
 		}
-		if limited(path) && utf8.RuneCountInString(s) > MaxTextLength {
-			ps.addf(CodeTooLong, path, s, "must be at most %d characters", MaxTextLength)
+		if limitedPath(path) && utf8.RuneCountInString(s) > MaxTextLength {
+			ps.addf(CodeTooLong, string(path), s, "must be at most %d characters", MaxTextLength)
 		}
 	})
 	if len(ps.list) == before && !utf8.Valid(body) {
@@ -67,24 +85,29 @@ func badRune(s string) (rune, bool) {
 	return 0, false
 }
 
-// walkStrings calls fn with the path of every string value in v, in key order.
-func walkStrings(path string, v any, fn func(path, s string)) {
+// walkStrings calls fn with the path of every string value in v, in key order. The path is
+// built in place in path's array, and is only good during the call: a valid request's
+// strings then cost no allocation for their paths (a problem's location is a copy).
+func walkStrings(path []byte, v any, fn func(path []byte, s string)) {
 	switch x := v.(type) {
 	case string:
 		fn(path, x)
 	case map[string]any:
-		keys := make([]string, 0, len(x))
+		var buf [16]string // a request's objects have fewer fields: no allocation to sort them
+		keys := buf[:0]
 		for k := range x {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			p := k
-			if p == "" {
-				p = `""` // an empty key still needs a location, as in checkObject
+			p := path
+			if len(p) > 0 {
+				p = append(p, '.')
 			}
-			if path != "" {
-				p = path + "." + p
+			if k == "" {
+				p = append(p, `""`...) // an empty key still needs a location, as in checkObject
+			} else {
+				p = append(p, k...)
 			}
 			walkStrings(p, x[k], fn)
 		}

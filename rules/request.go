@@ -202,7 +202,8 @@ func decode(body []byte) (req, partial *PayoutRequest, err error) {
 		ps.add(CodeMalformedJSON, "", "the body must be a JSON object", nil)
 		return nil, nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
 	}
-	checkObject(&ps, "", obj, requestShape)
+	var at [64]byte
+	checkObject(&ps, at[:0], obj, requestShape)
 	checkLimits(&ps, body, obj) // limits.go: control characters, UTF-8, text lengths
 	if !ps.empty() {
 		prune(obj, requestShape)
