@@ -25,6 +25,9 @@ func TestPayoutLifeAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocations of 400 payouts' lives")
 	}
+	if raceDetector {
+		t.Skip("the race detector allocates for itself")
+	}
 	db, svc, lc := lifeFixture(t, bolt.Options{NoSync: true})
 	ctx := context.Background()
 	m := benchMerchant
