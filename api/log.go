@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,12 +90,26 @@ var requestIDPrefix = func() string {
 	return base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b)
 }()
 
+// requestID is fmt.Sprintf("%s-%06d", prefix, n) in one allocation rather than four: it is
+// made for every request.
+func requestID(prefix string, n uint64) string {
+	var buf [48]byte
+	b := append(buf[:0], prefix...)
+	b = append(b, '-')
+	var digits [20]byte
+	d := strconv.AppendUint(digits[:0], n, 10)
+	for i := len(d); i < 6; i++ {
+		b = append(b, '0')
+	}
+	return string(append(b, d...))
+}
+
 // serverRequestID gives each request an id of the server's own. A caller's X-Request-Id or
 // trace id never becomes it: a client could otherwise log its requests under one id, or
 // under another client's.
 func serverRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := fmt.Sprintf("%s-%06d", requestIDPrefix, middleware.NextRequestID())
+		id := requestID(requestIDPrefix, middleware.NextRequestID())
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), middleware.RequestIDKey, id)))
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -115,5 +116,17 @@ func TestAccessLogKeepsTheRouteOfARefusedRequestAndHidesTokens(t *testing.T) {
 		if observed[i] != "GET "+want[i]["route"] {
 			t.Errorf("metrics observed %q, want GET %s", observed[i], want[i]["route"])
 		}
+	}
+}
+
+func TestRequestIDIsTheFormattedOne(t *testing.T) {
+	for _, n := range []uint64{0, 7, 123456, 1234567, 1<<64 - 1} {
+		want := fmt.Sprintf("%s-%06d", "ABCDEFGH", n)
+		if got := requestID("ABCDEFGH", n); got != want {
+			t.Errorf("requestID(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = requestID(requestIDPrefix, 42) }); n > 1 {
+		t.Errorf("requestID allocates %.0f times, want 1", n)
 	}
 }
