@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // PayoutRequest is the body of the create operation, field names exactly as the
@@ -91,6 +92,10 @@ type SubMerchantInfo struct {
 type Text string
 
 func (t *Text) UnmarshalJSON(b []byte) error {
+	if plainString(b) { // most are: the text as it is, without a decoder's allocations
+		*t = Text(b[1 : len(b)-1])
+		return nil
+	}
 	if len(b) > 0 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
@@ -105,6 +110,20 @@ func (t *Text) UnmarshalJSON(b []byte) error {
 	}
 	*t = Text(b)
 	return nil
+}
+
+// plainString reports whether b is a JSON string whose text is its bytes between the quotes:
+// no escape, no control character, valid UTF-8 (which the decoder would otherwise replace).
+func plainString(b []byte) bool {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return false
+	}
+	for _, c := range b[1 : len(b)-1] {
+		if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // Int reads the text as a non-negative integer.

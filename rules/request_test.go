@@ -169,3 +169,27 @@ func BenchmarkDecodePayoutRequest(b *testing.B) {
 		}
 	}
 }
+
+// A Text string reads as encoding/json reads a string, whether or not it takes the path
+// without the decoder (a plain ASCII text).
+func TestTextReadsAsAString(t *testing.T) {
+	for _, raw := range []string{`"2"`, `""`, `"19312345678012"`, `"a\"b"`, `"a\\b"`, `"\u00e9"`, `"é"`, "\"\xff\"", `"a b"`} {
+		var want string
+		if err := json.Unmarshal([]byte(raw), &want); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		var got rules.Text
+		if err := json.Unmarshal([]byte(raw), &got); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if string(got) != want {
+			t.Errorf("%s: Text %q, string %q", raw, got, want)
+		}
+	}
+	for raw, want := range map[string]string{`2`: "2", `null`: ""} {
+		var got rules.Text
+		if err := json.Unmarshal([]byte(raw), &got); err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; want %q", raw, got, err, want)
+		}
+	}
+}
