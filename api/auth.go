@@ -332,13 +332,13 @@ func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*Signer
 	if !ok {
 		return nil, mismatch(), nil
 	}
-	want, _ := hex.DecodeString(rules.Signature(k.secret, r.Method, sent, ts, body))
-	if subtle.ConstantTimeCompare(sig, want) != 1 {
+	want := rules.SignatureMAC(k.secret, r.Method, sent, ts, body)
+	if subtle.ConstantTimeCompare(sig, want[:]) != 1 {
 		if sent == r.URL.Path {
 			return nil, mismatch(), nil
 		}
-		want, _ = hex.DecodeString(rules.Signature(k.secret, r.Method, r.URL.Path, ts, body))
-		if subtle.ConstantTimeCompare(sig, want) != 1 {
+		want = rules.SignatureMAC(k.secret, r.Method, r.URL.Path, ts, body)
+		if subtle.ConstantTimeCompare(sig, want[:]) != 1 {
 			return nil, mismatch(), nil
 		}
 	}
