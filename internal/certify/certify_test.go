@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/tls"
-	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -26,141 +25,16 @@ import (
 
 	"payouts/api"
 	"payouts/internal/certify"
+	"payouts/internal/certify/receivertest"
 	"payouts/rules"
 	"payouts/web/notify"
 )
 
 const merchantID = "m-cert"
 
-// flaw is what a deliberately broken receiver gets wrong.
-type flaw string
-
-const (
-	sound                  flaw = ""
-	acceptsForgeries       flaw = "accepts forgeries: checks no signature"
-	reEncodes              flaw = "verifies the body re-encoded from its known fields"
-	fails500OnDuplicate    flaw = "answers 500 to a duplicate"
-	slowOnCash             flaw = "too slow: a cash payout's outcome is answered after the delivery timeout"
-	rejectsUnknownFields   flaw = "refuses unknown fields"
-	fails5xxUnknownPayout  flaw = "answers 503 for a payout it never created"
-	redirectsCard          flaw = "redirects card payouts' notifications to another path"
-	acceptsMissingHeader   flaw = "accepts a notification without the verification header"
-	trustsBodyMerchant     flaw = "verifies over the body's merchantId: accepts another merchant's signature"
-	breaksAfterForgery     flaw = "answers 503 to the next notification after a forgery"
-	lengthOnlySignature    flaw = "checks only that the signature is 256 bytes"
-	highWaterMark          flaw = "refuses a notification older than the newest it has seen"
-	refusesReversalFirst   flaw = "refuses a REVERSED before the payout's SUCCESS"
-	answers202NoBodyIsFine flaw = "sound, answering 204" // a correct variant: any 2xx
-)
-
-// receiver is a notification receiver with at most one flaw; sound it is the smallest
-// correct one: the signature over its own merchant id and the raw body, 2xx to a duplicate,
-// unknown fields and payouts ignored.
-type receiver struct {
-	pub  *rsa.PublicKey
-	flaw flaw
-
-	mu          sync.Mutex
-	seen        map[string]bool
-	paid        map[string]bool
-	newest      string
-	lastForgery bool
-}
-
-func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	var n struct {
-		Payout struct {
-			ID, Country, OrderID, MerchantID, BankCode, AccountNumber string
-		}
-		Output struct{ Stage, Status, StatusChangeDateTime string }
-	}
-	json.Unmarshal(raw, &n)
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	if rc.flaw == breaksAfterForgery && rc.lastForgery {
-		rc.lastForgery = false
-		http.Error(w, "busy", http.StatusServiceUnavailable)
-		return
-	}
-	if !rc.verified(r, raw, n.Payout.MerchantID) {
-		rc.lastForgery = true
-		http.Error(w, "bad signature", http.StatusUnauthorized)
-		return
-	}
-	if rc.flaw == rejectsUnknownFields {
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.DisallowUnknownFields()
-		var strict api.Notification
-		if err := d.Decode(&strict); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-	}
-	key := r.Header.Get("Idempotency-Key")
-	if rc.seen[key] {
-		if rc.flaw == fails500OnDuplicate {
-			http.Error(w, "duplicate key", http.StatusInternalServerError)
-			return
-		}
-		w.WriteHeader(http.StatusOK)
-		return
-	}
-	switch {
-	case rc.flaw == slowOnCash && n.Payout.Country == "COL" && n.Payout.BankCode == "":
-		rc.mu.Unlock()
-		<-r.Context().Done() // answers after the service gave up
-		rc.mu.Lock()
-		return
-	case rc.flaw == fails5xxUnknownPayout && strings.HasPrefix(n.Payout.OrderID, "never-created-"):
-		http.Error(w, "order not found", http.StatusServiceUnavailable)
-		return
-	case rc.flaw == redirectsCard && n.Payout.Country == "PER" && n.Payout.AccountNumber != "":
-		http.Redirect(w, r, "/cards", http.StatusTemporaryRedirect)
-		return
-	case rc.flaw == highWaterMark && n.Output.StatusChangeDateTime < rc.newest:
-		http.Error(w, "stale", http.StatusConflict)
-		return
-	case rc.flaw == refusesReversalFirst && n.Output.Status == "REVERSED" && !rc.paid[n.Payout.ID]:
-		http.Error(w, "unknown payment", http.StatusConflict)
-		return
-	}
-	rc.seen[key] = true
-	if n.Output.Status == "PROCESSED" {
-		rc.paid[n.Payout.ID] = true
-	}
-	rc.newest = max(rc.newest, n.Output.StatusChangeDateTime)
-	if rc.flaw == answers202NoBodyIsFine {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	w.WriteHeader(http.StatusOK)
-}
-
-func (rc *receiver) verified(r *http.Request, raw []byte, bodyMerchant string) bool {
-	sig, present := r.Header["Verification"]
-	switch rc.flaw {
-	case acceptsForgeries:
-		return true
-	case acceptsMissingHeader:
-		if !present {
-			return true
-		}
-	case reEncodes:
-		var n api.Notification
-		json.Unmarshal(raw, &n)
-		raw, _ = json.Marshal(n)
-	case trustsBodyMerchant:
-		return present && notify.Verify(rc.pub, bodyMerchant, raw, sig[0]) == nil
-	case lengthOnlySignature:
-		b, err := base64.StdEncoding.DecodeString(r.Header.Get("verification"))
-		return err == nil && len(b) == 256
-	}
-	return present && notify.Verify(rc.pub, merchantID, raw, sig[0]) == nil
-}
-
-func newReceiver(pub *rsa.PublicKey, f flaw) *receiver {
-	return &receiver{pub: pub, flaw: f, seen: map[string]bool{}, paid: map[string]bool{}}
+// newReceiver is a receiver of merchantID's notifications with flaw f.
+func newReceiver(pub *rsa.PublicKey, f receivertest.Flaw) *receivertest.Receiver {
+	return receivertest.New(pub, merchantID, f)
 }
 
 var (
@@ -202,54 +76,29 @@ func failed(rep api.CertificationReport) []string {
 	return out
 }
 
-var forgeries = []string{"body-changed", "forged-other-body", "forged-other-key", "forged-other-merchant", "malformed-signature", "missing-signature"}
-
 // TestBrokenReceiversFailExactlyTheirChecks runs the certification against a sound receiver
 // and a dozen broken ones: each fails the checks meant for its flaw and no other.
 func TestBrokenReceiversFailExactlyTheirChecks(t *testing.T) {
-	cases := []struct {
-		flaw flaw
-		want []string
-	}{
-		{sound, nil},
-		{answers202NoBodyIsFine, nil},
-		{acceptsForgeries, forgeries},
-		{reEncodes, []string{"raw-body", "unknown-field"}},
-		{fails500OnDuplicate, []string{"duplicate"}},
-		{slowOnCash, []string{"cash-success"}},
-		{rejectsUnknownFields, []string{"unknown-field"}},
-		{fails5xxUnknownPayout, []string{"unknown-payout"}},
-		{redirectsCard, []string{"card-success", "redirect"}},
-		{acceptsMissingHeader, []string{"missing-signature"}},
-		{trustsBodyMerchant, []string{"forged-other-merchant"}},
-		{breaksAfterForgery, forgeries},
-		{lengthOnlySignature, []string{"body-changed", "forged-other-body", "forged-other-key", "forged-other-merchant"}},
-		{highWaterMark, []string{"older-after-newer", "reversed-before-success"}},
-		{refusesReversalFirst, []string{"reversed-before-success"}},
-	}
+	cases := receivertest.Cases()
 	for _, tc := range cases {
-		name := string(tc.flaw)
-		if name == "" {
-			name = "sound"
-		}
-		t.Run(name, func(t *testing.T) {
+		t.Run(tc.Name(), func(t *testing.T) {
 			t.Parallel()
-			srv := httptest.NewServer(newReceiver(&key(t).PublicKey, tc.flaw))
+			srv := httptest.NewServer(newReceiver(&key(t).PublicKey, tc.Flaw))
 			defer srv.Close()
 			rep, err := engine(t, nil).Run(context.Background(), "cr_test", merchantID, srv.URL+"/notifications?token=s3cret")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := failed(rep); !slices.Equal(got, tc.want) {
-				t.Errorf("failed checks %v, want %v\n%s", got, tc.want, certify.Summary(rep))
+			if got := failed(rep); !slices.Equal(got, tc.Fails) {
+				t.Errorf("failed checks %v, want %v\n%s", got, tc.Fails, certify.Summary(rep))
 			}
-			if rep.Passed != (len(tc.want) == 0) {
-				t.Errorf("passed = %v with %d failed checks", rep.Passed, len(tc.want))
+			if rep.Passed != (len(tc.Fails) == 0) {
+				t.Errorf("passed = %v with %d failed checks", rep.Passed, len(tc.Fails))
 			}
 			if raw, _ := json.Marshal(rep); bytes.Contains(raw, []byte("s3cret")) {
 				t.Error("the report shows the URL's query")
 			}
-			if tc.flaw == sound {
+			if tc.Flaw == receivertest.Sound {
 				requests := 0
 				for _, c := range rep.Checks {
 					requests += len(c.Evidence)
@@ -277,7 +126,7 @@ func TestBrokenReceiversFailExactlyTheirChecks(t *testing.T) {
 // TestHTTPSReceiver grades TLS: a trusted certificate passes, one the service does not trust
 // fails the tls check (and every delivery, as the service's would).
 func TestHTTPSReceiver(t *testing.T) {
-	srv := httptest.NewUnstartedServer(newReceiver(&key(t).PublicKey, sound))
+	srv := httptest.NewUnstartedServer(newReceiver(&key(t).PublicKey, receivertest.Sound))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the untrusting client's handshakes fail
 	srv.StartTLS()
 	defer srv.Close()
@@ -308,7 +157,7 @@ func TestHTTPSReceiver(t *testing.T) {
 // TestReportSignature signs a report as the server does; Verify accepts it, re-encoded too,
 // and refuses it with any byte of a value changed.
 func TestReportSignature(t *testing.T) {
-	srv := httptest.NewServer(newReceiver(&key(t).PublicKey, fails500OnDuplicate))
+	srv := httptest.NewServer(newReceiver(&key(t).PublicKey, receivertest.Fails500OnDuplicate))
 	defer srv.Close()
 	rep, err := engine(t, nil).Run(context.Background(), "cr_sig", merchantID, srv.URL)
 	if err != nil {
@@ -387,7 +236,7 @@ func TestReportSignature(t *testing.T) {
 // TestTLSOlderThan12Fails: a receiver that speaks only TLS 1.1 fails the tls check (the
 // service's client does not go below TLS 1.2, so no delivery reaches it either).
 func TestTLSOlderThan12Fails(t *testing.T) {
-	srv := httptest.NewUnstartedServer(newReceiver(&key(t).PublicKey, sound))
+	srv := httptest.NewUnstartedServer(newReceiver(&key(t).PublicKey, receivertest.Sound))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	srv.TLS = &tls.Config{MaxVersion: tls.VersionTLS11}
 	srv.StartTLS()
@@ -409,7 +258,7 @@ func TestTLSOlderThan12Fails(t *testing.T) {
 // TestRuns: a run is started, answered running while it goes (a second start answers the same
 // run), then done with a report whose signature verifies; another merchant cannot read it.
 func TestRuns(t *testing.T) {
-	srv := httptest.NewServer(newReceiver(&key(t).PublicKey, sound))
+	srv := httptest.NewServer(newReceiver(&key(t).PublicKey, receivertest.Sound))
 	defer srv.Close()
 	rs := &certify.Runs{Receiver: engine(t, nil)}
 	m := &rules.Merchant{ID: merchantID}
