@@ -196,12 +196,15 @@ type DirectoryEntryView struct {
 	Source   string               `json:"source" enum:"admin,default" doc:"admin: an entry put here; default: the deterministic answer"`
 	Entities []rules.WalletEntity `json:"entities,omitempty"`
 	Holder   *rules.BreBHolder    `json:"holder,omitempty"`
-	Absent   bool                 `json:"absent,omitempty" doc:"COL: the directory knows no such key"`
+	// HolderName is a Peru cellphone's wallets' holder, shown masked on a payout link's review.
+	HolderName string `json:"holderName,omitempty" doc:"PER: the holder of the cellphone's wallets, in full"`
+	Absent     bool   `json:"absent,omitempty" doc:"COL: the directory knows no such key"`
 }
 
 func registerDirectory(a huma.API, sb Sandbox) {
 	const doc = "The simulated directory (sandbox only) behind the Peru beneficiary lookup and the Bre-B key lookup and " +
-		"rail. PER/{phone}: {\"entities\":[{\"entityBrand\",\"status\"}]} (an empty list: no entity, PV002). COL/{key}: " +
+		"rail. PER/{phone}: {\"entities\":[{\"entityBrand\",\"status\"}],\"holderName\"} (an empty list: no entity, PV002; " +
+		"the holder is shown masked on a payout link's review). COL/{key}: " +
 		"{\"holderName\",\"bankCode\",\"accountType\"} or {\"absent\":true} (Bre-B payouts to it are rejected, 4027). " +
 		"An entry wins over the deterministic answer (README, Sandbox); DELETE returns to it."
 	type pathIn struct {
@@ -229,6 +232,9 @@ func registerDirectory(a huma.API, sb Sandbox) {
 				return nil, err
 			}
 			v.Entities = es
+			if v.HolderName, err = sb.Directory.PeruHolder(ctx, id); err != nil {
+				return nil, err
+			}
 		} else {
 			h, err := sb.Directory.BreBKey(ctx, id)
 			if err != nil {

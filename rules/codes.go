@@ -139,6 +139,7 @@ const (
 	CodeBankOutOfService = "4008"
 	CodeAccountNotFound  = "4025"
 	CodeCardDeclined     = "4032"
+	CodeLinkOwnership    = "4041"
 	CodeLinkExpired      = "4042"
 
 	// This service's own: the generic contract and the request (1900–1949).
@@ -414,6 +415,7 @@ var Catalogue = sortedByCode([]CodeInfo{
 	{CodeBankOutOfService, 200, true, "bank out of service: payout rejected (status REJECTED_BANK)"},
 	{CodeAccountNotFound, 200, true, "account does not exist: payout rejected by the bank (status REJECTED_BANK)"},
 	{CodeCardDeclined, 200, true, "refer to card issuer: card payment declined (status REJECTED_BANK)"},
+	{CodeLinkOwnership, 200, true, "We couldn't verify the account ownership because the beneficiary selected a different bank (a payout link's review: a typed document that is not the merchant's, or a holder the beneficiary does not confirm, is a failed attempt on the link's page; a bank the directory does not list for the cellphone or key ends the payout: status REJECTED_BANK)"},
 	{CodeLinkExpired, 200, true, "The beneficiary's account registration process has expired. A new request is required. (a payout link not completed in time: status EXPIRED)"},
 	{CodeBodyRequired, 400, false, "the request body is missing"},
 	{CodeMalformedJSON, 400, false, "the body is not a JSON object"},

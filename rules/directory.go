@@ -40,10 +40,14 @@ type Directory interface {
 	PeruEntities(ctx context.Context, phone string) ([]WalletEntity, error)
 	// BreBKey finds the holder of a Bre-B key; nil when the directory knows no such key.
 	BreBKey(ctx context.Context, key string) (*BreBHolder, error)
+	// PeruHolder is the name of the holder of a Peru cellphone's wallets, in full; "" when
+	// the directory knows none.
+	PeruHolder(ctx context.Context, phone string) (string, error)
 }
 
 // DirectoryEntry is an entry an admin put in the simulated directory: for Peru the entities
-// of a cellphone (an empty list: none), for Colombia the holder of a key, or Absent.
+// of a cellphone (an empty list: none) and optionally their holder's name, for Colombia the
+// holder of a key, or Absent.
 type DirectoryEntry struct {
 	Entities    []WalletEntity `json:"entities,omitempty"`
 	HolderName  string         `json:"holderName,omitempty"`
@@ -96,6 +100,24 @@ func (d *SimulatedDirectory) PeruEntities(ctx context.Context, phone string) ([]
 	return append([]WalletEntity{}, PeruDirectoryCases[phone[len(phone)-1]]...), nil
 }
 
+// PeruHolder is the holder's name of the admin's entry for phone, or one derived from the
+// number; none for a number without entities.
+func (d *SimulatedDirectory) PeruHolder(ctx context.Context, phone string) (string, error) {
+	e, err := d.Store.DirectoryEntry(ctx, "PER", phone)
+	if err == nil {
+		if e.HolderName != "" || len(e.Entities) == 0 {
+			return e.HolderName, nil
+		}
+	} else if !errors.Is(err, ErrNotFound) {
+		return "", err
+	} else if phone == "" || len(PeruDirectoryCases[phone[len(phone)-1]]) == 0 {
+		return "", nil
+	}
+	h := fnv.New32a()
+	h.Write([]byte(phone))
+	return peruDirectoryNames[h.Sum32()%uint32(len(peruDirectoryNames))], nil
+}
+
 // UnknownBreBKey reports whether the simulated directory knows no such key by default.
 func UnknownBreBKey(key string) bool {
 	k := strings.ToLower(strings.TrimPrefix(key, "@"))
@@ -105,6 +127,8 @@ func UnknownBreBKey(key string) bool {
 var (
 	directoryNames = []string{"Andrea Martínez", "Juan Pérez", "Luisa Fernanda Gómez", "Carlos Rodríguez", "Valentina Ríos",
 		"Santiago Herrera", "Camila Restrepo", "Mateo Castaño"}
+	peruDirectoryNames = []string{"Ana Quispe", "Rosa Huamán", "Luis Mamani", "Carmen Flores", "Jorge Rojas",
+		"María Torres", "José Chávez", "Lucía Vargas"}
 	directoryBanks = []string{"001", "007", "013", "019", "051", "507", "551", "801"}
 )
 
@@ -142,8 +166,11 @@ func CheckDirectoryEntry(country, id string, e *DirectoryEntry) error {
 		if !isPeruCellphone(id) {
 			ps.add(CodeDirectoryEntry, "path.id", "a Peru cellphone has 9 digits and starts with 9", id)
 		}
-		if e.HolderName != "" || e.BankCode != "" || e.AccountType != "" || e.Absent {
-			ps.add(CodeDirectoryEntry, "holderName", "a Peru entry has only entities (an empty list: none)", nil)
+		if e.BankCode != "" || e.AccountType != "" || e.Absent {
+			ps.add(CodeDirectoryEntry, "bankCode", "a Peru entry has only entities (an empty list: none) and their holder's name", nil)
+		}
+		if n := utf8.RuneCountInString(strings.TrimSpace(e.HolderName)); e.HolderName != "" && (n < 2 || n > 100) {
+			ps.add(CodeDirectoryEntry, "holderName", "2 to 100 characters", e.HolderName)
 		}
 		for i, en := range e.Entities {
 			if strings.TrimSpace(en.EntityBrand) == "" || utf8.RuneCountInString(en.EntityBrand) > 40 {

@@ -136,6 +136,7 @@ var spanishByCode = map[string]string{
 	CodeBankOutOfService:     "pago rechazado: el banco está fuera de servicio",
 	CodeAccountNotFound:      "el banco rechazó el pago: la cuenta no existe",
 	CodeCardDeclined:         "pago a tarjeta rechazado: consulte al emisor de la tarjeta",
+	CodeLinkOwnership:        "no pudimos verificar la titularidad de la cuenta porque el beneficiario eligió otro banco",
 	CodeLinkExpired:          "el proceso de registro de la cuenta del beneficiario venció; se requiere una nueva solicitud",
 	CodeBodyRequired:         "falta el cuerpo de la solicitud",
 	CodeMalformedJSON:        "el cuerpo no es un objeto JSON",
