@@ -63,15 +63,23 @@ func (f LinkField) DescribedBy() string {
 // LinkWords are the link page's own words.
 type LinkWords struct {
 	Title, Choose, Continue, Submit, ErrorsTitle, Code, ExpiresAt string
-	Kinds                                                         map[int]string
-	Fields                                                        map[string]string
-	Hints                                                         map[string]string
+	// The review step's words.
+	ReviewTitle, ReviewIntro, HolderIs, HolderQuestion, Confirm, NotMine     string
+	DocumentLabel, DocumentHint, GivenKind, GivenBank, GivenAccount, Correct string
+	Kinds                                                                    map[int]string
+	Fields                                                                   map[string]string
+	Hints                                                                    map[string]string
 }
 
 var linkES = &LinkWords{
 	Title: "Elige dónde recibir tu pago", Choose: "¿Dónde quieres recibir el dinero?", Continue: "Continuar",
 	Submit: "Recibir pago", ErrorsTitle: "Revisa estos datos:", Code: "código", ExpiresAt: "Este enlace vence el",
-	Kinds: map[int]string{1: "Cuenta corriente", 2: "Cuenta de ahorros", 4: "Billetera celular", 5: "Llave Bre-B"},
+	ReviewTitle: "Confirma tu cuenta", ReviewIntro: "Antes de enviar el dinero, confirma que la cuenta es tuya.",
+	HolderIs: "Titular según el directorio:", HolderQuestion: "¿Esta cuenta es tuya?", Confirm: "Sí, es mi cuenta",
+	NotMine: "No es mi cuenta: corregir", DocumentLabel: "Número de tu documento de identidad",
+	DocumentHint: "El comercio lo tiene registrado como", GivenKind: "Destino", GivenBank: "Banco o billetera", GivenAccount: "Número",
+	Correct: "Corregir los datos",
+	Kinds:   map[int]string{1: "Cuenta corriente", 2: "Cuenta de ahorros", 4: "Billetera celular", 5: "Llave Bre-B"},
 	Fields: map[string]string{"bankCode": "Banco o billetera", "accountNumber": "Número de cuenta", "cci": "CCI (20 dígitos)",
 		"AdittionalAccountInfo": "Dato adicional", "alias": "Alias"},
 	Hints: map[string]string{"bankCode": "Elige de la lista", "accountNumber": "Solo números, sin espacios", "accountNumber.4": "Tu número de celular",
@@ -81,7 +89,12 @@ var linkES = &LinkWords{
 var linkEN = &LinkWords{
 	Title: "Choose where to receive your payout", Choose: "Where do you want to receive the money?", Continue: "Continue",
 	Submit: "Receive payout", ErrorsTitle: "Please check these details:", Code: "code", ExpiresAt: "This link expires on",
-	Kinds: map[int]string{1: "Current account", 2: "Savings account", 4: "Cellphone wallet", 5: "Bre-B key"},
+	ReviewTitle: "Confirm your account", ReviewIntro: "Before the money is sent, confirm that the account is yours.",
+	HolderIs: "Holder according to the directory:", HolderQuestion: "Is this account yours?", Confirm: "Yes, it is my account",
+	NotMine: "It is not my account: correct it", DocumentLabel: "Your identity document number",
+	DocumentHint: "The merchant has it on record as", GivenKind: "Destination", GivenBank: "Bank or wallet", GivenAccount: "Number",
+	Correct: "Correct the details",
+	Kinds:   map[int]string{1: "Current account", 2: "Savings account", 4: "Cellphone wallet", 5: "Bre-B key"},
 	Fields: map[string]string{"bankCode": "Bank or wallet", "accountNumber": "Account number", "cci": "CCI (20 digits)",
 		"AdittionalAccountInfo": "Additional detail", "alias": "Alias"},
 	Hints: map[string]string{"bankCode": "Choose from the list", "accountNumber": "Digits only, no spaces", "accountNumber.4": "Your cellphone number",
@@ -114,4 +127,36 @@ func LinkTexts(lang string) *Texts {
 		t.LockedDetail = "Por tu seguridad cerramos este enlace tras cinco intentos fallidos. Comunícate con el comercio."
 	}
 	return &t
+}
+
+// LinkReview is a payout link's second step: the destination the beneficiary gave, the
+// holder the directory names (masked) to confirm, and the merchant's document to type. The
+// destination travels in Hidden, signed by the server, so the step needs no session.
+type LinkReview struct {
+	Page
+	W      *LinkWords
+	Action string
+	Hidden []LinkOption // name (Value) and value (Label) of each hidden input
+	// Kind and Account say what the beneficiary gave: the kind's name, the bank and the
+	// number masked but for its last four.
+	Kind, Bank, Account string
+	// Holder is the directory's holder, masked ("An**** Ma******"); "" when it knows none.
+	Holder string
+	// Document is the merchant's document masked (its type's name and last characters);
+	// "" when the merchant gave none and nothing is to be typed.
+	Document      string
+	DocumentValue string
+	DocumentError string
+	DocumentCode  string
+	Summary       []LinkError
+	AttemptsLeft  int
+	ShowAttempts  bool
+}
+
+// DocumentDescribedBy ties the document input's hint, and its error when there is one.
+func (r LinkReview) DocumentDescribedBy() string {
+	if r.DocumentError != "" {
+		return "f-document-error f-document-hint"
+	}
+	return "f-document-hint"
 }

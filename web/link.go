@@ -41,6 +41,9 @@ type LinkConfig struct {
 	Payouts       Payouts
 	Merchants     func(id string) (*rules.Merchant, error)
 	Lifecycle     LinkLifecycle
+	// Directory names the holder of a Peru cellphone or a Bre-B key for the review step;
+	// nil (--sandbox=false, no connector) leaves only the merchant's document to prove.
+	Directory rules.Directory
 	// Sessions keep each link's attempts, under the hash of its token (the card form's
 	// session store: nothing else of the link is there).
 	Sessions scs.Store
@@ -319,7 +322,7 @@ func (l *Links) formView(ctx context.Context, st *linkState, lang string, kind i
 			options = rules.LinkBanks(st.p, st.m, kind, options, l.cfg.Now().UTC())
 		}
 		for _, o := range options {
-			lf.Options = append(lf.Options, templates.LinkOption{Value: o, Label: o, Selected: o == lf.Value})
+			lf.Options = append(lf.Options, templates.LinkOption{Value: o, Label: bankLabel(st.p.Country, kind, o), Selected: o == lf.Value})
 		}
 		if e := byField[s.name]; e != nil {
 			lf.Error, lf.Code = rules.MessageIn(lang, e.Code, e.Message), e.Code
@@ -422,9 +425,11 @@ func walkSchema(n map[string]any, f func(map[string]any)) {
 	}
 }
 
-// submit takes the destination: checked as a create's is (rules.CheckLinkDestination),
-// errors re-render the form (422) and count as a failed attempt, the fifth locks the link
-// and ends the payout; success redirects (303) to the link's progress.
+// submit takes the destination in two steps: the form's, checked as a create's is
+// (rules.CheckLinkDestination), then the review's (review, confirm), where the directory and
+// the merchant's document prove the account is the beneficiary's. Errors re-render the step
+// (422) and count as a failed attempt, the fifth locks the link and ends the payout; success
+// redirects (303) to the link's progress.
 func (l *Links) submit(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	token := r.URL.Query().Get("s")
@@ -465,9 +470,29 @@ func (l *Links) submit(w http.ResponseWriter, r *http.Request) {
 			Message: "this link does not offer that kind of destination"}})
 		return
 	}
+	ba := readDestination(kind, fields, r.PostForm)
+	req, route, err := rules.CheckLinkDestination(st.p, st.m, ba, l.cfg.Now().UTC())
+	var p *rules.Problem
+	if errors.As(err, &p) {
+		l.failed(w, r, st, kind, r.PostForm, p.Errors)
+		return
+	}
+	if err != nil {
+		l.internal(w, r, err)
+		return
+	}
+	if r.PostForm.Get("step") == "review" {
+		l.confirm(w, r, st, kind, fields, ba, req, route)
+		return
+	}
+	l.review(w, r, st, kind, fields, ba, req, route)
+}
+
+// readDestination is the bank account the form's fields of kind give.
+func readDestination(kind int, fields []fieldSpec, form url.Values) rules.BankAccount {
 	ba := rules.BankAccount{AccountType: rules.Text(strconv.Itoa(kind))}
 	for _, f := range fields {
-		v := strings.TrimSpace(r.PostForm.Get(f.name))
+		v := strings.TrimSpace(form.Get(f.name))
 		switch f.name {
 		case "bankCode":
 			ba.BankCode = v
@@ -483,37 +508,41 @@ func (l *Links) submit(w http.ResponseWriter, r *http.Request) {
 			ba.ExpirationDate = v
 		}
 	}
-	req, route, err := rules.CheckLinkDestination(st.p, st.m, ba, l.cfg.Now().UTC())
-	var p *rules.Problem
-	if errors.As(err, &p) {
-		l.failed(w, r, st, kind, r.PostForm, p.Errors)
-		return
-	}
-	if err != nil {
-		l.internal(w, r, err)
-		return
-	}
+	return ba
+}
+
+// take gives the payout the destination and shows the link's progress.
+func (l *Links) take(w http.ResponseWriter, r *http.Request, st *linkState, req *rules.PayoutRequest, route rules.Route) {
 	if _, err := l.cfg.Lifecycle.LinkDestination(r.Context(), st.m, st.p.ID, req, route); err != nil {
 		// It moved on meanwhile (expired, cancelled): the redirect shows what it is.
 		l.cfg.Log.Info("payout link destination not taken", "payout", st.p.ID, "err", err)
 	} else {
 		l.cfg.Log.Info("payout link destination given", "payout", st.p.ID, "merchant_id", st.m.ID, "channel", route.Channel)
 	}
-	redirect()
+	http.Redirect(w, r, l.selfURL(l.baseURL(r.Context()), st.token, langOf(r), 0), http.StatusSeeOther)
 }
 
 // failed counts a failed submission; the fifth locks the link and ends its payout
 // (REJECTED/EXPIRED, as the card form's), the others re-render the form with its errors.
 func (l *Links) failed(w http.ResponseWriter, r *http.Request, st *linkState, kind int, values url.Values, errs []*rules.Error) {
+	if l.countFailure(w, r, st) {
+		return
+	}
+	l.show(w, r, st, kind, values, errs, http.StatusUnprocessableEntity)
+}
+
+// countFailure counts a failed submission of either step. The fifth locks the link, ends its
+// payout (REJECTED/EXPIRED, as the card form's) and shows so: it then answers true, as it
+// does when it answered an error; false leaves the step to re-render itself.
+func (l *Links) countFailure(w http.ResponseWriter, r *http.Request, st *linkState) bool {
 	st.s.Attempts++
 	st.s.Locked = st.s.Attempts >= maxAttempts
 	if err := l.save(st); err != nil {
 		l.internal(w, r, err)
-		return
+		return true
 	}
 	if !st.s.Locked {
-		l.show(w, r, st, kind, values, errs, http.StatusUnprocessableEntity)
-		return
+		return false
 	}
 	p, err := l.cfg.Lifecycle.Settle(r.Context(), st.m.ID, st.p.ID, rules.StatusExpired, rules.CodeCardAttemptsExceded,
 		"five failed submissions locked the payout link")
@@ -525,6 +554,7 @@ func (l *Links) failed(w http.ResponseWriter, r *http.Request, st *linkState, ki
 	l.cfg.Log.Info("payout link locked after failed attempts", "payout", st.p.ID, "attempts", st.s.Attempts)
 	st.kind = kindLocked
 	l.show(w, r, st, 0, nil, nil, http.StatusGone)
+	return true
 }
 
 // outcome is the state of a link's page after its form, and the message it posts.
@@ -569,6 +599,10 @@ func (l *Links) resultView(ctx context.Context, st *linkState, lang string) temp
 		v.Title, v.Detail = t.Success, t.SuccessDetail
 	case "failed":
 		v.Title, v.Detail = t.Failed, t.FailedDetail
+		if len(st.p.Errors) > 0 && st.p.Errors[0].Code == rules.CodeLinkOwnership {
+			// The directory lists another bank: the beneficiary reads why, in the original's words.
+			v.Detail = rules.MessageIn(lang, rules.CodeLinkOwnership, rules.Published(rules.CodeLinkOwnership)) + "."
+		}
 	case "locked":
 		v.Title, v.Detail = t.Locked, t.LockedDetail
 		v.Script.Mode = "locked"

@@ -227,7 +227,7 @@ func TestPayoutLinkPage(t *testing.T) {
 	}
 
 	// Right: 303 to the progress, the payout takes the destination and settles.
-	code, loc, _ := submitLink(t, a.Link, url.Values{"kind": {"2"}, "bankCode": {"012"}, "accountNumber": {"12345678901"}})
+	code, loc, _ := giveDestination(t, a.Link, url.Values{"kind": {"2"}, "bankCode": {"012"}, "accountNumber": {"12345678901"}}, "1020304050")
 	if code != 303 || !strings.HasPrefix(loc, s.URL+"/link?s=") {
 		t.Fatalf("submit: %d %q", code, loc)
 	}
@@ -353,6 +353,47 @@ func TestPayoutLinkKindsAndOrigins(t *testing.T) {
 }
 
 // Five failed submissions lock the link and end its payout.
+// postLinkForm posts the form sel of page with vals over its hidden inputs, as a same-origin
+// browser would.
+func postLinkForm(t testing.TB, page *goquery.Document, sel string, vals url.Values) (int, string, *goquery.Document) {
+	t.Helper()
+	form := page.Find(sel)
+	action, ok := form.Attr("action")
+	if !ok {
+		t.Fatalf("no %s: %s", sel, docText(page))
+	}
+	all := url.Values{}
+	form.Find("input[type=hidden]").Each(func(_ int, in *goquery.Selection) {
+		name, _ := in.Attr("name")
+		v, _ := in.Attr("value")
+		all.Set(name, v)
+	})
+	for k, v := range vals {
+		all[k] = v
+	}
+	req, _ := http.NewRequest("POST", action, strings.NewReader(all.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", action, err)
+	}
+	defer resp.Body.Close()
+	doc, _ := goquery.NewDocumentFromReader(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Location"), doc
+}
+
+// giveDestination submits the link's form, then confirms its review with the document typed:
+// the answer is the review's (303 when the payout took the destination).
+func giveDestination(t testing.TB, link string, vals url.Values, document string) (int, string, *goquery.Document) {
+	t.Helper()
+	code, loc, page := submitLink(t, link, vals)
+	if code != 200 || page.Find("form#review-form").Length() == 0 {
+		return code, loc, page
+	}
+	return postLinkForm(t, page, "form#review-form", url.Values{"answer": {"yes"}, "document": {document}})
+}
+
 func TestPayoutLinkAttemptsLock(t *testing.T) {
 	s := startServer(t, "")
 	c := s.newMerchant(t, nil)
@@ -400,7 +441,7 @@ func TestPayoutLinkPeruCellphone(t *testing.T) {
 	if c, _ := page.Find("#f-accountNumber-error").Attr("data-code"); code != 422 || c == "" {
 		t.Fatalf("a short cellphone: %d %q %s", code, c, docText(page))
 	}
-	if code, _, _ := submitLink(t, a.Link, url.Values{"kind": {"4"}, "bankCode": {"002"}, "accountNumber": {"987654321"}}); code != 303 {
+	if code, _, _ := giveDestination(t, a.Link, url.Values{"kind": {"4"}, "bankCode": {"002"}, "accountNumber": {"987654321"}}, "45678912"); code != 303 {
 		t.Fatalf("submit: %d", code)
 	}
 	if p := c.waitStage(t, a.Payout.ID, "SUCCESS", 15*time.Second); p.Output.Status != "PROCESSED" {

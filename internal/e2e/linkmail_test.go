@@ -55,7 +55,7 @@ func TestPayoutLinkEmailAndOneReminder(t *testing.T) {
 	}
 
 	// The second link is completed: it is owed no reminder.
-	if code, _, page := submitLink(t, b.Link, url.Values{"kind": {"2"}, "bankCode": {"012"}, "accountNumber": {"12345678901"}}); code != 303 {
+	if code, _, page := giveDestination(t, b.Link, url.Values{"kind": {"2"}, "bankCode": {"012"}, "accountNumber": {"12345678901"}}, "1020304050"); code != 303 {
 		t.Fatalf("submit: %d %s", code, docText(page))
 	}
 	c.waitStage(t, b.Payout.ID, "SUCCESS", 15*time.Second)
@@ -137,7 +137,7 @@ func TestPayoutLinkEventsReachTheMerchant(t *testing.T) {
 		t.Fatalf("create: %s", raw)
 	}
 	c.waitStatus(t, b.Payout.ID, "AUTHORIZED", 5*time.Second)
-	if code, _, page := submitLink(t, a.Link, url.Values{"kind": {"2"}, "bankCode": {"012"}, "accountNumber": {"12345678901"}}); code != 303 {
+	if code, _, page := giveDestination(t, a.Link, url.Values{"kind": {"2"}, "bankCode": {"012"}, "accountNumber": {"12345678901"}}, "1020304050"); code != 303 {
 		t.Fatalf("submit: %d %s", code, docText(page))
 	}
 	s.advance(t, "6m")

@@ -18,6 +18,11 @@ func (w *wiring) wireLinks(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("payout link key: %w", err)
 	}
+	// The directory is simulated: with --sandbox=false there is none to name a holder.
+	var dir rules.Directory
+	if w.cfg.Sandbox.On {
+		dir = w.directory
+	}
 	mac := hmac.New(sha256.New, cardKey)
 	mac.Write([]byte("payouts: payout link tokens"))
 	links := web.NewLinks(web.LinkConfig{
@@ -26,6 +31,7 @@ func (w *wiring) wireLinks(ctx context.Context) error {
 		Payouts:       w.db,
 		Merchants:     w.keys.Merchant,
 		Lifecycle:     linkLifecycle{w.lc, w.notifications.notifier.Kick},
+		Directory:     dir,
 		Sessions:      w.db.Sessions(ctx, w.now),
 		Key:           mac.Sum(nil),
 		Now:           w.now,
