@@ -97,7 +97,9 @@ type linkSession struct {
 	Payout   int64  `json:"p"`
 	Merchant string `json:"m"`
 	Attempts int    `json:"a"`
-	Locked   bool   `json:"l,omitempty"`
+	// Looks are the holders' names the review showed: the page is no way to read the directory.
+	Looks  int  `json:"h,omitempty"`
+	Locked bool `json:"l,omitempty"`
 }
 
 // token is the link's token: 256 bits of HMAC-SHA256 under the link key, unguessable

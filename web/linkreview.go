@@ -22,7 +22,7 @@ import (
 // What ends where (docs/guides/links.md): a number or key the directory does not know, a
 // holder the beneficiary does not confirm, a document that is not the merchant's are failed
 // attempts (a typo is mended, and each look at a holder's name costs one of five: the page
-// cannot be used to read the directory); a bank the directory says the cellphone or key is
+// cannot be used to read the directory, and no more than five names are shown); a bank the directory says the cellphone or key is
 // not at ends the payout with 4041, REJECTED_BANK.
 
 // reviewFields are the review form's own inputs, beside the destination's.
@@ -43,6 +43,19 @@ func (l *Links) review(w http.ResponseWriter, r *http.Request, st *linkState, ki
 	if _, hasDoc := rules.LinkDocument(st.p); o.Holder == "" && !hasDoc {
 		l.take(w, r, st, req, route)
 		return
+	}
+	if o.Holder != "" {
+		// A sixth holder's name is not shown: the link locks as on a fifth failed attempt.
+		st.s.Looks++
+		if st.s.Looks > maxAttempts {
+			st.s.Attempts = maxAttempts - 1
+			l.countFailure(w, r, st)
+			return
+		}
+		if err := l.save(st); err != nil {
+			l.internal(w, r, err)
+			return
+		}
 	}
 	l.showReview(w, r, st, kind, fields, ba, o, nil, http.StatusOK)
 }

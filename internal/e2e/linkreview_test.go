@@ -168,3 +168,29 @@ func TestPayoutLinkReviewBreBKey(t *testing.T) {
 	}
 	c.waitStage(t, a.Payout.ID, "SUCCESS", 15*time.Second)
 }
+
+// The review is no way to read the directory: five holders' names are shown, the sixth
+// destination locks the link and ends the payout as five failed attempts do.
+func TestPayoutLinkReviewShowsFiveHoldersAtMost(t *testing.T) {
+	s := startServer(t, "")
+	c := s.newMerchant(t, map[string]any{"realTimeKey": true})
+	req := linkRequest("LINK-LOOKS")
+	req["allowedDestinations"] = []int{5}
+	_, _, a, raw := c.createLink(t, req)
+	if a.Link == "" {
+		t.Fatalf("create: %s", raw)
+	}
+	for i := 1; i <= 5; i++ {
+		code, _, page := submitLink(t, a.Link, url.Values{"kind": {"5"}, "accountNumber": {"@persona" + itoa(int64(i))}})
+		if code != 200 || page.Find("#review-holder").Length() != 1 {
+			t.Fatalf("look %d: %d %s", i, code, docText(page))
+		}
+	}
+	code, _, page := submitLink(t, a.Link, url.Values{"kind": {"5"}, "accountNumber": {"@persona6"}})
+	if st, _ := page.Find("#result").Attr("class"); code != 410 || !strings.Contains(st, "result-locked") || page.Find("#review-holder").Length() != 0 {
+		t.Fatalf("sixth look: %d %s", code, docText(page))
+	}
+	if p := c.waitStatus(t, a.Payout.ID, "EXPIRED", 5*time.Second); len(p.Errors) != 1 || p.Errors[0].Code != rules.CodeCardAttemptsExceded {
+		t.Errorf("errors %+v", p.Errors)
+	}
+}
