@@ -83,7 +83,7 @@ func registerLink(a huma.API, svc *rules.Service, open LinkOpener) {
 		OperationID: "create-payout-link", Method: http.MethodPost, Path: "/api/v1/{merchantId}/payouts/link",
 		Summary: "Create a payout link (the beneficiary gives the destination)",
 		Description: "The create body without destination, plus expirationTime (minutes, 5 to 43200, default 10080), " +
-			"allowedDestinations (account types the country offers: Colombia 1 current, 2 savings, 4 cellphone, 5 Bre-B key; Peru 1 current, 2 savings, 4 cellphone), " +
+			"allowedDestinations (account types the country offers: Colombia 1 current, 2 savings, 4 cellphone, 5 Bre-B key; Peru 1 current, 2 savings, 4 cellphone, 5 VISA card with cardPayouts and a returnUrl), " +
 			"returnUrl, merchantLogo and lang (es or en). The payout is created, authorized and its amount reserved; " +
 			"the answer holds the link's page for the beneficiary, who chooses a destination there, checked by the country rules as a create is. " +
 			"The same orderId with the same body answers the same link (Idempotent-Replayed: true); with another body, 409 and code 2005. " +

@@ -45,19 +45,56 @@ const (
 var linkFields = []string{"expirationTime", "allowedDestinations", "returnUrl", "merchantLogo", "lang"}
 
 // linkKinds are the account types a link may offer, by country. Colombia cash (its code is
-// mailed at creation) and the Peru card (its own form) are not offered.
-var linkKinds = map[string][]int{"COL": {2, 1, 4, 5}, "PER": {2, 1, 4}}
+// mailed at creation) is not offered; the Peru card (5) is typed into the card form's fields
+// on the link's page.
+var linkKinds = map[string][]int{"COL": {2, 1, 4, 5}, "PER": {2, 1, 4, perCard}}
+
+// LinkCardKind is the Peru card's account type on a link.
+const LinkCardKind = perCard
 
 // LinkKinds are the account types a payout link in country may offer merchant m: those
-// whose requirements schema some body can pass.
+// whose requirements schema some body can pass, and the Peru card to a merchant with card
+// payouts (its number never travels in a body, so it has no such schema).
 func LinkKinds(country string, m *Merchant, now time.Time) []int {
 	var out []int
 	for _, k := range linkKinds[country] {
+		if country == "PER" && k == perCard {
+			if m.Settings.CardPayouts {
+				out = append(out, k)
+			}
+			continue
+		}
 		if _, err := Requirements(RequirementsQuery{Country: country, AccountType: strconv.Itoa(k)}, m, now); err == nil {
 			out = append(out, k)
 		}
 	}
 	return out
+}
+
+// CheckLinkCard checks payout link p as a Peru card push payment, as the card endpoint
+// checks its body (the card setting, the cardholder's email, the amount): the link's
+// returnUrl is the card's timeoutUrl, so a card needs one. It answers the route the payout
+// takes once the card is typed.
+func CheckLinkCard(p *Payout, m *Merchant, now time.Time) (*PayoutRequest, Route, error) {
+	if p.Link == nil || p.Country != "PER" || !slices.Contains(p.Link.Kinds, perCard) {
+		return nil, Route{}, &Problem{Kind: KindRejected, Title: "Data validation error", Errors: []*Error{{Kind: KindRejected,
+			Code: CodeLinkDestinations, Field: fieldAccountType, Value: strconv.Itoa(perCard), Message: "this link does not offer that kind of destination"}}}
+	}
+	req := p.Request
+	req.Destination = Destination{BankAccount: BankAccount{AccountType: Text(strconv.Itoa(perCard))}}
+	req.TimeoutURL = p.Link.ReturnURL
+	if req.MerchantLogo == "" {
+		req.MerchantLogo = p.Link.Logo
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, Route{}, err
+	}
+	full, route, err := Validate(body, m, now, EndpointCard)
+	if err != nil {
+		return nil, Route{}, err
+	}
+	return full, route, nil
 }
 
 // ValidateLink checks the body of a payout link: a payout request without destination,
@@ -189,6 +226,15 @@ func ValidateLink(body []byte, m *Merchant, now time.Time) (*Payout, error) {
 	// that needs what the request lacks) is not offered: the beneficiary could not pass.
 	var kept []int
 	for i, k := range link.Kinds {
+		if req.Country == "PER" && k == perCard {
+			if _, _, err := CheckLinkCard(p, m, now); err == nil {
+				kept = append(kept, k)
+			} else if explicit {
+				ps.addf(CodeLinkDestinations, "allowedDestinations["+strconv.Itoa(i)+"]", k,
+					"a card needs the beneficiary's email, a returnUrl (the card's timeoutUrl) and an amount a card payout takes")
+			}
+			continue
+		}
 		if len(LinkBanks(p, m, k, bankCodes(req.Country), now)) > 0 {
 			kept = append(kept, k)
 		} else if explicit {
@@ -289,6 +335,16 @@ func CheckLinkDestination(p *Payout, m *Merchant, ba BankAccount, now time.Time)
 // must still wait for it, unexpired. Merchant m, its owner, hears of it (LinkEvent) in the
 // same transaction.
 func (lc *Lifecycle) LinkDestination(ctx context.Context, m *Merchant, id int64, req *PayoutRequest, route Route) (*Payout, error) {
+	return lc.linkDestination(ctx, m, id, req, route, nil)
+}
+
+// LinkCard gives a payout link the Peru card its beneficiary typed (checked by
+// CheckLinkCard, tokenized as the card form's): the payout goes on as a card payout.
+func (lc *Lifecycle) LinkCard(ctx context.Context, m *Merchant, id int64, req *PayoutRequest, route Route, card CardRef) (*Payout, error) {
+	return lc.linkDestination(ctx, m, id, req, route, &card)
+}
+
+func (lc *Lifecycle) linkDestination(ctx context.Context, m *Merchant, id int64, req *PayoutRequest, route Route, card *CardRef) (*Payout, error) {
 	lc.init()
 	now := lc.Now().UTC()
 	var result *Payout
@@ -304,6 +360,10 @@ func (lc *Lifecycle) LinkDestination(ctx context.Context, m *Merchant, id int64,
 		}
 		p.Request.Destination = req.Destination
 		p.Channel, p.AccountType, p.BankCode, p.ClaimUntil = route.Channel, route.AccountType, route.BankCode, route.ClaimUntil
+		if card != nil {
+			c := *card
+			p.Card, p.Request.TimeoutURL = &c, req.TimeoutURL
+		}
 		if p.Status == StatusAuthorized && p.Reserved > 0 {
 			p.Move(StatusWaitingRouting, now, "", "destination given on the payout link")
 		}

@@ -197,3 +197,62 @@ func TestLinkWithoutBalanceIsRejected(t *testing.T) {
 		t.Errorf("a link without balance: %s, want NO_BALANCE", p.Status)
 	}
 }
+
+// A Peru card on a link: offered to a merchant with card payouts whose link has a returnUrl
+// (the card's timeoutUrl) and a beneficiary's email; checked by the card endpoint's rules.
+func TestLinkPeruCard(t *testing.T) {
+	now := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
+	body := func(edit func(b, ben map[string]any)) []byte {
+		ben := map[string]any{"name": "Ana", "lastName": "Quispe", "email": "ana.quispe@gmail.com",
+			"document": map[string]any{"type": 1, "number": "45678912"}}
+		b := map[string]any{"country": "PER", "amount": 10000, "currency": "PEN", "orderId": "PER-CARD-LINK",
+			"beneficiary": ben, "allowedDestinations": []int{rules.LinkCardKind}, "returnUrl": "https://shop.example/back"}
+		if edit != nil {
+			edit(b, ben)
+		}
+		raw, _ := json.Marshal(b)
+		return raw
+	}
+	all := &rules.Merchant{ID: "1", Settings: rules.AllSettings()}
+	noCards := &rules.Merchant{ID: "1", Settings: rules.AllSettings()}
+	noCards.Settings.CardPayouts = false
+	for _, tc := range []struct {
+		name string
+		m    *rules.Merchant
+		edit func(b, ben map[string]any)
+		ok   bool
+	}{
+		{name: "4.2 PER card with cardPayouts and a returnUrl offered", m: all, ok: true},
+		{name: "4.2 PER card without cardPayouts refused", m: noCards},
+		{name: "4.2 PER card without returnUrl (its timeoutUrl) refused", m: all, edit: func(b, _ map[string]any) { delete(b, "returnUrl") }},
+		{name: "4.2 PER card without the cardholder's email refused", m: all, edit: func(_, ben map[string]any) { delete(ben, "email") }},
+		{name: "4.2 COL has no card kind", m: all, edit: func(b, ben map[string]any) {
+			b["country"], b["currency"], b["amount"] = "COL", "COP", 15000000
+			ben["document"] = map[string]any{"type": 1, "number": "1020304050"}
+			delete(b, "allowedDestinations")
+		}, ok: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := rules.ValidateLink(body(tc.edit), tc.m, now)
+			if !tc.ok {
+				if errorCodes(err)["allowedDestinations[0]"] != rules.CodeLinkDestinations {
+					t.Errorf("got %v, want 1956 on allowedDestinations[0]", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Country == "COL" {
+				if _, _, err := rules.CheckLinkCard(p, tc.m, now); err == nil {
+					t.Error("a Colombia link took a card")
+				}
+				return
+			}
+			req, route, err := rules.CheckLinkCard(p, tc.m, now)
+			if err != nil || route.Channel != rules.ChannelCard || req.TimeoutURL != "https://shop.example/back" {
+				t.Errorf("card route %+v %v, timeoutUrl %q", route, err, req.TimeoutURL)
+			}
+		})
+	}
+}

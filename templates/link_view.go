@@ -15,6 +15,9 @@ type LinkForm struct {
 	// Action is the URL the destination's form posts to; empty until a kind is chosen.
 	Action string
 	Kind   int
+	// Card is the card form's inputs when the kind chosen is a Peru card (Fields then holds
+	// only the document to prove).
+	Card   *CardForm
 	Fields []LinkField
 	// Summary is every error of the last submission, with its code, fields first.
 	Summary      []LinkError
@@ -64,11 +67,11 @@ func (f LinkField) DescribedBy() string {
 type LinkWords struct {
 	Title, Choose, Continue, Submit, ErrorsTitle, Code, ExpiresAt string
 	// The review step's words.
-	ReviewTitle, ReviewIntro, HolderIs, HolderQuestion, Confirm, NotMine     string
-	DocumentLabel, DocumentHint, GivenKind, GivenBank, GivenAccount, Correct string
-	Kinds                                                                    map[int]string
-	Fields                                                                   map[string]string
-	Hints                                                                    map[string]string
+	ReviewTitle, ReviewIntro, HolderIs, HolderQuestion, Confirm, NotMine           string
+	DocumentLabel, DocumentHint, GivenKind, GivenBank, GivenAccount, Correct, Card string
+	Kinds                                                                          map[int]string
+	Fields                                                                         map[string]string
+	Hints                                                                          map[string]string
 }
 
 var linkES = &LinkWords{
@@ -78,8 +81,8 @@ var linkES = &LinkWords{
 	HolderIs: "Titular según el directorio:", HolderQuestion: "¿Esta cuenta es tuya?", Confirm: "Sí, es mi cuenta",
 	NotMine: "No es mi cuenta: corregir", DocumentLabel: "Número de tu documento de identidad",
 	DocumentHint: "El comercio lo tiene registrado como", GivenKind: "Destino", GivenBank: "Banco o billetera", GivenAccount: "Número",
-	Correct: "Corregir los datos",
-	Kinds:   map[int]string{1: "Cuenta corriente", 2: "Cuenta de ahorros", 4: "Billetera celular", 5: "Llave Bre-B"},
+	Correct: "Corregir los datos", Card: "Tarjeta VISA",
+	Kinds: map[int]string{1: "Cuenta corriente", 2: "Cuenta de ahorros", 4: "Billetera celular", 5: "Llave Bre-B"},
 	Fields: map[string]string{"bankCode": "Banco o billetera", "accountNumber": "Número de cuenta", "cci": "CCI (20 dígitos)",
 		"AdittionalAccountInfo": "Dato adicional", "alias": "Alias"},
 	Hints: map[string]string{"bankCode": "Elige de la lista", "accountNumber": "Solo números, sin espacios", "accountNumber.4": "Tu número de celular",
@@ -93,8 +96,8 @@ var linkEN = &LinkWords{
 	HolderIs: "Holder according to the directory:", HolderQuestion: "Is this account yours?", Confirm: "Yes, it is my account",
 	NotMine: "It is not my account: correct it", DocumentLabel: "Your identity document number",
 	DocumentHint: "The merchant has it on record as", GivenKind: "Destination", GivenBank: "Bank or wallet", GivenAccount: "Number",
-	Correct: "Correct the details",
-	Kinds:   map[int]string{1: "Current account", 2: "Savings account", 4: "Cellphone wallet", 5: "Bre-B key"},
+	Correct: "Correct the details", Card: "VISA card",
+	Kinds: map[int]string{1: "Current account", 2: "Savings account", 4: "Cellphone wallet", 5: "Bre-B key"},
 	Fields: map[string]string{"bankCode": "Bank or wallet", "accountNumber": "Account number", "cci": "CCI (20 digits)",
 		"AdittionalAccountInfo": "Additional detail", "alias": "Alias"},
 	Hints: map[string]string{"bankCode": "Choose from the list", "accountNumber": "Digits only, no spaces", "accountNumber.4": "Your cellphone number",
@@ -159,4 +162,13 @@ func (r LinkReview) DocumentDescribedBy() string {
 		return "f-document-error f-document-hint"
 	}
 	return "f-document-hint"
+}
+
+// KindLabel is the name of account type kind in country: 5 is a Bre-B key in Colombia and a
+// card in Peru.
+func (w *LinkWords) KindLabel(country string, kind int) string {
+	if country == "PER" && kind == 5 {
+		return w.Card
+	}
+	return w.Kinds[kind]
 }

@@ -620,13 +620,17 @@ type sealedCard struct {
 }
 
 // tokenize seals a card under a new token; only the brand, BIN and last four stay readable.
-func (c *Cards) tokenize(cd card) (rules.CardRef, []byte, error) {
+func (c *Cards) tokenize(cd card) (rules.CardRef, []byte, error) { return sealCard(c.cfg.Sealer, cd) }
+
+// sealCard seals a card under a new token with sealer: the card form's and a payout link's
+// cards alike.
+func sealCard(sealer Sealer, cd card) (rules.CardRef, []byte, error) {
 	plain, err := json.Marshal(sealedCard{PAN: cd.PAN, Holder: cd.Holder, ExpMonth: cd.ExpMonth, ExpYear: cd.ExpYear})
 	if err != nil {
 		return rules.CardRef{}, nil, err
 	}
 	token := "card_" + randomID()
-	sealed := c.cfg.Sealer.Seal(plain, []byte("card:"+token))
+	sealed := sealer.Seal(plain, []byte("card:"+token))
 	clear(plain)
 	return rules.CardRef{Token: token, Brand: "VISA", BIN: cd.PAN[:6], Last4: cd.PAN[len(cd.PAN)-4:]}, sealed, nil
 }

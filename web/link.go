@@ -30,6 +30,7 @@ import (
 // LinkLifecycle moves payout links (rules.Lifecycle).
 type LinkLifecycle interface {
 	LinkDestination(ctx context.Context, m *rules.Merchant, id int64, req *rules.PayoutRequest, route rules.Route) (*rules.Payout, error)
+	LinkCard(ctx context.Context, m *rules.Merchant, id int64, req *rules.PayoutRequest, route rules.Route, card rules.CardRef) (*rules.Payout, error)
 	Settle(ctx context.Context, merchantID string, id int64, status rules.Status, code, note string) (*rules.Payout, error)
 }
 
@@ -44,6 +45,9 @@ type LinkConfig struct {
 	// Directory names the holder of a Peru cellphone or a Bre-B key for the review step;
 	// nil (--sandbox=false, no connector) leaves only the merchant's document to prove.
 	Directory rules.Directory
+	// Vault and Sealer keep a Peru card typed on a link, as the card form's (Config).
+	Vault  Vault
+	Sealer Sealer
 	// Sessions keep each link's attempts, under the hash of its token (the card form's
 	// session store: nothing else of the link is there).
 	Sessions scs.Store
@@ -281,7 +285,11 @@ func (l *Links) formView(ctx context.Context, st *linkState, lang string, kind i
 		kind = 0
 	}
 	for _, k := range kinds {
-		f.Kinds = append(f.Kinds, templates.LinkKind{Value: k, Label: words.Kinds[k], Selected: k == kind})
+		f.Kinds = append(f.Kinds, templates.LinkKind{Value: k, Label: words.KindLabel(st.p.Country, k), Selected: k == kind})
+	}
+	if isCardKind(st.p, kind) {
+		l.cardView(ctx, &f, st, lang, kind, values, errs)
+		return f, nil
 	}
 	var fields []fieldSpec
 	if kind != 0 {
@@ -466,6 +474,10 @@ func (l *Links) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	kind, _ := strconv.Atoi(r.PostForm.Get("kind"))
+	if isCardKind(st.p, kind) {
+		l.submitCard(w, r, st, kind)
+		return
+	}
 	fields, err := linkFields(st.p.Country, kind, st.m, l.cfg.Now())
 	if err != nil || !slices.Contains(st.p.Link.Kinds, kind) {
 		l.failed(w, r, st, 0, r.PostForm, []*rules.Error{{Code: rules.CodeLinkDestinations, Field: "destination.bankAccount.accountType",

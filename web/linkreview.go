@@ -137,7 +137,7 @@ func (l *Links) showReview(w http.ResponseWriter, r *http.Request, st *linkState
 	words := templates.LinkWordsFor(lang)
 	v := templates.LinkReview{Page: l.basePage(r.Context(), st, lang), W: words,
 		Action: l.selfURL(l.baseURL(r.Context()), st.token, lang, kind),
-		Kind:   words.Kinds[kind], Bank: bankLabel(st.p.Country, kind, ba.BankCode), Account: maskAccount(ba),
+		Kind:   words.KindLabel(st.p.Country, kind), Bank: bankLabel(st.p.Country, kind, ba.BankCode), Account: maskAccount(ba),
 		AttemptsLeft: maxAttempts - st.s.Attempts, ShowAttempts: st.s.Attempts > 0}
 	v.Script = templates.Script{Mode: "static", Texts: v.T.JS()}
 	if o.Holder != "" {

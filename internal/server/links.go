@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"payouts/rules"
+	"payouts/store"
 	"payouts/web"
 )
 
@@ -23,6 +24,11 @@ func (w *wiring) wireLinks(ctx context.Context) error {
 	if w.cfg.Sandbox.On {
 		dir = w.directory
 	}
+	// A card typed on a link is sealed as the card form's are, under the same key.
+	sealer, err := store.NewSealer(cardKey)
+	if err != nil {
+		return fmt.Errorf("payout link card key: %w", err)
+	}
 	mac := hmac.New(sha256.New, cardKey)
 	mac.Write([]byte("payouts: payout link tokens"))
 	links := web.NewLinks(web.LinkConfig{
@@ -32,6 +38,8 @@ func (w *wiring) wireLinks(ctx context.Context) error {
 		Merchants:     w.keys.Merchant,
 		Lifecycle:     linkLifecycle{w.lc, w.notifications.notifier.Kick},
 		Directory:     dir,
+		Vault:         w.db,
+		Sealer:        sealer,
 		Sessions:      w.db.Sessions(ctx, w.now),
 		Key:           mac.Sum(nil),
 		Now:           w.now,
@@ -50,6 +58,14 @@ func (w *wiring) wireLinks(ctx context.Context) error {
 type linkLifecycle struct {
 	*rules.Lifecycle
 	kick func()
+}
+
+func (l linkLifecycle) LinkCard(ctx context.Context, m *rules.Merchant, id int64, req *rules.PayoutRequest, route rules.Route, card rules.CardRef) (*rules.Payout, error) {
+	p, err := l.Lifecycle.LinkCard(ctx, m, id, req, route, card)
+	if err == nil {
+		l.kick()
+	}
+	return p, err
 }
 
 func (l linkLifecycle) LinkDestination(ctx context.Context, m *rules.Merchant, id int64, req *rules.PayoutRequest, route rules.Route) (*rules.Payout, error) {
