@@ -2,8 +2,9 @@ package e2e
 
 // A real browser (chromium, as card_browser_test.go drives it) goes through a Peru payout
 // link's review at a phone's width and a desktop's, in Spanish and English: it gives a
-// cellphone, sees the holder masked, types the document and the payout settles; a cellphone
-// the directory lists at another wallet ends in 4041. With PAYOUTS_SCREENSHOTS set it leaves
+// cellphone, sees the holder masked, types the document and the payout settles; types a VISA
+// card; a Colombia link takes each of its kinds; a cellphone the directory lists at another
+// wallet ends in 4041. With PAYOUTS_SCREENSHOTS set it leaves
 // the pictures docs/guides/links.md shows.
 
 import (
@@ -65,6 +66,60 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 				t.Errorf("%s: settled %s", order, p.Output.Status)
 			}
 		}
+	}
+
+	// A VISA card typed on the link, with the document beside it, in both languages.
+	cards := s.newMerchant(t, map[string]any{"cardPayouts": true})
+	for _, lang := range []string{"es", "en"} {
+		order := "LINK-BR-CARD-" + lang
+		req := peruCardLink(order)
+		req["lang"] = lang
+		_, _, a, raw := cards.createLink(t, req)
+		if a.Link == "" {
+			t.Fatalf("create: %s", raw)
+		}
+		run(order, chromedp.EmulateViewport(375, 900), chromedp.Navigate(a.Link), chromedp.WaitVisible(chromedp.CSS("#pan")),
+			chromedp.SendKeys(chromedp.CSS("#holder"), "ANA QUISPE"), chromedp.SendKeys(chromedp.CSS("#pan"), "4111111111111111"),
+			chromedp.SendKeys(chromedp.CSS("#expiry"), "12/30"), chromedp.SendKeys(chromedp.CSS("#cvv"), "123"),
+			chromedp.SendKeys(chromedp.CSS("#f-document"), "45678912"))
+		painted(t, ctx)
+		saveScreenshot(t, ctx, "link-card-"+lang+"-375.png")
+		run(order+" submit", chromedp.Click(chromedp.CSS("#submit")), chromedp.WaitVisible(chromedp.CSS("#result")))
+		if p := cards.waitStage(t, a.Payout.ID, "SUCCESS", 15*time.Second); p.Output.Status != "PROCESSED" {
+			t.Errorf("%s: settled %s", order, p.Output.Status)
+		}
+	}
+
+	// Each kind Colombia offers, chosen in the page's kind list, reviewed with the document.
+	col := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true, "realTimeKey": true})
+	for _, k := range []struct {
+		kind           string
+		bank, number   string
+		holderReviewed bool
+	}{
+		{"2", "012", "12345678901", false}, {"1", "012", "12345678901", false},
+		{"4", "507", "3001234567", false}, {"5", "", "@andreamartinez", true},
+	} {
+		order := "LINK-BR-COL-" + k.kind
+		req := linkRequest(order)
+		delete(req, "allowedDestinations")
+		_, _, a, raw := col.createLink(t, req)
+		if a.Link == "" {
+			t.Fatalf("create: %s", raw)
+		}
+		run(order+" kind", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(a.Link), chromedp.WaitVisible(chromedp.CSS("#kind-"+k.kind)),
+			chromedp.Click(chromedp.CSS("#kind-"+k.kind)), chromedp.Click(chromedp.CSS("#choose")), chromedp.WaitVisible(chromedp.CSS("#f-accountNumber")))
+		if k.bank != "" {
+			run(order+" bank", chromedp.SetValue(chromedp.CSS("#f-bankCode"), k.bank))
+		}
+		run(order+" give", chromedp.SendKeys(chromedp.CSS("#f-accountNumber"), k.number), chromedp.Click(chromedp.CSS("#submit")),
+			chromedp.WaitVisible(chromedp.CSS("#f-document")))
+		if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#review-holder").length`)); err != nil || (n == 1) != k.holderReviewed {
+			t.Errorf("%s: %d holders shown %v, want %v", order, n, err, k.holderReviewed)
+		}
+		run(order+" confirm", chromedp.SendKeys(chromedp.CSS("#f-document"), "1020304050"), chromedp.Click(chromedp.CSS("#confirm")),
+			chromedp.WaitVisible(chromedp.CSS("#result")))
+		col.waitStage(t, a.Payout.ID, "SUCCESS", 15*time.Second)
 	}
 
 	// A cellphone the directory lists at Plin only, given with Yape's bank: 4041, said on the page.
