@@ -10,12 +10,16 @@ import (
 	"payouts/rules"
 )
 
+// migrationChunk is how many payouts one transaction of migratePayouts moves (a variable:
+// a test crosses chunks with fewer payouts).
+var migrationChunk = 10_000
+
 // migratePayouts moves payouts stored whole (bPayoutsV1, the format before record.go) into
 // their core and state, with the queue time their bDueByID entry held, a chunk per
 // transaction: a crash in the middle leaves every payout in exactly one of the two formats,
 // and the next Open carries on.
 func migratePayouts(db *bbolt.DB) error {
-	const chunk = 10_000
+	chunk := migrationChunk
 	for {
 		done := false
 		err := db.Update(func(tx *bbolt.Tx) error {

@@ -118,6 +118,8 @@ func TestDecodeStateSharesNames(t *testing.T) {
 // index "due_by_id") opens with every payout readable, queued where it was, moved by the
 // next step, and new ids after the old ones.
 func TestOpenMigratesWholePayouts(t *testing.T) {
+	defer func(was int) { migrationChunk = was }(migrationChunk)
+	migrationChunk = 1_000 // the chunks of a large store, in a store of a few thousand
 	path := filepath.Join(t.TempDir(), "payouts.db")
 	old, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
@@ -129,7 +131,7 @@ func TestOpenMigratesWholePayouts(t *testing.T) {
 		payouts, _ := tx.CreateBucket(bPayoutsV1)
 		due, _ := tx.CreateBucket(bDue)
 		byID, _ := tx.CreateBucket(bDueByID)
-		for i := 1; i <= 25_001; i++ { // more than one migration chunk
+		for i := 1; i <= 2_501; i++ { // more than one migration chunk
 			p := samplePayout()
 			p.ID = int64(i)
 			p.OrderID = "ORD-" + strconv.Itoa(i)
@@ -137,18 +139,18 @@ func TestOpenMigratesWholePayouts(t *testing.T) {
 			if err := putJSON(payouts, be64(uint64(i)), p); err != nil {
 				return err
 			}
-			if i%10_000 == 1 {
+			if i%1_000 == 1 {
 				want = append(want, p)
 			}
 		}
-		k := dueKeyOf(25_001, dueAt)
+		k := dueKeyOf(2_501, dueAt)
 		if err := due.Put(k, []byte(rules.StatusPendingBank)); err != nil {
 			return err
 		}
-		if err := byID.Put(be64(25_001), k); err != nil {
+		if err := byID.Put(be64(2_501), k); err != nil {
 			return err
 		}
-		return payouts.SetSequence(25_001)
+		return payouts.SetSequence(2_501)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -176,11 +178,11 @@ func TestOpenMigratesWholePayouts(t *testing.T) {
 		return nil
 	})
 	due, err := db.Due(context.Background(), dueAt, 10)
-	if err != nil || len(due) != 1 || due[0].ID != 25_001 {
+	if err != nil || len(due) != 1 || due[0].ID != 2_501 {
 		t.Fatalf("queue %+v (%v), want payout 25001", due, err)
 	}
 	later := dueAt.Add(time.Minute)
-	err = db.UpdatePayouts(context.Background(), []int64{25_001}, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
+	err = db.UpdatePayouts(context.Background(), []int64{2_501}, func(p *rules.Payout, l rules.Ledger) (time.Time, error) {
 		return later, nil
 	})
 	if err != nil {
@@ -189,13 +191,13 @@ func TestOpenMigratesWholePayouts(t *testing.T) {
 	if due, _ := db.Due(context.Background(), later.Add(-time.Second), 10); len(due) != 0 {
 		t.Fatalf("the old queue entry is left: %+v", due)
 	}
-	if due, _ := db.Due(context.Background(), later, 10); len(due) != 1 || due[0].ID != 25_001 {
+	if due, _ := db.Due(context.Background(), later, 10); len(due) != 1 || due[0].ID != 2_501 {
 		t.Fatalf("queue %+v, want payout 25001 at its new time", due)
 	}
 	p := samplePayout()
 	p.OrderID, p.Request.OrderID = "NEW", "NEW"
 	stored, created, err := db.CreatePayout(context.Background(), p, time.Time{}, nil, nil)
-	if err != nil || !created || stored.ID != 25_002 {
+	if err != nil || !created || stored.ID != 2_502 {
 		t.Fatalf("a new payout: id %v created %v err %v, want 25002", stored, created, err)
 	}
 }
