@@ -21,6 +21,7 @@ func TestGeneratedCodeIsFresh(t *testing.T) {
 	}
 	for _, src := range sources {
 		t.Run(src, func(t *testing.T) {
+			t.Parallel() // each is a process of its own, mostly waiting for the go command
 			// From the module root, as `go tool templ generate` is run there: the file
 			// names in the generated code are relative to it.
 			cmd := exec.Command("go", "tool", "templ", "generate", "-f", filepath.Join("templates", src), "-stdout")
