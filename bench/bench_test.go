@@ -2,11 +2,13 @@ package main
 
 // Smoke tests of the harness itself: each command runs briefly against the real binaries,
 // with goals nobody misses, so that CI notices when a command no longer runs or a side stops
-// answering; the figures themselves are not judged here.
+// answering; the figures themselves are not judged here, so the runs go in parallel (most
+// of each is building and waiting for servers and settlements).
 
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +16,18 @@ import (
 	"testing"
 	"time"
 )
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "payouts-bench-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	builtIn = dir // every run below links the binaries of the first
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // runBench runs the runner as `go run ./bench args…` would, its work directory under the
 // test's, and returns what it printed.
@@ -85,6 +99,7 @@ func checkHeader(t *testing.T, lines []string) {
 }
 
 func TestCreatesAndReadsRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binaries and drives them for seconds")
 	}
@@ -99,6 +114,7 @@ func TestCreatesAndReadsRun(t *testing.T) {
 	} {
 		mode := tc.mode
 		t.Run(strings.Join(append([]string{mode}, tc.extra...), " "), func(t *testing.T) {
+			t.Parallel()
 			lines := runBench(t, append([]string{mode, "-duration", "1s", "-rounds", "1", "-min-ratio", "0", "-max-p99-ms", "1e6"}, tc.extra...)...)
 			checkHeader(t, lines)
 			checkServed(t, lines, "payouts  round 1:", "baseline round 1:")
@@ -118,6 +134,7 @@ func TestCreatesAndReadsRun(t *testing.T) {
 }
 
 func TestMillionSeedsOnceAndReadsAfterTheStoredPayouts(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binaries and drives them for seconds")
 	}
@@ -148,6 +165,7 @@ func TestMillionSeedsOnceAndReadsAfterTheStoredPayouts(t *testing.T) {
 }
 
 func TestPGRuns(t *testing.T) {
+	t.Parallel()
 	url := os.Getenv("PAYOUTS_TEST_DATABASE_URL")
 	if url == "" || testing.Short() {
 		t.Skip("PAYOUTS_TEST_DATABASE_URL is not set (a PostgreSQL server whose databases may be created and dropped)")
@@ -166,6 +184,7 @@ func TestPGRuns(t *testing.T) {
 }
 
 func TestLatencyRuns(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binaries and drives them for seconds")
 	}
@@ -211,6 +230,7 @@ func checkPerPayout(t *testing.T, lines []string, n int) {
 }
 
 func TestMemoryRuns(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binaries and drives them for seconds")
 	}

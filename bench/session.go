@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -87,9 +88,22 @@ func moduleOf(gomod []byte) string {
 }
 
 // build builds the project binary (as payouts) and the given tools of bench/ into the
-// session's bin directory.
+// session's bin directory; with a build cache (builtIn), each is built once per process
+// and linked from there.
 func (s *session) build(ctx context.Context, tools ...string) error {
 	fmt.Fprintln(s.stderr, "bench: building payouts and", strings.Join(tools, ", "))
+	if builtIn != "" {
+		for _, name := range append([]string{"payouts"}, tools...) {
+			path, err := cachedBuild(ctx, s.root, name)
+			if err != nil {
+				return err
+			}
+			if err := linkOrCopy(path, filepath.Join(s.bin, name)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if out, err := goBuild(ctx, s.root, "-o", filepath.Join(s.bin, "payouts"), "."); err != nil {
 		return fmt.Errorf("project build failed: %v\n%s", err, out)
 	}
@@ -104,6 +118,53 @@ func (s *session) build(ctx context.Context, tools ...string) error {
 		return fmt.Errorf("tools build failed: %v\n%s", err, out)
 	}
 	return nil
+}
+
+// builtIn is a directory where the binaries a process builds are kept for its later
+// sessions ("": none, each session builds its own). The tests set it: they run the
+// harness a few times over one tree, and linking the same binaries again is most of a
+// short run.
+var builtIn string
+
+var (
+	buildsMu sync.Mutex
+	builds   = map[string]func() (string, error){} // binary name → its build, run once
+)
+
+// cachedBuild is the path of the binary name ("payouts" or a tool of bench/) in builtIn,
+// built by the first session that asks for it.
+func cachedBuild(ctx context.Context, root, name string) (string, error) {
+	buildsMu.Lock()
+	build := builds[name]
+	if build == nil {
+		build = sync.OnceValues(func() (string, error) {
+			path := filepath.Join(builtIn, name)
+			pkg := "."
+			if name != "payouts" {
+				pkg = "payouts/bench/" + name
+			}
+			if out, err := goBuild(ctx, root, "-o", path, pkg); err != nil {
+				return "", fmt.Errorf("%s build failed: %v\n%s", name, err, out)
+			}
+			return path, nil
+		})
+		builds[name] = build
+	}
+	buildsMu.Unlock()
+	return build()
+}
+
+// linkOrCopy links the file from to to, or copies it where a link cannot be made (another
+// file system).
+func linkOrCopy(from, to string) error {
+	if os.Link(from, to) == nil {
+		return nil
+	}
+	raw, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, raw, 0o755)
 }
 
 func goBuild(ctx context.Context, dir string, args ...string) ([]byte, error) {
