@@ -133,6 +133,19 @@ type Options struct {
 	// --backup-every (which still turns them on), so that a test sees several within
 	// seconds; the flag takes no less than a minute.
 	BackupEvery time.Duration
+
+	// Ready, when set, is called once the server answers, with where it does: a test
+	// starts a server on port 0 and learns its address here instead of reading stdout.
+	Ready func(Listening)
+}
+
+// Listening is where a started server answers.
+type Listening struct {
+	// URL is the base URL clients reach the server at: http://127.0.0.1:port, or with HTTPS
+	// https://name:port.
+	URL string
+	// Metrics is the address of the metrics' own listener (--metrics-addr); "": none.
+	Metrics string
 }
 
 func (o Options) now() func() time.Time {

@@ -110,12 +110,14 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 		opened.push("", func(context.Context) error { stopPprof(); return nil })
 	}
 	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
+	ready := Listening{URL: base}
 	if cfg.HTTP.MetricsAddr != "" {
-		stopMetrics, err := serveMetrics(cfg.HTTP.MetricsAddr, app.metrics, errorLog, stdout)
+		stopMetrics, metricsAddr, err := serveMetrics(cfg.HTTP.MetricsAddr, app.metrics, errorLog, stdout)
 		if err != nil {
 			return err
 		}
 		opened.push("", func(context.Context) error { stopMetrics(); return nil })
+		ready.Metrics = metricsAddr
 	}
 	srv := newHTTPServer(app, errorLog)
 	errc := make(chan error, 1)
@@ -133,6 +135,9 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 		return nil
 	})
 	announce(cfg, base, logger, stdout)
+	if opts.Ready != nil {
+		opts.Ready(ready)
+	}
 
 	select {
 	case err := <-errc:
@@ -178,17 +183,17 @@ func newHTTPServer(app *app, errorLog *log.Logger) *http.Server {
 
 // serveMetrics serves the metrics on a listener of their own (a private interface, for the
 // scraper), without the admin token, until stop.
-func serveMetrics(addr string, metrics http.Handler, errorLog *log.Logger, stdout io.Writer) (stop func(), err error) {
+func serveMetrics(addr string, metrics http.Handler, errorLog *log.Logger, stdout io.Writer) (stop func(), bound string, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr: %w", err)
+		return nil, "", fmt.Errorf("--metrics-addr: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: errorLog}
 	go srv.Serve(ln)
 	fmt.Fprintf(stdout, "metrics served on http://%s/metrics\n", ln.Addr())
-	return func() { srv.Close() }, nil
+	return func() { srv.Close() }, ln.Addr().String(), nil
 }
 
 // announce tells the operator where the server listens.
