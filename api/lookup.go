@@ -36,7 +36,10 @@ type Lookup struct {
 	// Seen records a request_id for a merchant and reports whether it was already used.
 	Seen func(ctx context.Context, merchantID, requestID string, at time.Time) (bool, error)
 	Now  func() time.Time // the service's clock, for "date"
-	Log  *slog.Logger
+	// RealNow is real time, which the allowance of lookups a minute runs on (nil: time.Now);
+	// a sandbox clock moved ahead does not refill it.
+	RealNow func() time.Time
+	Log     *slog.Logger
 
 	mu      sync.Mutex
 	limiter map[string]*rate.Limiter
@@ -86,7 +89,11 @@ func (l *Lookup) allow(merchantID string) bool {
 		lim = rate.NewLimiter(rate.Limit(float64(LookupPerMinute)/60), LookupPerMinute)
 		l.limiter[merchantID] = lim
 	}
-	return lim.Allow()
+	now := time.Now
+	if l.RealNow != nil {
+		now = l.RealNow
+	}
+	return lim.AllowN(now(), 1)
 }
 
 func writeLookup(w http.ResponseWriter, status int, v any) {

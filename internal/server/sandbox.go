@@ -27,7 +27,7 @@ func (w *wiring) wireSandbox() error {
 		dir = w.directory
 	}
 	tokens := api.NewTokens(w.db, w.realNow)
-	lookup := &api.Lookup{Tokens: tokens, Directory: dir, Seen: w.db.SeenLookupRequest, Now: w.now, Log: w.logger}
+	lookup := &api.Lookup{Tokens: tokens, Directory: dir, Seen: w.db.SeenLookupRequest, Now: w.now, RealNow: w.realNow, Log: w.logger}
 	w.deps.SandboxControls = &api.Sandbox{Enabled: w.cfg.Sandbox.On, Clock: w.clock, Scripts: w.scripts, Directory: w.directory, Merchant: w.db.Merchant}
 	w.deps.Cancel = w.lc.Cancel
 	w.deps.Tokens = tokens
