@@ -9,6 +9,7 @@ import (
 // GET /admin/v1/merchants lists every merchant with its live keys (ids
 // only), and only with the admin token.
 func TestAdminListsMerchants(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	a := s.newMerchant(t, map[string]any{"cardPayouts": true})
 	b := s.newMerchant(t, nil)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestAuthFailures(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	a := s.newMerchant(t, nil)
 	b := s.newMerchant(t, nil)
@@ -110,6 +111,7 @@ func TestAuthFailures(t *testing.T) {
 }
 
 func TestFailedAuthenticationsAreLimitedPerAddress(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	a := s.newMerchant(t, nil)
 	c := a.with(func(c *merchantClient) { c.Secret = "wrong" })
@@ -130,6 +132,7 @@ func TestFailedAuthenticationsAreLimitedPerAddress(t *testing.T) {
 }
 
 func TestRateLimitPerMerchant(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "", "--rate-limit", "5")
 	a := s.newMerchant(t, nil)
 	limited := 0
@@ -148,6 +151,7 @@ func TestRateLimitPerMerchant(t *testing.T) {
 }
 
 func TestGenericErrorsOverHTTPStoreNothing(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	a := s.newMerchant(t, nil)
 	bad := perBankRequest("GEN-1")
@@ -201,6 +205,7 @@ func TestGenericErrorsOverHTTPStoreNothing(t *testing.T) {
 }
 
 func TestFiftyConcurrentIdenticalCreatesMakeOnePayout(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	a := s.newMerchant(t, nil)
 	var wg sync.WaitGroup
@@ -233,6 +238,7 @@ func TestFiftyConcurrentIdenticalCreatesMakeOnePayout(t *testing.T) {
 }
 
 func TestHealthOpenAPIAndDocs(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	problem := map[string]string{"Content-Type": "application/problem+json"}
 	s.run(t, []scenario{

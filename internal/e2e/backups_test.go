@@ -164,6 +164,7 @@ func apiView(t *testing.T, c *merchantClient, ids []int64) []string {
 }
 
 func TestScheduledBackupsAreVerifiedRotatedCopiedToS3AndRestoredInADrill(t *testing.T) {
+	t.Parallel()
 	boltOnly(t, "the scheduled backups copy the bbolt file (PostgreSQL: pg_dump, PITR)")
 	endpoint := fakeS3(t, "payouts-backups")
 	creds := filepath.Join(t.TempDir(), "s3-credentials")
@@ -354,6 +355,7 @@ func TestScheduledBackupsAreVerifiedRotatedCopiedToS3AndRestoredInADrill(t *test
 }
 
 func TestFailedBackupShowsInTheLogTheMetricsAndTheDashboard(t *testing.T) {
+	t.Parallel()
 	boltOnly(t, "the scheduled backups copy the bbolt file")
 
 	// Without the flags nothing changes: no backup metric, no warning, no backup logged.
@@ -442,6 +444,7 @@ func overviewPage(t *testing.T, s *testServer) string {
 }
 
 func TestBackupFlagsRefusedOnPostgresAndWhereTheyCannotWork(t *testing.T) {
+	t.Parallel()
 	keys := t.TempDir()
 	if err := writeKeys(keys); err != nil {
 		t.Fatal(err)
@@ -523,6 +526,7 @@ func copyFile(t *testing.T, from, to string) {
 // the metric, nor are restored for the newest, nor cost a real backup its place; a
 // world-writable backup directory is tightened to 0700.
 func TestBackupsGoByTheirRecordedTimeNeverTheirName(t *testing.T) {
+	t.Parallel()
 	boltOnly(t, "the scheduled backups copy the bbolt file")
 	// Another store's backups, which must not be taken for this server's newest.
 	other := t.TempDir()
@@ -634,6 +638,7 @@ func lyingS3(t *testing.T, sent *atomic.Int64) string {
 // at the size the service lists; an error quotes a short, escaped part of what the service
 // said, and never the request's credentials a service echoes.
 func TestS3URLCredentialsDownloadBoundAndErrorsQuoteNoSecret(t *testing.T) {
+	t.Parallel()
 	t.Run("credentials in the URL", func(t *testing.T) {
 		boltOnly(t, "the scheduled backups copy the bbolt file")
 		msg := refusedStart(t, "--data", t.TempDir(), "--backup-every", "6h", "--backup-dir", filepath.Join(t.TempDir(), "b"),

@@ -13,6 +13,7 @@ import (
 // TestDashboardBatchesBrowser opens the batch pages in Chromium (375 and 1280 px): an INVALID
 // batch's report and a key's batch approved there and followed to COMPLETED.
 func TestDashboardBatchesBrowser(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := startServer(t, "")
 	m := s.newMerchant(t, nil)

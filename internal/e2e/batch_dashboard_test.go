@@ -16,6 +16,7 @@ import (
 // principal (and not one's own), follow it, download the result; a key with a role from the
 // merchant's page.
 func TestDashboardBatches(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	m := s.newMerchant(t, nil)
 	c := dashboardSignIn(t, s)

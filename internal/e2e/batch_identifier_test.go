@@ -12,6 +12,7 @@ import (
 // an invisible or direction-changing character is refused at batchId (1909), in a JSON body
 // and in the query of a CSV upload; nothing is stored.
 func TestBatchIDRefusesBlankAndInvisibleCharacters(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, nil)
 	for _, tc := range []struct{ name, batchID, code string }{

@@ -87,6 +87,7 @@ func (c *merchantClient) waitBatch(t testing.TB, id int64, within time.Duration,
 }
 
 func TestBatchMakerCheckerKeyRolesAndNotification(t *testing.T) {
+	t.Parallel()
 	hook := &hookReceiver{}
 	s, full := startWithSignedHook(t, "", hook, "/hook", nil)
 	maker, checker, reader := s.roleKey(t, full, "maker"), s.roleKey(t, full, "checker"), s.roleKey(t, full, "read")
@@ -229,6 +230,7 @@ func TestBatchMakerCheckerKeyRolesAndNotification(t *testing.T) {
 }
 
 func TestBatchInvalidReportsEveryErrorOfEveryItemAndCreatesNothing(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, nil)
 	if code, _, raw := c.do(t, "POST", "payouts", perBankRequest("USED-1"), ""); code != 201 {
@@ -288,6 +290,7 @@ func batchCSV(prefix string, n int) string {
 }
 
 func TestBatchCSVUpload(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, nil)
 	req := c.request("POST", "batches", []byte(batchCSV("CSV-", 3)), "batchId=csv-1")
@@ -316,6 +319,7 @@ func TestBatchCSVUpload(t *testing.T) {
 // approved batch's items are being created; after a restart the runner resumes, and every
 // item is exactly one payout.
 func TestBatchKilledDuringCreationCreatesEveryItemOnce(t *testing.T) {
+	t.Parallel()
 	boltOnly(t, "kills the binary on its own bbolt file")
 	if testing.Short() {
 		t.Skip("builds and kills the binary")
@@ -436,6 +440,7 @@ func processCPU(pid int) time.Duration {
 // process: the upload (every item validated) and the creation (approve → COMPLETED).
 // PAYOUTS_BATCH_BENCH=1 runs it (PAYOUTS_TEST_ENGINE=postgres for PostgreSQL).
 func TestBatchBenchmark10k(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("PAYOUTS_BATCH_BENCH") == "" {
 		t.Skip("PAYOUTS_BATCH_BENCH=1 runs it")
 	}

@@ -21,6 +21,7 @@ import (
 // signed API; the ledger's entries of the batch's payouts add up (the harness checks it
 // at the server's stop).
 func TestDashboardCheckerUserApprovesMakerUsersBatch(t *testing.T) {
+	t.Parallel()
 	// Codes of two steps are used in turn (set-up, then sign-in): stay inside one step's window.
 	clock := stepStartClock()
 	now := clock.Now().Unix() / 30

@@ -47,9 +47,15 @@ func findChromium() string {
 	return ""
 }
 
+// browserSlot is held by the test whose browser runs.
+var browserSlot = make(chan struct{}, 1)
+
 // newBrowser starts a headless chromium with a fresh profile for the test.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("drives a browser: seconds of start-up and rendering")
+	}
 	path := findChromium()
 	if path == "" {
 		if os.Getenv("PAYOUTS_REQUIRE_BROWSER") == "1" {
@@ -57,6 +63,10 @@ func newBrowser(t *testing.T) context.Context {
 		}
 		t.Skip("no chromium found: install it (apt-get install -y chromium) to run the browser test")
 	}
+	// One browser at a time: several chromiums rendering at once on a small machine miss
+	// their deadlines. The other tests go on meanwhile.
+	browserSlot <- struct{}{}
+	t.Cleanup(func() { <-browserSlot })
 	profile := t.TempDir()
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(path),
@@ -263,6 +273,7 @@ func payInFrame(t *testing.T, ctx context.Context, shopURL, formURL, pan string,
 }
 
 func TestBrowserCardFormInIframe(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	shop, logo := startShop(t)
 	s := startServer(t, "")

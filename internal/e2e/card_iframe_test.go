@@ -11,6 +11,7 @@ import (
 // TLS: through --public-url, or through a trusted proxy's X-Forwarded-Proto (or Forwarded);
 // an untrusted peer's headers change nothing.
 func TestCardIframeIsHTTPSBehindTLS(t *testing.T) {
+	t.Parallel()
 	open := func(t *testing.T, c *merchantClient, order string, headers map[string]string, accept string) string {
 		t.Helper()
 		raw, _ := json.Marshal(cardRequest(order))

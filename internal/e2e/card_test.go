@@ -162,6 +162,7 @@ func waitCardStatus(t testing.TB, formURL string, within time.Duration) cardStat
 }
 
 func TestCardEndpointAnswersHTMLAndJSON(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
 
@@ -277,6 +278,7 @@ func TestCardEndpointAnswersHTMLAndJSON(t *testing.T) {
 
 // The original's query flags and its sample's string expirationTime.
 func TestCardEndpointTakesTheOriginalsInputs(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
 	post := func(order, query string, edit func(map[string]any)) (int, []byte) {
@@ -310,6 +312,7 @@ func TestCardEndpointTakesTheOriginalsInputs(t *testing.T) {
 }
 
 func TestCardEndpointValidationComesFromRules(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
 	off := s.newMerchant(t, nil)
@@ -364,6 +367,7 @@ func TestCardEndpointValidationComesFromRules(t *testing.T) {
 // follows the payout to SUCCESS, then reads the database file and the server's logs: the
 // card number is nowhere, in any encoding; the sealed card opens with the card key only.
 func TestCardPayoutEndToEndEncryptedAtRest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
@@ -451,6 +455,7 @@ func TestCardPayoutEndToEndEncryptedAtRest(t *testing.T) {
 }
 
 func TestCardDeclinedCard(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true, "allowedOrigins": []string{"https://shop.example"}})
 	a := c.openCard(t, cardRequest("CARD-DECLINE"), 200)
@@ -476,6 +481,7 @@ func TestCardDeclinedCard(t *testing.T) {
 }
 
 func TestCardFormErrorsAndLockoutAfterFiveFailures(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
 	a := c.openCard(t, cardRequest("CARD-LOCK"), 200)
@@ -521,6 +527,7 @@ func TestCardFormErrorsAndLockoutAfterFiveFailures(t *testing.T) {
 }
 
 func TestCardResendRestartsWithNewSession(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
 	first := c.openCard(t, cardRequest("CARD-AGAIN"), 200)
@@ -554,6 +561,7 @@ func TestCardResendRestartsWithNewSession(t *testing.T) {
 }
 
 func TestCardSessionExpires(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServerWith(t, dir, server.Options{CardSessionLength: 1500 * time.Millisecond})
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
@@ -637,6 +645,7 @@ func holdsSecret(raw []byte, secret string) (string, bool) {
 
 // cardBuckets counts the records of the card buckets in a stopped server's database.
 func TestCardOnFile(t *testing.T) {
+	t.Parallel()
 	t.Run("on: the next payout offers the saved card", func(t *testing.T) {
 		dir := t.TempDir()
 		s := startServer(t, dir)

@@ -104,6 +104,10 @@ func runBinary(t *testing.T, args ...string) (string, int) {
 }
 
 func TestCertifyReceiverThroughTheBinary(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds the reference receiver and the binary")
+	}
 	s := startServer(t, "", "--allow-private-notification-urls")
 	c := s.newMerchant(t, nil)
 
@@ -178,6 +182,7 @@ func TestCertifyReceiverThroughTheBinary(t *testing.T) {
 
 // TestCertificationAPI: the signed calls' answers, each checked against the served document.
 func TestCertificationAPI(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "", "--allow-private-notification-urls")
 	c := s.newMerchant(t, nil)
 	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
@@ -228,6 +233,10 @@ func TestCertificationAPI(t *testing.T) {
 // the binary. Each is skipped when its interpreter is missing, and fails instead with
 // PAYOUTS_REQUIRE_RECEIVERS=1 (as CI runs it).
 func TestCertifyReferenceReceivers(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts the reference receivers in three interpreters")
+	}
 	s := startServer(t, "", "--allow-private-notification-urls")
 	c := s.newMerchant(t, nil)
 	for _, r := range []struct{ name, interpreter, file string }{
@@ -290,6 +299,7 @@ func phpReceiver(t *testing.T, s *testServer, merchantID, php, file string) stri
 // TestCertifyCommandLines: what cannot run is a usage error (exit 2, one line); a report
 // without its signature file, or not a report, is refused (exit 1).
 func TestCertifyCommandLines(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"certify"},
 		{"certify", "receiver"},

@@ -25,6 +25,7 @@ func runCLI(t *testing.T, getenv func(string) string, args ...string) (string, e
 }
 
 func TestCLIMerchantCreateBackupVersion(t *testing.T) {
+	t.Parallel()
 	boltOnly(t, "the offline merchant create and the backup are of the data directory's file (PostgreSQL: pg_dump)")
 	dir := t.TempDir()
 	out, err := runCLI(t, nil, "merchant", "create", "--data", dir, "--name", "Tienda", "--card-payouts", "--allowed-origins", "https://tienda.pe")
@@ -88,6 +89,7 @@ func TestCLIMerchantCreateBackupVersion(t *testing.T) {
 // The first ten minutes: -h lists the subcommands, help <command> its flags, and sign prints
 // a URL that the real server accepts.
 func TestCLIHelpAndSign(t *testing.T) {
+	t.Parallel()
 	out, err := runCLI(t, nil, "-h")
 	if err != nil {
 		t.Fatalf("-h: %v", err)
@@ -131,6 +133,7 @@ func TestCLIHelpAndSign(t *testing.T) {
 
 // The CLI refuses the settings the admin API refuses.
 func TestCLIMerchantCreateChecksSettings(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--notification-url", "http://hooks.example/payouts"},
 		{"--allowed-origins", "*"},

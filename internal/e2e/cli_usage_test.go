@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"payouts/internal/cli"
+	"payouts/internal/server"
 	"payouts/store/postgres"
 	"payouts/store/postgres/pgtest"
 )
@@ -23,6 +24,7 @@ import (
 // A command line the binary cannot run exits 2 with one short line (no
 // flag list); help help, --version; -h leaves out the test and benchmark flags.
 func TestCLIUsageErrorsExitTwoWithOneLine(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--no-such-flag"},
 		{"serve", "--addr"},
@@ -91,6 +93,7 @@ func (e errorString) Error() string { return string(e) }
 // `payouts sign` refuses a path without its leading /, --curl without --key, and takes
 // its flags after the path too.
 func TestCLISignRefusesWhatCannotWork(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -124,6 +127,7 @@ func TestCLISignRefusesWhatCannotWork(t *testing.T) {
 // shown once; the first start names the dashboard and /docs; a restart says how to get new
 // credentials, and both ways it names work.
 func TestStartUpTellsWhereToGoAndHowToGetCredentialsAgain(t *testing.T) {
+	t.Parallel()
 	boltOnly(t, "the demo merchant is seeded on the bbolt engine only")
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -208,13 +212,23 @@ func startDemo(t *testing.T, dir string) demoRun {
 	out := &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	// The bare command line, as a newcomer types it: cli.Run with no command but the
+	// server's Ready hook, which says where it listens.
+	ready := make(chan server.Listening, 1)
+	env := cli.Env{Stdout: out, Stderr: &syncBuffer{}, Options: server.Options{Ready: func(l server.Listening) { ready <- l }}}
 	go func() {
-		done <- runMain(ctx, []string{"--addr", "127.0.0.1:0", "--data", dir, "--log-level", "warn", "--unsafe-no-fsync"}, out, &syncBuffer{})
+		done <- cli.Run(ctx, []string{"--addr", "127.0.0.1:0", "--data", dir, "--log-level", "warn", "--unsafe-no-fsync"}, env)
 	}()
-	poll(15*time.Second, func() bool { return listenLine.MatchString(out.String()) })
-	m := listenLine.FindStringSubmatch(out.String())
-	if m == nil {
+	var base string
+	select {
+	case l := <-ready:
+		base = l.URL
+	case err := <-done:
 		cancel()
+		t.Fatalf("the server exited: %v\n%s", err, out.String())
+	case <-time.After(startWithin):
+		cancel()
+		<-done
 		t.Fatalf("the server did not start:\n%s", out.String())
 	}
 	stopped := false
@@ -226,7 +240,7 @@ func startDemo(t *testing.T, dir string) demoRun {
 		}
 	}
 	t.Cleanup(stop)
-	return demoRun{base: m[1], out: out, stop: stop}
+	return demoRun{base: base, out: out, stop: stop}
 }
 
 // signedGet signs GET /api/v1/{mid}/balance with the pair and answers its status.
@@ -240,6 +254,9 @@ func signedGet(t *testing.T, base, mid, key, secret string) int {
 // A usage error touches nothing: every command of the table run without a flag it requires,
 // and serve with flags that cannot work together, exit 2 before anything is opened, in a
 // directory where the default --data (./data) would be created.
+//
+// Serial: it changes the process's working directory (serial tests run before the parallel
+// ones start).
 func TestCLIUsageErrorsTouchNothing(t *testing.T) {
 	cwd := t.TempDir()
 	t.Chdir(cwd)
@@ -295,6 +312,7 @@ func TestCLIUsageErrorsTouchNothing(t *testing.T) {
 
 // `payouts help merchant create`, and every command of two words, answers as -h does.
 func TestCLIHelpOfATwoWordCommandIsItsDashH(t *testing.T) {
+	t.Parallel()
 	n := 0
 	for _, c := range cli.Commands() {
 		words := strings.Fields(c.Name)
@@ -323,6 +341,7 @@ func TestCLIHelpOfATwoWordCommandIsItsDashH(t *testing.T) {
 // Every command that works on an existing store refuses a --data without a database (a
 // mistyped one) and creates nothing there, nor the file it was to write; as `payouts check`.
 func TestCLICommandsThatReadAStoreRefuseAMissingOne(t *testing.T) {
+	t.Parallel()
 	n := 0
 	for _, c := range cli.Commands() {
 		if !c.ReadsStore {
@@ -358,6 +377,7 @@ func TestCLICommandsThatReadAStoreRefuseAMissingOne(t *testing.T) {
 // exists, or a new one) is refused by every command that reads a store, and stays empty:
 // it is not migrated into a store to be read as an empty one.
 func TestCLICommandsThatReadAStoreRefuseAnEmptyDatabase(t *testing.T) {
+	t.Parallel()
 	database := pgtest.Database(t)
 	n := 0
 	for _, c := range cli.Commands() {

@@ -285,6 +285,7 @@ func (r *contractRecorder) Errorf(format string, args ...any) {
 }
 
 func TestContractCheckerRefusesWhatTheDocumentDoesNotDeclare(t *testing.T) {
+	t.Parallel()
 	const doc = `{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/things/{id}":{"get":{
 		"parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],
 		"responses":{"200":{"description":"ok","headers":{"Location":{"required":true,"schema":{"type":"string"}}},
@@ -381,6 +382,8 @@ func (c *contractChecker) fail(msg string) {
 	c.orphans = append(c.orphans, msg)
 }
 
+// Serial: it takes back the failures it provokes from the run's list, which the other tests'
+// servers append to while they run (serial tests run before the parallel ones start).
 func TestContractCheckerRefusesANotificationOfAnotherShape(t *testing.T) {
 	s := startServer(t, "")
 	if contract.document(s.URL) == nil {

@@ -11,6 +11,7 @@ import (
 // example destination is created (201) on the channel its rules choose; rule violations
 // answer 401 with the expected code and location.
 func TestEndToEndCountryRules(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	all := map[string]any{"cardPayouts": true, "cashPayouts": true, "realTimePhoneAccount": true, "realTimeKey": true}
 	c := s.newMerchant(t, all)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +19,11 @@ import (
 	"payouts/rules"
 	"payouts/store/bolt"
 )
+
+// listenLine is the start-up line with a server's base URL: http://127.0.0.1:port, or with
+// HTTPS https://name:port. A binary run as its own process says where it listens only
+// there; an in-process server tells server.Options.Ready.
+var listenLine = regexp.MustCompile(`listening on (https?://[A-Za-z0-9.:\[\]-]+)`)
 
 // processStderr keeps what each binary that startProcess ran wrote to its standard error
 // (passed on to the test's as well), for a test that waits for a line of its log.
@@ -69,6 +75,7 @@ func startProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, string) 
 // payout that was answered 201 is there, no orderId has two payouts, and every payout has
 // exactly one outcome email: none lost, none twice.
 func TestCrashLosesNoAcknowledgedPayout(t *testing.T) {
+	t.Parallel()
 	boltOnly(t, "the bbolt file's crash safety; TestTwoInstancesOnOnePostgreSQL kills an instance on PostgreSQL")
 	if testing.Short() {
 		t.Skip("builds and kills the binary")

@@ -22,6 +22,7 @@ import (
 // starts with a formula character (OWASP's = + - @ tab CR, and their full-width forms),
 // while the numbers the service writes (a statement's negative amounts) stay numbers.
 func TestEveryCSVTheServiceWritesNeutralisesFormulas(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, nil)
 	formulas := []string{"=1+2x", "+1+2x", "-2+3x", "@SUM(1)x", `=HYPERLINK("x")x`, "＝1+2x"}
@@ -135,6 +136,7 @@ func TestEveryCSVTheServiceWritesNeutralisesFormulas(t *testing.T) {
 // Every CSV writer of the service goes through rules.CSVWriter: encoding/csv's own writer
 // is used in one place only, so a new export cannot skip the neutralising by accident.
 func TestEveryCSVWriterIsTheNeutralisingOne(t *testing.T) {
+	t.Parallel()
 	root := repoPath()
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {

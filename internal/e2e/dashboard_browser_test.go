@@ -150,6 +150,7 @@ func (h *hook) received(orderID string) bool {
 }
 
 func TestDashboardBrowser(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := startServer(t, "", "--allow-private-notification-urls")
 	h := &hook{}

@@ -15,6 +15,7 @@ import (
 // opens its form and cancels it while cancelling is allowed; a rejected payout's error and
 // history read in Spanish on the Spanish page.
 func TestDashboardKeysCancelCardFormAndSpanish(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	m := s.newMerchant(t, map[string]any{"cardPayouts": true})
 	c := dashboardSignIn(t, s)

@@ -15,6 +15,7 @@ import (
 // and both sign-ins (admin token, user); never 500. Once the database is back, the session
 // signed in before the outage still works.
 func TestDashboardAnswers503DuringDatabaseOutage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

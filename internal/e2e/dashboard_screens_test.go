@@ -19,6 +19,7 @@ import (
 )
 
 func TestDashboardAtPhoneAndDesktopLightAndDark(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := startServer(t, "", "--allow-private-notification-urls")
 	h := &hook{}

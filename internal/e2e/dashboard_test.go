@@ -66,6 +66,7 @@ func dashText(t *testing.T, c *http.Client, u string) string {
 }
 
 func TestDashboardRefusesSignedOutRequests(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	m := s.newMerchant(t, map[string]any{})
 	code, _, raw := m.do(t, "POST", "payouts", perBankRequest("DASH-OUT-1"), "")
@@ -111,6 +112,7 @@ func TestDashboardRefusesSignedOutRequests(t *testing.T) {
 }
 
 func TestDashboardRefusesCrossSitePosts(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	s.newMerchant(t, map[string]any{})
 	c := dashboardSignIn(t, s)
@@ -148,6 +150,7 @@ func TestDashboardRefusesCrossSitePosts(t *testing.T) {
 }
 
 func TestDashboardSignIn(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	jar, _ := cookiejar.New(nil)
 	c := dashClient(jar)
@@ -201,6 +204,7 @@ func TestDashboardSignIn(t *testing.T) {
 }
 
 func TestDashboardSignInIsRateLimited(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := dashClient(nil)
 	var last int
@@ -231,6 +235,7 @@ func TestDashboardSignInIsRateLimited(t *testing.T) {
 }
 
 func TestDashboardPayoutsCSV(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	m := s.newMerchant(t, map[string]any{})
 	other := s.newMerchant(t, map[string]any{})

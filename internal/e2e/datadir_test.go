@@ -16,6 +16,7 @@ import (
 // An empty directory is a first start, and a server given the keys of `payouts keys` by
 // flag starts on a new directory of its own.
 func TestLostDatabaseWithoutItsMarkerIsRefused(t *testing.T) {
+	t.Parallel()
 	boltOnly(t, "the data directory's files")
 	dir := t.TempDir()
 	first := startDemo(t, dir) // as `go run .` does: the demo merchant and an admin-token file

@@ -20,6 +20,7 @@ import (
 // the addresses it dialled); the server's own log keeps the whole error. An attempt logged
 // in the old form, with the network's words, is shown by its class too.
 func TestDeliveryErrorsShowTheClassNotTheServicesNetwork(t *testing.T) {
+	t.Parallel()
 	refusedAddr, release, err := freeport.Refusing()
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 // The first start seeds the demo merchant and prints a request that works when pasted
 // into a POSIX shell with openssl and curl (no GNU-only date or sha256sum, so macOS works too).
 func TestDemoSnippetWorksWhenPasted(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"sh", "openssl", "curl"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("no %s on this machine", tool)

@@ -10,6 +10,7 @@ import (
 
 // The Go client of the signing guide compiles and creates a payout against the real server.
 func TestSigningGuideGoClientWorks(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the guide's client")
 	}

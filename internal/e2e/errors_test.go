@@ -34,6 +34,7 @@ func sendTyped(t *testing.T, req *http.Request) (int, http.Header, typedProblem)
 // an unknown key or another merchant's; every 401 says, in the body and a header, whether it
 // is authentication or validation.
 func TestAuthenticationFailuresSayWhichPart(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	a := s.newMerchant(t, nil)
 	b := s.newMerchant(t, nil)
@@ -136,6 +137,7 @@ func TestAuthenticationFailuresSayWhichPart(t *testing.T) {
 
 // The rules' messages in Spanish for a client that asks for them.
 func TestRulesMessagesInSpanishByAcceptLanguage(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	a := s.newMerchant(t, nil)
 	req := perBankRequest("ES-1")

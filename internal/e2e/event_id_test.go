@@ -16,6 +16,7 @@ import (
 // in a path, and an id stored with ":" is found whether the client sends ":" or %3A and
 // whether it signed the path as sent (percent-encoded, as generated clients do) or decoded.
 func TestEventsReadAndResentByIDSignedAsSent(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"notificationUrl": "sandbox:inbox"})
 	p := c.create(t, perBankRequest("EVID-1"))

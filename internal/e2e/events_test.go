@@ -72,6 +72,7 @@ func (c *merchantClient) event(t testing.TB, id string) eventAnswer {
 }
 
 func TestInboxReceivesSignedNotificationsThatVerifyWithTheServedKey(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	pub, err := notify.ParsePublicKeyPEM(fetchPublicKey(t, s.URL))
 	if err != nil {
@@ -124,6 +125,7 @@ func TestInboxReceivesSignedNotificationsThatVerifyWithTheServedKey(t *testing.T
 }
 
 func TestHTTPNotificationURLRefusalNamesTheInboxAndTheDevelopmentFlag(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	code, _, raw := s.rawAdmin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "Dev", "settings": map[string]any{"notificationUrl": "http://localhost:3000/hook"}})
 	p := decodeProblem(t, raw)
@@ -134,6 +136,7 @@ func TestHTTPNotificationURLRefusalNamesTheInboxAndTheDevelopmentFlag(t *testing
 }
 
 func TestEventsKeptListedReadAndResentWithTheSameID(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"notificationUrl": "sandbox:inbox"})
 	var ids []string
@@ -241,6 +244,7 @@ func TestEventsKeptListedReadAndResentWithTheSameID(t *testing.T) {
 }
 
 func TestDeliveryChaosFailFirstAndDuplicatesSeenAtTheReceiver(t *testing.T) {
+	t.Parallel()
 	hook := &hookReceiver{}
 	s, c := startWithSignedHook(t, "", hook, "/hook", nil)
 
@@ -330,6 +334,7 @@ func dashPage(t *testing.T, c *http.Client, url string) *goquery.Document {
 }
 
 func TestDashboardShowsInboxAttemptsAndChaos(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"notificationUrl": "sandbox:inbox"})
 	po := c.create(t, perBankRequest("DASH-EV"))
@@ -383,6 +388,7 @@ func TestDashboardShowsInboxAttemptsAndChaos(t *testing.T) {
 
 // TestEventOperationsAreMarkedExtensionsWithExamples reads the served OpenAPI document.
 func TestEventOperationsAreMarkedExtensionsWithExamples(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	resp, err := http.Get(s.URL + "/openapi.json")
 	if err != nil {
@@ -416,6 +422,7 @@ func TestEventOperationsAreMarkedExtensionsWithExamples(t *testing.T) {
 }
 
 func TestEventsServedOutsideTheSandboxInboxStreamAndChaosNot(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "", "--sandbox=false")
 	c := s.newMerchant(t, nil)
 	var list eventsAnswer

@@ -48,6 +48,7 @@ func timedCall(client *http.Client, req *http.Request) (int, []byte, time.Durati
 // every call answers within its deadline (on 4d6e226 the first advance under create traffic
 // wedged every write for good), and the server still stops within its drain timeout.
 func TestClockChangesUnderWriteTrafficNeverWedge(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, nil)
 	const deadline = 5 * time.Second
@@ -155,6 +156,7 @@ func TestClockChangesUnderWriteTrafficNeverWedge(t *testing.T) {
 // Funding takes only the currencies of the country; no error shows a Go type or
 // field name; a body over the limit states the limit once, the same in detail and message.
 func TestFundingCurrencyGoInternalsAndBodyLimitStatedOnce(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, nil)
 	for _, pair := range [][2]string{{"COL", "PEN"}, {"PER", "COP"}, {"COL", "USD"}} {
@@ -213,6 +215,7 @@ func TestFundingCurrencyGoInternalsAndBodyLimitStatedOnce(t *testing.T) {
 
 // Identifiers refuse Unicode format characters and controls (1909 at the field).
 func TestIdentifiersRefuseInvisibleAndDirectionCharacters(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, nil)
 	for _, r := range []string{"\u202e", "\u200b", "\ufeff", "\u2066"} {
@@ -252,6 +255,7 @@ func TestIdentifiersRefuseInvisibleAndDirectionCharacters(t *testing.T) {
 // A dashboard session ends when the server restarts with another admin token: the
 // old cookie neither reads nor funds.
 func TestDashboardSessionEndsWithItsAdminToken(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	c := s.newMerchant(t, nil)
@@ -299,6 +303,7 @@ func TestDashboardSessionEndsWithItsAdminToken(t *testing.T) {
 // One failure counter for the dashboard's sign-in and the admin API; past it wrong
 // tokens are refused on both, and the right token is never.
 func TestSignInFailuresSharedWithTheAdminAPIAndNeverTheRightToken(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	client := dashClient(nil)
 	// 15 wrong admin tokens on the API, then 10 on the dashboard: together over the 20 a
@@ -362,6 +367,7 @@ func serverWithMerchant(t *testing.T, dir string) *merchantClient {
 // A data directory that was initialised refuses to start when its database is
 // empty or missing, naming the file and what to do; nothing new is written in its place.
 func TestLostDatabaseIsRefusedNotReplaced(t *testing.T) {
+	t.Parallel()
 	boltOnly(t, "the data directory's file")
 	dir := t.TempDir()
 	serverWithMerchant(t, dir)
@@ -406,6 +412,7 @@ func TestLostDatabaseIsRefusedNotReplaced(t *testing.T) {
 // A missing or different master (or card) key is refused, not generated anew: after
 // `payouts migrate --to DIR` too, until the keys are copied.
 func TestMissingOrForeignKeyIsRefused(t *testing.T) {
+	t.Parallel()
 	boltOnly(t, "the data directory's key files")
 	dir := t.TempDir()
 	c := serverWithMerchant(t, dir)
@@ -459,6 +466,7 @@ func TestMissingOrForeignKeyIsRefused(t *testing.T) {
 // On PostgreSQL, an instance whose shared master or card key is not the one that
 // sealed the database's secrets refuses to start.
 func TestForeignSharedKeyIsRefusedOnPostgres(t *testing.T) {
+	t.Parallel()
 	db := pgtest.Database(t)
 	keys1, keys2 := t.TempDir(), t.TempDir()
 	for _, k := range []string{keys1, keys2} {
@@ -506,6 +514,7 @@ func boltPages(t *testing.T, raw []byte) (pageSize int, branches []int) {
 // A damaged file is a clear error naming it at start, never a panic; `payouts check`
 // runs bbolt's full check and the ledger check, and fails on any finding.
 func TestDamagedDatabaseIsAClearErrorAndCheckFindsIt(t *testing.T) {
+	t.Parallel()
 	boltOnly(t, "the bbolt file's pages")
 	dir := t.TempDir()
 	var out syncBuffer
@@ -616,6 +625,7 @@ func stalledGauge(t *testing.T, s *testServer) float64 {
 // with writes waiting, makes /readyz answer 503 with the reason and payouts_writer_stalled 1;
 // a SIGTERM then exits within its drain timeout, logging what it abandoned.
 func TestWriterWatchdogAndBoundedDrain(t *testing.T) {
+	t.Parallel()
 	boltOnly(t, "the bbolt group writer")
 	dir := t.TempDir()
 	var fault atomic.Pointer[func() error]

@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,6 +70,7 @@ func (tp *tarpit) accepted() int {
 // A merchant whose endpoint accepts and never answers, with 16 rejected payouts
 // to notify, does not delay another merchant's notification by more than 2 s.
 func TestTarpitMerchantDoesNotDelayAnotherMerchantsNotification(t *testing.T) {
+	t.Parallel()
 	tp := newTarpit(t)
 	hook := &hookReceiver{tries: map[string]int{}, accepted: map[string][][]byte{},
 		verify: func([]byte, string) error { return nil }}
@@ -127,6 +127,7 @@ func (c *merchantClient) statusWith(t testing.TB, headers map[string]string) int
 // signed request is never refused for anyone's failures; the address comes from
 // X-Forwarded-For only through --trusted-proxies.
 func TestAuthFailuresCountPerAddressAndKeyBehindTrustedProxies(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "", "--trusted-proxies", "127.0.0.1/32")
 	a := s.newMerchant(t, nil)
 	b := s.newMerchant(t, nil)
@@ -174,6 +175,7 @@ func TestAuthFailuresCountPerAddressAndKeyBehindTrustedProxies(t *testing.T) {
 // Wrong admin tokens are limited like signatures (429 past 20 a minute per
 // address); the right token still works; a short --admin-token is refused at start.
 func TestAdminTokenFailuresLimitedAndShortTokenRefused(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	statuses := map[int]int{}
 	for i := 0; i < 25; i++ {
@@ -229,6 +231,7 @@ func (s *testServer) adminProblem(t testing.TB, method, path string, body any) (
 // Unknown merchant paths answer 404 without authentication and without a panic;
 // the admin API refuses reserved merchant ids.
 func TestReservedMerchantPathsAnswer404AndAreRefusedAsIDs(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	var cases []scenario
 	for _, path := range []string{"/api/v1/notifications/balance", "/api/v1/notifications/payouts/1", "/api-payout-plus-real-time/notifications"} {
@@ -254,6 +257,7 @@ func TestReservedMerchantPathsAnswer404AndAreRefusedAsIDs(t *testing.T) {
 // Funding amounts out of range, overflowing balances and withdrawals above the
 // available balance are refused with 400/409 and a code, and change nothing.
 func TestAdminFundingOverflowAndOverdrawRefused(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	var m struct{ MerchantID string }
 	if code := s.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "Funds"}, &m); code != 201 {
@@ -300,6 +304,7 @@ func TestAdminFundingOverflowAndOverdrawRefused(t *testing.T) {
 // A body that is not JSON is 415; control characters and text that is not UTF-8
 // are 400 at their field; free-text fields have length limits; nothing is stored.
 func TestInputLimitsMediaTypeControlCharactersUTF8AndLengths(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, nil)
 	body, _ := json.Marshal(perBankRequest("CT-1"))
@@ -378,6 +383,7 @@ func TestInputLimitsMediaTypeControlCharactersUTF8AndLengths(t *testing.T) {
 // The notificationUrl must be https (http only with --allow-private-notification-urls);
 // allowedOrigins entries must be origins, * refused; on create and on change.
 func TestMerchantSettingsNotificationURLAndOriginsChecked(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	create := func(settings map[string]any) (int, problemAnswer) {
 		return s.adminProblem(t, "POST", "/admin/v1/merchants", map[string]any{"name": "Settings", "settings": settings})
@@ -425,6 +431,7 @@ func TestMerchantSettingsNotificationURLAndOriginsChecked(t *testing.T) {
 // Secrets may come from files, so that they stay out of /proc/*/cmdline; the keys
 // the first start writes are whole, 0600, with no temporary file left.
 func TestSecretsFromFilesStayOutOfTheCommandLine(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -512,6 +519,7 @@ func TestSecretsFromFilesStayOutOfTheCommandLine(t *testing.T) {
 // Key rotation. A new pair is issued; the old one keeps working for the grace
 // period, then stops, or is revoked at once; the list shows the keys, never a secret.
 func TestAPIKeyRotationWithGraceListAndRevoke(t *testing.T) {
+	t.Parallel()
 	clock := &testClock{}
 	s := startServerWith(t, "", server.Options{Now: clock.Now})
 	old := s.newMerchant(t, nil)
@@ -607,11 +615,10 @@ func TestAPIKeyRotationWithGraceListAndRevoke(t *testing.T) {
 	}
 }
 
-var metricsLine = regexp.MustCompile(`metrics served on (http://[0-9.:]+/metrics)`)
-
 // /metrics on the main listener needs the admin token; --metrics-addr serves it on
 // a listener of its own without one, and that listener serves nothing else.
 func TestMetricsNeedTheAdminTokenOrTheirOwnListener(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "", "--metrics-addr", "127.0.0.1:0")
 	resp, err := http.Get(s.URL + "/metrics")
 	if err != nil {
@@ -626,11 +633,14 @@ func TestMetricsNeedTheAdminTokenOrTheirOwnListener(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
-	m := metricsLine.FindStringSubmatch(s.Stdout.String())
-	if m == nil {
-		t.Fatalf("no metrics listener in:\n%s", s.Stdout.String())
+	if s.Metrics == "" {
+		t.Fatal("the server reported no metrics listener")
 	}
-	resp, err = http.Get(m[1])
+	metricsURL := "http://" + s.Metrics + "/metrics"
+	if !strings.Contains(s.Stdout.String(), "metrics served on "+metricsURL) {
+		t.Errorf("the operator is not told where the metrics are served:\n%s", s.Stdout.String())
+	}
+	resp, err = http.Get(metricsURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -657,7 +667,7 @@ func TestMetricsNeedTheAdminTokenOrTheirOwnListener(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"/admin/v1/backup", "/healthz", "/api/v1/notifications/public-key"} {
-		resp, err := http.Get(strings.TrimSuffix(m[1], "/metrics") + path)
+		resp, err := http.Get("http://" + s.Metrics + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -693,6 +703,7 @@ func (c *merchantClient) balanceOf(t testing.TB, currency string) (available, ba
 // waits for balance or for the bank it is 409 (2050) and changes nothing; on a processed
 // payout it returns the money. The ledger invariant is checked after the test (harness).
 func TestSimulateReversedOnlyAfterProcessedAndTheLedgerHolds(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	var m struct{ MerchantID, APIKey, APISecret string }
 	if code := s.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "No money", "settings": map[string]any{"pendingOnNoBalance": true}}, &m); code != 201 {
@@ -754,6 +765,7 @@ func TestSimulateReversedOnlyAfterProcessedAndTheLedgerHolds(t *testing.T) {
 // Every answer of the API says X-Content-Type-Options: nosniff, errors included: a browser
 // never takes a problem, a CSV or a document for another type than it says.
 func TestAPIAnswersCarryNosniff(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{})
 	wrong := c.with(func(c *merchantClient) { c.Secret = "bm90IHRoZSBzZWNyZXQgb2YgdGhpcyBtZXJjaGFudCE=" })
@@ -791,6 +803,7 @@ func TestAPIAnswersCarryNosniff(t *testing.T) {
 // redirected, and is logged as its route; a Bre-B key (a beneficiary's phone, email or
 // document) is logged as its route too.
 func TestSetupTokensAndBreBKeysStayOutOfTheAccessLogAndSpans(t *testing.T) {
+	t.Parallel()
 	otlp := newOTLPReceiver(t)
 	s := startServer(t, "", "--otlp-endpoint", otlp.URL)
 	var created struct{ SetupLink string }

@@ -58,19 +58,23 @@ type testServer struct {
 	AdminToken string
 	Stdout     *syncBuffer
 	Stderr     *syncBuffer
-	cancel     context.CancelFunc
-	done       chan error
+	// Metrics is the address of the metrics' own listener (--metrics-addr); "": none.
+	Metrics string
+	cancel  context.CancelFunc
+	done    chan error
 	// HTTP, when set, is the client of the admin API and of the merchants made here (an
 	// HTTPS server's: its roots, its names); nil is the default client.
 	HTTP *http.Client
 }
 
-// listenLine is the start-up line with the server's base URL: http://127.0.0.1:port, or
-// with HTTPS https://name:port.
-var listenLine = regexp.MustCompile(`listening on (https?://[A-Za-z0-9.:\[\]-]+)`)
+// startWithin is how long a test server gets to start: generous, for a machine busy with
+// the other tests running in parallel.
+const startWithin = 30 * time.Second
 
 // startServer runs the server on a free port over dir (a t.TempDir() to keep, or "" for a
-// new one) and waits until it is ready. The server stops at the end of the test.
+// new one) and waits until it is ready. The server stops at the end of the test. args are
+// `payouts serve` flags, parsed by the command's own flag parsing into the server.Config it
+// starts from.
 func startServer(t testing.TB, dir string, args ...string) *testServer {
 	t.Helper()
 	return startServerWith(t, dir, server.Options{}, args...)
@@ -84,29 +88,40 @@ func startServerWith(t testing.TB, dir string, opts server.Options, args ...stri
 		dir = t.TempDir()
 	}
 	s := &testServer{Data: dir, AdminToken: "test-admin-token-0123456789", Stdout: &syncBuffer{}, Stderr: &syncBuffer{}, done: make(chan error, 1)}
+	flags := append([]string{"--addr", "127.0.0.1:0", "--data", dir, "--admin-token", s.AdminToken,
+		"--no-demo", "--log-format", "json", "--sandbox-delay", "200ms", "--sandbox-batch-delay", "500ms"}, args...)
+	flags = append(flags, engineArgs(t, dir, args)...)
+	noEnv := func(string) string { return "" }
+	cfg, err := cli.ServeConfig(flags, noEnv)
+	if err != nil {
+		t.Fatalf("serve %v: %v", args, err)
+	}
+	// The server says where it listens once it answers (its stdout keeps the line for people).
+	ready := make(chan server.Listening, 1)
+	given := opts.Ready
+	opts.Ready = func(l server.Listening) {
+		if given != nil {
+			given(l)
+		}
+		ready <- l
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	all := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--admin-token", s.AdminToken,
-		"--no-demo", "--log-format", "json", "--sandbox-delay", "200ms", "--sandbox-batch-delay", "500ms"}, args...)
-	all = append(all, engineArgs(t, dir, args)...)
-	go func() { s.done <- cli.Run(ctx, all, cli.Env{Stdout: s.Stdout, Stderr: s.Stderr, Options: opts}) }()
+	go func() { s.done <- server.Run(ctx, cfg, opts, noEnv, s.Stdout, s.Stderr) }()
 	started := time.Now()
-	listening := poll(10*time.Second, func() bool {
-		select {
-		case err := <-s.done:
-			t.Fatalf("server exited: %v\n%s", err, s.Stderr.String())
-		default:
-		}
-		if m := listenLine.FindStringSubmatch(s.Stdout.String()); m != nil {
-			s.URL = m[1]
-		}
-		return s.URL != ""
-	})
-	if !listening {
-		t.Fatalf("server did not start:\n%s\n%s", s.Stdout.String(), s.Stderr.String())
+	select {
+	case l := <-ready:
+		s.URL, s.Metrics = l.URL, l.Metrics
+	case err := <-s.done:
+		cancel()
+		t.Fatalf("server exited: %v\n%s", err, s.Stderr.String())
+	case <-time.After(startWithin):
+		cancel()
+		<-s.done
+		t.Fatalf("server did not start within %v:\n%s\n%s", startWithin, s.Stdout.String(), s.Stderr.String())
 	}
 	contract.own(s.URL, t) // every answer is checked against the served document (contract_test.go)
-	poll(10*time.Second-time.Since(started), func() bool {
+	poll(startWithin-time.Since(started), func() bool {
 		resp, err := http.Get(s.URL + "/readyz")
 		if err != nil {
 			return false
@@ -435,12 +450,32 @@ func eventually(t testing.TB, within time.Duration, what string, cond func() boo
 // sandbox clock (a key's grace, a sign-in's wait) without sleeping through it. Clients sign
 // with time.Now; the half minute at most that a test runs ahead stays well inside the
 // signature's window of five minutes.
-type testClock struct{ ahead atomic.Int64 }
+type testClock struct {
+	ahead atomic.Int64
+	held  atomic.Int64 // the time it stands at, in Unix nanoseconds, once held; 0: it runs
+}
 
-func (c *testClock) Now() time.Time { return time.Now().Add(time.Duration(c.ahead.Load())) }
+func (c *testClock) Now() time.Time {
+	if h := c.held.Load(); h != 0 {
+		return time.Unix(0, h)
+	}
+	return time.Now().Add(time.Duration(c.ahead.Load()))
+}
 
 // Advance moves the clock d ahead.
-func (c *testClock) Advance(d time.Duration) { c.ahead.Add(int64(d)) }
+func (c *testClock) Advance(d time.Duration) {
+	if c.held.Load() != 0 {
+		c.held.Add(int64(d))
+		return
+	}
+	c.ahead.Add(int64(d))
+}
+
+// Hold stops the clock where it is: from then on only Advance moves it, so that what a test
+// asserts of real time (a wait not yet over, an allowance a minute) does not depend on how
+// fast a busy machine runs the test. The sandbox's rails run on it too: a test that holds
+// its server's clock pays no payout out unless it advances it.
+func (c *testClock) Hold() { c.held.Store(c.Now().UnixNano()) }
 
 // stepStartClock is a testClock at the start of the next 30-second step of the sign-in
 // codes: a test that uses the codes of a few steps in turn has a whole step before it,

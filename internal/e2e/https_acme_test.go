@@ -35,6 +35,7 @@ func acmeArgs(p *pebbleServer, names string, httpsPort, httpPort int) []string {
 // without asking pebble. On PostgreSQL (PAYOUTS_TEST_ENGINE=postgres) they are stored in
 // the database, else in the data directory.
 func TestHTTPSByACMEIssuesRenewsAndReusesCertificates(t *testing.T) {
+	t.Parallel()
 	const name, www = "payouts.test", "www.payouts.test"
 	httpsPort, httpPort := freePort(t), freePort(t)
 	p := startPebble(t, httpPort, httpsPort, 30*time.Second)
@@ -118,6 +119,7 @@ func TestHTTPSByACMEIssuesRenewsAndReusesCertificates(t *testing.T) {
 // fail (TLS-ALPN-01 for a name not in --https, or for one with no challenge under way)
 // are logged at most once a minute, never at ERROR.
 func TestHTTPSByACMEAnswersEachChallenge(t *testing.T) {
+	t.Parallel()
 	const name = "pay.payouts.test"
 	for _, c := range []struct{ challenge string }{{"tls-alpn-01"}, {"http-01"}} {
 		t.Run(c.challenge, func(t *testing.T) {
@@ -150,6 +152,7 @@ func TestHTTPSByACMEAnswersEachChallenge(t *testing.T) {
 // balancer may send it there). What is stored is sealed: no private key in the clear in the
 // database, and nothing in the data directories.
 func TestHTTPSCertificateSharedByInstancesOnPostgreSQL(t *testing.T) {
+	t.Parallel()
 	const name = "payouts.test"
 	requirePebble(t)
 	dbURL := pgtest.Database(t)

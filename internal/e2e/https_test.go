@@ -223,6 +223,7 @@ func replaceFile(t *testing.T, path string, b []byte) {
 // (replaced by a rename), a pair that does not load leaves the previous one served, and a
 // connection open across the changes keeps working. The plain HTTP port redirects.
 func TestHTTPSOwnCertificateRereadOnSIGHUPAndFileChange(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the binary")
 	}
@@ -421,6 +422,7 @@ func checkURLsFollowHTTPS(t *testing.T, s *testServer) {
 // The HTTPS flags given in a way the server cannot serve are refused, each with what to do,
 // before anything is created; --https moves the default addresses to :443 and :80.
 func TestHTTPSFlagsRefusedWithAClearError(t *testing.T) {
+	t.Parallel()
 	ca := newTestCA(t)
 	files := t.TempDir()
 	certFile, keyFile := filepath.Join(files, "cert.pem"), filepath.Join(files, "key.pem")
@@ -620,6 +622,7 @@ func checkFailedHandshakesLogSparingly(t *testing.T, port int, name string, root
 // cover, the CBC suites only) are logged at most once a minute, at WARN, with how many were
 // left out since the last line.
 func TestHTTPSOwnCertificateAEADOnlyAndFailedHandshakesLoggedSparingly(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the binary")
 	}

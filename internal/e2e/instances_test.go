@@ -103,6 +103,7 @@ func startInstances(t *testing.T, dbURL, keys string, n int, extra ...string) []
 }
 
 func TestTwoInstancesOnOnePostgreSQL(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs two binaries")
 	}
@@ -331,6 +332,7 @@ func waitClaims(t *testing.T, url, instance string, within time.Duration) {
 // On PostgreSQL an instance refuses to start without the secrets every instance shares,
 // and names what is missing (before it touches the database).
 func TestPostgreSQLRefusesToStartWithoutSharedKeys(t *testing.T) {
+	t.Parallel()
 	keys := t.TempDir()
 	if err := writeKeys(keys); err != nil {
 		t.Fatal(err)

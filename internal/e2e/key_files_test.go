@@ -28,6 +28,7 @@ import (
 // larger than a key is refused with its name. Each case runs the binary, with its port held
 // by another listener: the refusal must come first, in bounded time.
 func TestKeyFilesReadOnlyFromRegularFilesBeforeThePort(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the binary")
 	}
@@ -167,6 +168,7 @@ func TestKeyFilesReadOnlyFromRegularFilesBeforeThePort(t *testing.T) {
 // start), but warned of in the log at start and on the dashboard's overview, until it is
 // chmod 600.
 func TestKeyFileReadableByOthersIsWarnedOf(t *testing.T) {
+	t.Parallel()
 	keys := t.TempDir()
 	cardKey := filepath.Join(keys, "card.key")
 	if err := os.WriteFile(cardKey, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
@@ -201,6 +203,7 @@ func TestKeyFileReadableByOthersIsWarnedOf(t *testing.T) {
 // one (which anyone with a few core-months can factor) or a key of another type is refused,
 // saying what is taken, and nothing is written or recorded.
 func TestNotificationKeyRotateRefusesAShortOrForeignKey(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, server.NotificationKeyFile)
 	rotate := []string{"notification-key", "rotate", "--data", dir}

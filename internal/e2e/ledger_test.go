@@ -83,6 +83,7 @@ type statementAnswer struct {
 }
 
 func TestLedgerWeekAddsUpAndReconciles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true}) // funded: one entry a currency
@@ -366,6 +367,7 @@ func sendRawHeaders(t testing.TB, req *http.Request) (int, http.Header, []byte) 
 // The dashboard's ledger page: a balance's entries 50 a page, today's statement, and a
 // reconciliation that adds up; a date that is not one is said beside its field.
 func TestDashboardLedgerPage(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	m := s.newMerchant(t, map[string]any{})
 	var ids []int64

@@ -12,6 +12,7 @@ import (
 // a 9999 account REJECTED/REJECTED_BANK with 4001, a held one waits for simulate, the
 // listing pages with its cursor and filters, the balance adds up and /metrics counts it all.
 func TestEndToEndLifecycle(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true})
 
@@ -134,6 +135,7 @@ func TestEndToEndLifecycle(t *testing.T) {
 }
 
 func TestSimulateRefusedWithoutSandbox(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "", "--sandbox=false")
 	c := s.newMerchant(t, nil)
 	_, _, raw := c.do(t, "POST", "payouts", perBankRequest("NS-1"), "")

@@ -85,6 +85,7 @@ func submitLink(t testing.TB, u string, vals url.Values) (int, string, *goquery.
 }
 
 func TestPayoutLinkEndpoint(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, nil)
 	avail0, _ := c.balanceOf(t, "COP")
@@ -166,6 +167,7 @@ func TestPayoutLinkEndpoint(t *testing.T) {
 }
 
 func TestPayoutLinkPage(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, nil)
 	_, _, a, raw := c.createLink(t, linkRequest("LINK-PAGE"))
@@ -252,6 +254,7 @@ func TestPayoutLinkPage(t *testing.T) {
 // A link not completed by its expiry, on the sandbox clock: REJECTED/EXPIRED with 4042,
 // its reservation released; the page says so with the way back.
 func TestPayoutLinkExpiresOnTheSandboxClock(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"notificationUrl": "sandbox:inbox"})
 	avail0, _ := c.balanceOf(t, "COP")
@@ -305,6 +308,7 @@ func TestPayoutLinkExpiresOnTheSandboxClock(t *testing.T) {
 // that kind's fields. Under the merchant's allowedOrigins the page may be framed only there,
 // and a post from another origin is refused.
 func TestPayoutLinkKindsAndOrigins(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true, "allowedOrigins": []string{"https://shop.example"}})
 	req := linkRequest("LINK-KINDS")
@@ -395,6 +399,7 @@ func giveDestination(t testing.TB, link string, vals url.Values, document string
 }
 
 func TestPayoutLinkAttemptsLock(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, nil)
 	_, _, a, raw := c.createLink(t, linkRequest("LINK-LOCK"))
@@ -422,6 +427,7 @@ func TestPayoutLinkAttemptsLock(t *testing.T) {
 // A Peru link to a cellphone: the bank list offers only the banks this payout can go to,
 // and the payout settles on the real-time rail.
 func TestPayoutLinkPeruCellphone(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true})
 	_, _, a, raw := c.createLink(t, map[string]any{
@@ -455,6 +461,7 @@ func TestPayoutLinkPeruCellphone(t *testing.T) {
 // A kind the link does not offer, posted by hand, is refused with its code and counts as a
 // failed attempt.
 func TestPayoutLinkRefusesAKindItDoesNotOffer(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true})
 	_, _, a, raw := c.createLink(t, linkRequest("LINK-KIND"))

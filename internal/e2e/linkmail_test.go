@@ -19,6 +19,7 @@ import (
 )
 
 func TestPayoutLinkEmailAndOneReminder(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"emailNotifications": true})
 
@@ -96,6 +97,7 @@ func (s *testServer) waitOutboxDepth(t testing.TB, n float64) {
 // when a link expires unused, signed, in the sandbox inbox, the event log and `payouts
 // listen`, besides the payout's own notifications.
 func TestPayoutLinkEventsReachTheMerchant(t *testing.T) {
+	t.Parallel()
 	bin, err := payoutsBinary()
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // merchant's app does; the server restarts in between, and an event logged while listen is
 // away arrives once it is back (Last-Event-ID). The delivery chaos reaches the local app too.
 func TestListenForwardsSignedEventsAcrossAServerRestart(t *testing.T) {
+	t.Parallel()
 	bin, err := payoutsBinary()
 	if err != nil {
 		t.Fatal(err)

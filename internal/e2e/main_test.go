@@ -5,18 +5,31 @@
 package e2e
 
 import (
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 )
 
+// parallelTests is how many tests run at once when -parallel is not given. The tests
+// mostly wait (for the sandbox's rails, a poll, a server to stop), so many more than the
+// 2 cores that go test's default of GOMAXPROCS allows keep the machine busy.
+const parallelTests = 12
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(max(parallelTests, runtime.GOMAXPROCS(0))))
+	}
 	inner := http.DefaultTransport
 	contract.inner = inner
 	http.DefaultTransport = &contractTransport{inner: inner}

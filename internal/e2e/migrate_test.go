@@ -18,6 +18,7 @@ import (
 // the service on the copy answers the same merchant with the same signatures, payouts,
 // statuses and balances, and goes on numbering after them.
 func TestMigrateBoltToPostgreSQLAndBack(t *testing.T) {
+	t.Parallel()
 	boltOnly(t, "it starts from a bbolt data directory")
 	url := pgtest.Database(t)
 	dir := t.TempDir()

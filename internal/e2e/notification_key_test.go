@@ -60,6 +60,7 @@ func (r *signedReceiver) next(t *testing.T) (body []byte, sig string) {
 // prints the certificate merchants verify with from the next start; the old key is then
 // refused.
 func TestNotificationKeyIsPinnedAndRotatedOnPurpose(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	recv := &signedReceiver{seen: make(chan struct{}, 8)}
 	hook := httptest.NewServer(recv)

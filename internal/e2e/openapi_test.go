@@ -27,6 +27,7 @@ import (
 )
 
 func TestOpenAPIExamplesAreRealAnswers(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true, "cashPayouts": true, "realTimePhoneAccount": true, "realTimeKey": true})
 	got := map[string][]byte{} // "<operationId>.<status>" → answer
@@ -305,6 +306,7 @@ func jsonShape(t *testing.T, raw []byte) []string {
 // the servers of --public-url and a collection that signs (.ci/run runs generated clients
 // and newman against them).
 func TestOpenAPIRenditionsAndPostmanCollection(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "", "--public-url", "https://payouts.example.com/")
 	get := func(path string, out any) {
 		t.Helper()
@@ -422,6 +424,7 @@ func TestOpenAPIRenditionsAndPostmanCollection(t *testing.T) {
 // The string to sign that the document and the collection's script state is the server's
 // (the script runs for real under newman in CI).
 func TestDocumentedStringToSignIsTheServers(t *testing.T) {
+	t.Parallel()
 	method, path, ts, body := "POST", "/api/v1/1/payouts", int64(1700000000000), []byte(`{"a":1}`)
 	sum := sha256.Sum256(body)
 	text := method + ":" + path + "?timestamp=" + strconv.FormatInt(ts, 10) + ":" + hex.EncodeToString(sum[:])

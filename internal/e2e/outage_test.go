@@ -113,6 +113,7 @@ func (p *cutProxy) restore() {
 // code 1925, never 401 1001 (a revoked key, to clients and alerting) nor, once there were
 // many, 429; /readyz answers 503; once the database is back, the same requests succeed.
 func TestDatabaseOutageAnswers503(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

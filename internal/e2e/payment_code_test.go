@@ -15,6 +15,7 @@ import (
 // does: a Colombia cash payout's claim code, the rail's reference otherwise; never on a
 // rejection.
 func TestSuccessNotificationCarriesPaymentCode(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	got := map[string]map[string]any{} // orderId → body
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,7 @@ import (
 // TestEndToEndCreateRestartRead is the foundation's end-to-end path: merchant through the
 // admin API, signed create, replay, conflict, restart on the same data dir, read back.
 func TestEndToEndCreateRestartRead(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	c := s.newMerchant(t, map[string]any{"emailNotifications": true})

@@ -13,6 +13,7 @@ import (
 // `payouts seed` stores settled payouts with their indexes, and a server started with
 // --bench-seed-from on an empty data directory serves a copy of them (README, Performance).
 func TestSeedAndStartFromASeed(t *testing.T) {
+	t.Parallel()
 	seed := t.TempDir()
 	out, err := runCLI(t, nil, "seed", "--data", seed, "--payouts", "2500")
 	if err != nil || !strings.Contains(out, "2500 settled payouts") {

@@ -29,7 +29,9 @@ import (
 // wait, and the admin token
 // still signs in from the attacker's own address once it is over its allowance.
 func TestSignInFailuresDelayTheAccountAcrossAddresses(t *testing.T) {
+	t.Parallel()
 	clock := stepStartClock() // the set-up's code and the sign-in's in two steps of one window
+	clock.Hold()              // a wait is over when the test advances past it, however slow the machine
 	now := clock.Now().Unix() / 30
 	s := startServerWith(t, "", server.Options{Now: clock.Now}, "--trusted-proxies", "127.0.0.1/32")
 	var created struct{ ID, SetupLink string }
@@ -191,6 +193,7 @@ func mustAtoi(t *testing.T, s string) int {
 // each. What an auditor needs is kept: every refusal is counted, each address over its
 // allowance and each account made to wait is a lock-out entry, with when and how many tries.
 func TestRefusedSignInsDoNotGrowTheStore(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "", "--trusted-proxies", "127.0.0.1/32")
 	signIn := func(addr, email string) int {
 		form := url.Values{"email": {email}, "password": {"not the password"}, "code": {"123456"}}

@@ -18,6 +18,7 @@ import (
 // joins the ledger's last day, and `payouts reconcile` with its default range reaches that day
 // and finds nothing to say.
 func TestStatementsAfterTheSandboxClockIsReset(t *testing.T) {
+	t.Parallel()
 	n := time.Now().In(rules.StatementZone)
 	if midnight := time.Date(n.Year(), n.Month(), n.Day()+1, 0, 0, 0, 0, rules.StatementZone); time.Until(midnight) < time.Minute {
 		time.Sleep(time.Until(midnight) + time.Second) // stays: today must stay today (UTC−5) on the wall clock the CLI reads, for the test's few seconds

@@ -25,6 +25,7 @@ import (
 // REVERSED 4025 three days later, each step moving the balance and notifying (signed) as a
 // real one would; an account ending 9994 is paid then returned (4901) without a script.
 func TestScriptedTimelineOnTheTestClock(t *testing.T) {
+	t.Parallel()
 	hook := &hookReceiver{}
 	s, c := startWithSignedHook(t, "", hook, "/hooks", nil)
 
@@ -141,6 +142,7 @@ func validates(t testing.TB, sch *jsonschema.Schema, body any) error {
 // by the server with a code the schema names; bad queries and impossible destinations are
 // 400 with their codes; the sandbox off answers 403.
 func TestRequirementsEndpoint(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"realTimeKey": true, "realTimePhoneAccount": true, "cardPayouts": true})
 
@@ -273,6 +275,7 @@ func TestRequirementsEndpoint(t *testing.T) {
 // the API: a valid form makes a payout, an invalid one is re-rendered with the rule's code at
 // the field.
 func TestDashboardNewPayoutFormFromTheSchema(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"realTimeKey": true})
 	hc := dashboardSignIn(t, s)

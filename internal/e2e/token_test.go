@@ -9,6 +9,7 @@ import (
 // with its lifetime and takes grant_type refresh_token (once per refresh token); a wrong
 // password answers the published {"message": "Invalid credentials"} with our code beside.
 func TestTokenEndpointSpeaksThePublishedFields(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, nil)
 	var user struct{ User, Password string }

@@ -239,6 +239,7 @@ func accessLogTraceIDs(t testing.TB, log, route string) []string {
 // a resend the merchant asks for is a span of its request's trace, whose traceparent the
 // merchant receives with it. No attribute holds a secret.
 func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) {
+	t.Parallel()
 	otlp := newOTLPReceiver(t)
 	hook := &traceHook{}
 	receiver := httptest.NewServer(hook)
@@ -514,6 +515,7 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 // without the variables exports nothing, sends its notifications without traceparent and
 // keeps its own request ids.
 func TestTracesOnlyWhenAnEndpointIsConfigured(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -692,6 +694,7 @@ func startBinary(t *testing.T, env []string, args ...string) (s *testServer, sto
 // with the same traceparent is not exported either (the ratio decides for every caller). With
 // the default sampler, the same requests are exported in the caller's trace.
 func TestTracesCallerChoosesNeitherRequestIDNorSampling(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -763,6 +766,7 @@ func TestTracesCallerChoosesNeitherRequestIDNorSampling(t *testing.T) {
 // asked for, and its path, in the access log, the metrics and its span: an operator sees
 // which endpoint the 401s hit.
 func TestRefusedRequestsKeepTheirRouteInLogMetricsAndSpan(t *testing.T) {
+	t.Parallel()
 	otlp := newOTLPReceiver(t)
 	s := startServer(t, "", "--otlp-endpoint", otlp.URL)
 	c := s.newMerchant(t, map[string]any{})

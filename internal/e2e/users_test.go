@@ -115,6 +115,7 @@ func userSignIn(t *testing.T, s *testServer, u dashUser, step int64) (*http.Clie
 }
 
 func TestDashboardUsersRolesTOTPAndAudit(t *testing.T) {
+	t.Parallel()
 	// Codes of three steps are used in turn (set-up, then two sign-ins): stay inside one
 	// step's window.
 	clock := stepStartClock()
@@ -350,6 +351,7 @@ func TestDashboardUsersRolesTOTPAndAudit(t *testing.T) {
 // payouts user add creates a user offline: its link works once the server starts on the data,
 // and the audit log names the CLI; a bad role is a usage error with its code, and nothing is stored.
 func TestCLIUserAdd(t *testing.T) {
+	t.Parallel()
 	boltOnly(t, "the offline user add writes the data directory's file")
 	dir := t.TempDir()
 	out, err := runCLI(t, nil, "user", "add", "--data", dir, "--email", "olga@example.com", "--role", "boss")

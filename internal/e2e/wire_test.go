@@ -48,6 +48,7 @@ func send(t *testing.T, c *merchantClient, req *http.Request) (int, http.Header,
 
 // PHP clients sign with time() (epoch seconds); the ±5 minute window holds for both units.
 func TestSignatureTimestampInSecondsOrMilliseconds(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, nil)
 	now := time.Now()
@@ -87,6 +88,7 @@ func TestSignatureTimestampInSecondsOrMilliseconds(t *testing.T) {
 // idempotent replay, two different lookups signed in the same millisecond share a signature
 // and are both answered, and a resend after a restart is answered too.
 func TestResentSignedRequestsAreAnswered(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	c := s.newMerchant(t, nil)
@@ -131,6 +133,7 @@ func TestResentSignedRequestsAreAnswered(t *testing.T) {
 // Past authentication the GET finds no payout 73 (404) and the POST's Mexican body is refused
 // by the rules (only COL and PER): neither is an authentication failure.
 func TestPublishedSigningVectorsThroughTheServer(t *testing.T) {
+	t.Parallel()
 	const secret = "P5yjICOFoE0kmJVMALeBRmoxuWXz0BJKuoSaIXEHTgE="
 	dir := t.TempDir()
 	db, sealer, err := openTestData(t, dir)
@@ -192,6 +195,7 @@ func TestPublishedSigningVectorsThroughTheServer(t *testing.T) {
 // the request as sent, accountType a string, account numbers masked, errors at the top level
 // when rejected; this project's extras under names of their own.
 func TestGetPayoutInTheOriginalsShape(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"psp": true})
 	req := perBankRequest("SHAPE-1")
