@@ -161,8 +161,9 @@ type Authenticator struct {
 
 // NewAuthenticator makes an authenticator.
 func NewAuthenticator(keys *Keyring, now func() time.Time, rateLimit float64) *Authenticator {
-	return &Authenticator{Keys: keys, Now: now, RateLimit: rateLimit,
-		Failures: NewFailureLimiter(AuthFailuresPerMinute), perMerch: map[string]*rate.Limiter{}}
+	failures := NewFailureLimiter(AuthFailuresPerMinute)
+	failures.Now = now
+	return &Authenticator{Keys: keys, Now: now, RateLimit: rateLimit, Failures: failures, perMerch: map[string]*rate.Limiter{}}
 }
 
 // ReservedMerchantIDs are path segments of /api/v1/ that are not merchants: the admin API
@@ -383,7 +384,7 @@ func (a *Authenticator) allow(merchantID string) bool {
 		a.perMerch[merchantID] = l
 	}
 	a.mu.Unlock()
-	return l.Allow()
+	return l.AllowN(a.Now(), 1)
 }
 
 // presentedKey is the API key a request presents (header monnet-api-key, or X-Api-Key).

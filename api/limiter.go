@@ -14,6 +14,10 @@ import (
 // against another. Its table is bounded: when it fills, keys back at a full allowance are
 // forgotten first. Safe for concurrent use.
 type FailureLimiter struct {
+	// Now is the clock the allowances refill on (nil: time.Now): the server's real clock,
+	// which a test may hold still.
+	Now func() time.Time
+
 	mu    sync.Mutex
 	every rate.Limit
 	burst int
@@ -32,7 +36,7 @@ func (f *FailureLimiter) limiter(key string) *rate.Limiter {
 	l := f.m[key]
 	if l == nil {
 		if len(f.m) >= f.max {
-			now := time.Now()
+			now := f.now()
 			for k, v := range f.m {
 				if v.TokensAt(now) >= float64(f.burst) {
 					delete(f.m, k)
@@ -50,16 +54,23 @@ func (f *FailureLimiter) limiter(key string) *rate.Limiter {
 
 // Allow reports whether key may try again: false once it used up its failures. It counts
 // nothing; call it before work that a blocked key should not get (a password hash).
-func (f *FailureLimiter) Allow(key string) bool { return f.limiter(key).Tokens() >= 1 }
+func (f *FailureLimiter) Allow(key string) bool { return f.limiter(key).TokensAt(f.now()) >= 1 }
 
 // Fail counts one failure of key and reports whether key is still within its allowance
 // (false: answer 429 and Retry-After rather than 401).
-func (f *FailureLimiter) Fail(key string) bool { return f.limiter(key).Allow() }
+func (f *FailureLimiter) Fail(key string) bool { return f.limiter(key).AllowN(f.now(), 1) }
+
+func (f *FailureLimiter) now() time.Time {
+	if f.Now == nil {
+		return time.Now()
+	}
+	return f.Now()
+}
 
 // RetryAfter is how long until key may fail once more, at least a second.
 func (f *FailureLimiter) RetryAfter(key string) time.Duration {
 	l := f.limiter(key)
-	missing := 1 - l.Tokens()
+	missing := 1 - l.TokensAt(f.now())
 	if missing <= 0 {
 		return time.Second
 	}

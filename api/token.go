@@ -56,7 +56,9 @@ type tokenEntry struct {
 
 // NewTokens makes the token issuer; now is real time.
 func NewTokens(st IntegrationStore, now func() time.Time) *Tokens {
-	return &Tokens{Store: st, Now: now, failures: NewFailureLimiter(20), live: map[[32]byte]tokenEntry{}, refresh: map[[32]byte]tokenEntry{}}
+	failures := NewFailureLimiter(20)
+	failures.Now = now
+	return &Tokens{Store: st, Now: now, failures: failures, live: map[[32]byte]tokenEntry{}, refresh: map[[32]byte]tokenEntry{}}
 }
 
 // dummyHash makes a wrong user cost the same bcrypt time as a wrong password.

@@ -109,6 +109,8 @@ func newApp(ctx context.Context, cfg Config, run running, opts Options, db rules
 		w.lc.Workers = 2 // its rounds wait on round trips (rules.Lifecycle.Workers); bbolt's on its one writer
 	}
 	w.svc = &rules.Service{Store: db, Now: w.now, Admit: w.lc.Admit}
+	adminFailures := api.NewFailureLimiter(api.AuthFailuresPerMinute)
+	adminFailures.Now = w.realNow
 	w.deps = &api.Deps{
 		Service:                  w.svc,
 		Store:                    db,
@@ -116,7 +118,7 @@ func newApp(ctx context.Context, cfg Config, run running, opts Options, db rules
 		Auth:                     api.NewAuthenticator(w.keys, w.realNow, cfg.HTTP.RateLimit),
 		Seal:                     SealMerchantSecret(sealer),
 		AdminToken:               token,
-		AdminFailures:            api.NewFailureLimiter(api.AuthFailuresPerMinute), // the dashboard's sign-in counts here too
+		AdminFailures:            adminFailures, // the dashboard's sign-in counts here too
 		TrustedProxies:           cfg.HTTP.TrustedProxies,
 		AllowHTTPNotificationURL: cfg.Notify.AllowPrivateURLs,
 		Sandbox:                  cfg.Sandbox.On,
