@@ -128,7 +128,11 @@ func (c *merchantClient) statusWith(t testing.TB, headers map[string]string) int
 // X-Forwarded-For only through --trusted-proxies.
 func TestAuthFailuresCountPerAddressAndKeyBehindTrustedProxies(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "", "--trusted-proxies", "127.0.0.1/32")
+	// The allowance a minute is counted on a held clock: the failures below fall in one
+	// minute however slowly a busy machine sends them.
+	clock := &testClock{}
+	clock.Hold()
+	s := startServerWith(t, "", server.Options{Now: clock.Now}, "--trusted-proxies", "127.0.0.1/32")
 	a := s.newMerchant(t, nil)
 	b := s.newMerchant(t, nil)
 	badA := a.with(func(c *merchantClient) { c.Secret = "not the secret" })
@@ -160,7 +164,7 @@ func TestAuthFailuresCountPerAddressAndKeyBehindTrustedProxies(t *testing.T) {
 
 	// A server that does not trust the peer ignores the headers: rotating them does not
 	// escape the count.
-	s2 := startServer(t, "", "--trusted-proxies", "10.0.0.0/8")
+	s2 := startServerWith(t, "", server.Options{Now: clock.Now}, "--trusted-proxies", "10.0.0.0/8")
 	c := s2.newMerchant(t, nil)
 	bad := c.with(func(c *merchantClient) { c.Secret = "not the secret" })
 	last := 0
@@ -176,7 +180,9 @@ func TestAuthFailuresCountPerAddressAndKeyBehindTrustedProxies(t *testing.T) {
 // address); the right token still works; a short --admin-token is refused at start.
 func TestAdminTokenFailuresLimitedAndShortTokenRefused(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "")
+	clock := &testClock{} // held: the failures fall in one minute however slow the machine
+	clock.Hold()
+	s := startServerWith(t, "", server.Options{Now: clock.Now})
 	statuses := map[int]int{}
 	for i := 0; i < 25; i++ {
 		req, _ := http.NewRequest("GET", s.URL+"/admin/v1/merchants/1", nil)
@@ -704,7 +710,9 @@ func (c *merchantClient) balanceOf(t testing.TB, currency string) (available, ba
 // payout it returns the money. The ledger invariant is checked after the test (harness).
 func TestSimulateReversedOnlyAfterProcessedAndTheLedgerHolds(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "")
+	// The rails take an hour: the first payout stays reserved at the bank while the test
+	// looks at the balance, however slowly it gets there.
+	s := startServer(t, "", "--sandbox-delay", "1h", "--sandbox-batch-delay", "1h")
 	var m struct{ MerchantID, APIKey, APISecret string }
 	if code := s.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "No money", "settings": map[string]any{"pendingOnNoBalance": true}}, &m); code != 201 {
 		t.Fatal(code)

@@ -1,8 +1,9 @@
 package e2e
 
-// The end-to-end harness: it runs the real server (cli.Run, the same code as the binary) on
-// a free port with its own data directory, creates merchants through the admin API, and
-// signs requests as a merchant's client would.
+// The end-to-end harness: it runs the real server (server.Run, from the server.Config that
+// `payouts serve` would make of the test's flags) on a free port with its own data
+// directory, creates merchants through the admin API, and signs requests as a merchant's
+// client would. Every test owns its servers and runs in parallel with the others.
 
 import (
 	"bytes"

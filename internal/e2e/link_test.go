@@ -282,25 +282,22 @@ func TestPayoutLinkExpiresOnTheSandboxClock(t *testing.T) {
 		t.Errorf("page: %d back %q %s", code, href, docText(doc))
 	}
 	// The merchant is notified as of any rejection.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		in := c.inbox(t)
-		found := false
+	var in inboxAnswer
+	if !poll(5*time.Second, func() bool {
+		in = c.inbox(t)
 		for _, it := range in.Items {
 			var n struct {
 				Output struct{ Status string }
 				Errors []struct{ Code string }
 			}
 			json.Unmarshal([]byte(it.Body), &n)
-			found = found || n.Output.Status == "EXPIRED" && len(n.Errors) == 1 && n.Errors[0].Code == rules.CodeLinkExpired
+			if n.Output.Status == "EXPIRED" && len(n.Errors) == 1 && n.Errors[0].Code == rules.CodeLinkExpired {
+				return true
+			}
 		}
-		if found {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no EXPIRED notification with 4042 in the inbox: %+v", in.Items)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("no EXPIRED notification with 4042 in the inbox: %+v", in.Items)
 	}
 }
 

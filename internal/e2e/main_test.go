@@ -1,7 +1,8 @@
 // Package e2e tests the whole service from outside: servers started on a free port with a
-// data directory of their own (in-process, by the same cli.Run as the binary, or as the real
-// binary where a test kills or inspects the process), signed requests as a merchant's client
-// sends them, and every answer checked against the served OpenAPI document (contract_test.go).
+// data directory of their own (in-process, by server.Run from the Config the serve command
+// parses, or as the real binary where a test kills or inspects the process), signed
+// requests as a merchant's client sends them, and every answer checked against the served
+// OpenAPI document (contract_test.go). The tests run in parallel (parallelTests).
 package e2e
 
 import (
