@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"payouts/internal/server"
 	"payouts/rules"
 )
 
@@ -112,7 +113,9 @@ func TestAuthFailures(t *testing.T) {
 
 func TestFailedAuthenticationsAreLimitedPerAddress(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "")
+	clock := &testClock{} // held: the allowances a minute count in one minute however slow the machine
+	clock.Hold()
+	s := startServerWith(t, "", server.Options{Now: clock.Now})
 	a := s.newMerchant(t, nil)
 	c := a.with(func(c *merchantClient) { c.Secret = "wrong" })
 	saw429 := false
@@ -133,7 +136,9 @@ func TestFailedAuthenticationsAreLimitedPerAddress(t *testing.T) {
 
 func TestRateLimitPerMerchant(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "", "--rate-limit", "5")
+	clock := &testClock{} // held: the allowances a minute count in one minute however slow the machine
+	clock.Hold()
+	s := startServerWith(t, "", server.Options{Now: clock.Now}, "--rate-limit", "5")
 	a := s.newMerchant(t, nil)
 	limited := 0
 	for i := 0; i < 20; i++ {

@@ -194,7 +194,9 @@ func mustAtoi(t *testing.T, s string) int {
 // allowance and each account made to wait is a lock-out entry, with when and how many tries.
 func TestRefusedSignInsDoNotGrowTheStore(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "", "--trusted-proxies", "127.0.0.1/32")
+	clock := &testClock{} // held: the allowances a minute count in one minute however slow the machine
+	clock.Hold()
+	s := startServerWith(t, "", server.Options{Now: clock.Now}, "--trusted-proxies", "127.0.0.1/32")
 	signIn := func(addr, email string) int {
 		form := url.Values{"email": {email}, "password": {"not the password"}, "code": {"123456"}}
 		req, _ := http.NewRequest("POST", s.URL+"/dashboard/login?lang=en", strings.NewReader(form.Encode()))
