@@ -47,6 +47,10 @@ type contractChecker struct {
 }
 
 type contractDoc struct {
+	// mu is held while the document is read: libopenapi renders parts of its model lazily,
+	// writing as it validates, so one validation at a time (the tests run in parallel). It
+	// guards memory only: the bodies validated are already read.
+	mu    sync.Mutex
 	v     validator.Validator
 	model *v3.Document
 }
@@ -114,26 +118,17 @@ func (c *contractChecker) check(req *http.Request, reqBody []byte, resp *http.Re
 	vresp.Body = io.NopCloser(bytes.NewReader(respBody))
 	vresp.Request = vreq
 
-	_, errs := doc.v.ValidateHttpResponse(vreq, &vresp)
-	if len(errs) == 1 && (errs[0].IsPathMissingError() || errs[0].IsOperationMissingError()) {
+	doc.mu.Lock()
+	problems, template, outside := doc.validate(vreq, &vresp, reqBody)
+	doc.mu.Unlock()
+	if outside {
 		c.outside.Add(1)
 		return
 	}
 	c.answers.Add(1)
-	_, _, template := paths.FindPath(vreq, doc.model, config.NewValidationOptions())
 	c.note(req.Method+" "+template, resp.StatusCode)
-	var problems []string
-	for _, e := range errs {
-		problems = append(problems, "answer: "+describeViolation(e))
-	}
 	if resp.StatusCode < 400 {
 		c.requests.Add(1)
-		vreq.Body = io.NopCloser(bytes.NewReader(reqBody))
-		if _, errs := doc.v.ValidateHttpRequest(vreq); len(errs) > 0 {
-			for _, e := range errs {
-				problems = append(problems, "accepted request: "+describeViolation(e))
-			}
-		}
 	}
 	if len(problems) == 0 {
 		return
@@ -149,6 +144,28 @@ func (c *contractChecker) check(req *http.Request, reqBody []byte, resp *http.Re
 	if t != nil {
 		t.Errorf("%s", msg)
 	}
+}
+
+// validate checks an answer, and the request when it was accepted, against the document;
+// outside: the document has no such operation. The caller holds d.mu.
+func (d *contractDoc) validate(req *http.Request, resp *http.Response, reqBody []byte) (problems []string, template string, outside bool) {
+	_, errs := d.v.ValidateHttpResponse(req, resp)
+	if len(errs) == 1 && (errs[0].IsPathMissingError() || errs[0].IsOperationMissingError()) {
+		return nil, "", true
+	}
+	_, _, template = paths.FindPath(req, d.model, config.NewValidationOptions())
+	for _, e := range errs {
+		problems = append(problems, "answer: "+describeViolation(e))
+	}
+	if resp.StatusCode < 400 {
+		req.Body = io.NopCloser(bytes.NewReader(reqBody))
+		if _, errs := d.v.ValidateHttpRequest(req); len(errs) > 0 {
+			for _, e := range errs {
+				problems = append(problems, "accepted request: "+describeViolation(e))
+			}
+		}
+	}
+	return problems, template, false
 }
 
 func describeViolation(e *verrors.ValidationError) string {
@@ -356,24 +373,34 @@ func (c *contractChecker) checkNotification(body []byte) {
 	if doc == nil {
 		return
 	}
-	hook := doc.model.Webhooks.GetOrZero(name)
+	doc.mu.Lock()
+	problem := doc.checkWebhook(name, body)
+	doc.mu.Unlock()
+	c.notifications.Add(1)
+	if problem != "" {
+		c.fail(problem)
+	}
+}
+
+// checkWebhook checks a notification body against the document's webhook name, and says
+// what is wrong ("": nothing). The caller holds d.mu.
+func (d *contractDoc) checkWebhook(name string, body []byte) string {
+	hook := d.model.Webhooks.GetOrZero(name)
 	if hook.Post == nil || hook.Post.RequestBody == nil {
-		c.fail("the document's webhook " + name + " has no body")
-		return
+		return "the document's webhook " + name + " has no body"
 	}
 	mt := hook.Post.RequestBody.Content.GetOrZero("application/json")
 	if mt == nil || mt.Schema == nil {
-		c.fail("the document's webhook " + name + " has no JSON schema")
-		return
+		return "the document's webhook " + name + " has no JSON schema"
 	}
-	c.notifications.Add(1)
 	if ok, errs := schema_validation.NewSchemaValidator().ValidateSchemaBytesWithVersion(mt.Schema.Schema(), body, 3.1); !ok {
 		var problems []string
 		for _, e := range errs {
 			problems = append(problems, describeViolation(e))
 		}
-		c.fail(fmt.Sprintf("a notification does not match the document's webhook:\n  %s\n  body: %.600s", strings.Join(problems, "\n  "), body))
+		return fmt.Sprintf("a notification does not match the document's webhook:\n  %s\n  body: %.600s", strings.Join(problems, "\n  "), body)
 	}
+	return ""
 }
 
 func (c *contractChecker) fail(msg string) {
