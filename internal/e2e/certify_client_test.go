@@ -235,6 +235,10 @@ func (r certReport) failed() string {
 }
 
 func TestCertifyClientThroughTheBinary(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
 	s := startServer(t, "")
 
 	good := s.newMerchant(t, nil)

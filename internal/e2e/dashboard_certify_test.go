@@ -15,6 +15,7 @@ import (
 // starts a run against its notificationUrl (or the URL given) and the run's page shows the
 // signed report once it is done.
 func TestDashboardCertifiesTheReceiver(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "", "--allow-private-notification-urls")
 	// A receiver that accepts anything: the run is done in well under a second, and fails the forgeries.
 	lax := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
