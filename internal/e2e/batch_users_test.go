@@ -20,8 +20,11 @@ import (
 // names who uploaded and who approved, in the dashboard and through a checker key on the
 // signed API; the ledger's entries of the batch's payouts add up (the harness checks it
 // at the server's stop).
+//
+// Serial: its sign-in codes are those of one 30-second window of real time from its start,
+// which the other tests running at once could make it overrun (serial tests run before the
+// parallel ones start).
 func TestDashboardCheckerUserApprovesMakerUsersBatch(t *testing.T) {
-	t.Parallel()
 	// Codes of two steps are used in turn (set-up, then sign-in): stay inside one step's window.
 	clock := stepStartClock()
 	now := clock.Now().Unix() / 30
