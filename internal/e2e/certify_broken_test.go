@@ -19,6 +19,7 @@ import (
 // one certification at a time; the runs go at once, the slow receiver's bounded by the
 // service's delivery timeout.
 func TestBrokenReceiversFailExactlyTheirChecksThroughTheServer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: the slow receiver waits out the service's delivery timeout")
 	}

@@ -47,6 +47,7 @@ func linkForm(orderID string) url.Values {
 }
 
 func TestDashboardPayoutLink(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	m := s.newMerchant(t, map[string]any{"emailNotifications": true})
 	avail0, _ := m.balanceOf(t, "COP")
@@ -232,6 +233,7 @@ func TestDashboardPayoutLink(t *testing.T) {
 // its items and its result CSV show it as a link. A row without destination nor email is
 // refused with 1960 at its item and column.
 func TestDashboardBatchWithLinkRows(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	m := s.newMerchant(t, map[string]any{"emailNotifications": true})
 	c := dashboardSignIn(t, s)
@@ -305,6 +307,10 @@ func TestDashboardBatchWithLinkRows(t *testing.T) {
 // The link's actions take the roles of the dashboard's other payout actions: a maker creates,
 // sees the link, resends and cancels; a viewer sees the link's state only, and every post
 // is refused.
+//
+// Serial: its sign-in codes are those of one 30-second window of real time from its start,
+// which the other tests running at once could make it overrun (serial tests run before the
+// parallel ones start).
 func TestDashboardPayoutLinkRoles(t *testing.T) {
 	clock := stepStartClock()
 	now := clock.Now().Unix() / 30
