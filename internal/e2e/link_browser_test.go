@@ -19,6 +19,7 @@ import (
 )
 
 func TestBrowserPayoutLinkReview(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true})

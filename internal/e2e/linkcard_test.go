@@ -20,6 +20,7 @@ func peruCardLink(orderID string) map[string]any {
 }
 
 func TestPayoutLinkPeruCard(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
 

@@ -32,6 +32,7 @@ func peruCellphoneLink(orderID, lang string) map[string]any {
 // holder not confirmed each cost an attempt with 4041 tied to its field, then the right
 // document takes the destination and the payout settles.
 func TestPayoutLinkReviewHolderAndDocument(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true})
 	if code := s.admin(t, "PUT", "/admin/v1/sandbox/directory/PER/987650011", map[string]any{"holderName": "Ana Quispe Mamani",
@@ -113,6 +114,7 @@ func TestPayoutLinkReviewHolderAndDocument(t *testing.T) {
 // In English, a Peru cellphone the directory lists as Plin only (ending in 3), given with
 // Yape's bank: the payout ends REJECTED_BANK with 4041, and the page says why.
 func TestPayoutLinkReviewOtherBankEnds4041(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true})
 	_, _, a, raw := c.createLink(t, peruCellphoneLink("LINK-4041", "en"))
@@ -140,6 +142,7 @@ func TestPayoutLinkReviewOtherBankEnds4041(t *testing.T) {
 // A Colombia Bre-B key: the directory's holder masked; a key it does not know is a failed
 // attempt with 4027 on the key; a review whose destination was altered is refused.
 func TestPayoutLinkReviewBreBKey(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"realTimeKey": true})
 	req := linkRequest("LINK-KEY")
@@ -172,6 +175,7 @@ func TestPayoutLinkReviewBreBKey(t *testing.T) {
 // The review is no way to read the directory: five holders' names are shown, the sixth
 // destination locks the link and ends the payout as five failed attempts do.
 func TestPayoutLinkReviewShowsFiveHoldersAtMost(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := s.newMerchant(t, map[string]any{"realTimeKey": true})
 	req := linkRequest("LINK-LOOKS")
