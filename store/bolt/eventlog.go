@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -270,7 +271,7 @@ func putInboxItem(tx *bbolt.Tx, merchantID string, it rules.InboxItem) error {
 	return putJSON(inbox, merchantSeqKey(merchantID, seq), it)
 }
 
-// InboxItems lists a merchant's inbox, newest first.
+// InboxItems lists a merchant's inbox, newest first by receivedAt.
 func (s *DB) InboxItems(ctx context.Context, merchantID string, limit int) ([]rules.InboxItem, error) {
 	out := []rules.InboxItem{}
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
@@ -286,17 +287,34 @@ func (s *DB) InboxItems(ctx context.Context, merchantID string, limit int) ([]ru
 		} else if !bytes.Equal(k, merchantSeqKey(merchantID, ^uint64(0))) {
 			k, v = c.Prev()
 		}
-		for ; k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, v = c.Prev() {
+		// Deliveries at once are stamped as they arrive and stored as they commit, which may
+		// be the other order: past the page, the items stamped later than its oldest belong
+		// in it (inboxSlack bounds how far back they are looked for).
+		var oldest time.Time // of the page's first limit items
+		for extra := 0; k != nil && bytes.HasPrefix(k, prefix) && extra < inboxSlack; k, v = c.Prev() {
 			var it rules.InboxItem
 			if err := unmarshal(v, &it); err != nil {
 				return err
+			}
+			if len(out) >= limit {
+				extra++
+				if !it.ReceivedAt.After(oldest) {
+					continue
+				}
+			} else if len(out) == 0 || it.ReceivedAt.Before(oldest) {
+				oldest = it.ReceivedAt
 			}
 			out = append(out, it)
 		}
 		return nil
 	})
-	return out, err
+	slices.SortStableFunc(out, func(a, b rules.InboxItem) int { return b.ReceivedAt.Compare(a.ReceivedAt) })
+	return out[:min(len(out), limit)], err
 }
+
+// inboxSlack is how many items past a page of the inbox are read for one stamped later than
+// the page's oldest.
+const inboxSlack = 64
 
 func deliveryChaosKey(merchantID string) []byte { return key("delivery-chaos", merchantID) }
 

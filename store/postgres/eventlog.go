@@ -195,14 +195,15 @@ func (s *DB) PutInboxItem(ctx context.Context, merchantID string, it rules.Inbox
 	return nil
 }
 
-// InboxItems lists a merchant's inbox, newest first.
+// InboxItems lists a merchant's inbox, newest first by receivedAt (deliveries at once are
+// stamped as they arrive and stored as they commit, which may be the other order).
 func (s *DB) InboxItems(ctx context.Context, merchantID string, limit int) ([]rules.InboxItem, error) {
 	out := []rules.InboxItem{}
 	if !storable(merchantID) {
 		return out, nil
 	}
 	rows, err := s.pool.Query(context.Background(), `SELECT event_id, received_at, headers, body, signature_valid
-		FROM sandbox_inbox WHERE merchant_id = $1 ORDER BY seq DESC LIMIT $2`, merchantID, limit)
+		FROM sandbox_inbox WHERE merchant_id = $1 ORDER BY received_at DESC, seq DESC LIMIT $2`, merchantID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("inbox of merchant %s: %w", merchantID, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,6 +147,27 @@ func testEventLog(t *testing.T, e Engine) {
 		}
 		if items, _ := s.InboxItems(context.Background(), m2, 10); len(items) != 1 || items[0].EventID != "other" {
 			t.Errorf("the other merchant's inbox: %+v", items)
+		}
+	})
+
+	t.Run("the inbox is newest first by receivedAt, whatever order deliveries at once were stored in", func(t *testing.T) {
+		s := e.open(t)
+		// e3 and e4 arrived at once and committed in the other order; e1 is older than both.
+		for _, i := range []int{1, 4, 3} {
+			it := rules.InboxItem{EventID: "e" + itoa(int64(i)), ReceivedAt: T0.Add(time.Duration(i) * time.Millisecond), Headers: map[string]string{}, Body: []byte("{}")}
+			if err := s.PutInboxItem(context.Background(), m1, it); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for limit, want := range map[int]string{1: "e4", 2: "e4 e3", 3: "e4 e3 e1"} {
+			items, err := s.InboxItems(context.Background(), m1, limit)
+			var got []string
+			for _, it := range items {
+				got = append(got, it.EventID)
+			}
+			if err != nil || strings.Join(got, " ") != want {
+				t.Errorf("the first %d: %v %v, want %s", limit, got, err, want)
+			}
 		}
 	})
 
