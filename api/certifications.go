@@ -276,3 +276,12 @@ func registerClientCertifications(a huma.API, c Certifications) {
 		return &clientSessionOut{Status: http.StatusOK, Body: v}, nil
 	})
 }
+
+// TransformSchema names the kind's values for generated clients: oapi-codegen names an enum's
+// constants after its values, and one named Client would collide with its client type.
+func (CertificationReport) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	if k := s.Properties["kind"]; k != nil {
+		k.Extensions = map[string]any{"x-enum-varnames": []string{"ReportKindReceiver", "ReportKindClient"}}
+	}
+	return s
+}
