@@ -361,7 +361,7 @@ func linkFields(country string, kind int, m *rules.Merchant, now time.Time) ([]f
 	ba := dig(s, "properties", "destination", "properties", "bankAccount")
 	props, _ := ba["properties"].(map[string]any)
 	var out []fieldSpec
-	for _, name := range requiredOf(ba) {
+	for _, name := range destinationFields(ba) {
 		if name == "accountType" {
 			continue
 		}
@@ -385,6 +385,27 @@ func linkFields(country string, kind int, m *rules.Merchant, now time.Time) ([]f
 		out = append(out, spec)
 	}
 	return out, nil
+}
+
+// destinationFields are the fields a bank account's schema asks for: those it requires, then
+// those of the alternatives it requires one of (a Peru bank account: a CCI, or a bank and an
+// account number), each once.
+func destinationFields(ba map[string]any) []string {
+	names := requiredOf(ba)
+	all, _ := ba["allOf"].([]any)
+	for _, a := range all {
+		alt, _ := a.(map[string]any)
+		anyOf, _ := alt["anyOf"].([]any)
+		for _, o := range anyOf {
+			one, _ := o.(map[string]any)
+			for _, name := range requiredOf(one) {
+				if !slices.Contains(names, name) {
+					names = append(names, name)
+				}
+			}
+		}
+	}
+	return names
 }
 
 func requiredOf(n map[string]any) []string {

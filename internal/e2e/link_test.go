@@ -474,3 +474,30 @@ func TestPayoutLinkRefusesAKindItDoesNotOffer(t *testing.T) {
 		t.Errorf("the payout took a kind its link does not offer: %+v", d)
 	}
 }
+
+// A Peru bank account on a link is a CCI (or a bank and an account number), as the
+// requirements schema says: the page asks for the CCI, and the payout settles on it.
+func TestPayoutLinkPeruBankAccountByCCI(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "")
+	c := s.newMerchant(t, nil)
+	_, _, a, raw := c.createLink(t, map[string]any{
+		"country": "PER", "amount": 10000, "currency": "PEN", "orderId": "LINK-PER-CCI",
+		"beneficiary": map[string]any{"name": "Ana", "lastName": "Quispe", "email": "ana.quispe@gmail.com",
+			"document": map[string]any{"type": 1, "number": "45678912"}},
+		"allowedDestinations": []int{2},
+	})
+	if a.Link == "" {
+		t.Fatalf("create: %s", raw)
+	}
+	code, _, page := submitLink(t, a.Link, url.Values{"kind": {"2"}})
+	if code != 422 || page.Find("input#f-cci").Length() != 1 {
+		t.Fatalf("the kind without its fields: %d, a CCI field %d\n%s", code, page.Find("input#f-cci").Length(), docText(page))
+	}
+	if code, _, page := giveDestination(t, a.Link, url.Values{"kind": {"2"}, "cci": {"00219412345678901253"}}, "45678912"); code != 303 {
+		t.Fatalf("submit: %d %s", code, docText(page))
+	}
+	if p := c.waitStage(t, a.Payout.ID, "SUCCESS", 15*time.Second); p.Output.Status != "PROCESSED" {
+		t.Errorf("settled %s", p.Output.Status)
+	}
+}
