@@ -62,7 +62,7 @@ func referenceReceiver(t *testing.T, s *testServer, merchantID string, cmd *exec
 	select {
 	case u := <-found:
 		return u
-	case <-time.After(20 * time.Second):
+	case <-time.After(90 * time.Second):
 		t.Fatalf("the receiver did not say where it listens; its log:\n%s", logs.String())
 	}
 	return ""

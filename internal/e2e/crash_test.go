@@ -53,19 +53,30 @@ func startProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, string) 
 	}
 	lines := bufio.NewScanner(stdout)
 	found := make(chan string, 1)
+	ended := make(chan struct{}) // its standard output closed: the process is gone
 	go func() {
+		defer close(ended)
 		for lines.Scan() {
 			if m := listenLine.FindStringSubmatch(lines.Text()); m != nil {
 				found <- m[1]
 			}
 		}
 	}()
+	// The bound is for a binary that hangs: on a machine running the other tests at once
+	// (a new PostgreSQL database migrated among them) a start may take many seconds.
 	select {
 	case u := <-found:
 		return cmd, u
-	case <-time.After(20 * time.Second):
+	case <-ended:
+		select {
+		case u := <-found:
+			return cmd, u
+		default:
+		}
+		t.Fatalf("the binary exited before it listened:\n%s", logs.String())
+	case <-time.After(90 * time.Second):
 		cmd.Process.Kill()
-		t.Fatal("the binary did not start")
+		t.Fatalf("the binary did not start within 90 s:\n%s", logs.String())
 	}
 	return nil, ""
 }

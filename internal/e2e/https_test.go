@@ -545,7 +545,7 @@ func startLoggedProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, st
 	select {
 	case u := <-found:
 		return cmd, u, logs
-	case <-time.After(20 * time.Second):
+	case <-time.After(90 * time.Second):
 		t.Fatalf("the binary did not start:\n%s", logs.String())
 	}
 	return nil, "", nil
