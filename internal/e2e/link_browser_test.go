@@ -8,6 +8,7 @@ package e2e
 // the pictures docs/guides/links.md shows.
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -29,7 +30,11 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 	}
 	run := func(name string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
+		// A step waits for what it awaits, but a page that never shows it fails the test
+		// with the step's name instead of holding the browser until the suite's timeout.
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		if err := chromedp.Do(sctx, steps...); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
@@ -66,6 +71,9 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 			if p := c.waitStage(t, a.Payout.ID, "SUCCESS", 15*time.Second); p.Output.Status != "PROCESSED" {
 				t.Errorf("%s: settled %s", order, p.Output.Status)
 			}
+			// The page shows the outcome once its poll sees it final: waited for, so that its
+			// reload never lands after the next link's navigation.
+			run(order+" outcome", chromedp.WaitVisible(chromedp.CSS("#result.result-success")))
 		}
 	}
 
@@ -89,6 +97,9 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 		if p := cards.waitStage(t, a.Payout.ID, "SUCCESS", 15*time.Second); p.Output.Status != "PROCESSED" {
 			t.Errorf("%s: settled %s", order, p.Output.Status)
 		}
+		// The page shows the outcome once its poll sees it final: waited for, so that its
+		// reload never lands after the next link's navigation.
+		run(order+" outcome", chromedp.WaitVisible(chromedp.CSS("#result.result-success")))
 	}
 
 	// Each kind Colombia offers, chosen in the page's kind list, reviewed with the document.
@@ -121,6 +132,9 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 		run(order+" confirm", chromedp.SendKeys(chromedp.CSS("#f-document"), "1020304050"), chromedp.Click(chromedp.CSS("#confirm")),
 			chromedp.WaitVisible(chromedp.CSS("#result")))
 		col.waitStage(t, a.Payout.ID, "SUCCESS", 15*time.Second)
+		// The page shows the outcome once its poll sees it final: waited for, so that its
+		// reload never lands after the next link's navigation.
+		run(order+" outcome", chromedp.WaitVisible(chromedp.CSS("#result.result-success")))
 	}
 
 	// A cellphone the directory lists at Plin only, given with Yape's bank: 4041, said on the page.
