@@ -104,6 +104,16 @@ func (ds balanceDeltas) queue(b *pgx.Batch, after map[balanceKey]rules.Balance) 
 			sql = `WITH u AS (INSERT INTO balances (merchant_id, country, currency, available, balance, funded, processed, reversed, entries)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING available, balance, funded, processed, reversed, entries)` + deltaEntries
 		}
+		if d.stored && len(d.entries) > 0 {
+			// The row is locked by a statement of its own first: the delta statement's
+			// snapshot is then taken after a writer that held it committed, so that it sees
+			// that writer's entries, the one before its own among them (deltaEntries stamps
+			// its entries no earlier). In one statement, the UPDATE waits for the row but
+			// reads the entries as they were before the wait. Queued in the same pipeline:
+			// no round trip more.
+			b.Queue(`SELECT 1 FROM balances WHERE merchant_id = $1 AND country = $2 AND currency = $3 FOR UPDATE`,
+				k.MerchantID, k.Country, k.Currency)
+		}
 		args := append([]any{k.MerchantID, k.Country, k.Currency, d.available, d.balance, d.funded, d.processed, d.reversed},
 			entryArgs(d.entries)...)
 		want := int64(len(d.entries))
