@@ -48,8 +48,9 @@ func TestScriptedTimelineOnTheTestClock(t *testing.T) {
 	scripted := c.create(t, perAccountRequest("TL-SCRIPT", "1231234564321"))
 	magic := c.create(t, perAccountRequest("TL-9994", "1231234569994"))
 	amount := scripted.Payout.Amount + magic.Payout.Amount
+	// The scripted payout waits at the bank for the clock; the other is paid on the sandbox's
+	// own delay, which a loaded machine may reach before a look at its PENDING_BANK.
 	c.waitStatus(t, scripted.Payout.ID, "PENDING_BANK", 5*time.Second)
-	c.waitStatus(t, magic.Payout.ID, "PENDING_BANK", 5*time.Second)
 	s.advance(t, "2m") // past the script's minute and the batch delay
 	c.waitStatus(t, scripted.Payout.ID, "PROCESSED", 5*time.Second)
 	c.waitStatus(t, magic.Payout.ID, "PROCESSED", 5*time.Second)
