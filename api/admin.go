@@ -2,12 +2,9 @@ package api
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/base64"
 	"errors"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -47,70 +44,6 @@ func adminAuth(token string, failures *FailureLimiter, auditor *rules.Auditor) f
 			next.ServeHTTP(w, r)
 		})
 	}
-}
-
-// Credentials are a merchant's API key and secret, shown once at creation.
-type Credentials struct {
-	APIKey    string
-	APISecret string
-}
-
-// NewCredentials makes a random API key and secret (32 bytes each).
-func NewCredentials() Credentials {
-	k, s := make([]byte, 24), make([]byte, 32)
-	rand.Read(k)
-	rand.Read(s)
-	return Credentials{APIKey: "pk_" + base64.RawURLEncoding.EncodeToString(k), APISecret: base64.StdEncoding.EncodeToString(s)}
-}
-
-var merchantIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
-
-// CheckNewMerchant is what a new merchant's id (empty: the next number) and name must be,
-// checked before anything is stored, so that a command can refuse them before it opens a store.
-func CheckNewMerchant(id, name string) error {
-	if err := rules.CheckIdentifier("merchantId", id); err != nil {
-		return err
-	}
-	if id != "" && !merchantIDPattern.MatchString(id) {
-		return &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeWrongType, Field: "merchantId", Value: id,
-			Message: "must be 1 to 40 letters, digits, - or _"}
-	}
-	for _, r := range ReservedMerchantIDs {
-		if strings.EqualFold(id, r) {
-			return &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeReservedMerchantID, Field: "merchantId", Value: id,
-				Message: "is reserved by the API's paths (/api/v1/" + r + "/…)"}
-		}
-	}
-	if strings.TrimSpace(name) == "" {
-		return &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeAdminField, Field: "name", Message: "is required"}
-	}
-	return nil
-}
-
-// CreateMerchant makes a merchant with fresh credentials: the key stored hashed, the secret
-// sealed. It is shared by the admin API, the CLI and the demo seed.
-func CreateMerchant(ctx context.Context, st Store, seal func([]byte, string) []byte, id, name string, settings rules.Settings, now time.Time) (*rules.Merchant, Credentials, error) {
-	return ImportMerchant(ctx, st, seal, id, name, settings, NewCredentials(), now)
-}
-
-// ImportMerchant makes a merchant with credentials it already has (a merchant moving from
-// the original API keeps its key and secret; the tests use the published signing vectors).
-func ImportMerchant(ctx context.Context, st Store, seal func([]byte, string) []byte, id, name string, settings rules.Settings, c Credentials, now time.Time) (*rules.Merchant, Credentials, error) {
-	if err := CheckNewMerchant(id, name); err != nil {
-		return nil, Credentials{}, err
-	}
-	m := &rules.Merchant{ID: id, Name: name, APIKeyHash: HashAPIKey(c.APIKey), Settings: settings, CreatedAt: now.UTC()}
-	err := st.CreateMerchant(ctx, m, func(m *rules.Merchant) error {
-		m.SealedSecret = seal([]byte(c.APISecret), m.ID)
-		return nil
-	})
-	if err != nil {
-		if errors.Is(err, rules.ErrExists) {
-			return nil, Credentials{}, rules.Errorf(rules.KindConflict, rules.CodeWrongState, "merchant %s already exists", id)
-		}
-		return nil, Credentials{}, err
-	}
-	return m, c, nil
 }
 
 // MerchantView is a merchant as the admin API shows it (never the key or the secret).
@@ -194,7 +127,7 @@ func registerAdmin(a huma.API, d Deps) {
 		if err := checkSettings(s, d.AllowHTTPNotificationURL, d.Sandbox); err != nil {
 			return nil, err
 		}
-		m, c, err := CreateMerchant(ctx, d.Store, d.Seal, in.Body.MerchantID, in.Body.Name, s, time.Now())
+		m, c, err := d.Merchants.Create(ctx, in.Body.MerchantID, in.Body.Name, s, time.Now())
 		if err != nil {
 			return nil, err
 		}

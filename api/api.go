@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"payouts/rules"
+	"payouts/rules/merchants"
 )
 
 // Store is what the API reads and writes besides the service.
@@ -36,7 +37,7 @@ type Deps struct {
 	Store      Store
 	Keys       *Keyring
 	Auth       *Authenticator
-	Seal       func(plain []byte, merchantID string) []byte
+	Merchants  *merchants.Service // creates merchants and manages their keys
 	AdminToken string
 	// AdminFailures limits wrong admin tokens per client address; nil makes one.
 	AdminFailures *FailureLimiter

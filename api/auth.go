@@ -17,6 +17,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"payouts/rules"
+	"payouts/rules/merchants"
 )
 
 // MaxBody is the largest request body accepted (413 above it).
@@ -24,13 +25,6 @@ const MaxBody = 64 << 10
 
 // SignatureWindow is how far a request's timestamp may be from the server clock.
 const SignatureWindow = 5 * time.Minute
-
-// HashAPIKey is how an API key is stored: its SHA-256 in hex. Keys are 32 random bytes, so
-// a fast hash is enough; the secret cannot be hashed because the server recomputes the HMAC.
-func HashAPIKey(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])
-}
 
 // MerchantSource reads merchants and opens their sealed secrets.
 type MerchantSource interface {
@@ -166,10 +160,6 @@ func NewAuthenticator(keys *Keyring, now func() time.Time, rateLimit float64) *A
 	return &Authenticator{Keys: keys, Now: now, RateLimit: rateLimit, Failures: failures, perMerch: map[string]*rate.Limiter{}}
 }
 
-// ReservedMerchantIDs are path segments of /api/v1/ that are not merchants: the admin API
-// refuses them as merchant ids.
-var ReservedMerchantIDs = []string{"notifications"}
-
 // publicPaths are the unsigned paths under /api/v1/.
 var publicPaths = map[string]bool{"/api/v1/notifications/public-key": true, "/api/v1/notifications/certificate": true}
 
@@ -188,7 +178,7 @@ func merchantPath(path string) (id string, reserved bool) {
 		return "", false
 	}
 	id, _, _ = strings.Cut(rest, "/")
-	for _, r := range ReservedMerchantIDs {
+	for _, r := range merchants.ReservedIDs {
 		if id == r {
 			return "", true
 		}

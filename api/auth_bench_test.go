@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/rules/merchants"
 )
 
 type benchSource struct{ m *rules.Merchant }
@@ -21,7 +22,7 @@ func (s benchSource) OpenSecret(_ *rules.Merchant, sealed []byte) (string, error
 // BenchmarkSignedRequestAuth is the cost of authenticating one signed POST (the create
 // path's auth): key lookup, HMAC, the role check, the context. Roles must not make it grow.
 func BenchmarkSignedRequestAuth(b *testing.B) {
-	m := &rules.Merchant{ID: "7", APIKeyHash: HashAPIKey("the-key"), SealedSecret: []byte("the-secret"), CreatedAt: time.Now()}
+	m := &rules.Merchant{ID: "7", APIKeyHash: merchants.HashAPIKey("the-key"), SealedSecret: []byte("the-secret"), CreatedAt: time.Now()}
 	a := NewAuthenticator(NewKeyring(benchSource{m}), time.Now, 0)
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
 	h := a.Middleware(next)

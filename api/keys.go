@@ -9,11 +9,8 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"payouts/rules"
+	"payouts/rules/merchants"
 )
-
-// DefaultKeyGrace is how long a replaced API key keeps working after a rotation, unless
-// graceSeconds says otherwise.
-const DefaultKeyGrace = 24 * time.Hour
 
 // KeyView is one of a merchant's API keys as the admin API lists it: never the key itself
 // nor its secret.
@@ -83,7 +80,7 @@ func registerKeys(a huma.API, d Deps) {
 			"With role maker, checker or read (x-payouts-extension) a new pair with that role is added beside the current key, which stays; it works until DELETE revokes it (graceSeconds does not apply).",
 		Tags: []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusCreated, Errors: []int{400, 404},
 	}, func(ctx context.Context, in *rotateIn) (*rotateOut, error) {
-		grace := DefaultKeyGrace
+		grace := merchants.DefaultKeyGrace
 		role := rules.KeyRoleFull
 		if in.Body != nil {
 			if in.Body.GraceSeconds != nil {
@@ -98,18 +95,18 @@ func registerKeys(a huma.API, d Deps) {
 		}
 		t := now()
 		var m *rules.Merchant
-		var c Credentials
+		var c merchants.Credentials
 		var err error
 		if role == rules.KeyRoleFull {
-			m, c, err = RotateKey(ctx, d.Store, d.Seal, in.ID, grace, t)
+			m, c, err = d.Merchants.RotateKey(ctx, in.ID, grace, t)
 		} else {
-			m, c, err = AddRoleKey(ctx, d.Store, d.Seal, in.ID, role, t)
+			m, c, err = d.Merchants.AddRoleKey(ctx, in.ID, role, t)
 		}
 		if err != nil {
 			return nil, notFound(err, in.ID)
 		}
 		d.Keys.Forget(in.ID)
-		keyID := rules.KeyID(HashAPIKey(c.APIKey))
+		keyID := rules.KeyID(merchants.HashAPIKey(c.APIKey))
 		if role == rules.KeyRoleFull {
 			rules.Audit(ctx, "key.rotate", "merchant:"+in.ID, in.ID, map[string]any{"keyId": keyID, "graceSeconds": int64(grace / time.Second)})
 		} else {
@@ -145,74 +142,11 @@ func registerKeys(a huma.API, d Deps) {
 		Description: "The current key cannot be revoked (409): rotate first, with graceSeconds 0 to end the old one at once.",
 		Tags:        []string{"Admin"}, Security: adminSecurity, DefaultStatus: http.StatusNoContent, Errors: []int{404, 409},
 	}, func(ctx context.Context, in *revokeIn) (*struct{}, error) {
-		if err := RevokeKey(ctx, d.Store, in.ID, in.KeyID, now()); err != nil {
+		if err := d.Merchants.RevokeKey(ctx, in.ID, in.KeyID, now()); err != nil {
 			return nil, notFound(err, in.ID)
 		}
 		d.Keys.Forget(in.ID)
 		rules.Audit(ctx, "key.revoke", "merchant:"+in.ID, in.ID, map[string]string{"keyId": in.KeyID})
 		return nil, nil
 	})
-}
-
-// RotateKey gives merchant id a new API key and secret at now; the old pair keeps working for
-// grace (zero ends it at once). The admin API, the dashboard and `payouts merchant keys` share it.
-func RotateKey(ctx context.Context, st merchantUpdater, seal func([]byte, string) []byte, id string, grace time.Duration, now time.Time) (*rules.Merchant, Credentials, error) {
-	c := NewCredentials()
-	m, err := st.UpdateMerchant(ctx, id, func(m *rules.Merchant) error {
-		old := m.LiveOldKeys(now)
-		if grace > 0 {
-			created := m.KeyCreatedAt
-			if created.IsZero() {
-				created = m.CreatedAt
-			}
-			old = append(old, rules.OldKey{APIKeyHash: m.APIKeyHash, SealedSecret: m.SealedSecret, CreatedAt: created, ExpiresAt: now.Add(grace)})
-		}
-		m.OldKeys = old
-		m.APIKeyHash, m.SealedSecret, m.KeyCreatedAt = HashAPIKey(c.APIKey), seal([]byte(c.APISecret), m.ID), now
-		return nil
-	})
-	return m, c, err
-}
-
-// AddRoleKey gives merchant id a new key pair with role (not full) beside its current key,
-// valid until revoked, unlike the old key of a rotation.
-func AddRoleKey(ctx context.Context, st merchantUpdater, seal func([]byte, string) []byte, id string, role rules.KeyRole, now time.Time) (*rules.Merchant, Credentials, error) {
-	c := NewCredentials()
-	m, err := st.UpdateMerchant(ctx, id, func(m *rules.Merchant) error {
-		m.RoleKeys = append(m.RoleKeys, rules.RoleKey{APIKeyHash: HashAPIKey(c.APIKey), SealedSecret: seal([]byte(c.APISecret), m.ID), Role: role, CreatedAt: now})
-		return nil
-	})
-	return m, c, err
-}
-
-// RevokeKey ends an old key of merchant id at once; the current key cannot be revoked (rotate it).
-func RevokeKey(ctx context.Context, st merchantUpdater, id, keyID string, now time.Time) error {
-	_, err := st.UpdateMerchant(ctx, id, func(m *rules.Merchant) error {
-		if rules.KeyID(m.APIKeyHash) == keyID {
-			return rules.Errorf(rules.KindConflict, rules.CodeWrongState, "%s is the merchant's current key: rotate it instead", keyID)
-		}
-		for i, k := range m.RoleKeys {
-			if rules.KeyID(k.APIKeyHash) == keyID {
-				m.RoleKeys = append(m.RoleKeys[:i:i], m.RoleKeys[i+1:]...)
-				return nil
-			}
-		}
-		live := m.LiveOldKeys(now)
-		kept := live[:0]
-		for _, k := range live {
-			if rules.KeyID(k.APIKeyHash) != keyID {
-				kept = append(kept, k)
-			}
-		}
-		if len(kept) == len(live) {
-			return rules.Errorf(rules.KindNotFound, rules.CodeAPIKeyNotFound, "merchant %s has no key %s", id, keyID)
-		}
-		m.OldKeys = kept
-		return nil
-	})
-	return err
-}
-
-type merchantUpdater interface {
-	UpdateMerchant(ctx context.Context, id string, fn func(*rules.Merchant) error) (*rules.Merchant, error)
 }

@@ -13,6 +13,7 @@ import (
 	"payouts/api"
 	"payouts/internal/server"
 	"payouts/rules"
+	"payouts/rules/merchants"
 )
 
 var merchantCreateCommand = &Command{
@@ -55,7 +56,7 @@ func merchantCreateFlags(fs *flag.FlagSet) Runner {
 			return fmt.Errorf("merchant create: %s: %s", errs[0].Field, errs[0].Message)
 		}
 		// A bad --id is a usage error, refused before a store is opened (or made).
-		if err := api.CheckNewMerchant(*id, *name); err != nil {
+		if err := merchants.CheckNew(*id, *name); err != nil {
 			var e *rules.Error
 			if errors.As(err, &e) {
 				flag := "--id " + strconv.Quote(*id)
@@ -71,7 +72,7 @@ func merchantCreateFlags(fs *flag.FlagSet) Runner {
 			return err
 		}
 		defer db.Close(ctx)
-		m, c, err := api.CreateMerchant(ctx, db, server.SealMerchantSecret(sealer), *id, *name, s, time.Now())
+		m, c, err := merchants.New(db, sealer).Create(ctx, *id, *name, s, time.Now())
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"payouts/api"
 	"payouts/internal/server"
 	"payouts/rules"
+	"payouts/rules/merchants"
 )
 
 // merchantKeysCommand is `payouts merchant keys`: a merchant's API keys, offline (the server stopped,
@@ -30,7 +31,7 @@ func merchantKeysFlags(fs *flag.FlagSet) Runner {
 	data := fs.String("data", "./data", "data directory")
 	id := fs.String("id", "", "the merchant's id (required; the demo merchant is 1)")
 	issue := fs.Bool("new", false, "issue a new API key and secret (printed once); the old pair keeps working for --grace")
-	grace := fs.Duration("grace", api.DefaultKeyGrace, "with --new: how long the old pair keeps working (0 ends it at once)")
+	grace := fs.Duration("grace", merchants.DefaultKeyGrace, "with --new: how long the old pair keeps working (0 ends it at once)")
 	revoke := fs.String("revoke", "", "end the old key with this keyId at once")
 	database := fs.String("database", "", "a postgres:// URL (default: the bbolt file in --data)")
 	masterKeyFile := fs.String("master-key-file", "", "with --database and --new: the instances' master key file")
@@ -50,18 +51,19 @@ func merchantKeysFlags(fs *flag.FlagSet) Runner {
 			return err
 		}
 		defer db.Close(ctx)
+		keys := merchants.New(db, sealer)
 		now := time.Now().UTC()
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		var m *rules.Merchant
 		switch {
 		case *issue:
-			var c api.Credentials
-			if m, c, err = api.RotateKey(ctx, db, server.SealMerchantSecret(sealer), *id, *grace, now); err == nil {
+			var c merchants.Credentials
+			if m, c, err = keys.RotateKey(ctx, *id, *grace, now); err == nil {
 				return enc.Encode(api.NewKeyView{KeyID: rules.KeyID(m.APIKeyHash), APIKey: c.APIKey, APISecret: c.APISecret, Keys: api.KeyViews(m, now)})
 			}
 		case *revoke != "":
-			if err = api.RevokeKey(ctx, db, *id, *revoke, now); err == nil {
+			if err = keys.RevokeKey(ctx, *id, *revoke, now); err == nil {
 				m, err = db.Merchant(ctx, *id)
 			}
 		default:

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"time"
 
-	"payouts/api"
 	"payouts/internal/server"
 	"payouts/rules"
+	"payouts/rules/merchants"
 )
 
 // Benchmark support: `payouts seed` fills a data directory with settled payouts quickly
@@ -38,7 +38,7 @@ func seedFlags(fs *flag.FlagSet) Runner {
 			return err
 		}
 		defer db.Close(ctx)
-		m, _, err := api.CreateMerchant(ctx, db, server.SealMerchantSecret(sealer), "", "Seed", rules.DefaultSettings(), time.Now())
+		m, _, err := merchants.New(db, sealer).Create(ctx, "", "Seed", rules.DefaultSettings(), time.Now())
 		if err != nil {
 			return err
 		}

@@ -23,9 +23,9 @@ import (
 	"testing"
 	"time"
 
-	"payouts/api"
 	"payouts/internal/server"
 	"payouts/rules"
+	"payouts/rules/merchants"
 )
 
 const benchClients = 64
@@ -39,7 +39,7 @@ func seedStore(tb testing.TB, dir string, n int) *merchantClient {
 	}
 	defer db.Close(context.Background())
 	// A typical merchant: default settings (no emails, no notifications to deliver).
-	m, c, err := api.CreateMerchant(context.Background(), db, server.SealMerchantSecret(sealer), "", "Bench", rules.DefaultSettings(), time.Now())
+	m, c, err := merchants.New(db, sealer).Create(context.Background(), "", "Bench", rules.DefaultSettings(), time.Now())
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"payouts/api"
 	"payouts/internal/server"
 	"payouts/rules"
+	"payouts/rules/merchants"
 )
 
 // signedAt builds a request signed with an explicit timestamp text (seconds or milliseconds).
@@ -140,8 +140,8 @@ func TestPublishedSigningVectorsThroughTheServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	creds := api.Credentials{APIKey: "pk_published_vector_key", APISecret: secret}
-	if _, _, err := api.ImportMerchant(context.Background(), db, server.SealMerchantSecret(sealer), "22", "Vector", rules.DefaultSettings(), creds, time.Now()); err != nil {
+	creds := merchants.Credentials{APIKey: "pk_published_vector_key", APISecret: secret}
+	if _, _, err := merchants.New(db, sealer).Import(context.Background(), "22", "Vector", rules.DefaultSettings(), creds, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	db.Close(context.Background())

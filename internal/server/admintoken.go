@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"payouts/api"
+	"payouts/rules/merchants"
 	"payouts/store"
 )
 
@@ -48,7 +48,7 @@ func adminToken(cfg Config, stdout io.Writer) (string, error) {
 }
 
 // NewAdminToken is a new random admin token.
-func NewAdminToken() string { return "adm_" + api.NewCredentials().APIKey[3:] }
+func NewAdminToken() string { return "adm_" + merchants.NewCredentials().APIKey[3:] }
 
 // adminTokenSource is a shell expression that gives the admin token, for the printed commands.
 func adminTokenSource(cfg Config) string {

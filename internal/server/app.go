@@ -9,6 +9,7 @@ import (
 
 	"payouts/api"
 	"payouts/rules"
+	"payouts/rules/merchants"
 	"payouts/store"
 	"payouts/web"
 )
@@ -21,6 +22,8 @@ type app struct {
 	stops   []func()
 	// onShutdown end the long-lived requests when the server shuts down (http.Server.RegisterOnShutdown).
 	onShutdown []func()
+	// merchants creates merchants (the demo seed) as the admin API does.
+	merchants *merchants.Service
 }
 
 func (a *app) stop() {
@@ -72,6 +75,8 @@ type wiring struct {
 	backups *backups
 	// refusals count the dashboard's refused sign-ins into the audit log (wireUsers).
 	refusals *rules.SignInRefusals
+	// merchants creates merchants and manages their keys, for the admin API and the dashboard.
+	merchants *merchants.Service
 }
 
 func newApp(ctx context.Context, cfg Config, run running, opts Options, db rules.Storage, sealer *store.Sealer, logger *slog.Logger, token string) (*app, error) {
@@ -84,7 +89,8 @@ func newApp(ctx context.Context, cfg Config, run running, opts Options, db rules
 		}
 		w.clock, w.now = clock, clock.Now
 	}
-	w.keys = api.NewKeyring(merchantSource{db, sealer})
+	w.merchants = merchants.New(db, sealer)
+	w.keys = api.NewKeyring(merchantSource{db, w.merchants})
 	w.metrics = api.NewMetrics(func() float64 { return float64(db.OutboxDepth(ctx)) })
 	w.scripts, w.directory = &rules.ScriptBook{Store: db}, &rules.SimulatedDirectory{Store: db}
 	if g, ok := db.(rules.GaugeSource); ok {
@@ -116,7 +122,7 @@ func newApp(ctx context.Context, cfg Config, run running, opts Options, db rules
 		Store:                    db,
 		Keys:                     w.keys,
 		Auth:                     api.NewAuthenticator(w.keys, w.realNow, cfg.HTTP.RateLimit),
-		Seal:                     SealMerchantSecret(sealer),
+		Merchants:                w.merchants,
 		AdminToken:               token,
 		AdminFailures:            adminFailures, // the dashboard's sign-in counts here too
 		TrustedProxies:           cfg.HTTP.TrustedProxies,
@@ -154,7 +160,7 @@ func newApp(ctx context.Context, cfg Config, run running, opts Options, db rules
 	w.wireLedger()
 	w.wireTracing()
 	w.bindHooks()
-	a := &app{fund: w.lc.Fund, metrics: w.metrics.Handler(), onShutdown: w.onShutdown}
+	a := &app{fund: w.lc.Fund, merchants: w.merchants, metrics: w.metrics.Handler(), onShutdown: w.onShutdown}
 	a.handler, _ = api.New(*w.deps)
 
 	workCtx, cancel := context.WithCancel(context.Background())

@@ -8,6 +8,7 @@ import (
 
 	"payouts/api"
 	"payouts/rules"
+	"payouts/rules/merchants"
 	"payouts/web/dashboard"
 )
 
@@ -28,7 +29,7 @@ func (w *wiring) wireDashboard(ctx context.Context) {
 		},
 		Fund: w.lc.Fund,
 		CreateMerchant: func(id, name string, s rules.Settings) (*rules.Merchant, string, string, error) {
-			m, c, err := api.CreateMerchant(ctx, w.db, SealMerchantSecret(w.sealer), id, name, s, w.now())
+			m, c, err := w.merchants.Create(ctx, id, name, s, w.now())
 			return m, c.APIKey, c.APISecret, err
 		},
 		CreatePayout: func(ctx context.Context, m *rules.Merchant, body []byte, ep rules.Endpoint) (*rules.Payout, error) {
@@ -43,16 +44,16 @@ func (w *wiring) wireDashboard(ctx context.Context) {
 		Events:  w.db,
 		Ledger:  w.db,
 		RotateKey: func(id string, grace time.Duration) (string, string, string, error) {
-			m, c, err := api.RotateKey(ctx, w.db, SealMerchantSecret(w.sealer), id, grace, w.realNow().UTC())
+			m, c, err := w.merchants.RotateKey(ctx, id, grace, w.realNow().UTC())
 			if err != nil {
 				return "", "", "", err
 			}
 			return rules.KeyID(m.APIKeyHash), c.APIKey, c.APISecret, nil
 		},
-		RevokeKey: func(id, keyID string) error { return api.RevokeKey(ctx, w.db, id, keyID, w.realNow().UTC()) },
+		RevokeKey: func(id, keyID string) error { return w.merchants.RevokeKey(ctx, id, keyID, w.realNow().UTC()) },
 		AddRoleKey: func(id string, role rules.KeyRole) (string, string, string, error) {
-			_, c, err := api.AddRoleKey(ctx, w.db, SealMerchantSecret(w.sealer), id, role, w.realNow().UTC())
-			return rules.KeyID(api.HashAPIKey(c.APIKey)), c.APIKey, c.APISecret, err
+			_, c, err := w.merchants.AddRoleKey(ctx, id, role, w.realNow().UTC())
+			return rules.KeyID(merchants.HashAPIKey(c.APIKey)), c.APIKey, c.APISecret, err
 		},
 		CertifyReceiver:     w.certifyReceiver(),
 		CertificationReport: w.certificationReport(),

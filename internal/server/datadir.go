@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"payouts/rules"
+	"payouts/rules/merchants"
 	"payouts/store"
 )
 
@@ -141,7 +142,7 @@ func firstMerchantOpens(db rules.Storage, sealer *store.Sealer) func() error {
 		if err != nil || len(ms) == 0 {
 			return err
 		}
-		_, err = merchantSource{db, sealer}.OpenSecret(ms[0], ms[0].SealedSecret)
+		_, err = merchants.New(db, sealer).OpenSecret(ms[0], ms[0].SealedSecret)
 		return err
 	}
 }

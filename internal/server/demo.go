@@ -6,15 +6,13 @@ import (
 	"io"
 	"time"
 
-	"payouts/api"
 	"payouts/rules"
-	"payouts/store"
 )
 
 // seedDemo creates the demo merchant on a first start with an empty database: every product
 // on (not PSP, which only adds a requirement), balances funded, and a signed request printed
 // ready to paste.
-func seedDemo(ctx context.Context, db rules.Storage, sealer *store.Sealer, a *app, base, tokenSource string, stdout io.Writer) error {
+func seedDemo(ctx context.Context, db rules.Storage, a *app, base, tokenSource string, stdout io.Writer) error {
 	ms, err := db.Merchants(ctx)
 	if err != nil {
 		return err
@@ -30,7 +28,7 @@ func seedDemo(ctx context.Context, db rules.Storage, sealer *store.Sealer, a *ap
 		fmt.Fprintf(stdout, restartText, len(ms), base, id, tokenSource)
 		return nil
 	}
-	m, c, err := api.CreateMerchant(ctx, db, SealMerchantSecret(sealer), "", demoName, rules.AllSettings(), time.Now())
+	m, c, err := a.merchants.Create(ctx, "", demoName, rules.AllSettings(), time.Now())
 	if err != nil {
 		return err
 	}

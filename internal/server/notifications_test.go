@@ -15,6 +15,7 @@ import (
 
 	"payouts/api"
 	"payouts/rules"
+	"payouts/rules/merchants"
 	"payouts/web/notify"
 )
 
@@ -86,7 +87,8 @@ func TestCashClaimExpiresAtClaimUntilWithInjectedClock(t *testing.T) {
 	w := &wiring{cfg: Config{Storage: StorageConfig{Data: dir}, Sandbox: SandboxConfig{On: true}, Notify: NotifyConfig{MailFrom: "pagos@payouts.test"}}, db: db, sealer: sealer,
 		logger: newLogger("json", "info", logs), now: clk.Now}
 	w.deps = &api.Deps{}
-	w.keys = api.NewKeyring(merchantSource{db, sealer})
+	w.merchants = merchants.New(db, sealer)
+	w.keys = api.NewKeyring(merchantSource{db, w.merchants})
 	w.metrics = api.NewMetrics(nil)
 	rail := &rules.SimulatedRail{Delay: time.Second, BatchDelay: time.Second, Now: clk.Now}
 	w.lc = &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail }, Merchants: w.keys.Merchant,
@@ -101,7 +103,7 @@ func TestCashClaimExpiresAtClaimUntilWithInjectedClock(t *testing.T) {
 
 	settings := rules.DefaultSettings()
 	settings.CashPayouts, settings.EmailNotifications = true, true
-	m, _, err := api.CreateMerchant(ctx, db, SealMerchantSecret(sealer), "", "Tienda Ejemplo", settings, clk.Now())
+	m, _, err := w.merchants.Create(ctx, "", "Tienda Ejemplo", settings, clk.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,7 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 		return err
 	}
 	if !cfg.Sandbox.NoDemo && !cfg.OnPostgres() { // on PostgreSQL, instances starting together would each seed one
-		if err := seedDemo(ctx, db, sealer, app, base, adminTokenSource(cfg), stdout); err != nil {
+		if err := seedDemo(ctx, db, app, base, adminTokenSource(cfg), stdout); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"payouts/rules"
+	"payouts/rules/merchants"
 	"payouts/store"
 	"payouts/store/bolt"
 	"payouts/store/postgres"
@@ -145,15 +146,10 @@ func StoreExists(ctx context.Context, url string) error {
 	return postgres.CheckExists(ctx, url)
 }
 
-// SealMerchantSecret seals a merchant's API secret, bound to its id.
-func SealMerchantSecret(s *store.Sealer) func([]byte, string) []byte {
-	return func(plain []byte, id string) []byte { return s.Seal(plain, []byte("merchant-secret:"+id)) }
-}
-
 // merchantSource lets the API open sealed secrets without knowing the key.
 type merchantSource struct {
-	db     rules.Storage
-	sealer *store.Sealer
+	db        rules.Storage
+	merchants *merchants.Service
 }
 
 // Merchant reads a merchant for the key cache (api.Keyring), whose one read serves every
@@ -162,6 +158,5 @@ func (m merchantSource) Merchant(id string) (*rules.Merchant, error) {
 	return m.db.Merchant(context.Background(), id)
 }
 func (m merchantSource) OpenSecret(x *rules.Merchant, sealed []byte) (string, error) {
-	b, err := m.sealer.Open(sealed, []byte("merchant-secret:"+x.ID))
-	return string(b), err
+	return m.merchants.OpenSecret(x, sealed)
 }

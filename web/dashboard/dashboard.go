@@ -93,7 +93,7 @@ type Config struct {
 	Settle func(ctx context.Context, merchantID string, id int64, status rules.Status) (*rules.Payout, error)
 	// Fund adds to a balance and releases held payouts (the lifecycle's).
 	Fund func(ctx context.Context, merchantID, country, currency string, amount int64) (rules.Balance, error)
-	// CreateMerchant makes a merchant with fresh credentials (api.CreateMerchant).
+	// CreateMerchant makes a merchant with fresh credentials (merchants.Service.Create).
 	CreateMerchant func(id, name string, s rules.Settings) (m *rules.Merchant, apiKey, apiSecret string, err error)
 	// CreatePayout creates a payout as the API does (the service's CreatePayout): the sandbox's
 	// "New payout" form posts through it.
@@ -108,9 +108,9 @@ type Config struct {
 	Ledger rules.ReconcileSource
 
 	// A merchant's API keys, a payout's cancel, a card payout's form (keys_actions.go).
-	// RotateKey issues a new key and secret (api.RotateKey; the old pair works for grace).
+	// RotateKey issues a new key and secret (merchants.Service.RotateKey; the old pair works for grace).
 	RotateKey func(id string, grace time.Duration) (keyID, apiKey, apiSecret string, err error)
-	// RevokeKey ends an old key at once (api.RevokeKey).
+	// RevokeKey ends an old key at once (merchants.Service.RevokeKey).
 	RevokeKey func(id, keyID string) error
 	// Cancel withdraws a payout not yet sent to the rail (the lifecycle's).
 	Cancel func(ctx context.Context, merchantID string, id int64) (*rules.Payout, error)
@@ -151,7 +151,7 @@ type Config struct {
 	ClientAddr func(*http.Request) string
 
 	// Batches (nil: no batch pages), their result CSV (api.BatchResultCSV), and
-	// keys with a role beside the current one (api.AddRoleKey).
+	// keys with a role beside the current one (merchants.Service.AddRoleKey).
 	Batches    *rules.Batches
 	BatchCSV   func(items []rules.BatchItem) []byte
 	AddRoleKey func(id string, role rules.KeyRole) (keyID, apiKey, apiSecret string, err error)
