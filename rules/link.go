@@ -20,7 +20,7 @@ import (
 // comes (checked by the same country rules as a create) or the link expires.
 
 // Link is what a payout link keeps beyond its request. It is fixed at creation, but for
-// Resent.
+// Resent, Failures and Looks.
 type Link struct {
 	// Kinds are the account types the beneficiary may choose, in the order offered.
 	Kinds []int `json:"kinds"`
@@ -32,6 +32,10 @@ type Link struct {
 	// Resent are when an operator sent its email again (ResendLinkMail); empty at creation,
 	// so it leaves the create's fingerprint alone.
 	Resent []time.Time `json:"resent,omitempty"`
+	// Failures are its page's failed submissions, Looks the holders' names its review
+	// showed (CountLinkAttempt); none at creation, like Resent.
+	Failures int `json:"failures,omitempty"`
+	Looks    int `json:"looks,omitempty"`
 }
 
 // Link lengths, in minutes.
@@ -350,12 +354,9 @@ func (lc *Lifecycle) linkDestination(ctx context.Context, m *Merchant, id int64,
 	var result *Payout
 	var stepErr error
 	err := lc.Store.UpdatePayouts(ctx, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
-		if p.MerchantID != m.ID || p.Channel != ChannelLink || p.Status.Final() {
-			stepErr = wrongState(p, "take a destination")
-			return time.Time{}, ErrNoChange
-		}
-		if !now.Before(p.SessionExpiresAt) {
-			stepErr = Errorf(KindConflict, CodeLinkExpired, "the payout link expired")
+		// Once: the destination given, the payout leaves ChannelLink, and no other
+		// submission, from this instance or another, finds the link open.
+		if stepErr = linkOpen(p, m, now, "take a destination"); stepErr != nil {
 			return time.Time{}, ErrNoChange
 		}
 		p.Request.Destination = req.Destination

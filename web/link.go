@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -31,7 +30,8 @@ import (
 type LinkLifecycle interface {
 	LinkDestination(ctx context.Context, m *rules.Merchant, id int64, req *rules.PayoutRequest, route rules.Route) (*rules.Payout, error)
 	LinkCard(ctx context.Context, m *rules.Merchant, id int64, req *rules.PayoutRequest, route rules.Route, card rules.CardRef) (*rules.Payout, error)
-	Settle(ctx context.Context, merchantID string, id int64, status rules.Status, code, note string) (*rules.Payout, error)
+	CountLinkAttempt(ctx context.Context, m *rules.Merchant, id int64, what rules.LinkAttempt) (*rules.Payout, error)
+	EndLink(ctx context.Context, m *rules.Merchant, id int64, status rules.Status, code, note string) (*rules.Payout, error)
 }
 
 // LinkConfig wires the payout links' pages.
@@ -48,8 +48,9 @@ type LinkConfig struct {
 	// Vault and Sealer keep a Peru card typed on a link, as the card form's (Config).
 	Vault  Vault
 	Sealer Sealer
-	// Sessions keep each link's attempts, under the hash of its token (the card form's
-	// session store: nothing else of the link is there).
+	// Sessions keep which payout each link's token opens, under the token's hash (the card
+	// form's session store). What the page counts is on the payout (CountLinkAttempt),
+	// written with the checks it decides.
 	Sessions scs.Store
 	// Key derives each link's token from its payout (HMAC-SHA256): the same link is
 	// answered again to a replayed create, and no token is ever stored.
@@ -62,9 +63,8 @@ type LinkConfig struct {
 
 // Links serves the payout links' pages.
 type Links struct {
-	cfg   LinkConfig
-	cop   *http.CrossOriginProtection
-	locks [64]sync.Mutex
+	cfg LinkConfig
+	cop *http.CrossOriginProtection
 }
 
 // NewLinks makes the payout links' handlers.
@@ -90,20 +90,11 @@ func (l *Links) Routes(r chi.Router) {
 	r.Get("/link/status", l.status)
 }
 
-func (l *Links) lock(id int64) func() {
-	m := &l.locks[uint64(id)%uint64(len(l.locks))]
-	m.Lock()
-	return m.Unlock
-}
-
-// linkSession is what the session store keeps of a link, under its token's hash.
+// linkSession is what the session store keeps of a link, under its token's hash: written
+// once, when the link is made, and only read after.
 type linkSession struct {
 	Payout   int64  `json:"p"`
 	Merchant string `json:"m"`
-	Attempts int    `json:"a"`
-	// Looks are the holders' names the review showed: the page is no way to read the directory.
-	Looks  int  `json:"h,omitempty"`
-	Locked bool `json:"l,omitempty"`
 }
 
 // token is the link's token: 256 bits of HMAC-SHA256 under the link key, unguessable
@@ -199,7 +190,7 @@ func (l *Links) resolve(ctx context.Context, token string) (*linkState, error) {
 	switch {
 	case st.p.Channel != rules.ChannelLink:
 		st.kind = kindResult
-	case st.s.Locked:
+	case st.p.Link.Locked():
 		st.kind = kindLocked
 	case st.p.Status == rules.StatusExpired:
 		st.kind = kindExpired
@@ -211,11 +202,6 @@ func (l *Links) resolve(ctx context.Context, token string) (*linkState, error) {
 		st.kind = kindForm
 	}
 	return st, nil
-}
-
-func (l *Links) save(st *linkState) error {
-	b, _ := json.Marshal(st.s)
-	return l.cfg.Sessions.Commit(storeKey(st.token), b, st.p.SessionExpiresAt.Add(l.cfg.Grace))
 }
 
 func (l *Links) page(w http.ResponseWriter, r *http.Request) {
@@ -275,7 +261,7 @@ func (l *Links) formView(ctx context.Context, st *linkState, lang string, kind i
 	base := l.baseURL(ctx)
 	words := templates.LinkWordsFor(lang)
 	f := templates.LinkForm{Page: l.basePage(ctx, st, lang), W: words, Choose: base + "/link", Token: st.token,
-		ExpiresAt: st.p.SessionExpiresAt, AttemptsLeft: maxAttempts - st.s.Attempts, ShowAttempts: st.s.Attempts > 0}
+		ExpiresAt: st.p.SessionExpiresAt, AttemptsLeft: rules.LinkAttemptsMax - st.p.Link.Failures, ShowAttempts: st.p.Link.Failures > 0}
 	f.Script = templates.Script{Mode: "static", Texts: f.T.JS()}
 	kinds := st.p.Link.Kinds
 	if len(kinds) == 1 {
@@ -485,15 +471,9 @@ func (l *Links) submit(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the form could not be read", http.StatusBadRequest)
 		return
 	}
-	defer l.lock(st.p.ID)()
-	if st, err = l.resolve(r.Context(), token); err != nil { // again, under the payout's lock
-		l.internal(w, r, err)
-		return
-	}
-	if st.kind != kindForm {
-		redirect()
-		return
-	}
+	// No lock: two submissions at once (a double click, two tabs, two instances) each run
+	// the checks; the store's conditional writes decide: every failure is counted, the fifth
+	// locks the link once, and one destination only is taken (rules.Lifecycle.LinkDestination).
 	kind, _ := strconv.Atoi(r.PostForm.Get("kind"))
 	if isCardKind(st.p, kind) {
 		l.submitCard(w, r, st, kind)
@@ -560,33 +540,36 @@ func (l *Links) take(w http.ResponseWriter, r *http.Request, st *linkState, req 
 // failed counts a failed submission; the fifth locks the link and ends its payout
 // (REJECTED/EXPIRED, as the card form's), the others re-render the form with its errors.
 func (l *Links) failed(w http.ResponseWriter, r *http.Request, st *linkState, kind int, values url.Values, errs []*rules.Error) {
-	if l.countFailure(w, r, st) {
+	if l.count(w, r, st, rules.LinkFailed) {
 		return
 	}
 	l.show(w, r, st, kind, values, errs, http.StatusUnprocessableEntity)
 }
 
-// countFailure counts a failed submission of either step. The fifth locks the link, ends its
-// payout (REJECTED/EXPIRED, as the card form's) and shows so: it then answers true, as it
-// does when it answered an error; false leaves the step to re-render itself.
-func (l *Links) countFailure(w http.ResponseWriter, r *http.Request, st *linkState) bool {
-	st.s.Attempts++
-	st.s.Locked = st.s.Attempts >= maxAttempts
-	if err := l.save(st); err != nil {
+// count counts what against the link, on its payout (rules.Lifecycle.CountLinkAttempt). The
+// attempt that locks the link ends its payout (REJECTED/EXPIRED, as the card form's) and
+// shows so: count then answers true, as it does when it answered otherwise (an error, a
+// link that moved on meanwhile); false leaves the step to re-render itself, st holding the
+// payout as counted.
+func (l *Links) count(w http.ResponseWriter, r *http.Request, st *linkState, what rules.LinkAttempt) bool {
+	p, err := l.cfg.Lifecycle.CountLinkAttempt(r.Context(), st.m, st.p.ID, what)
+	var re *rules.Error
+	if errors.As(err, &re) {
+		// It moved on meanwhile (another submission gave it, locked or ended it; it
+		// expired): the redirect shows what it is.
+		l.cfg.Log.Info("payout link attempt not counted", "payout", st.p.ID, "err", err)
+		http.Redirect(w, r, l.selfURL(l.baseURL(r.Context()), st.token, langOf(r), 0), http.StatusSeeOther)
+		return true
+	}
+	if err != nil {
 		l.internal(w, r, err)
 		return true
 	}
-	if !st.s.Locked {
+	st.p = p
+	if !p.Link.Locked() {
 		return false
 	}
-	p, err := l.cfg.Lifecycle.Settle(r.Context(), st.m.ID, st.p.ID, rules.StatusExpired, rules.CodeCardAttemptsExceded,
-		"five failed submissions locked the payout link")
-	if err != nil {
-		l.cfg.Log.Info("payout link lockout: payout not ended", "payout", st.p.ID, "err", err)
-	} else {
-		st.p = p
-	}
-	l.cfg.Log.Info("payout link locked after failed attempts", "payout", st.p.ID, "attempts", st.s.Attempts)
+	l.cfg.Log.Info("payout link locked after failed attempts", "payout", p.ID, "failures", p.Link.Failures, "looks", p.Link.Looks)
 	st.kind = kindLocked
 	l.show(w, r, st, 0, nil, nil, http.StatusGone)
 	return true

@@ -44,18 +44,9 @@ func (l *Links) review(w http.ResponseWriter, r *http.Request, st *linkState, ki
 		l.take(w, r, st, req, route)
 		return
 	}
-	if o.Holder != "" {
-		// A sixth holder's name is not shown: the link locks as on a fifth failed attempt.
-		st.s.Looks++
-		if st.s.Looks > maxAttempts {
-			st.s.Attempts = maxAttempts - 1
-			l.countFailure(w, r, st)
-			return
-		}
-		if err := l.save(st); err != nil {
-			l.internal(w, r, err)
-			return
-		}
+	// A sixth holder's name is not shown: the link locks as on a fifth failed attempt.
+	if o.Holder != "" && l.count(w, r, st, rules.LinkLooked) {
+		return
 	}
 	l.showReview(w, r, st, kind, fields, ba, o, nil, http.StatusOK)
 }
@@ -83,7 +74,7 @@ func (l *Links) confirm(w http.ResponseWriter, r *http.Request, st *linkState, k
 		return
 	}
 	if _, hasDoc := rules.LinkDocument(st.p); hasDoc && !rules.LinkDocumentMatches(st.p, r.PostForm.Get(reviewDoc)) {
-		if l.countFailure(w, r, st) {
+		if l.count(w, r, st, rules.LinkFailed) {
 			return
 		}
 		l.showReview(w, r, st, kind, fields, ba, o, rules.LinkOwnershipError(reviewDoc,
@@ -108,7 +99,7 @@ func (l *Links) ownership(w http.ResponseWriter, r *http.Request, st *linkState,
 			Field: "destination.bankAccount.accountNumber", Message: rules.WithPublished(rules.CodeDirectoryUnavailable, "no wallet or key is registered to it")}})
 		return o, false
 	case o.OtherBank:
-		p, err := l.cfg.Lifecycle.Settle(r.Context(), st.m.ID, st.p.ID, rules.StatusRejectedBank, rules.CodeLinkOwnership,
+		p, err := l.cfg.Lifecycle.EndLink(r.Context(), st.m, st.p.ID, rules.StatusRejectedBank, rules.CodeLinkOwnership,
 			"the directory does not list the bank chosen for this cellphone or key")
 		if err != nil {
 			l.cfg.Log.Info("payout link ownership mismatch: payout not ended", "payout", st.p.ID, "err", err)
@@ -138,7 +129,7 @@ func (l *Links) showReview(w http.ResponseWriter, r *http.Request, st *linkState
 	v := templates.LinkReview{Page: l.basePage(r.Context(), st, lang), W: words,
 		Action: l.selfURL(l.baseURL(r.Context()), st.token, lang, kind),
 		Kind:   words.KindLabel(st.p.Country, kind), Bank: bankLabel(st.p.Country, kind, ba.BankCode), Account: maskAccount(ba),
-		AttemptsLeft: maxAttempts - st.s.Attempts, ShowAttempts: st.s.Attempts > 0}
+		AttemptsLeft: rules.LinkAttemptsMax - st.p.Link.Failures, ShowAttempts: st.p.Link.Failures > 0}
 	v.Script = templates.Script{Mode: "static", Texts: v.T.JS()}
 	if o.Holder != "" {
 		v.Holder = rules.MaskName(o.Holder)

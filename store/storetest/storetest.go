@@ -64,6 +64,7 @@ func Run(t *testing.T, e Engine) {
 		{"Users", testUsers},
 		{"Audit", testAudit},
 		{"Batches", testBatches},
+		{"Links", testLinks},
 	} {
 		t.Run(area.name, func(t *testing.T) { area.run(t, e) })
 	}
