@@ -129,36 +129,22 @@ func (s *DB) ImportPayouts(ctx context.Context, ps []*rules.Payout) error {
 	})
 }
 
+// putIndexes writes a payout's entry in the list index.
 func putIndexes(tx *bbolt.Tx, p *rules.Payout) error {
-	if err := tx.Bucket(bByMerch).Put(indexKey(p.ID, p.MerchantID), nil); err != nil {
-		return err
-	}
-	if err := tx.Bucket(bByStage).Put(indexKey(p.ID, p.MerchantID, string(p.Stage)), nil); err != nil {
-		return err
-	}
-	return tx.Bucket(bByStatus).Put(indexKey(p.ID, p.MerchantID, string(p.Status)), nil)
+	return tx.Bucket(bLists).Put(listKey(p.ID, p.MerchantID, p.Stage, p.Status), nil)
 }
 
-// moveIndexes moves a payout's stage and status index entries from the ones it had, each
-// only if its key changed.
+// moveIndexes moves a payout's list entry from the stage and status it had, if either
+// changed.
 func moveIndexes(tx *bbolt.Tx, p *rules.Payout, stage rules.Stage, status rules.Status) error {
-	if stage != p.Stage {
-		b := tx.Bucket(bByStage)
-		if err := b.Delete(indexKey(p.ID, p.MerchantID, string(stage))); err != nil {
-			return err
-		}
-		if err := b.Put(indexKey(p.ID, p.MerchantID, string(p.Stage)), nil); err != nil {
-			return err
-		}
+	if stage == p.Stage && status == p.Status {
+		return nil
 	}
-	if status != p.Status {
-		b := tx.Bucket(bByStatus)
-		if err := b.Delete(indexKey(p.ID, p.MerchantID, string(status))); err != nil {
-			return err
-		}
-		return b.Put(indexKey(p.ID, p.MerchantID, string(p.Status)), nil)
+	b := tx.Bucket(bLists)
+	if err := b.Delete(listKey(p.ID, p.MerchantID, stage, status)); err != nil {
+		return err
 	}
-	return nil
+	return b.Put(listKey(p.ID, p.MerchantID, p.Stage, p.Status), nil)
 }
 
 // Payout reads one payout of a merchant; another merchant's payout is not found.
@@ -199,8 +185,8 @@ func (s *DB) PayoutByOrder(ctx context.Context, merchantID, orderID string) (*ru
 	return p, nil
 }
 
-// ListPayouts returns one page of a merchant's payouts, newest first, walking the narrowest
-// index the filter allows (status, then stage, then all of the merchant's).
+// ListPayouts returns one page of a merchant's payouts, newest first, walking the runs of
+// the list index that the filter's stage and status select (lists.go).
 func (s *DB) ListPayouts(ctx context.Context, merchantID string, f rules.ListFilter) (rules.Page, error) {
 	var page rules.Page
 	if f.Limit <= 0 {
@@ -213,39 +199,19 @@ func (s *DB) ListPayouts(ctx context.Context, merchantID string, f rules.ListFil
 		}
 		return f.OrderPage(p), err
 	}
-	bucket, prefix := bByMerch, []byte(merchantID)
-	switch {
-	case f.Status != "":
-		bucket, prefix = bByStatus, key(merchantID, string(f.Status))
-	case f.Stage != "":
-		bucket, prefix = bByStage, key(merchantID, string(f.Stage))
-	}
-	prefix = append(prefix, 0)
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
-		c := tx.Bucket(bucket).Cursor()
 		payouts := s.buckets(tx)
-		var k []byte
-		if f.Cursor > 0 {
-			k, _ = c.Seek(binary.BigEndian.AppendUint64(bytes.Clone(prefix), uint64(f.Cursor)))
-		} else {
-			k, _ = c.Seek(append(bytes.Clone(prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff))
-		}
-		if k == nil {
-			k, _ = c.Last()
-		} else {
-			k, _ = c.Prev()
-		}
+		m := newListMerge(tx, merchantID, f.Stage, f.Status)
 		scanned := 0
-		for ; k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+8; k, _ = c.Prev() {
-			id := binary.BigEndian.Uint64(k[len(prefix):])
+		for id, ok := m.last(f.Cursor); ok; id, ok = m.step() {
 			if scanned == rules.ListMaxScan {
 				// A filter no index serves (country, to) stops here with a cursor rather
 				// than reading the whole history in one request.
-				page.NextCursor = int64(id) + 1
+				page.NextCursor = id + 1
 				break
 			}
 			scanned++
-			p, _, err := payouts.read(int64(id))
+			p, _, err := payouts.read(id)
 			if err != nil {
 				return err
 			}
@@ -296,13 +262,10 @@ func (s *DB) PayoutsByID(ctx context.Context, ids []int64) ([]*rules.Payout, err
 // WithStatus lists the ids of a merchant's payouts in one status, oldest first.
 func (s *DB) WithStatus(ctx context.Context, merchantID string, status rules.Status, limit int) ([]int64, error) {
 	var ids []int64
-	prefix := append(key(merchantID, string(status)), 0)
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
-		c := tx.Bucket(bByStatus).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(ids) < limit; k, _ = c.Next() {
-			if len(k) == len(prefix)+8 {
-				ids = append(ids, int64(binary.BigEndian.Uint64(k[len(prefix):])))
-			}
+		m := newListMerge(tx, merchantID, "", status)
+		for id, ok := m.first(); ok && len(ids) < limit; id, ok = m.step() {
+			ids = append(ids, id)
 		}
 		return nil
 	})

@@ -343,11 +343,11 @@ func cursorGet(c *bbolt.Cursor, b *bbolt.Bucket, k []byte) []byte {
 	return nil
 }
 
-// appendOnly tells bbolt that the keys of the payout cores, the list indexes and the queue
+// appendOnly tells bbolt that the keys of the payout cores, the list index and the queue
 // go at the end of their range (ids and due times grow), and that cores are never
 // rewritten: their pages fill up rather than split half empty. It lasts for the transaction.
 func appendOnly(tx *bbolt.Tx) {
-	for _, name := range [][]byte{bPayouts, bByMerch, bByStage, bByStatus, bDue} {
+	for _, name := range [][]byte{bPayouts, bLists, bDue} {
 		tx.Bucket(name).FillPercent = 1.0
 	}
 }

@@ -27,9 +27,10 @@ var (
 	bPayoutState = []byte("payout_state") // be64(id) → payoutState JSON
 	bPayoutsV1   = []byte("payouts")      // be64(id) → whole Payout JSON: the format before record.go, migrated on Open
 	bOrders      = []byte("orders")       // merchantId 0 orderId → be64(id)
-	bByMerch     = []byte("idx_merchant") // merchantId 0 be64(id) → nil
-	bByStage     = []byte("idx_stage")    // merchantId 0 stage 0 be64(id) → nil
-	bByStatus    = []byte("idx_status")   // merchantId 0 status 0 be64(id) → nil
+	bLists       = []byte("payout_lists") // merchantId 0 stage 0 status 0 be64(id) → nil: the list index (lists.go)
+	bByMerch     = []byte("idx_merchant") // merchantId 0 be64(id) → nil: before payout_lists, upgraded on Open
+	bByStage     = []byte("idx_stage")    // merchantId 0 stage 0 be64(id) → nil: the same
+	bByStatus    = []byte("idx_status")   // merchantId 0 status 0 be64(id) → nil: the same
 	bBalances    = []byte("balances")     // merchantId 0 country 0 currency → Balance JSON
 	bDue         = []byte("due")          // be64(unix nanos) be64(id) → status: the lifecycle queue (the time is also in the payout state)
 	bDueByID     = []byte("due_by_id")    // be64(id) → the key in bDue: before record.go, migrated on Open
@@ -38,7 +39,7 @@ var (
 	bCards       = []byte("cards")        // merchantId 0 docType 0 docNumber → sealed card JSON
 	bCardByPay   = []byte("cards_payout") // be64(payoutId) → card token for one payout
 	bMisc        = []byte("misc")         // small per-feature records
-	allBuckets   = [][]byte{bMeta, bMerchants, bPayouts, bPayoutState, bOrders, bByMerch, bByStage, bByStatus,
+	allBuckets   = [][]byte{bMeta, bMerchants, bPayouts, bPayoutState, bOrders, bLists,
 		bBalances, bDue, bOutbox, bSessions, bCards, bCardByPay, bMisc, bOutboxSent, bOutboxDead, bMailbox, bOutboxDue,
 		bEntries, bUsers, bUserEmails, bAudit, bBatches, bBatchIDs, bBatchMerch, bBatchItems, bBatchRun}
 )
@@ -129,6 +130,9 @@ func Open(path string, opt Options) (*DB, error) {
 	})
 	if err == nil {
 		err = migratePayouts(db)
+	}
+	if err == nil {
+		_, err = upgradeLists(db, migrationChunk, -1)
 	}
 	if err == nil {
 		err = db.Update(func(tx *bbolt.Tx) error { return openEntries(tx, time.Now()) })
