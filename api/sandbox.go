@@ -9,16 +9,17 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"payouts/rules"
+	"payouts/rules/sandbox"
 )
 
 // Sandbox holds the admin powers of the sandbox. Enabled is false with
 // --sandbox=false: every operation then answers 403 (2060).
 type Sandbox struct {
 	Enabled bool
-	Clock   *rules.SandboxClock
-	Scripts *rules.ScriptBook
+	Clock   *sandbox.Clock
+	Scripts *sandbox.ScriptBook
 	// Directory is the simulated directory, whose entries the admin puts.
-	Directory *rules.SimulatedDirectory
+	Directory *sandbox.Directory
 	// Merchant reads a merchant (ErrNotFound when there is none).
 	Merchant func(ctx context.Context, id string) (*rules.Merchant, error)
 }
@@ -51,7 +52,7 @@ type ClockView struct {
 	OffsetSeconds int64  `json:"offsetSeconds"`
 }
 
-func clockView(c *rules.SandboxClock) ClockView {
+func clockView(c *sandbox.Clock) ClockView {
 	off := c.Offset()
 	real := c.Real()
 	return ClockView{Now: wireTime(real.Add(off)), RealNow: wireTime(real), Offset: off.String(), OffsetSeconds: int64(off / time.Second)}
@@ -90,7 +91,7 @@ func registerSandbox(a huma.API, sb Sandbox) {
 		if !sb.Enabled || sb.Clock == nil {
 			return nil, sandboxOff()
 		}
-		d, err := rules.ParseAdvance(in.Body.Advance)
+		d, err := sandbox.ParseAdvance(in.Body.Advance)
 		if err != nil {
 			return nil, err
 		}

@@ -2,8 +2,6 @@ package rules
 
 import (
 	"context"
-	"errors"
-	"hash/fnv"
 	"strings"
 	"unicode/utf8"
 )
@@ -11,8 +9,8 @@ import (
 // The simulated directory: who can be paid at a Peru cellphone (the wallets and
 // banks behind it, for the original's beneficiary lookup) and who holds a Colombia Bre-B key.
 // It moves no money. A real connector (a wallet scanner, the Bre-B directory) implements
-// Directory; this binary ships only SimulatedDirectory, deterministic from the number or key
-// plus the entries an admin puts.
+// Directory; this binary ships only the sandbox's (rules/sandbox), deterministic from the
+// number or key plus the entries an admin puts.
 
 // Entity statuses of the Peru lookup (wire).
 const (
@@ -61,101 +59,6 @@ type DirectoryStore interface {
 	DirectoryEntry(ctx context.Context, country, id string) (*DirectoryEntry, error) // ErrNotFound when none
 	PutDirectoryEntry(ctx context.Context, country, id string, e DirectoryEntry) error
 	DeleteDirectoryEntry(ctx context.Context, country, id string) error
-}
-
-// SimulatedDirectory is the sandbox's directory: an admin's entry wins; otherwise the
-// answer follows from the last digit of a Peru cellphone (PeruDirectoryCases) and, for a
-// Bre-B key, every key is known except those ending in 4027 or starting with "unknown"
-// (after an @), with a holder, bank and account type derived from the key.
-type SimulatedDirectory struct {
-	Store DirectoryStore
-}
-
-// PeruDirectoryCases are the simulated answers by the cellphone's last digit (README).
-var PeruDirectoryCases = map[byte][]WalletEntity{
-	'0': {},
-	'1': {{"Yape", EntityAvailable}, {"Plin", EntityAvailable}},
-	'2': {{"Yape", EntityAvailable}, {"Interbank", EntityNotAvailable}},
-	'3': {{"Plin", EntityAvailable}},
-	'4': {{"Yape", EntityNotAvailable}},
-	'5': {{"BBVA", EntityAvailable}, {"Interbank", EntityAvailable}, {"Scotiabank", EntityNotAvailable}},
-	'6': {{"Yape", EntityAvailable}},
-	'7': {{"Yape", EntityAvailable}},
-	'8': {{"Yape", EntityAvailable}},
-	'9': {{"Yape", EntityAvailable}},
-}
-
-// PeruEntities is the admin's entry for phone, or the case of its last digit.
-func (d *SimulatedDirectory) PeruEntities(ctx context.Context, phone string) ([]WalletEntity, error) {
-	e, err := d.Store.DirectoryEntry(ctx, "PER", phone)
-	if err == nil {
-		return append([]WalletEntity{}, e.Entities...), nil
-	}
-	if !errors.Is(err, ErrNotFound) {
-		return nil, err
-	}
-	if phone == "" {
-		return []WalletEntity{}, nil
-	}
-	return append([]WalletEntity{}, PeruDirectoryCases[phone[len(phone)-1]]...), nil
-}
-
-// PeruHolder is the holder's name of the admin's entry for phone, or one derived from the
-// number; none for a number without entities.
-func (d *SimulatedDirectory) PeruHolder(ctx context.Context, phone string) (string, error) {
-	e, err := d.Store.DirectoryEntry(ctx, "PER", phone)
-	if err == nil {
-		if e.HolderName != "" || len(e.Entities) == 0 {
-			return e.HolderName, nil
-		}
-	} else if !errors.Is(err, ErrNotFound) {
-		return "", err
-	} else if phone == "" || len(PeruDirectoryCases[phone[len(phone)-1]]) == 0 {
-		return "", nil
-	}
-	h := fnv.New32a()
-	h.Write([]byte(phone))
-	return peruDirectoryNames[h.Sum32()%uint32(len(peruDirectoryNames))], nil
-}
-
-// UnknownBreBKey reports whether the simulated directory knows no such key by default.
-func UnknownBreBKey(key string) bool {
-	k := strings.ToLower(strings.TrimPrefix(key, "@"))
-	return strings.HasSuffix(key, "4027") || strings.HasPrefix(k, "unknown")
-}
-
-var (
-	directoryNames = []string{"Andrea Martínez", "Juan Pérez", "Luisa Fernanda Gómez", "Carlos Rodríguez", "Valentina Ríos",
-		"Santiago Herrera", "Camila Restrepo", "Mateo Castaño"}
-	peruDirectoryNames = []string{"Ana Quispe", "Rosa Huamán", "Luis Mamani", "Carmen Flores", "Jorge Rojas",
-		"María Torres", "José Chávez", "Lucía Vargas"}
-	directoryBanks = []string{"001", "007", "013", "019", "051", "507", "551", "801"}
-)
-
-// BreBKey is the admin's entry for key, or the holder derived from the key.
-func (d *SimulatedDirectory) BreBKey(ctx context.Context, key string) (*BreBHolder, error) {
-	e, err := d.Store.DirectoryEntry(ctx, "COL", key)
-	if err == nil {
-		if e.Absent {
-			return nil, nil
-		}
-		return &BreBHolder{Key: key, HolderName: e.HolderName, BankCode: e.BankCode, AccountType: e.AccountType}, nil
-	}
-	if !errors.Is(err, ErrNotFound) {
-		return nil, err
-	}
-	if UnknownBreBKey(key) {
-		return nil, nil
-	}
-	h := fnv.New32a()
-	h.Write([]byte(key))
-	n := h.Sum32()
-	kind := "SAVINGS"
-	if n%5 == 0 {
-		kind = "CURRENT"
-	}
-	return &BreBHolder{Key: key, HolderName: directoryNames[n%uint32(len(directoryNames))],
-		BankCode: directoryBanks[(n/7)%uint32(len(directoryBanks))], AccountType: kind}, nil
 }
 
 // CheckDirectoryEntry validates an admin's entry for country and id, reporting every problem.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/rules/sandbox"
 	"payouts/store/bolt"
 )
 
@@ -60,7 +61,7 @@ func newWorld(t *testing.T, settings rules.Settings, path string, clk *clock) *w
 			t.Fatal(err)
 		}
 	}
-	rail := &rules.SimulatedRail{Delay: rtDelay, BatchDelay: batchDelay, Now: clk.Now}
+	rail := &sandbox.Rail{Delay: rtDelay, BatchDelay: batchDelay, Now: clk.Now}
 	w.lc = &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail },
 		Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: clk.Now}
 	w.lc.OnFinal().Bind(rules.OutcomeEventsHook(clk.Now))

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"payouts/rules"
+	"payouts/rules/sandbox"
 )
 
 // memDirectory is an admin's entries in memory.
@@ -31,7 +32,7 @@ func (m memDirectory) DeleteDirectoryEntry(_ context.Context, country, id string
 // What the directory says of a payout link's destination before it is taken: the holder to
 // show masked, a number or key it does not know, a bank the destination is not at.
 func TestCheckLinkOwnership(t *testing.T) {
-	dir := &rules.SimulatedDirectory{Store: memDirectory{
+	dir := &sandbox.Directory{Store: memDirectory{
 		"PER/987650001": {Entities: []rules.WalletEntity{{EntityBrand: "Plin", Status: rules.EntityAvailable}}, HolderName: "Ana Martínez"},
 		"COL/@anaríos":  {HolderName: "Ana Ríos", BankCode: "007", AccountType: "SAVINGS"},
 		"COL/@gone":     {Absent: true},
@@ -84,7 +85,7 @@ func TestCheckLinkOwnership(t *testing.T) {
 
 // The sandbox's derived Peru holder is the same name for the same number.
 func TestPeruHolderIsDeterministic(t *testing.T) {
-	dir := &rules.SimulatedDirectory{Store: memDirectory{}}
+	dir := &sandbox.Directory{Store: memDirectory{}}
 	a, _ := dir.PeruHolder(context.Background(), "987654321")
 	b, _ := dir.PeruHolder(context.Background(), "987654321")
 	if a == "" || a != b {

@@ -27,7 +27,7 @@ func TestEveryCodeAndNoteHasItsSpanish(t *testing.T) {
 			t.Errorf("found %d notes in the sources: the pattern no longer finds them", found)
 		}
 	}()
-	for _, f := range []string{"lifecycle.go", "rails.go", "scripts.go", "claim.go"} {
+	for _, f := range []string{"lifecycle.go", "sandbox/rail.go", "sandbox/scripts.go", "claim.go"} {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

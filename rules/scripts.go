@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 )
 
 // Scripted outcomes: a merchant's ordered list of rules that decide what the
@@ -170,18 +168,6 @@ func checkTimeline(ps *problems, o *ScriptOutcome, at func(string) string) {
 	}
 }
 
-// later is the step of the rule's timeline that follows a payout now in status from.
-func (r *ScriptRule) later(from Status) (ScriptStep, bool) {
-	prev := r.Outcome.Status
-	for _, st := range r.Outcome.Then {
-		if prev == from {
-			return st, true
-		}
-		prev = st.Status
-	}
-	return ScriptStep{}, false
-}
-
 func containsStatus(list []Status, s Status) bool {
 	for _, x := range list {
 		if x == s {
@@ -231,119 +217,8 @@ func (m ScriptMatch) Matches(p *Payout) bool {
 	return false
 }
 
-// FirstScript is the first rule of rs that fits p, or nil. Cash payouts are never scripted.
-func FirstScript(rs []ScriptRule, p *Payout) *ScriptRule {
-	if p.Channel == ChannelCash {
-		return nil
-	}
-	for i := range rs {
-		if rs[i].Match.Matches(p) {
-			return &rs[i]
-		}
-	}
-	return nil
-}
-
-// delay is how long after PENDING_BANK the rule's outcome comes, or def.
-func (r *ScriptRule) delay(def time.Duration) time.Duration {
-	if r.Outcome.AfterSeconds == nil || r.Outcome.Stage == StageInProgress {
-		return def
-	}
-	return time.Duration(*r.Outcome.AfterSeconds) * time.Second
-}
-
-// outcome is the rail's answer the rule scripts.
-func (r *ScriptRule) outcome() Outcome {
-	o := r.Outcome
-	switch o.Stage {
-	case StageSuccess, StageRejected:
-		out := Outcome{Settled: true, Status: StatusProcessed, Note: "scripted sandbox outcome"}
-		if o.Stage == StageRejected {
-			out.Status, out.Code = o.Status, o.Code
-		}
-		if st, ok := r.later(o.Status); ok {
-			out.Then = time.Duration(st.AfterSeconds) * time.Second
-		}
-		return out
-	}
-	return Outcome{} // held until simulated
-}
-
 // ScriptStore keeps each merchant's scripted rules.
 type ScriptStore interface {
 	SandboxRules(ctx context.Context, merchantID string) ([]ScriptRule, error)
 	PutSandboxRules(ctx context.Context, merchantID string, rs []ScriptRule) error
-}
-
-// ScriptBook reads the merchants' scripted rules for the rail, cached: the rail asks once per
-// outcome, and the rules change only through Put.
-type ScriptBook struct {
-	Store ScriptStore
-	// TTL, when set, rereads a merchant's rules older than it: another instance on the same
-	// database may have changed them (PostgreSQL). Zero keeps them until Put.
-	TTL time.Duration
-
-	// mu guards the cache for the time of a map access, never across the store (the rail
-	// reads rules while the group writer waits on it: held there, the two would deadlock).
-	// putting serialises Puts, so that the cache keeps the last one written; only Put takes it.
-	mu      sync.RWMutex
-	putting sync.Mutex
-	cache   map[string][]ScriptRule
-	loaded  map[string]time.Time
-	gen     uint64 // counts Puts begun and ended: a read older than one is not cached
-}
-
-// Rules are a merchant's rules, in order.
-func (b *ScriptBook) Rules(ctx context.Context, merchantID string) ([]ScriptRule, error) {
-	b.mu.RLock()
-	rs, ok := b.cache[merchantID]
-	fresh := b.TTL <= 0 || time.Since(b.loaded[merchantID]) < b.TTL
-	gen := b.gen
-	b.mu.RUnlock()
-	if ok && fresh {
-		return rs, nil
-	}
-	rs, err := b.Store.SandboxRules(ctx, merchantID)
-	if err != nil {
-		return nil, err
-	}
-	b.mu.Lock()
-	if b.gen == gen { // no Put began or ended while the store was read
-		b.keep(merchantID, rs)
-	}
-	b.mu.Unlock()
-	return rs, nil
-}
-
-// Put checks and replaces a merchant's rules (an empty list removes them).
-func (b *ScriptBook) Put(ctx context.Context, merchantID string, rs []ScriptRule) ([]ScriptRule, error) {
-	if rs == nil {
-		rs = []ScriptRule{}
-	}
-	if err := CheckScriptRules(rs); err != nil {
-		return nil, err
-	}
-	b.putting.Lock()
-	defer b.putting.Unlock()
-	b.mu.Lock()
-	b.gen++
-	b.mu.Unlock()
-	err := b.Store.PutSandboxRules(ctx, merchantID, rs)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.gen++
-	if err != nil {
-		delete(b.cache, merchantID) // the store may or may not hold rs: read it again
-		return nil, err
-	}
-	b.keep(merchantID, rs)
-	return rs, nil
-}
-
-// keep caches rs as merchantID's rules; b.mu is held.
-func (b *ScriptBook) keep(merchantID string, rs []ScriptRule) {
-	if b.cache == nil {
-		b.cache, b.loaded = map[string][]ScriptRule{}, map[string]time.Time{}
-	}
-	b.cache[merchantID], b.loaded[merchantID] = rs, time.Now()
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/rules/sandbox"
 )
 
 // scripted puts rs as the world's merchant's scripted outcomes on its rail.
@@ -16,7 +17,7 @@ func (w *world) scripted(rs []rules.ScriptRule) {
 	if err := rules.CheckScriptRules(rs); err != nil {
 		w.t.Fatal(err)
 	}
-	rail := &rules.SimulatedRail{Delay: rtDelay, BatchDelay: batchDelay, Now: w.clk.Now,
+	rail := &sandbox.Rail{Delay: rtDelay, BatchDelay: batchDelay, Now: w.clk.Now,
 		Scripts: func(context.Context, string) ([]rules.ScriptRule, error) { return rs, nil }}
 	w.lc.Rail = func(rules.Channel) rules.Rail { return rail }
 }

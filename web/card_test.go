@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"payouts/rules"
+	"payouts/rules/sandbox"
 	"payouts/store"
 	"payouts/store/bolt"
 	"payouts/web"
@@ -64,7 +65,7 @@ func newFixture(t *testing.T, settings rules.Settings) *fixture {
 			t.Fatal(err)
 		}
 	}
-	rail := &rules.SimulatedRail{Now: f.clock.Now}
+	rail := &sandbox.Rail{Now: f.clock.Now}
 	f.lc = &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail }, Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: f.clock.Now}
 	f.svc = &rules.Service{Store: db, Now: f.clock.Now}
 	key := make([]byte, 32)

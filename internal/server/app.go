@@ -10,6 +10,7 @@ import (
 	"payouts/api"
 	"payouts/rules"
 	"payouts/rules/merchants"
+	"payouts/rules/sandbox"
 	"payouts/store"
 	"payouts/web"
 )
@@ -55,10 +56,10 @@ type wiring struct {
 	// sandbox is the test clock over it. kicks wake the workers that sleep until a due time,
 	// when the test clock moves.
 	realNow   func() time.Time
-	clock     *rules.SandboxClock
+	clock     *sandbox.Clock
 	kicks     []func()
-	scripts   *rules.ScriptBook
-	directory *rules.SimulatedDirectory
+	scripts   *sandbox.ScriptBook
+	directory *sandbox.Directory
 	// onShutdown run when the server starts shutting down, before it waits for the open
 	// requests: long-lived ones (the event streams) end there.
 	onShutdown []func()
@@ -83,7 +84,7 @@ func newApp(ctx context.Context, cfg Config, run running, opts Options, db rules
 	realNow := opts.now()
 	w := &wiring{cfg: cfg, run: run, opts: opts, db: db, sealer: sealer, logger: logger, now: realNow, realNow: realNow}
 	if cfg.Sandbox.On { // --sandbox=false ignores any offset a sandbox run left
-		clock, err := rules.NewSandboxClock(ctx, realNow, db)
+		clock, err := sandbox.NewClock(ctx, realNow, db)
 		if err != nil {
 			return nil, err
 		}
@@ -92,14 +93,14 @@ func newApp(ctx context.Context, cfg Config, run running, opts Options, db rules
 	w.merchants = merchants.New(db, sealer)
 	w.keys = api.NewKeyring(merchantSource{db, w.merchants})
 	w.metrics = api.NewMetrics(func() float64 { return float64(db.OutboxDepth(ctx)) })
-	w.scripts, w.directory = &rules.ScriptBook{Store: db}, &rules.SimulatedDirectory{Store: db}
+	w.scripts, w.directory = &sandbox.ScriptBook{Store: db}, &sandbox.Directory{Store: db}
 	if g, ok := db.(rules.GaugeSource); ok {
 		w.metrics.AddGauges(g)
 	}
 	if cfg.OnPostgres() {
 		w.shareWithOtherInstances()
 	}
-	var rail rules.Rail = &rules.SimulatedRail{Delay: cfg.Sandbox.Delay, BatchDelay: cfg.Sandbox.BatchDelay, Now: w.now,
+	var rail rules.Rail = &sandbox.Rail{Delay: cfg.Sandbox.Delay, BatchDelay: cfg.Sandbox.BatchDelay, Now: w.now,
 		Scripts: w.scripts.Rules, Directory: w.directory}
 	if !cfg.Sandbox.On {
 		rail = rules.UnconnectedRail{}

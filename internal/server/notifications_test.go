@@ -16,6 +16,7 @@ import (
 	"payouts/api"
 	"payouts/rules"
 	"payouts/rules/merchants"
+	"payouts/rules/sandbox"
 	"payouts/web/notify"
 )
 
@@ -90,7 +91,7 @@ func TestCashClaimExpiresAtClaimUntilWithInjectedClock(t *testing.T) {
 	w.merchants = merchants.New(db, sealer)
 	w.keys = api.NewKeyring(merchantSource{db, w.merchants})
 	w.metrics = api.NewMetrics(nil)
-	rail := &rules.SimulatedRail{Delay: time.Second, BatchDelay: time.Second, Now: clk.Now}
+	rail := &sandbox.Rail{Delay: time.Second, BatchDelay: time.Second, Now: clk.Now}
 	w.lc = &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail }, Merchants: w.keys.Merchant,
 		Now: clk.Now, Log: w.logger}
 	w.svc = &rules.Service{Store: db, Now: clk.Now}

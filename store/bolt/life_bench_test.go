@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/rules/sandbox"
 	"payouts/store/bolt"
 )
 
@@ -95,7 +96,7 @@ func lifeFixture(tb testing.TB, opt bolt.Options) (*bolt.DB, *rules.Service, *ru
 	if _, err := db.Fund(context.Background(), m.ID, "PER", "PEN", 900_000_000_000_000, time.Now()); err != nil {
 		tb.Fatal(err)
 	}
-	rail := &rules.SimulatedRail{Now: time.Now}
+	rail := &sandbox.Rail{Now: time.Now}
 	lc := &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail },
 		Merchants: func(string) (*rules.Merchant, error) { return m, nil }, Now: time.Now,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/rules/sandbox"
 	"payouts/store/postgres/pgtest"
 )
 
@@ -33,7 +34,7 @@ func (c *testClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.U
 
 func newInstance(t *testing.T, url string, clk *testClock) *instance {
 	db := openDB(t, url, Options{})
-	rail := &rules.SimulatedRail{Delay: 2 * time.Second, BatchDelay: 30 * time.Second, Now: clk.Now}
+	rail := &sandbox.Rail{Delay: 2 * time.Second, BatchDelay: 30 * time.Second, Now: clk.Now}
 	lc := &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail },
 		Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: clk.Now}
 	lc.OnFinal().Bind(rules.OutcomeEventsHook(clk.Now))

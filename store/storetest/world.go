@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/rules/sandbox"
 )
 
 // clock is the suite's injected clock: tests move it by hand.
@@ -45,7 +46,7 @@ func newLifeWorld(t *testing.T, s rules.Storage) *lifeWorld {
 	if err := s.CreateMerchant(context.Background(), m, nil); err != nil {
 		t.Fatal(err)
 	}
-	rail := &rules.SimulatedRail{Delay: lifeRTDelay, BatchDelay: lifeBatchDelay, Now: clk.Now}
+	rail := &sandbox.Rail{Delay: lifeRTDelay, BatchDelay: lifeBatchDelay, Now: clk.Now}
 	lc := &rules.Lifecycle{Store: s, Rail: func(rules.Channel) rules.Rail { return rail }, Merchants: func(id string) (*rules.Merchant, error) { return s.Merchant(context.Background(), id) }, Now: clk.Now,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	lc.OnFinal().Bind(rules.OutcomeEventsHook(clk.Now))

@@ -1,9 +1,10 @@
-package rules_test
+package sandbox_test
 
 import (
 	"testing"
 
 	"payouts/rules"
+	"payouts/rules/sandbox"
 )
 
 func TestFirstScriptMatches(t *testing.T) {
@@ -39,7 +40,7 @@ func TestFirstScriptMatches(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := rules.FirstScript(rs, tc.p)
+			got := sandbox.FirstScript(rs, tc.p)
 			switch {
 			case tc.want < 0 && got != nil:
 				t.Fatalf("matched %+v, want none", got.Match)

@@ -1,4 +1,4 @@
-package rules_test
+package sandbox_test
 
 import (
 	"context"
@@ -6,23 +6,24 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/rules/sandbox"
 	"payouts/store/bolt"
 )
 
 // The simulated rail asks the directory for a Bre-B key: an unknown key is rejected 4027, a
 // known one (or an admin's entry) is processed, and a magic ending still wins.
-func TestSimulatedRailRejectsUnknownBreBKeys(t *testing.T) {
+func TestRailRejectsUnknownBreBKeys(t *testing.T) {
 	db, err := bolt.Open(t.TempDir()+"/p.db", bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close(context.Background())
-	dir := &rules.SimulatedDirectory{Store: db}
+	dir := &sandbox.Directory{Store: db}
 	if err := db.PutDirectoryEntry(context.Background(), "COL", "@unknownbutadded", rules.DirectoryEntry{HolderName: "Ana Ríos", BankCode: "007", AccountType: "SAVINGS"}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
-	rail := &rules.SimulatedRail{Delay: time.Second, BatchDelay: time.Second, Now: func() time.Time { return now }, Directory: dir}
+	rail := &sandbox.Rail{Delay: time.Second, BatchDelay: time.Second, Now: func() time.Time { return now }, Directory: dir}
 	for key, want := range map[string]string{
 		"@andreamartinez": "", "3001234027": rules.CodeDirectoryUnavailable, "@unknownperson": rules.CodeDirectoryUnavailable,
 		"@unknownbutadded": "", "3001239999": rules.CodeBankRejected,

@@ -1,4 +1,4 @@
-package rules
+package sandbox
 
 import (
 	"context"
@@ -7,20 +7,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-)
 
-// ClockStore keeps the sandbox clock's offset, so that a restart keeps the time a test moved
-// to: payouts, sessions and claims were stamped by that clock, and going back would leave
-// them in the future.
-type ClockStore interface {
-	SandboxClockOffset(ctx context.Context) (time.Duration, error)
-	PutSandboxClockOffset(ctx context.Context, offset time.Duration) error
-}
+	"payouts/rules"
+)
 
 // MaxClockOffset bounds how far the sandbox clock may run ahead of real time.
 const MaxClockOffset = 10 * 365 * 24 * time.Hour
 
-// SandboxClock is the service's clock in the sandbox: real time plus an offset
+// Clock is the service's clock in the sandbox: real time plus an offset
 // that Advance only grows and Reset sets back to zero. Every part of the service that falls
 // due (the rails, card sessions, cash claims, the outbox's retries) reads it; signatures and
 // tokens keep real time, since a client signs with its own clock.
@@ -30,9 +24,9 @@ const MaxClockOffset = 10 * 365 * 24 * time.Hour
 // that waits for it (one advance under create traffic once wedged every write). The
 // offset is an atomic; changes are serialised by their own mutex, which nothing on the
 // write path ever takes.
-type SandboxClock struct {
+type Clock struct {
 	Real  func() time.Time
-	Store ClockStore
+	Store rules.ClockStore
 	// Moved is told after each change, outside the lock, to wake the workers that sleep
 	// until a due time. May be nil.
 	Moved func()
@@ -43,34 +37,34 @@ type SandboxClock struct {
 	offset   atomic.Int64
 }
 
-// NewSandboxClock makes the clock over real, starting at the offset st keeps.
-func NewSandboxClock(ctx context.Context, real func() time.Time, st ClockStore) (*SandboxClock, error) {
+// NewClock makes the clock over real, starting at the offset st keeps.
+func NewClock(ctx context.Context, real func() time.Time, st rules.ClockStore) (*Clock, error) {
 	off, err := st.SandboxClockOffset(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c := &SandboxClock{Real: real, Store: st}
+	c := &Clock{Real: real, Store: st}
 	c.offset.Store(int64(max(off, 0)))
 	return c, nil
 }
 
 // Now is real time plus the offset; it never waits.
-func (c *SandboxClock) Now() time.Time {
+func (c *Clock) Now() time.Time {
 	return c.Real().Add(c.Offset())
 }
 
 // Offset is how far the clock runs ahead of real time.
-func (c *SandboxClock) Offset() time.Duration {
+func (c *Clock) Offset() time.Duration {
 	return time.Duration(c.offset.Load())
 }
 
 // ParseAdvance reads an advance: a Go duration ("90m", "48h") or whole days ("8d"). It must be
 // positive: the clock never goes back.
 func ParseAdvance(s string) (time.Duration, error) {
-	bad := &Error{Kind: KindInvalid, Code: CodeClockAdvance, Field: "advance", Value: s,
+	bad := &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeClockAdvance, Field: "advance", Value: s,
 		Message: `must be a positive duration: a Go duration such as "90m" or "48h", or whole days such as "8d"`}
 	var d time.Duration
-	if days, ok := strings.CutSuffix(s, "d"); ok && days != "" && IsDigits(days) {
+	if days, ok := strings.CutSuffix(s, "d"); ok && days != "" && rules.IsDigits(days) {
 		n, err := strconv.Atoi(days)
 		if err != nil || n > int(MaxClockOffset/(24*time.Hour)) {
 			return 0, bad
@@ -89,9 +83,9 @@ func ParseAdvance(s string) (time.Duration, error) {
 }
 
 // Advance moves the clock forward by d (positive) and keeps the new offset.
-func (c *SandboxClock) Advance(ctx context.Context, d time.Duration) error {
+func (c *Clock) Advance(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
-		return &Error{Kind: KindInvalid, Code: CodeClockAdvance, Field: "advance", Value: d.String(), Message: "must be positive: the clock never goes back"}
+		return &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeClockAdvance, Field: "advance", Value: d.String(), Message: "must be positive: the clock never goes back"}
 	}
 	c.changing.Lock()
 	// Another instance on the same database may have moved the clock: advance from the
@@ -103,7 +97,7 @@ func (c *SandboxClock) Advance(ctx context.Context, d time.Duration) error {
 	off := cur + d
 	if off > MaxClockOffset || off < cur {
 		c.changing.Unlock()
-		return &Error{Kind: KindInvalid, Code: CodeClockAdvance, Field: "advance", Value: d.String(),
+		return &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeClockAdvance, Field: "advance", Value: d.String(),
 			Message: "would put the clock more than 10 years ahead of real time"}
 	}
 	err := c.Store.PutSandboxClockOffset(ctx, off)
@@ -121,7 +115,7 @@ func (c *SandboxClock) Advance(ctx context.Context, d time.Duration) error {
 // copy of the clock, and one's Advance or Reset reaches the others through Sync (internal/server
 // runs it every second on PostgreSQL). It tells Moved when the offset changed. While this instance
 // changes the clock, Sync leaves it be: the change is newer than what Sync would read.
-func (c *SandboxClock) Sync(ctx context.Context) error {
+func (c *Clock) Sync(ctx context.Context) error {
 	if !c.changing.TryLock() {
 		return nil
 	}
@@ -139,7 +133,7 @@ func (c *SandboxClock) Sync(ctx context.Context) error {
 }
 
 // Reset returns the clock to real time.
-func (c *SandboxClock) Reset(ctx context.Context) error {
+func (c *Clock) Reset(ctx context.Context) error {
 	c.changing.Lock()
 	err := c.Store.PutSandboxClockOffset(ctx, 0)
 	if err == nil {
