@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"payouts/rules"
+	"payouts/rules/workers"
 )
 
 // linkCSV is a Peru batch: a payout to a savings account, a row without destination (a
@@ -64,7 +65,7 @@ func TestBatchLinkRows(t *testing.T) {
 	if _, err := bs.Approve(ctx, w.m.ID, b.ID, "key:checker"); err != nil {
 		t.Fatal(err)
 	}
-	run := &rules.BatchRunner{Store: w.db, Service: w.svc, Now: w.clk.Now,
+	run := &workers.BatchRunner{Store: w.db, Service: w.svc, Now: w.clk.Now,
 		Merchants: func(id string) (*rules.Merchant, error) { return w.db.Merchant(ctx, id) }}
 	if err := run.RunOnce(ctx); err != nil {
 		t.Fatal(err)

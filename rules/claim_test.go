@@ -88,7 +88,7 @@ type claimWorld struct {
 	p       rules.Payout
 	next    time.Time
 	settled []rules.Status
-	clock   *dispClock
+	clock   *clock
 	claims  *rules.CashClaims
 }
 
@@ -113,7 +113,7 @@ func (w *claimWorld) UpdatePayouts(ctx context.Context, ids []int64, step rules.
 }
 
 func newClaimWorld(status rules.Status, code string) *claimWorld {
-	clock := newDispClock()
+	clock := newClock()
 	w := &claimWorld{clock: clock, p: rules.Payout{ID: 9, MerchantID: "m1", Channel: rules.ChannelCash, Status: status,
 		Stage: rules.StageOf(status), ClaimUntil: clock.Now().Add(72 * time.Hour), ClaimCodeHash: rules.ClaimCodeHash(code)}}
 	w.claims = &rules.CashClaims{Store: w, Now: clock.Now,
@@ -177,7 +177,7 @@ func TestCashClaimCountsWrongCodesAndLocksAfterFive(t *testing.T) {
 
 func TestCashClaimRefusedOnceTheClaimExpiredWithoutCountingIt(t *testing.T) {
 	w := newClaimWorld(rules.StatusPendingBank, "123456")
-	w.clock.Set(w.p.ClaimUntil) // the claim ends at ClaimUntil, before the lifecycle runs
+	w.clock.Add(w.p.ClaimUntil.Sub(w.clock.Now())) // the claim ends at ClaimUntil, before the lifecycle runs
 	_, err := w.claims.Claim(context.Background(), "m1", 9, "123456")
 	if errCode(err) != rules.CodeClaimExpired {
 		t.Fatalf("claim at ClaimUntil: %v, want 2053", err)

@@ -48,3 +48,13 @@ func splitEventID(id string) (kind string, parts []string, ok bool) {
 	}
 	return "", nil, false
 }
+
+// EventBatchNotification is the merchant notification of a batch whose every item reached a
+// final stage; it travels the notify lane and is signed as the payouts' are. Its id is
+// batch.notification.b<id>.COMPLETED (the b keeps it from being read as a payout id).
+const EventBatchNotification = "batch.notification"
+
+// BatchEventID is the id of batch id's notification.
+func BatchEventID(id int64) string {
+	return newEventID(EventBatchNotification, "b"+strconv.FormatInt(id, 10), string(BatchCompleted))
+}

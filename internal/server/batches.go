@@ -3,6 +3,7 @@ package server
 import (
 	"payouts/api"
 	"payouts/rules"
+	"payouts/rules/workers"
 )
 
 // wireBatches adds the batches: the signed operations, and the runner that
@@ -10,7 +11,7 @@ import (
 // merchant once every item is final. It runs after wireNotifications (the batch
 // notification travels the notify lane).
 func (w *wiring) wireBatches() {
-	runner := &rules.BatchRunner{Store: w.db, Service: w.svc, Merchants: w.keys.Merchant, Now: w.now, Log: w.logger,
+	runner := &workers.BatchRunner{Store: w.db, Service: w.svc, Merchants: w.keys.Merchant, Now: w.now, Log: w.logger,
 		Notice: api.BatchNotificationJSON}
 	kicks := w.kicks
 	runner.Notified = func() {

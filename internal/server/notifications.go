@@ -12,6 +12,7 @@ import (
 
 	"payouts/api"
 	"payouts/rules"
+	"payouts/rules/workers"
 	"payouts/store"
 	"payouts/web/notify"
 )
@@ -30,8 +31,8 @@ func (w *wiring) wireNotifications(ctx context.Context) error {
 // notifications are the parts wireNotifications assembles; tests drive the dispatcher and
 // the claims with their own clock.
 type notifications struct {
-	dispatcher  *rules.Dispatcher // the mail lane: beneficiary emails and cash codes
-	notifier    *rules.Dispatcher // the notify lane: merchant notifications
+	dispatcher  *workers.Dispatcher // the mail lane: beneficiary emails and cash codes
+	notifier    *workers.Dispatcher // the notify lane: merchant notifications
 	claims      *rules.CashClaims
 	mailer      *notify.Mailer // its LinkURL is the links' (wireLinks)
 	mailbox     notify.MailboxHandlers
@@ -71,8 +72,8 @@ func (w *wiring) newNotifications(ctx context.Context) (*notifications, error) {
 	n.mailer = mailer
 	// One dispatcher per lane: a merchant endpoint that hangs until its timeout never holds
 	// up a beneficiary's email or cash code.
-	lane := func(l rules.Lane, deliverers map[string]rules.Deliverer) *rules.Dispatcher {
-		return &rules.Dispatcher{
+	lane := func(l rules.Lane, deliverers map[string]rules.Deliverer) *workers.Dispatcher {
+		return &workers.Dispatcher{
 			Store:      w.db,
 			Lane:       l,
 			Deliverers: w.traceDeliveries(deliverers),

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/rules/workers"
 	"payouts/store/bolt"
 )
 
@@ -137,8 +138,8 @@ func TestOutboxDispatcherAcrossRestartDeliversOnce(t *testing.T) {
 		return nil
 	})
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	dispatcher := func(db *bolt.DB) *rules.Dispatcher {
-		return &rules.Dispatcher{Store: db, Now: clock, Log: quiet, Rand: func() float64 { return 0.5 },
+	dispatcher := func(db *bolt.DB) *workers.Dispatcher {
+		return &workers.Dispatcher{Store: db, Now: clock, Log: quiet, Rand: func() float64 { return 0.5 },
 			Deliverers: map[string]rules.Deliverer{rules.EventMerchantNotification: deliver}}
 	}
 

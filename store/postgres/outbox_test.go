@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/rules/workers"
 	"payouts/store/postgres/pgtest"
 )
 
@@ -260,7 +261,7 @@ func TestOutboxTwoDispatchersDeliverOnce(t *testing.T) {
 	now := func() time.Time { return restT0.Add(time.Duration(elapsed.Load())) }
 	var wg sync.WaitGroup
 	for _, db := range []*DB{a, b} {
-		d := &rules.Dispatcher{Store: db, Now: now, Log: quiet,
+		d := &workers.Dispatcher{Store: db, Now: now, Log: quiet,
 			Deliverers: map[string]rules.Deliverer{rules.EventMerchantNotification: deliver}}
 		wg.Go(func() {
 			for range 200 {

@@ -1,4 +1,4 @@
-package rules
+package workers
 
 import (
 	"context"
@@ -7,87 +7,9 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"payouts/rules"
 )
-
-// Lane is a queue of the outbox with its own dispatcher, so that a slow merchant endpoint
-// (up to its 15 s timeout, per try) never holds up a beneficiary's email or cash code.
-type Lane string
-
-const (
-	LaneMail   Lane = "mail"   // beneficiary emails and cash codes
-	LaneNotify Lane = "notify" // merchant notifications
-)
-
-// LaneOf is the lane an event kind travels in.
-func LaneOf(kind string) Lane {
-	if kind == EventMerchantNotification || kind == EventBatchNotification || kind == EventLinkNotification {
-		return LaneNotify
-	}
-	return LaneMail
-}
-
-// OutboxEntry is one stored event with its place in the outbox.
-type OutboxEntry struct {
-	Seq uint64
-	Event
-}
-
-// OutboxStore is the durable outbox: the events written with the
-// state changes, the ids already delivered, and the dead letters.
-type OutboxStore interface {
-	// DueEvents lists up to limit events of a lane whose NextAt is at or before now, oldest
-	// first, leaving out (and dropping) those whose id was already delivered. next is the
-	// earliest NextAt of the lane's events not yet due, zero when there is none (or when the
-	// batch is full).
-	DueEvents(ctx context.Context, lane Lane, now time.Time, limit int) (due []OutboxEntry, next time.Time, err error)
-	// EventDelivered removes the entry and records its event id as delivered, in one
-	// transaction, so that no later copy of the event is ever delivered.
-	EventDelivered(ctx context.Context, seq uint64, id string, at time.Time) error
-	// RescheduleEvent writes the entry back with its new attempts, NextAt and LastError.
-	RescheduleEvent(ctx context.Context, seq uint64, ev Event) error
-	// DeadEvent moves the entry to the dead letters: kept for inspection, never retried.
-	DeadEvent(ctx context.Context, seq uint64, ev Event) error
-}
-
-// Deliverer delivers one kind of event: sends the email, POSTs the notification. An
-// error means "try again later", unless it is Permanent.
-type Deliverer interface {
-	Deliver(ctx context.Context, ev Event) error
-}
-
-// DelivererFunc adapts a function to a Deliverer.
-type DelivererFunc func(ctx context.Context, ev Event) error
-
-// Deliver calls f.
-func (f DelivererFunc) Deliver(ctx context.Context, ev Event) error { return f(ctx, ev) }
-
-// permanentError marks a failure that no retry can fix.
-type permanentError struct{ err error }
-
-func (e permanentError) Error() string { return e.err.Error() }
-func (e permanentError) Unwrap() error { return e.err }
-
-// Permanent marks err as a failure that retrying cannot fix (the payout is gone, the
-// address is malformed, the claim already ended): the dispatcher dead-letters the event.
-func Permanent(err error) error {
-	if err == nil {
-		return nil
-	}
-	return permanentError{err}
-}
-
-// IsPermanent reports whether err was marked Permanent.
-func IsPermanent(err error) bool {
-	var p permanentError
-	return errors.As(err, &p)
-}
-
-// OutboxSkipper is an OutboxStore that can leave out, while it looks, the events a
-// dispatcher cannot take now (already in flight, or their merchant has used its share of
-// the workers), so that a merchant with many due events never hides another's.
-type OutboxSkipper interface {
-	DueEventsSkipping(ctx context.Context, lane Lane, now time.Time, limit int, skip func(seq uint64, merchantID string) bool) ([]OutboxEntry, time.Time, error)
-}
 
 // Dispatcher delivers the outbox: it takes the due events, delivers each by its kind,
 // records a success so that the event id is never delivered again, and reschedules a
@@ -100,9 +22,9 @@ type OutboxSkipper interface {
 // finishes. There is no batch barrier, so a merchant endpoint that hangs until its timeout
 // holds only its own share of the workers, never another merchant's notification.
 type Dispatcher struct {
-	Store      OutboxStore
-	Lane       Lane                 // the lane this dispatcher takes; empty: every lane, one after the other
-	Deliverers map[string]Deliverer // by Event.Kind
+	Store      rules.OutboxStore
+	Lane       rules.Lane                 // the lane this dispatcher takes; empty: every lane, one after the other
+	Deliverers map[string]rules.Deliverer // by Event.Kind
 	Now        func() time.Time
 	// Rand returns a number in [0, 1) for the jitter; nil uses math/rand/v2.
 	Rand func() float64
@@ -213,9 +135,9 @@ func (d *Dispatcher) Run(ctx context.Context) {
 // fill starts deliveries of due events on the free workers, fairly per merchant, and says
 // how many it started and when the next event not yet due is.
 func (d *Dispatcher) fill(ctx context.Context, wg *sync.WaitGroup) (int, time.Time, error) {
-	lanes := []Lane{d.Lane}
+	lanes := []rules.Lane{d.Lane}
 	if d.Lane == "" {
-		lanes = []Lane{LaneMail, LaneNotify}
+		lanes = []rules.Lane{rules.LaneMail, rules.LaneNotify}
 	}
 	started := 0
 	var next time.Time
@@ -251,7 +173,7 @@ func (d *Dispatcher) fill(ctx context.Context, wg *sync.WaitGroup) (int, time.Ti
 // take lists the due events of a lane that may start now and marks them in flight: no more
 // than the free workers, no merchant above its share, no event or event id twice. limit 0
 // is as many as the free workers.
-func (d *Dispatcher) take(ctx context.Context, lane Lane, limit int) ([]OutboxEntry, time.Time, error) {
+func (d *Dispatcher) take(ctx context.Context, lane rules.Lane, limit int) ([]rules.OutboxEntry, time.Time, error) {
 	d.mu.Lock()
 	free := d.Parallel - d.total
 	perKey := make(map[string]int, len(d.perKey))
@@ -278,13 +200,13 @@ func (d *Dispatcher) take(ctx context.Context, lane Lane, limit int) ([]OutboxEn
 		perKey[merchantID]++
 		return false
 	}
-	var due []OutboxEntry
+	var due []rules.OutboxEntry
 	var next time.Time
 	var err error
-	if sk, ok := d.Store.(OutboxSkipper); ok {
+	if sk, ok := d.Store.(rules.OutboxSkipper); ok {
 		due, next, err = sk.DueEventsSkipping(ctx, lane, d.Now(), limit, skip)
 	} else {
-		var all []OutboxEntry
+		var all []rules.OutboxEntry
 		all, next, err = d.Store.DueEvents(ctx, lane, d.Now(), max(limit, d.BatchSize))
 		for _, e := range all {
 			if len(due) < limit && !skip(e.Seq, e.MerchantID) {
@@ -310,7 +232,7 @@ func (d *Dispatcher) take(ctx context.Context, lane Lane, limit int) ([]OutboxEn
 	return out, next, nil
 }
 
-func (d *Dispatcher) release(e OutboxEntry) {
+func (d *Dispatcher) release(e rules.OutboxEntry) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.inFlight, e.Seq)
@@ -325,9 +247,9 @@ func (d *Dispatcher) release(e OutboxEntry) {
 // them; it says how many it took. Tests call it with an injected clock instead of sleeping.
 func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	d.init()
-	lanes := []Lane{d.Lane}
+	lanes := []rules.Lane{d.Lane}
 	if d.Lane == "" {
-		lanes = []Lane{LaneMail, LaneNotify}
+		lanes = []rules.Lane{rules.LaneMail, rules.LaneNotify}
 	}
 	var taken int
 	for _, lane := range lanes {
@@ -361,11 +283,11 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 }
 
 // deliver tries one event and records what happened; the error is the store's.
-func (d *Dispatcher) deliver(ctx context.Context, e OutboxEntry) error {
+func (d *Dispatcher) deliver(ctx context.Context, e rules.OutboxEntry) error {
 	ev := e.Event
 	var err error
 	if dl := d.Deliverers[ev.Kind]; dl == nil {
-		err = Permanent(errors.New("no deliverer for event kind " + ev.Kind))
+		err = rules.Permanent(errors.New("no deliverer for event kind " + ev.Kind))
 	} else {
 		err = dl.Deliver(ctx, ev)
 	}
@@ -390,11 +312,11 @@ func (d *Dispatcher) deliver(ctx context.Context, e OutboxEntry) error {
 	ev.Attempts++
 	// The dashboard shows LastError to the merchant's users: only its public form; the log
 	// has the whole error.
-	ev.LastError = truncate(PublicDeliveryError(err), 500)
+	ev.LastError = truncate(rules.PublicDeliveryError(err), 500)
 	attrs := []any{"event", ev.ID, "kind", ev.Kind, "merchant", ev.MerchantID, "payout", ev.PayoutID,
 		"attempts", ev.Attempts, "err", truncate(err.Error(), 1000)}
-	if IsPermanent(err) || now.Sub(ev.CreatedAt) >= d.GiveUpAfter {
-		if ev.Kind == EventCashOTP {
+	if rules.IsPermanent(err) || now.Sub(ev.CreatedAt) >= d.GiveUpAfter {
+		if ev.Kind == rules.EventCashOTP {
 			ev.Data = nil // the sealed one-time code: nothing will deliver it now
 		}
 		d.Log.Error("outbox: gave up on an event; kept in the dead letters", attrs...)

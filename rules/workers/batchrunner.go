@@ -1,23 +1,14 @@
-package rules
+package workers
 
 import (
 	"context"
 	"errors"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
+
+	"payouts/rules"
 )
-
-// EventBatchNotification is the merchant notification of a batch whose every item reached a
-// final stage; it travels the notify lane and is signed as the payouts' are. Its id is
-// batch.notification.b<id>.COMPLETED (the b keeps it from being read as a payout id).
-const EventBatchNotification = "batch.notification"
-
-// BatchEventID is the id of batch id's notification.
-func BatchEventID(id int64) string {
-	return newEventID(EventBatchNotification, "b"+strconv.FormatInt(id, 10), string(BatchCompleted))
-}
 
 // BatchRunner creates the items of approved batches as payouts, and notifies the merchant
 // once every item of a batch reached a final stage. All its state is in the store: after a
@@ -25,16 +16,16 @@ func BatchEventID(id int64) string {
 // recorded is found again by its orderId (the create is idempotent on it), so every item
 // becomes exactly one payout.
 type BatchRunner struct {
-	Store     BatchStore
-	Service   *Service
-	Merchants func(id string) (*Merchant, error)
+	Store     rules.BatchStore
+	Service   *rules.Service
+	Merchants func(id string) (*rules.Merchant, error)
 	Now       func() time.Time
 	Log       *slog.Logger
 	// Parallel is how many items are created at once (they meet in the engine's group
 	// writes, as concurrent single creates do). Zero is 64.
 	Parallel int
 	// Notice builds a batch's notification body (api); nil writes no notification.
-	Notice func(b *Batch, items []BatchItem) ([]byte, error)
+	Notice func(b *rules.Batch, items []rules.BatchItem) ([]byte, error)
 	// Notified is told after a notification is written (wakes the dispatcher). May be nil.
 	Notified func()
 	// Poll is how often the runner looks for work besides its kicks (final stages come from
@@ -97,9 +88,9 @@ func (r *BatchRunner) RunOnce(ctx context.Context) error {
 			return nil
 		}
 		switch b.Status {
-		case BatchApproved, BatchProcessing:
+		case rules.BatchApproved, rules.BatchProcessing:
 			err = r.create(ctx, b)
-		case BatchCompleted:
+		case rules.BatchCompleted:
 			err = r.notify(ctx, b)
 		}
 		if err != nil {
@@ -112,11 +103,11 @@ func (r *BatchRunner) RunOnce(ctx context.Context) error {
 // create creates the batch's items not yet created, Parallel at a time, recording their
 // payouts in chunks; then the batch is COMPLETED. An item the create refuses (no balance,
 // an orderId taken since the upload) keeps that error; an outage stops the run, to resume.
-func (r *BatchRunner) create(ctx context.Context, b *Batch) error {
-	if b.Status == BatchApproved {
-		if _, err := r.Store.UpdateBatch(ctx, b.MerchantID, b.ID, func(b *Batch) ([]Event, error) {
-			if b.Status == BatchApproved {
-				b.Status = BatchProcessing
+func (r *BatchRunner) create(ctx context.Context, b *rules.Batch) error {
+	if b.Status == rules.BatchApproved {
+		if _, err := r.Store.UpdateBatch(ctx, b.MerchantID, b.ID, func(b *rules.Batch) ([]rules.Event, error) {
+			if b.Status == rules.BatchApproved {
+				b.Status = rules.BatchProcessing
 			}
 			return nil, nil
 		}); err != nil {
@@ -131,7 +122,7 @@ func (r *BatchRunner) create(ctx context.Context, b *Batch) error {
 	if err != nil {
 		return err
 	}
-	var todo []BatchItem
+	var todo []rules.BatchItem
 	for _, it := range items {
 		if !it.Done() && it.OrderID != "" {
 			todo = append(todo, it)
@@ -141,8 +132,8 @@ func (r *BatchRunner) create(ctx context.Context, b *Batch) error {
 	if parallel <= 0 {
 		parallel = 64
 	}
-	jobs := make(chan BatchItem)
-	results := make(chan BatchItem)
+	jobs := make(chan rules.BatchItem)
+	results := make(chan rules.BatchItem)
 	var stop error
 	var stopOnce sync.Once
 	halt, cancel := context.WithCancel(ctx)
@@ -153,17 +144,17 @@ func (r *BatchRunner) create(ctx context.Context, b *Batch) error {
 		go func() {
 			defer wg.Done()
 			for it := range jobs {
-				var res CreateResult
+				var res rules.CreateResult
 				var err error
 				if it.Link {
 					res, err = r.Service.CreateLink(halt, m, it.Body)
 				} else {
-					res, err = r.Service.CreatePayout(halt, m, it.Body, EndpointPayouts)
+					res, err = r.Service.CreatePayout(halt, m, it.Body, rules.EndpointPayouts)
 				}
 				switch {
 				case err == nil:
 					it.PayoutID = res.Payout.ID
-				case Unavailable(err) || !isRefusal(err):
+				case rules.Unavailable(err) || !isRefusal(err):
 					stopOnce.Do(func() { stop = err; cancel() })
 					continue
 				default:
@@ -185,7 +176,7 @@ func (r *BatchRunner) create(ctx context.Context, b *Batch) error {
 	}()
 	go func() { wg.Wait(); close(results) }()
 	const chunk = 500
-	var done []BatchItem
+	var done []rules.BatchItem
 	var werr error
 	for it := range results {
 		done = append(done, it)
@@ -209,9 +200,9 @@ func (r *BatchRunner) create(ctx context.Context, b *Batch) error {
 	if ctx.Err() != nil {
 		return nil
 	}
-	_, err = r.Store.UpdateBatch(ctx, b.MerchantID, b.ID, func(b *Batch) ([]Event, error) {
-		if b.Status == BatchProcessing {
-			b.Status, b.CompletedAt = BatchCompleted, r.Now().UTC()
+	_, err = r.Store.UpdateBatch(ctx, b.MerchantID, b.ID, func(b *rules.Batch) ([]rules.Event, error) {
+		if b.Status == rules.BatchProcessing {
+			b.Status, b.CompletedAt = rules.BatchCompleted, r.Now().UTC()
 		}
 		return nil, nil
 	})
@@ -221,32 +212,32 @@ func (r *BatchRunner) create(ctx context.Context, b *Batch) error {
 // isRefusal says whether err is the create's answer about the item (a code to record), not
 // a failure of the service.
 func isRefusal(err error) bool {
-	var p *Problem
-	var e *Error
+	var p *rules.Problem
+	var e *rules.Error
 	switch {
 	case errors.As(err, &p):
-		return p.Kind != KindInternal && p.Kind != KindUnavailable
+		return p.Kind != rules.KindInternal && p.Kind != rules.KindUnavailable
 	case errors.As(err, &e):
-		return e.Kind != KindInternal && e.Kind != KindUnavailable
+		return e.Kind != rules.KindInternal && e.Kind != rules.KindUnavailable
 	}
 	return false
 }
 
 func refusal(err error) (code, location, message string) {
-	var p *Problem
+	var p *rules.Problem
 	if errors.As(err, &p) && len(p.Errors) > 0 {
 		return p.Errors[0].Code, p.Errors[0].Field, p.Errors[0].Message
 	}
-	var e *Error
+	var e *rules.Error
 	if errors.As(err, &e) {
 		return e.Code, e.Field, e.Message
 	}
-	return CodeInternal, "", err.Error()
+	return rules.CodeInternal, "", err.Error()
 }
 
 // notify writes the batch's notification once every item is final (and marks the batch
 // notified, in the same transaction, so that it is written once).
-func (r *BatchRunner) notify(ctx context.Context, b *Batch) error {
+func (r *BatchRunner) notify(ctx context.Context, b *rules.Batch) error {
 	items, err := r.Store.BatchItems(ctx, b.MerchantID, b.ID, 0, 0)
 	if err != nil {
 		return err
@@ -261,7 +252,7 @@ func (r *BatchRunner) notify(ctx context.Context, b *Batch) error {
 		return err
 	}
 	wrote := false
-	_, err = r.Store.UpdateBatch(ctx, b.MerchantID, b.ID, func(cur *Batch) ([]Event, error) {
+	_, err = r.Store.UpdateBatch(ctx, b.MerchantID, b.ID, func(cur *rules.Batch) ([]rules.Event, error) {
 		if !cur.NotifiedAt.IsZero() {
 			return nil, nil
 		}
@@ -275,7 +266,7 @@ func (r *BatchRunner) notify(ctx context.Context, b *Batch) error {
 			return nil, err
 		}
 		wrote = true
-		return []Event{{ID: BatchEventID(cur.ID), Kind: EventBatchNotification, MerchantID: cur.MerchantID,
+		return []rules.Event{{ID: rules.BatchEventID(cur.ID), Kind: rules.EventBatchNotification, MerchantID: cur.MerchantID,
 			Data: body, CreatedAt: now, NextAt: now}}, nil
 	})
 	if err == nil && wrote && r.Notified != nil {

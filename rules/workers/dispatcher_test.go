@@ -1,4 +1,4 @@
-package rules_test
+package workers_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/rules/workers"
 )
 
 // dispClock is the injected clock: tests move it, nothing sleeps.
@@ -157,8 +158,8 @@ func (r *dispRecorder) count(id string) (calls, ok int) {
 
 var dispQuiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func newDispDispatcher(st rules.OutboxStore, clock *dispClock, d rules.Deliverer) *rules.Dispatcher {
-	return &rules.Dispatcher{Store: st, Now: clock.Now, Log: dispQuiet, Rand: func() float64 { return 0.5 },
+func newDispDispatcher(st rules.OutboxStore, clock *dispClock, d rules.Deliverer) *workers.Dispatcher {
+	return &workers.Dispatcher{Store: st, Now: clock.Now, Log: dispQuiet, Rand: func() float64 { return 0.5 },
 		Deliverers: map[string]rules.Deliverer{rules.EventBeneficiaryMail: d, rules.EventMerchantNotification: d, rules.EventCashOTP: d}}
 }
 
@@ -212,7 +213,7 @@ func TestDispatchBackoffDoublesWithJitterAndCapsAtOneHour(t *testing.T) {
 		{"still capped far later", 0, 40, 45 * time.Minute},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := &rules.Dispatcher{Rand: func() float64 { return tc.rand }}
+			d := &workers.Dispatcher{Rand: func() float64 { return tc.rand }}
 			if got := d.Backoff(tc.attempts); got != tc.want {
 				t.Errorf("Backoff(%d) with jitter %v = %v, want %v", tc.attempts, tc.rand, got, tc.want)
 			}
@@ -372,7 +373,7 @@ func TestDispatchShutdownLeavesTheEventDueUncounted(t *testing.T) {
 func TestDispatchRunWakesOnKickAndStopsWithContext(t *testing.T) {
 	st := newDispOutbox()
 	rec := newDispRecorder(nil)
-	d := &rules.Dispatcher{Store: st, Now: time.Now, Log: dispQuiet, Poll: time.Hour,
+	d := &workers.Dispatcher{Store: st, Now: time.Now, Log: dispQuiet, Poll: time.Hour,
 		Deliverers: map[string]rules.Deliverer{rules.EventMerchantNotification: rec}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
