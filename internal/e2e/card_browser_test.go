@@ -207,6 +207,12 @@ func saveScreenshot(t *testing.T, ctx context.Context, name string) {
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
+	writeScreenshot(t, name, png)
+}
+
+// writeScreenshot keeps a screenshot where PAYOUTS_SCREENSHOTS says, if it says.
+func writeScreenshot(t *testing.T, name string, png []byte) {
+	t.Helper()
 	dir := screenshotDir()
 	if dir == "" {
 		return // taken all the same: the page rendered
