@@ -5,12 +5,14 @@ package e2e
 // cellphone, sees the holder masked, types the document and the payout settles; types a VISA
 // card; Peru's bank accounts (by CCI, by bank and account number) and each of Colombia's
 // kinds are chosen and given at both widths; a cellphone the directory lists at another
-// wallet ends in 4041. With PAYOUTS_SCREENSHOTS set it leaves
+// wallet ends in 4041; framed by the merchant's page, a link paid posts its outcome to it.
+// With PAYOUTS_SCREENSHOTS set it leaves
 // the pictures docs/guides/links.md shows.
 
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +164,28 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 			// reload never lands after the next link's navigation.
 			run(order+" outcome", chromedp.WaitVisible(chromedp.CSS("#result.result-success")))
 		}
+	}
+
+	// Framed by the merchant's page on an allowed origin, a link paid tells the parent
+	// window its outcome, as the card form does.
+	shop, _ := startShop(t)
+	framed := shopMerchant(t, s, shop.URL)
+	_, _, fl, raw := framed.createLink(t, map[string]any{"country": "PER", "amount": 10000, "currency": "PEN", "orderId": "LINK-BR-FRAMED",
+		"beneficiary":         map[string]any{"name": "Ana", "lastName": "Quispe", "email": "ana.quispe@gmail.com", "document": map[string]any{"type": 1, "number": "45678912"}},
+		"allowedDestinations": []int{2}})
+	if fl.Link == "" {
+		t.Fatalf("create: %s", raw)
+	}
+	run("LINK-BR-FRAMED", chromedp.EmulateViewport(375, 900), chromedp.Navigate(shop.URL+"/?src="+url.QueryEscape(fl.Link)),
+		chromedp.WaitVisible(chromedp.CSS("#pay")))
+	if code, _, page := giveDestination(t, fl.Link, url.Values{"kind": {"2"}, "cci": {"00219412345678901253"}}, "45678912"); code != 303 {
+		t.Fatalf("framed link submit: %d %s", code, docText(page))
+	}
+	framed.waitStage(t, fl.Payout.ID, "SUCCESS", 15*time.Second)
+	run("LINK-BR-FRAMED reload", chromedp.Navigate(shop.URL+"/?src="+url.QueryEscape(fl.Link)), chromedp.WaitVisible(chromedp.CSS("#pay")))
+	if msg := waitMessage(t, ctx, "mps-payout-finished-ok", "LINK-BR-FRAMED", 15*time.Second); msg.Origin != s.URL ||
+		msg.Data.PayoutID != fl.Payout.ID || msg.Data.Status != "PROCESSED" {
+		t.Errorf("the framed link's message: %+v", msg)
 	}
 
 	// A cellphone the directory lists at Plin only, given with Yape's bank: 4041, said on the page.

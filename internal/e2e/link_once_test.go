@@ -137,6 +137,19 @@ func TestPayoutLinkDoubleSubmitPaysOnce(t *testing.T) {
 		t.Errorf("the link after its destination: %+v", d.Link)
 	}
 	c.paidOnceEach(t, []int64{a.Payout.ID}, 15000000, 100_000_000_000)
+	// The day's statement sees it as the payout it is: reserved once, paid once.
+	var debitAt time.Time
+	for _, e := range c.entriesOf(t, "COP", 200) {
+		if e.PayoutID == a.Payout.ID && e.Type == "debit" {
+			debitAt, _ = time.Parse(time.RFC3339Nano, e.At)
+		}
+	}
+	day := debitAt.In(time.FixedZone("COT", -5*3600)).Format(time.DateOnly) // Colombia keeps no daylight saving
+	var st statementAnswer
+	c.getJSON(t, "statements/COP/"+day, "", &st)
+	if st.Paid != -15000000 || st.Reserved != -15000000 || st.Released != 0 { // what left the balance, signed
+		t.Errorf("statement of %s: reserved %d, released %d, paid %d; want the link's 15000000 reserved and paid once (negative: out of the balance)", day, st.Reserved, st.Released, st.Paid)
+	}
 }
 
 // A server killed with SIGKILL while the final submissions of 24 links are in flight, each

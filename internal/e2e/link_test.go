@@ -6,7 +6,10 @@ package e2e
 // attempts' lock.
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -151,6 +154,15 @@ func TestPayoutLinkEndpoint(t *testing.T) {
 		}
 	}
 
+	// Readable only by its merchant: to another, the payout and its link do not exist.
+	stranger := s.newMerchant(t, nil)
+	if code, _, raw := stranger.do(t, "GET", "payouts/"+itoa(a.Payout.ID), nil, ""); code != 404 || strings.Contains(string(raw), "/link?s=") {
+		t.Errorf("another merchant reads the link: %d %s", code, raw)
+	}
+	if code, raw := stranger.cancel(t, a.Payout.ID); code != 404 {
+		t.Errorf("another merchant cancels the link: %d %s", code, raw)
+	}
+
 	// Cancel ends it: the reservation back, the page says it failed.
 	code, raw = c.cancel(t, a.Payout.ID)
 	wantCancelled(t, "a link", code, raw)
@@ -248,6 +260,13 @@ func TestPayoutLinkPage(t *testing.T) {
 	token := strings.TrimPrefix(a.Link, s.URL+"/link?s=")
 	if out := s.Stdout.String() + s.Stderr.String(); strings.Contains(out, "12345678901") || strings.Contains(out, token) {
 		t.Errorf("the log holds the destination or the token")
+	}
+	// The store keeps the token's hash, never the token.
+	s.Stop(t)
+	stored := storedBytes(t, s.Data)
+	sum := sha256.Sum256([]byte("link:" + token))
+	if bytes.Contains(stored, []byte(token)) || !bytes.Contains(stored, []byte(hex.EncodeToString(sum[:]))) {
+		t.Errorf("the store holds the token (%v), or not its hash (%v)", bytes.Contains(stored, []byte(token)), !bytes.Contains(stored, []byte(hex.EncodeToString(sum[:]))))
 	}
 }
 

@@ -187,3 +187,56 @@ func TestPayoutLinkEventsReachTheMerchant(t *testing.T) {
 		}
 	}
 }
+
+// Under the sandbox's delivery chaos, a link's events are delivered as every other: the
+// first send counted as failed and retried, then delivered, then a duplicate, each with the
+// same body and a valid signature.
+func TestPayoutLinkEventsUnderDeliveryChaos(t *testing.T) {
+	t.Parallel()
+	hook := &hookReceiver{}
+	s, c := startWithSignedHook(t, "", hook, "/hook", map[string]any{"emailNotifications": false})
+	if code := s.admin(t, "PUT", "/admin/v1/merchants/"+c.MerchantID+"/sandbox/delivery", map[string]any{"duplicate": 1, "failFirst": 1}, nil); code != 200 {
+		t.Fatalf("chaos: %d", code)
+	}
+	_, _, a, raw := c.createLink(t, linkRequest("LINK-CHAOS-1"))
+	if a.Link == "" {
+		t.Fatalf("create: %s", raw)
+	}
+	exp := linkRequest("LINK-CHAOS-2")
+	exp["expirationTime"] = 5
+	_, _, b, raw := c.createLink(t, exp)
+	if b.Link == "" {
+		t.Fatalf("create: %s", raw)
+	}
+	c.waitStatus(t, b.Payout.ID, "AUTHORIZED", 5*time.Second)
+	if code, _, page := giveDestination(t, a.Link, colDestination, "1020304050"); code != 303 {
+		t.Fatalf("submit: %d %s", code, docText(page))
+	}
+	s.advance(t, "6m")
+	c.waitStatus(t, b.Payout.ID, "EXPIRED", 5*time.Second)
+	ids := []string{fmt.Sprintf("link.notification.%d.SUBMITTED", a.Payout.ID), fmt.Sprintf("link.notification.%d.EXPIRED", b.Payout.ID)}
+	waitFor(t, "three deliveries of each link event", 30*time.Second, func() bool {
+		acc, _, _, _ := hook.snapshot()
+		return len(acc[ids[0]]) >= 3 && len(acc[ids[1]]) >= 3
+	})
+	s.waitOutboxEmpty(t, 10*time.Second)
+	acc, _, badSigs, _ := hook.snapshot()
+	for _, id := range ids {
+		if len(acc[id]) != 3 || badSigs != 0 {
+			t.Errorf("the receiver got %s %d times (%d bad signatures), want 3 verified", id, len(acc[id]), badSigs)
+			continue
+		}
+		for _, body := range acc[id][1:] {
+			if string(body) != string(acc[id][0]) {
+				t.Errorf("%s: a delivery changed its body", id)
+			}
+		}
+		var causes []string
+		for _, at := range c.event(t, id).Attempts {
+			causes = append(causes, fmt.Sprintf("%s/%d/%v", at.Cause, at.Status, at.Error != ""))
+		}
+		if want := "chaos-fail-first/200/true,/200/false,chaos-duplicate/200/false"; strings.Join(causes, ",") != want {
+			t.Errorf("%s: attempts %v, want %s", id, causes, want)
+		}
+	}
+}
