@@ -11,6 +11,7 @@ import (
 
 	"payouts/rules"
 	"payouts/rules/sandbox"
+	"payouts/rules/workers"
 	"payouts/store/bolt"
 )
 
@@ -36,7 +37,7 @@ type world struct {
 	path string
 	clk  *clock
 	svc  *rules.Service
-	lc   *rules.Lifecycle
+	lc   *workers.Lifecycle
 	m    *rules.Merchant
 }
 
@@ -62,8 +63,7 @@ func newWorld(t *testing.T, settings rules.Settings, path string, clk *clock) *w
 		}
 	}
 	rail := &sandbox.Rail{Delay: rtDelay, BatchDelay: batchDelay, Now: clk.Now}
-	w.lc = &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail },
-		Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: clk.Now}
+	w.lc = &workers.Lifecycle{Lifecycle: &rules.Lifecycle{Store: db, Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: clk.Now}, Rail: func(rules.Channel) rules.Rail { return rail }}
 	w.lc.OnFinal().Bind(rules.OutcomeEventsHook(clk.Now))
 	w.svc = &rules.Service{Store: db, Now: clk.Now, Admit: w.lc.Admit}
 	return w

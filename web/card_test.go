@@ -17,6 +17,7 @@ import (
 
 	"payouts/rules"
 	"payouts/rules/sandbox"
+	"payouts/rules/workers"
 	"payouts/store"
 	"payouts/store/bolt"
 	"payouts/web"
@@ -41,7 +42,7 @@ type fixture struct {
 	clock *clock
 	db    *bolt.DB
 	svc   *rules.Service
-	lc    *rules.Lifecycle
+	lc    *workers.Lifecycle
 	cards *web.Cards
 	srv   *httptest.Server
 	m     *rules.Merchant
@@ -66,7 +67,7 @@ func newFixture(t *testing.T, settings rules.Settings) *fixture {
 		}
 	}
 	rail := &sandbox.Rail{Now: f.clock.Now}
-	f.lc = &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail }, Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: f.clock.Now}
+	f.lc = &workers.Lifecycle{Lifecycle: &rules.Lifecycle{Store: db, Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: f.clock.Now}, Rail: func(rules.Channel) rules.Rail { return rail }}
 	f.svc = &rules.Service{Store: db, Now: f.clock.Now}
 	key := make([]byte, 32)
 	sealer, _ := store.NewSealer(key)

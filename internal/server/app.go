@@ -11,6 +11,7 @@ import (
 	"payouts/rules"
 	"payouts/rules/merchants"
 	"payouts/rules/sandbox"
+	"payouts/rules/workers"
 	"payouts/store"
 	"payouts/web"
 )
@@ -46,7 +47,7 @@ type wiring struct {
 	now     func() time.Time
 	keys    *api.Keyring
 	metrics *api.Metrics
-	lc      *rules.Lifecycle
+	lc      *workers.Lifecycle
 	svc     *rules.Service
 	deps    *api.Deps
 	// workers run until shutdown, in the background.
@@ -105,15 +106,12 @@ func newApp(ctx context.Context, cfg Config, run running, opts Options, db rules
 	if !cfg.Sandbox.On {
 		rail = rules.UnconnectedRail{}
 	}
-	w.lc = &rules.Lifecycle{
-		Store:     db,
+	w.lc = &workers.Lifecycle{
+		Lifecycle: &rules.Lifecycle{Store: db, Merchants: w.keys.Merchant, Now: w.now, Log: logger},
 		Rail:      func(rules.Channel) rules.Rail { return rail },
-		Merchants: w.keys.Merchant,
-		Now:       w.now,
-		Log:       logger,
 	}
 	if cfg.OnPostgres() {
-		w.lc.Workers = 2 // its rounds wait on round trips (rules.Lifecycle.Workers); bbolt's on its one writer
+		w.lc.Workers = 2 // its rounds wait on round trips (workers.Lifecycle.Workers); bbolt's on its one writer
 	}
 	w.svc = &rules.Service{Store: db, Now: w.now, Admit: w.lc.Admit}
 	adminFailures := api.NewFailureLimiter(api.AuthFailuresPerMinute)

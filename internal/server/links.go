@@ -36,7 +36,7 @@ func (w *wiring) wireLinks(ctx context.Context) error {
 		BaseFromProxy: w.run.publicURLFromProxy,
 		Payouts:       w.db,
 		Merchants:     w.keys.Merchant,
-		Lifecycle:     linkLifecycle{w.lc, w.notifications.notifier.Kick},
+		Lifecycle:     linkLifecycle{w.lc.Lifecycle, w.notifications.notifier.Kick},
 		Directory:     dir,
 		Vault:         w.db,
 		Sealer:        sealer,

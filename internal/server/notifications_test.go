@@ -17,6 +17,7 @@ import (
 	"payouts/rules"
 	"payouts/rules/merchants"
 	"payouts/rules/sandbox"
+	"payouts/rules/workers"
 	"payouts/web/notify"
 )
 
@@ -92,8 +93,7 @@ func TestCashClaimExpiresAtClaimUntilWithInjectedClock(t *testing.T) {
 	w.keys = api.NewKeyring(merchantSource{db, w.merchants})
 	w.metrics = api.NewMetrics(nil)
 	rail := &sandbox.Rail{Delay: time.Second, BatchDelay: time.Second, Now: clk.Now}
-	w.lc = &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail }, Merchants: w.keys.Merchant,
-		Now: clk.Now, Log: w.logger}
+	w.lc = &workers.Lifecycle{Lifecycle: &rules.Lifecycle{Store: db, Merchants: w.keys.Merchant, Now: clk.Now, Log: w.logger}, Rail: func(rules.Channel) rules.Rail { return rail }}
 	w.svc = &rules.Service{Store: db, Now: clk.Now}
 	n, err := w.newNotifications(ctx)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"payouts/rules"
+	"payouts/rules/workers"
 	"payouts/store/bolt"
 )
 
@@ -63,7 +64,7 @@ func TestPayoutLifeAllocations(t *testing.T) {
 }
 
 // settle runs the lifecycle's rounds until nothing is due: the simulated rail answers at once.
-func settle(t *testing.T, db *bolt.DB, lc *rules.Lifecycle) {
+func settle(t *testing.T, db *bolt.DB, lc *workers.Lifecycle) {
 	t.Helper()
 	ctx := context.Background()
 	for range 100 {

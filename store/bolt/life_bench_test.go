@@ -13,6 +13,7 @@ import (
 
 	"payouts/rules"
 	"payouts/rules/sandbox"
+	"payouts/rules/workers"
 	"payouts/store/bolt"
 )
 
@@ -83,7 +84,7 @@ var benchMerchant = &rules.Merchant{ID: "1", Name: "Bench", Settings: rules.Defa
 
 // lifeFixture opens a store with the benchmark merchant, funded, and the service and the
 // lifecycle over it, on a simulated rail with no delay.
-func lifeFixture(tb testing.TB, opt bolt.Options) (*bolt.DB, *rules.Service, *rules.Lifecycle) {
+func lifeFixture(tb testing.TB, opt bolt.Options) (*bolt.DB, *rules.Service, *workers.Lifecycle) {
 	db, err := bolt.Open(filepath.Join(tb.TempDir(), "payouts.db"), opt)
 	if err != nil {
 		tb.Fatal(err)
@@ -97,9 +98,7 @@ func lifeFixture(tb testing.TB, opt bolt.Options) (*bolt.DB, *rules.Service, *ru
 		tb.Fatal(err)
 	}
 	rail := &sandbox.Rail{Now: time.Now}
-	lc := &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail },
-		Merchants: func(string) (*rules.Merchant, error) { return m, nil }, Now: time.Now,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	lc := &workers.Lifecycle{Lifecycle: &rules.Lifecycle{Store: db, Merchants: func(string) (*rules.Merchant, error) { return m, nil }, Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, Rail: func(rules.Channel) rules.Rail { return rail }}
 	svc := &rules.Service{Store: db, Now: time.Now, Admit: lc.Admit}
 	svc.OnCreated().Bind(func(context.Context, *rules.Payout) { lc.Kick() })
 	return db, svc, lc

@@ -12,6 +12,7 @@ import (
 
 	"payouts/rules"
 	"payouts/rules/sandbox"
+	"payouts/rules/workers"
 	"payouts/store/postgres/pgtest"
 )
 
@@ -20,7 +21,7 @@ import (
 type instance struct {
 	db  *DB
 	svc *rules.Service
-	lc  *rules.Lifecycle
+	lc  *workers.Lifecycle
 }
 
 // testClock is an injected clock.
@@ -35,8 +36,7 @@ func (c *testClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.U
 func newInstance(t *testing.T, url string, clk *testClock) *instance {
 	db := openDB(t, url, Options{})
 	rail := &sandbox.Rail{Delay: 2 * time.Second, BatchDelay: 30 * time.Second, Now: clk.Now}
-	lc := &rules.Lifecycle{Store: db, Rail: func(rules.Channel) rules.Rail { return rail },
-		Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: clk.Now}
+	lc := &workers.Lifecycle{Lifecycle: &rules.Lifecycle{Store: db, Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: clk.Now}, Rail: func(rules.Channel) rules.Rail { return rail }}
 	lc.OnFinal().Bind(rules.OutcomeEventsHook(clk.Now))
 	return &instance{db: db, lc: lc, svc: &rules.Service{Store: db, Now: clk.Now, Admit: lc.Admit}}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/rules/workers"
 )
 
 // testLinks: what a payout link's page relies on the engine for, with no lock of its own
@@ -116,7 +117,7 @@ func testLinks(t *testing.T, e Engine) {
 			t.Fatal(err)
 		}
 		errs := w.concurrently(2, func(lc *rules.Lifecycle) error {
-			if lc == w.lc {
+			if lc == w.lc.Lifecycle {
 				_, err := lc.LinkDestination(context.Background(), w.m, p.ID, req, route)
 				return err
 			}
@@ -182,15 +183,15 @@ const (
 // one on bbolt), as a second instance of the service would run.
 type linkWorld struct {
 	*lifeWorld
-	lcB *rules.Lifecycle
+	lcB *workers.Lifecycle
 }
 
 func newLinkWorld(t *testing.T, e Engine) *linkWorld {
 	t.Helper()
 	a, b := e.handles(t)
 	w := &linkWorld{lifeWorld: newLifeWorld(t, a)}
-	w.lcB = &rules.Lifecycle{Store: b, Rail: w.lc.Rail, Merchants: func(id string) (*rules.Merchant, error) { return b.Merchant(context.Background(), id) },
-		Now: w.clk.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	w.lcB = &workers.Lifecycle{Lifecycle: &rules.Lifecycle{Store: b, Merchants: func(id string) (*rules.Merchant, error) { return b.Merchant(context.Background(), id) },
+		Now: w.clk.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, Rail: w.lc.Rail}
 	w.lcB.OnFinal().Bind(rules.OutcomeEventsHook(w.clk.Now))
 	w.lcB.OnFinal().Bind(rules.LinkEventsHook(w.clk.Now))
 	w.lc.OnFinal().Bind(rules.LinkEventsHook(w.clk.Now))
@@ -232,9 +233,9 @@ func (w *linkWorld) concurrently(n int, f func(*rules.Lifecycle) error) []error 
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range errs {
-		lc := w.lc
+		lc := w.lc.Lifecycle
 		if i%2 == 1 {
-			lc = w.lcB
+			lc = w.lcB.Lifecycle
 		}
 		wg.Add(1)
 		go func() {

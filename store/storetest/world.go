@@ -10,6 +10,7 @@ import (
 
 	"payouts/rules"
 	"payouts/rules/sandbox"
+	"payouts/rules/workers"
 )
 
 // clock is the suite's injected clock: tests move it by hand.
@@ -27,7 +28,7 @@ func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unloc
 type lifeWorld struct {
 	s   rules.Storage
 	clk *clock
-	lc  *rules.Lifecycle
+	lc  *workers.Lifecycle
 	m   *rules.Merchant
 }
 
@@ -47,8 +48,8 @@ func newLifeWorld(t *testing.T, s rules.Storage) *lifeWorld {
 		t.Fatal(err)
 	}
 	rail := &sandbox.Rail{Delay: lifeRTDelay, BatchDelay: lifeBatchDelay, Now: clk.Now}
-	lc := &rules.Lifecycle{Store: s, Rail: func(rules.Channel) rules.Rail { return rail }, Merchants: func(id string) (*rules.Merchant, error) { return s.Merchant(context.Background(), id) }, Now: clk.Now,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	lc := &workers.Lifecycle{Lifecycle: &rules.Lifecycle{Store: s, Merchants: func(id string) (*rules.Merchant, error) { return s.Merchant(context.Background(), id) }, Now: clk.Now,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, Rail: func(rules.Channel) rules.Rail { return rail }}
 	lc.OnFinal().Bind(rules.OutcomeEventsHook(clk.Now))
 	return &lifeWorld{s: s, clk: clk, lc: lc, m: m}
 }

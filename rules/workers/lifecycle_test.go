@@ -1,4 +1,4 @@
-package rules_test
+package workers_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/rules/workers"
 )
 
 // backlogStore is a queue of n due payouts that are never anyone's business but the test's:
@@ -55,9 +56,9 @@ func (s *backlogStore) UpdatePayouts(ctx context.Context, ids []int64, step rule
 // While a backlog lasts (rounds take full batches), Workers rounds run at once; once it is
 // gone, one at a time again. One worker never overlaps itself.
 func TestLifecycleWorkersWorkABacklogTogether(t *testing.T) {
-	for _, workers := range []int{1, 2} {
+	for _, n := range []int{1, 2} {
 		s := &backlogStore{left: 20 * 10}
-		lc := &rules.Lifecycle{Store: s, Now: time.Now, BatchSize: 10, Workers: workers}
+		lc := &workers.Lifecycle{Lifecycle: &rules.Lifecycle{Store: s, Now: time.Now}, BatchSize: 10, Workers: n}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { lc.Run(ctx); close(done) }()
@@ -68,10 +69,10 @@ func TestLifecycleWorkersWorkABacklogTogether(t *testing.T) {
 		cancel()
 		<-done // Run returns only once its helpers did
 		if got := s.rounds.Load(); got < 20 {
-			t.Fatalf("workers %d: %d rounds of the backlog of 20", workers, got)
+			t.Fatalf("workers %d: %d rounds of the backlog of 20", n, got)
 		}
-		if got := s.most.Load(); int(got) != workers {
-			t.Errorf("workers %d: at most %d rounds at once, want %d", workers, got, workers)
+		if got := s.most.Load(); int(got) != n {
+			t.Errorf("workers %d: at most %d rounds at once, want %d", n, got, n)
 		}
 	}
 }
@@ -80,7 +81,7 @@ func TestLifecycleWorkersWorkABacklogTogether(t *testing.T) {
 // when kicks is set (it kicks the lifecycle, as the service does).
 type kickStore struct {
 	rules.LifecycleStore // not called
-	lc                   *rules.Lifecycle
+	lc                   *workers.Lifecycle
 	kicks                bool
 	rounds, nextDue      atomic.Int32
 }
@@ -114,7 +115,7 @@ func (s *kickStore) UpdatePayouts(ctx context.Context, ids []int64, step rules.S
 func TestLifecycleKickedDoesNotAskNextDue(t *testing.T) {
 	for _, kicks := range []bool{true, false} {
 		s := &kickStore{kicks: kicks}
-		lc := &rules.Lifecycle{Store: s, Now: time.Now}
+		lc := &workers.Lifecycle{Lifecycle: &rules.Lifecycle{Store: s, Now: time.Now}}
 		s.lc = lc
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
