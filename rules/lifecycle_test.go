@@ -63,7 +63,10 @@ func newWorld(t *testing.T, settings rules.Settings, path string, clk *clock) *w
 		}
 	}
 	rail := &sandbox.Rail{Delay: rtDelay, BatchDelay: batchDelay, Now: clk.Now}
-	w.lc = &workers.Lifecycle{Lifecycle: &rules.Lifecycle{Store: db, Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: clk.Now}, Rail: func(rules.Channel) rules.Rail { return rail }}
+	w.lc = &workers.Lifecycle{
+		Lifecycle: &rules.Lifecycle{Store: db, Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: clk.Now},
+		Rail:      func(rules.Channel) rules.Rail { return rail },
+	}
 	w.lc.OnFinal().Bind(rules.OutcomeEventsHook(clk.Now))
 	w.svc = &rules.Service{Store: db, Now: clk.Now, Admit: w.lc.Admit}
 	return w

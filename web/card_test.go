@@ -67,7 +67,10 @@ func newFixture(t *testing.T, settings rules.Settings) *fixture {
 		}
 	}
 	rail := &sandbox.Rail{Now: f.clock.Now}
-	f.lc = &workers.Lifecycle{Lifecycle: &rules.Lifecycle{Store: db, Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: f.clock.Now}, Rail: func(rules.Channel) rules.Rail { return rail }}
+	f.lc = &workers.Lifecycle{
+		Lifecycle: &rules.Lifecycle{Store: db, Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: f.clock.Now},
+		Rail:      func(rules.Channel) rules.Rail { return rail },
+	}
 	f.svc = &rules.Service{Store: db, Now: f.clock.Now}
 	key := make([]byte, 32)
 	sealer, _ := store.NewSealer(key)

@@ -93,7 +93,10 @@ func TestCashClaimExpiresAtClaimUntilWithInjectedClock(t *testing.T) {
 	w.keys = api.NewKeyring(merchantSource{db, w.merchants})
 	w.metrics = api.NewMetrics(nil)
 	rail := &sandbox.Rail{Delay: time.Second, BatchDelay: time.Second, Now: clk.Now}
-	w.lc = &workers.Lifecycle{Lifecycle: &rules.Lifecycle{Store: db, Merchants: w.keys.Merchant, Now: clk.Now, Log: w.logger}, Rail: func(rules.Channel) rules.Rail { return rail }}
+	w.lc = &workers.Lifecycle{
+		Lifecycle: &rules.Lifecycle{Store: db, Merchants: w.keys.Merchant, Now: clk.Now, Log: w.logger},
+		Rail:      func(rules.Channel) rules.Rail { return rail },
+	}
 	w.svc = &rules.Service{Store: db, Now: clk.Now}
 	n, err := w.newNotifications(ctx)
 	if err != nil {

@@ -98,7 +98,10 @@ func lifeFixture(tb testing.TB, opt bolt.Options) (*bolt.DB, *rules.Service, *wo
 		tb.Fatal(err)
 	}
 	rail := &sandbox.Rail{Now: time.Now}
-	lc := &workers.Lifecycle{Lifecycle: &rules.Lifecycle{Store: db, Merchants: func(string) (*rules.Merchant, error) { return m, nil }, Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, Rail: func(rules.Channel) rules.Rail { return rail }}
+	lc := &workers.Lifecycle{
+		Lifecycle: &rules.Lifecycle{Store: db, Merchants: func(string) (*rules.Merchant, error) { return m, nil }, Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Rail:      func(rules.Channel) rules.Rail { return rail },
+	}
 	svc := &rules.Service{Store: db, Now: time.Now, Admit: lc.Admit}
 	svc.OnCreated().Bind(func(context.Context, *rules.Payout) { lc.Kick() })
 	return db, svc, lc

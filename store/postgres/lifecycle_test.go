@@ -36,7 +36,10 @@ func (c *testClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.U
 func newInstance(t *testing.T, url string, clk *testClock) *instance {
 	db := openDB(t, url, Options{})
 	rail := &sandbox.Rail{Delay: 2 * time.Second, BatchDelay: 30 * time.Second, Now: clk.Now}
-	lc := &workers.Lifecycle{Lifecycle: &rules.Lifecycle{Store: db, Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: clk.Now}, Rail: func(rules.Channel) rules.Rail { return rail }}
+	lc := &workers.Lifecycle{
+		Lifecycle: &rules.Lifecycle{Store: db, Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Now: clk.Now},
+		Rail:      func(rules.Channel) rules.Rail { return rail },
+	}
 	lc.OnFinal().Bind(rules.OutcomeEventsHook(clk.Now))
 	return &instance{db: db, lc: lc, svc: &rules.Service{Store: db, Now: clk.Now, Admit: lc.Admit}}
 }

@@ -190,8 +190,11 @@ func newLinkWorld(t *testing.T, e Engine) *linkWorld {
 	t.Helper()
 	a, b := e.handles(t)
 	w := &linkWorld{lifeWorld: newLifeWorld(t, a)}
-	w.lcB = &workers.Lifecycle{Lifecycle: &rules.Lifecycle{Store: b, Merchants: func(id string) (*rules.Merchant, error) { return b.Merchant(context.Background(), id) },
-		Now: w.clk.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, Rail: w.lc.Rail}
+	w.lcB = &workers.Lifecycle{
+		Lifecycle: &rules.Lifecycle{Store: b, Merchants: func(id string) (*rules.Merchant, error) { return b.Merchant(context.Background(), id) },
+			Now: w.clk.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Rail: w.lc.Rail,
+	}
 	w.lcB.OnFinal().Bind(rules.OutcomeEventsHook(w.clk.Now))
 	w.lcB.OnFinal().Bind(rules.LinkEventsHook(w.clk.Now))
 	w.lc.OnFinal().Bind(rules.LinkEventsHook(w.clk.Now))

@@ -48,8 +48,11 @@ func newLifeWorld(t *testing.T, s rules.Storage) *lifeWorld {
 		t.Fatal(err)
 	}
 	rail := &sandbox.Rail{Delay: lifeRTDelay, BatchDelay: lifeBatchDelay, Now: clk.Now}
-	lc := &workers.Lifecycle{Lifecycle: &rules.Lifecycle{Store: s, Merchants: func(id string) (*rules.Merchant, error) { return s.Merchant(context.Background(), id) }, Now: clk.Now,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, Rail: func(rules.Channel) rules.Rail { return rail }}
+	lc := &workers.Lifecycle{
+		Lifecycle: &rules.Lifecycle{Store: s, Merchants: func(id string) (*rules.Merchant, error) { return s.Merchant(context.Background(), id) }, Now: clk.Now,
+			Log: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Rail: func(rules.Channel) rules.Rail { return rail },
+	}
 	lc.OnFinal().Bind(rules.OutcomeEventsHook(clk.Now))
 	return &lifeWorld{s: s, clk: clk, lc: lc, m: m}
 }
