@@ -21,13 +21,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/pb33f/libopenapi"
-	validator "github.com/pb33f/libopenapi-validator"
-	"github.com/pb33f/libopenapi-validator/config"
-	verrors "github.com/pb33f/libopenapi-validator/errors"
-	"github.com/pb33f/libopenapi-validator/paths"
-	"github.com/pb33f/libopenapi-validator/schema_validation"
-	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+	"payouts/internal/apicontract"
 )
 
 // contractChecker holds a validator per distinct document and the test owning each server.
@@ -35,10 +29,10 @@ type contractChecker struct {
 	inner http.RoundTripper
 
 	mu            sync.Mutex
-	owners        map[string]testing.TB     // host → the test that started the server
-	byHost        map[string]*contractDoc   // host → its document (nil: not a payouts server)
-	byDigest      map[[32]byte]*contractDoc // one validator per distinct document
-	seen          map[string]map[int]bool   // "METHOD /path/{template}" → statuses answered
+	owners        map[string]testing.TB             // host → the test that started the server
+	byHost        map[string]apicontract.Document   // host → its document (nil: not a payouts server)
+	byDigest      map[[32]byte]apicontract.Document // one validator per distinct document
+	seen          map[string]map[int]bool           // "METHOD /path/{template}" → statuses answered
 	orphans       []string
 	answers       atomic.Int64
 	requests      atomic.Int64
@@ -46,17 +40,8 @@ type contractChecker struct {
 	notifications atomic.Int64
 }
 
-type contractDoc struct {
-	// mu is held while the document is read: libopenapi renders parts of its model lazily,
-	// writing as it validates, so one validation at a time (the tests run in parallel). It
-	// guards memory only: the bodies validated are already read.
-	mu    sync.Mutex
-	v     validator.Validator
-	model *v3.Document
-}
-
 var contract = &contractChecker{
-	owners: map[string]testing.TB{}, byHost: map[string]*contractDoc{}, byDigest: map[[32]byte]*contractDoc{},
+	owners: map[string]testing.TB{}, byHost: map[string]apicontract.Document{}, byDigest: map[[32]byte]apicontract.Document{},
 	seen: map[string]map[int]bool{},
 }
 
@@ -111,16 +96,7 @@ func (c *contractChecker) check(req *http.Request, reqBody []byte, resp *http.Re
 	if doc == nil {
 		return
 	}
-	// The validator reads bodies: give it copies.
-	vreq := req.Clone(req.Context())
-	vreq.Body = io.NopCloser(bytes.NewReader(reqBody))
-	vresp := *resp
-	vresp.Body = io.NopCloser(bytes.NewReader(respBody))
-	vresp.Request = vreq
-
-	doc.mu.Lock()
-	problems, template, outside := doc.validate(vreq, &vresp, reqBody)
-	doc.mu.Unlock()
+	problems, template, outside := doc.Check(req, reqBody, resp, respBody)
 	if outside {
 		c.outside.Add(1)
 		return
@@ -146,39 +122,6 @@ func (c *contractChecker) check(req *http.Request, reqBody []byte, resp *http.Re
 	}
 }
 
-// validate checks an answer, and the request when it was accepted, against the document;
-// outside: the document has no such operation. The caller holds d.mu.
-func (d *contractDoc) validate(req *http.Request, resp *http.Response, reqBody []byte) (problems []string, template string, outside bool) {
-	_, errs := d.v.ValidateHttpResponse(req, resp)
-	if len(errs) == 1 && (errs[0].IsPathMissingError() || errs[0].IsOperationMissingError()) {
-		return nil, "", true
-	}
-	_, _, template = paths.FindPath(req, d.model, config.NewValidationOptions())
-	for _, e := range errs {
-		problems = append(problems, "answer: "+describeViolation(e))
-	}
-	if resp.StatusCode < 400 {
-		req.Body = io.NopCloser(bytes.NewReader(reqBody))
-		if _, errs := d.v.ValidateHttpRequest(req); len(errs) > 0 {
-			for _, e := range errs {
-				problems = append(problems, "accepted request: "+describeViolation(e))
-			}
-		}
-	}
-	return problems, template, false
-}
-
-func describeViolation(e *verrors.ValidationError) string {
-	s := e.Message
-	if e.Reason != "" {
-		s += ": " + e.Reason
-	}
-	for _, f := range e.SchemaValidationErrors {
-		s += fmt.Sprintf(" [%s at %s]", f.Reason, f.FieldPath)
-	}
-	return s
-}
-
 func (c *contractChecker) note(k string, status int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -190,7 +133,7 @@ func (c *contractChecker) note(k string, status int) {
 
 // document is the validator of the server at base, fetched once per server; nil when base
 // serves no OpenAPI document (a test's own receiver of notifications).
-func (c *contractChecker) document(base string) *contractDoc {
+func (c *contractChecker) document(base string) apicontract.Document {
 	host := strings.TrimPrefix(base, "http://")
 	c.mu.Lock()
 	d, ok := c.byHost[host]
@@ -205,7 +148,7 @@ func (c *contractChecker) document(base string) *contractDoc {
 	return d
 }
 
-func (c *contractChecker) fetch(base string) *contractDoc {
+func (c *contractChecker) fetch(base string) apicontract.Document {
 	req, _ := http.NewRequest("GET", base+"/openapi.json", nil)
 	resp, err := c.inner.RoundTrip(req)
 	if err != nil {
@@ -230,19 +173,10 @@ func (c *contractChecker) fetch(base string) *contractDoc {
 	if d != nil {
 		return d
 	}
-	parsed, err := libopenapi.NewDocument(norm)
+	d, err = apicontract.Parse(norm)
 	if err != nil {
-		panic(fmt.Sprintf("contract: the served document does not parse: %v", err))
+		panic(fmt.Sprintf("contract: the served document: %v", err))
 	}
-	v, errs := validator.NewValidator(parsed)
-	if len(errs) > 0 {
-		panic(fmt.Sprintf("contract: no validator for the served document: %v", errs))
-	}
-	model, err := parsed.BuildV3Model()
-	if err != nil {
-		panic(fmt.Sprintf("contract: the served document has no model: %v", err))
-	}
-	d = &contractDoc{v: v, model: &model.Model}
 	c.mu.Lock()
 	c.byDigest[digest] = d
 	c.mu.Unlock()
@@ -362,45 +296,26 @@ func (c *contractChecker) checkNotification(body []byte) {
 		name = "payout-link-event" // a payout link's event
 	}
 	c.mu.Lock()
-	var doc *contractDoc
+	docs := make([]apicontract.Document, 0, len(c.byDigest))
 	for _, d := range c.byDigest {
-		if d.model.Webhooks != nil && d.model.Webhooks.GetOrZero(name) != nil {
+		docs = append(docs, d)
+	}
+	c.mu.Unlock()
+	var doc apicontract.Document
+	for _, d := range docs {
+		if d.HasWebhook(name) {
 			doc = d
 			break
 		}
 	}
-	c.mu.Unlock()
 	if doc == nil {
 		return
 	}
-	doc.mu.Lock()
-	problem := doc.checkWebhook(name, body)
-	doc.mu.Unlock()
+	problem := doc.CheckWebhook(name, body)
 	c.notifications.Add(1)
 	if problem != "" {
 		c.fail(problem)
 	}
-}
-
-// checkWebhook checks a notification body against the document's webhook name, and says
-// what is wrong ("": nothing). The caller holds d.mu.
-func (d *contractDoc) checkWebhook(name string, body []byte) string {
-	hook := d.model.Webhooks.GetOrZero(name)
-	if hook.Post == nil || hook.Post.RequestBody == nil {
-		return "the document's webhook " + name + " has no body"
-	}
-	mt := hook.Post.RequestBody.Content.GetOrZero("application/json")
-	if mt == nil || mt.Schema == nil {
-		return "the document's webhook " + name + " has no JSON schema"
-	}
-	if ok, errs := schema_validation.NewSchemaValidator().ValidateSchemaBytesWithVersion(mt.Schema.Schema(), body, 3.1); !ok {
-		var problems []string
-		for _, e := range errs {
-			problems = append(problems, describeViolation(e))
-		}
-		return fmt.Sprintf("a notification does not match the document's webhook:\n  %s\n  body: %.600s", strings.Join(problems, "\n  "), body)
-	}
-	return ""
 }
 
 func (c *contractChecker) fail(msg string) {
