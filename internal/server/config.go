@@ -137,6 +137,13 @@ type Options struct {
 	// Ready, when set, is called once the server answers, with where it does: a test
 	// starts a server on port 0 and learns its address here instead of reading stdout.
 	Ready func(Listening)
+
+	// NewNotificationKey, when set, makes the notification key (PKCS#8 PEM) that a first
+	// start writes, instead of a new RSA key: finding a 2048-bit key's primes takes a tenth
+	// of a second to a second of CPU, which a test process that starts a hundred servers
+	// pays once. Everything else about the key (the file, the fingerprint recorded, the
+	// checks at every start) is as without it.
+	NewNotificationKey func() ([]byte, error)
 }
 
 // Listening is where a started server answers.

@@ -48,7 +48,7 @@ func (w *wiring) notificationKey(ctx context.Context) (*rsa.PrivateKey, error) {
 			if err := missingNotificationKey(ctx, w.db, path, where, w.cfg.Storage.Data); err != nil {
 				return nil, err
 			}
-			if err := createNotificationKey(path); err != nil {
+			if err := createNotificationKey(path, w.opts.NewNotificationKey); err != nil {
 				return nil, fmt.Errorf("notification key: %w", err)
 			}
 		}

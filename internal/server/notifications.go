@@ -97,11 +97,14 @@ func (w *wiring) newNotifications(ctx context.Context) (*notifications, error) {
 // createNotificationKey writes the installation's RSA key on a first start, durably and
 // never over an existing key (store.WriteFileOnce): a power cut right after the first start
 // leaves either no key or the whole key, never one that merchants cannot verify.
-func createNotificationKey(path string) error {
+func createNotificationKey(path string, newKey func() ([]byte, error)) error {
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	raw, err := newNotificationKeyPEM()
+	if newKey == nil {
+		newKey = newNotificationKeyPEM
+	}
+	raw, err := newKey()
 	if err != nil {
 		return err
 	}
