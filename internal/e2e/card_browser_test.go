@@ -47,8 +47,11 @@ func findChromium() string {
 	return ""
 }
 
-// browserSlot is held by the test whose browser runs.
-var browserSlot = make(chan struct{}, 1)
+// browserSlots are held by the tests whose browsers run: two at once. A browser test
+// mostly waits (for a payout to settle, a page's poll, a notification's retry), so two
+// keep a 2-core machine busy where one left the browser tests a serial chain as long as
+// the rest of the package; more than two rendering at once miss their deadlines.
+var browserSlots = make(chan struct{}, 2)
 
 // newBrowser starts a headless chromium with a fresh profile for the test.
 func newBrowser(t *testing.T) context.Context {
@@ -63,10 +66,9 @@ func newBrowser(t *testing.T) context.Context {
 		}
 		t.Skip("no chromium found: install it (apt-get install -y chromium) to run the browser test")
 	}
-	// One browser at a time: several chromiums rendering at once on a small machine miss
-	// their deadlines. The other tests go on meanwhile.
-	browserSlot <- struct{}{}
-	t.Cleanup(func() { <-browserSlot })
+	// Two browsers at a time (browserSlots); the other tests go on meanwhile.
+	browserSlots <- struct{}{}
+	t.Cleanup(func() { <-browserSlots })
 	profile := t.TempDir()
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(path),
@@ -390,6 +392,12 @@ func TestBrowserCardFormInIframe(t *testing.T) {
 			return loc == shop.URL+"/timeout"
 		})
 		t.Logf("top window after the expiry: %s", loc)
+		// The location changes before the new page is laid out: a screenshot taken at once
+		// may find a page of no width.
+		if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("h1"))); err != nil {
+			t.Fatalf("the page after the expiry: %v", err)
+		}
+		painted(t, ctx)
 		saveScreenshot(t, ctx, "card-after-timeout-1024.png")
 		// The expiry page itself, opened directly.
 		err := chromedp.Do(ctx, chromedp.EmulateViewport(375, 800), chromedp.Navigate(a.Iframe),
