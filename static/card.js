@@ -146,6 +146,11 @@
 
   switch (cfg.mode) {
     case "form": form(); break;
+    case "static": { // a link's form or review: a failed submission's summary takes the focus
+      var summary = document.getElementById("error-summary");
+      if (summary) summary.focus();
+      break;
+    }
     case "result": result(); break;
     case "expired": expired(); break;
     case "locked": post(cfg.message); break;

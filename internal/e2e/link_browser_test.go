@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"payouts/rules"
 )
@@ -51,6 +52,7 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 			run(order+" form", chromedp.EmulateViewport(w, 900), chromedp.Navigate(a.Link),
 				chromedp.WaitVisible(chromedp.CSS("#f-accountNumber")))
 			painted(t, ctx)
+			wantAccessible(t, ctx, order+" form")
 			saveScreenshot(t, ctx, fmt.Sprintf("link-form-%s-%d.png", lang, w))
 			run(order+" give", chromedp.SetValue(chromedp.CSS("#f-bankCode"), "002"),
 				chromedp.SendKeys(chromedp.CSS("#f-accountNumber"), "987650021"),
@@ -69,6 +71,7 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 			if e, err := textOf(ctx, "#f-document-error"); err != nil || e == "" {
 				t.Errorf("%s: document error %q %v", order, e, err)
 			}
+			wantAccessible(t, ctx, order+" review with an error")
 			run(order+" confirm", chromedp.SetValue(chromedp.CSS("#f-document"), "45678912"),
 				chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("#result")))
 			if p := c.waitStage(t, a.Payout.ID, "SUCCESS", 15*time.Second); p.Output.Status != "PROCESSED" {
@@ -77,6 +80,7 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 			// The page shows the outcome once its poll sees it final: waited for, so that its
 			// reload never lands after the next link's navigation.
 			run(order+" outcome", chromedp.WaitVisible(chromedp.CSS("#result.result-success")))
+			wantAccessible(t, ctx, order+" outcome")
 		}
 	}
 
@@ -166,6 +170,49 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 		}
 	}
 
+	// By keyboard alone, on a phone: Tab reaches each control in the page's order, Space
+	// chooses the kind, Enter submits; a wrong account's errors take the focus, each tied to
+	// its field; the review is confirmed the same way.
+	{
+		order := "LINK-BR-KEYS"
+		req := linkRequest(order)
+		delete(req, "allowedDestinations")
+		_, _, a, raw := col.createLink(t, req)
+		if a.Link == "" {
+			t.Fatalf("create: %s", raw)
+		}
+		run(order, chromedp.EmulateViewport(375, 900), chromedp.Navigate(a.Link), chromedp.WaitVisible(chromedp.CSS("#kind-2")))
+		tabTo(t, ctx, order, "kind-2")
+		run(order+" choose", chromedp.KeyEvent(" "))
+		tabTo(t, ctx, order, "choose")
+		run(order+" choose", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS("#f-accountNumber")))
+		if order, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](focusOrder)); err != nil || len(order) < 3 {
+			t.Errorf("%s: the focus order %v (%v)", order, order, err)
+		} else {
+			walked := tabWalk(t, ctx, len(order))
+			if strings.Join(walked, ",") != strings.Join(order, ",") {
+				t.Errorf("Tab walks %v, want the page's order %v", walked, order)
+			}
+		}
+		tabTo(t, ctx, order, "f-bankCode")
+		run(order+" bank", chromedp.KeyEvent("0"), chromedp.KeyEvent("1"), chromedp.KeyEvent("2")) // a select takes typed text
+		tabTo(t, ctx, order, "f-accountNumber")
+		run(order+" wrong account", chromedp.KeyEvent("12"), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS("#f-accountNumber-error")))
+		if focused, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement && document.activeElement.id`)); focused != "error-summary" {
+			t.Errorf("%s: after a failed submission the focus is on %q, want the error summary", order, focused)
+		}
+		wantAccessible(t, ctx, order+" errors")
+		tabTo(t, ctx, order, "f-accountNumber")
+		run(order+" account", chromedp.KeyEvent(kb.End), chromedp.KeyEvent("345678901"), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS("#f-document")))
+		wantAccessible(t, ctx, order+" review")
+		tabTo(t, ctx, order, "f-document")
+		run(order+" document", chromedp.KeyEvent("1020304050"))
+		tabTo(t, ctx, order, "confirm")
+		run(order+" confirm", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS("#result")))
+		col.waitStage(t, a.Payout.ID, "SUCCESS", 15*time.Second)
+		run(order+" outcome", chromedp.WaitVisible(chromedp.CSS("#result.result-success")))
+	}
+
 	// Framed by the merchant's page on an allowed origin, a link paid tells the parent
 	// window its outcome, as the card form does.
 	shop, _ := startShop(t)
@@ -205,5 +252,96 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 		painted(t, ctx)
 		saveScreenshot(t, ctx, "link-4041-"+lang+"-375.png")
 		c.waitStatus(t, a.Payout.ID, "REJECTED_BANK", 5*time.Second)
+	}
+}
+
+// focusOrder is the ids of the page's controls a Tab reaches, in the page's order: the
+// order a keyboard user expects (no positive tabindex reorders it).
+const focusOrder = `Array.from(document.querySelectorAll("a[href], button, input:not([type=hidden]), select, textarea"))
+	.filter(e => !e.disabled && e.offsetParent !== null && e.tabIndex >= 0)
+	.filter((e, i, all) => e.type !== "radio" || !all.slice(0, i).some(o => o.type === "radio" && o.name === e.name))
+	.map(` + focusName + `)`
+
+// focusName names an element by its id, else its tag and text.
+const focusName = `(e => e ? e.id || e.tagName.toLowerCase() + ":" + (e.textContent || "").trim().slice(0, 20) : "")`
+
+// tabWalk presses Tab n times from the top of the page and answers the ids focused.
+func tabWalk(t *testing.T, ctx context.Context, n int) []string {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.activeElement && document.activeElement.blur(), window.getSelection().removeAllRanges(), document.body.focus(), true`)); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for range n {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
+			t.Fatal(err)
+		}
+		id, _ := chromedp.Run(ctx, chromedp.Evaluate[string](focusName+`(document.activeElement)`))
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// tabTo presses Tab until the element id has the focus, as a keyboard user reaches it.
+func tabTo(t *testing.T, ctx context.Context, what, id string) {
+	t.Helper()
+	for range 40 {
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement && document.activeElement.id || ""`))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got == id {
+			return
+		}
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	t.Fatalf("%s: Tab never reaches #%s", what, id)
+}
+
+// wantAccessible fails the test with what on the page breaks WCAG 2.1 AA as the link's page
+// promises it: text under 4.5:1 contrast with its background (3:1 when large), a control
+// without its label, a field marked invalid whose error is not among what describes it.
+func wantAccessible(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	problems, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+		const out = [];
+		const rgba = c => (c.match(/[\d.]+/g) || ["0", "0", "0", "0"]).map(Number);
+		const lum = m => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }; return 0.2126 * f(m[0]) + 0.7152 * f(m[1]) + 0.0722 * f(m[2]); };
+		// The colours behind el: its nearest opaque background, or every stop of a gradient.
+		const backgrounds = el => {
+			for (let e = el; e; e = e.parentElement) {
+				const st = getComputedStyle(e);
+				const stops = st.backgroundImage.match(/rgba?\([^)]*\)/g);
+				if (stops) return stops.map(rgba);
+				const m = rgba(st.backgroundColor);
+				if (m.length < 4 || m[3] > 0.5) return [m];
+			}
+			return [[255, 255, 255]];
+		};
+		for (const el of document.querySelectorAll("body *")) {
+			if (el.offsetParent === null || !Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+			const s = getComputedStyle(el);
+			if (s.visibility === "hidden" || Number(s.opacity) === 0) continue;
+			const a = lum(rgba(s.color));
+			const ratio = Math.min(...backgrounds(el).map(m => { const b = lum(m); return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); }));
+			const size = parseFloat(s.fontSize), large = size >= 24 || (Number(s.fontWeight) >= 700 && size >= 18.66);
+			if (ratio < (large ? 3 : 4.5)) out.push("contrast " + ratio.toFixed(2) + ": <" + el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + "> " + el.textContent.trim().slice(0, 40));
+		}
+		for (const el of document.querySelectorAll("input:not([type=hidden]), select, textarea")) {
+			if (el.labels.length === 0 && !el.getAttribute("aria-label")) out.push("no label: " + (el.id || el.name));
+			if (el.getAttribute("aria-invalid") === "true") {
+				const by = (el.getAttribute("aria-describedby") || "").split(/\s+/);
+				if (!by.some(id => id.endsWith("-error") && document.getElementById(id))) out.push("an error not tied to its field: " + el.id);
+			}
+		}
+		return out;
+	})()`))
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", what, p)
 	}
 }

@@ -5,8 +5,10 @@ package e2e
 // its merchant hears of it.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http/httptest"
 	"net/url"
 	"os/exec"
@@ -16,6 +18,7 @@ import (
 
 	"payouts/rules"
 	"payouts/web/notify"
+	"payouts/web/notify/smtptest"
 )
 
 func TestPayoutLinkEmailAndOneReminder(t *testing.T) {
@@ -237,6 +240,59 @@ func TestPayoutLinkEventsUnderDeliveryChaos(t *testing.T) {
 		}
 		if want := "chaos-fail-first/200/true,/200/false,chaos-duplicate/200/false"; strings.Join(causes, ",") != want {
 			t.Errorf("%s: attempts %v, want %s", id, causes, want)
+		}
+	}
+}
+
+// With an SMTP server, the link's email goes there: to the beneficiary, with the link.
+func TestPayoutLinkEmailOverSMTP(t *testing.T) {
+	t.Parallel()
+	smtp := smtptest.Start(t, "127.0.0.1:0")
+	s := startServer(t, "", "--smtp-url", "smtp://"+smtp.Addr, "--mail-from", "Pagos <pagos@payouts.test>")
+	c := s.newMerchant(t, map[string]any{"emailNotifications": true})
+	_, _, a, raw := c.createLink(t, linkRequest("LINK-SMTP"))
+	if a.Link == "" {
+		t.Fatalf("create: %s", raw)
+	}
+	waitFor(t, "the link's email over SMTP", 10*time.Second, func() bool { return len(messagesWith(smtp.Messages(), a.Link)) > 0 })
+	m := messagesWith(smtp.Messages(), a.Link)[0]
+	if len(m.To) != 1 || m.To[0] != "juan.perez@gmail.com" || m.From != "pagos@payouts.test" || !strings.Contains(m.HTML, html.EscapeString(a.Link)) {
+		t.Errorf("the link's email: from %q to %v, the link in its HTML %v", m.From, m.To, strings.Contains(m.HTML, html.EscapeString(a.Link)))
+	}
+}
+
+// Traced, a link's page leaves neither its token nor the destination or the document typed
+// into it in any span: the spans are there, their attributes carry none of it.
+func TestPayoutLinkLeavesNoDestinationInTraces(t *testing.T) {
+	t.Parallel()
+	otlp := newOTLPReceiver(t)
+	s := startServer(t, "", "--otlp-endpoint", otlp.URL)
+	c := s.newMerchant(t, nil)
+	_, _, a, raw := c.createLink(t, linkRequest("LINK-TRACE"))
+	if a.Link == "" {
+		t.Fatalf("create: %s", raw)
+	}
+	if code, _, page := giveDestination(t, a.Link, colDestination, "1020304050"); code != 303 {
+		t.Fatalf("submit: %d %s", code, docText(page))
+	}
+	c.waitStage(t, a.Payout.ID, "SUCCESS", 15*time.Second)
+	s.Stop(t) // exports what is still queued
+	spans, _, bodies, _ := otlp.received()
+	pages := 0
+	for _, sp := range spans {
+		if strings.Contains(sp.Name, "/link") {
+			pages++
+		}
+	}
+	if pages < 3 { // the page, the form's post, the review's post
+		t.Fatalf("%d spans of the link's page among %d, want its requests traced", pages, len(spans))
+	}
+	token := strings.TrimPrefix(a.Link, s.URL+"/link?s=")
+	for _, b := range bodies {
+		for what, secret := range map[string]string{"the token": token, "the account number": "12345678901", "the document": "1020304050"} {
+			if bytes.Contains(b, []byte(secret)) {
+				t.Errorf("an export of spans holds %s", what)
+			}
 		}
 	}
 }
