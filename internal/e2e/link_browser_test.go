@@ -27,7 +27,7 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 	t.Parallel()
 	ctx := newBrowser(t)
 	s := startServer(t, "")
-	c := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true})
+	c := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true, "notificationUrl": "sandbox:inbox"})
 	if code := s.admin(t, "PUT", "/admin/v1/sandbox/directory/PER/987650021", map[string]any{"holderName": "Ana Quispe",
 		"entities": []map[string]any{{"entityBrand": "Yape", "status": "AVAILABLE"}}}, nil); code != 200 {
 		t.Fatalf("put PER entry: %d", code)
@@ -81,6 +81,7 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 			// reload never lands after the next link's navigation.
 			run(order+" outcome", chromedp.WaitVisible(chromedp.CSS("#result.result-success")))
 			wantAccessible(t, ctx, order+" outcome")
+			wantNotified(t, c, a.Payout.ID)
 		}
 	}
 
@@ -118,7 +119,7 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 	// in the page's kind list at a phone's width in Spanish and a desktop's in English, and
 	// reviewed with the document. Peru has no cash; Colombia's cash is not offered on a link
 	// (its code is mailed at the create).
-	col := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true, "realTimeKey": true})
+	col := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true, "realTimeKey": true, "notificationUrl": "sandbox:inbox"})
 	for _, k := range []struct {
 		country, kind  string
 		fields         [][2]string // input id and value, in the order typed; a select's set
@@ -211,6 +212,7 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 		run(order+" confirm", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS("#result")))
 		col.waitStage(t, a.Payout.ID, "SUCCESS", 15*time.Second)
 		run(order+" outcome", chromedp.WaitVisible(chromedp.CSS("#result.result-success")))
+		wantNotified(t, col, a.Payout.ID)
 	}
 
 	// Framed by the merchant's page on an allowed origin, a link paid tells the parent
@@ -344,4 +346,18 @@ func wantAccessible(t *testing.T, ctx context.Context, what string) {
 	for _, p := range problems {
 		t.Errorf("%s: %s", what, p)
 	}
+}
+
+// wantNotified waits for the merchant's inbox to hold the link's events and the payout's
+// notification of its success, each signed.
+func wantNotified(t *testing.T, m *merchantClient, id int64) {
+	t.Helper()
+	want := []string{fmt.Sprintf("link.notification.%d.SUBMITTED", id), fmt.Sprintf("merchant.notification.%d.PROCESSED", id)}
+	waitFor(t, "the link's events and notification in the inbox", 15*time.Second, func() bool {
+		got := map[string]bool{}
+		for _, it := range m.inbox(t).Items {
+			got[it.EventID] = got[it.EventID] || it.SignatureValid
+		}
+		return got[want[0]] && got[want[1]]
+	})
 }

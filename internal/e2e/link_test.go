@@ -114,6 +114,13 @@ func TestPayoutLinkEndpoint(t *testing.T) {
 		t.Errorf("GET shows %+v", d)
 	}
 
+	// Listed as the payout it is, on its channel.
+	var listed struct{ Items []linkDetail }
+	c.getJSON(t, "payouts", "orderId=LINK-1", &listed)
+	if len(listed.Items) != 1 || listed.Items[0].Channel != "LINK" || listed.Items[0].Link == nil || listed.Items[0].Link.State != "waiting" {
+		t.Errorf("listed as %+v", listed.Items)
+	}
+
 	// The same body again: the same link, replayed. Another body: 409 2005.
 	code, hdr, again, raw := c.createLink(t, linkRequest("LINK-1"))
 	if code != 200 || again.Link != a.Link || again.Payout.ID != a.Payout.ID || hdr.Get("Idempotent-Replayed") != "true" {
