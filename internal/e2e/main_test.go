@@ -22,8 +22,8 @@ import (
 // parallelTests is how many tests run at once when -parallel is not given. The tests
 // mostly wait (for the sandbox's rails, a poll, a server to stop), so many more than the
 // 2 cores that go test's default of GOMAXPROCS allows keep the machine busy. 24 rather
-// than 12: the tests start in the order of their files, and the longest (the browsers',
-// which wait for one of their own two slots besides) came late to a slot with 12 and
+// than 12: the tests take the free slots in no set order, and with 12 the longest (the
+// browsers', which wait for one of their own two slots besides) often came late to one and
 // ended the package's run alone.
 const parallelTests = 24
 
