@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -32,7 +33,7 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 		"entities": []map[string]any{{"entityBrand": "Yape", "status": "AVAILABLE"}}}, nil); code != 200 {
 		t.Fatalf("put PER entry: %d", code)
 	}
-	run := func(name string, steps ...chromedp.Action[chromedp.Void]) {
+	runIn := func(ctx context.Context, name string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		// A step waits for what it awaits, but a page that never shows it fails the test
 		// with the step's name instead of holding the browser until the suite's timeout.
@@ -41,6 +42,10 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 		if err := chromedp.Do(sctx, steps...); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+	}
+	run := func(name string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		runIn(ctx, name, steps...)
 	}
 	for _, lang := range []string{"es", "en"} {
 		for _, w := range []int64{375, 1280} {
@@ -120,6 +125,12 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 	// reviewed with the document. Peru has no cash; Colombia's cash is not offered on a link
 	// (its code is mailed at the create).
 	col := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true, "realTimeKey": true, "notificationUrl": "sandbox:inbox"})
+	type givenLink struct {
+		order string
+		m     *merchantClient
+		id    int64
+	}
+	var given []givenLink
 	for _, k := range []struct {
 		country, kind  string
 		fields         [][2]string // input id and value, in the order typed; a select's set
@@ -147,27 +158,35 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 			if a.Link == "" {
 				t.Fatalf("create: %s", raw)
 			}
-			run(order+" kind", chromedp.EmulateViewport(view.width, 900), chromedp.Navigate(a.Link), chromedp.WaitVisible(chromedp.CSS("#kind-"+k.kind)),
+			// A tab of its own, closed once the destination is taken: the outcome is waited
+			// for below, all at once, and no page left polling can reload over the next one.
+			tab, closeTab := chromedp.NewContext(ctx)
+			// A tab behind the first has no focus: it takes typed keys once it believes it has.
+			if _, err := chromedp.Call(tab, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+				t.Fatal(err)
+			}
+			runIn(tab, order+" kind", chromedp.EmulateViewport(view.width, 900), chromedp.Navigate(a.Link), chromedp.WaitVisible(chromedp.CSS("#kind-"+k.kind)),
 				chromedp.Click(chromedp.CSS("#kind-"+k.kind)), chromedp.Click(chromedp.CSS("#choose")), chromedp.WaitVisible(chromedp.CSS("#"+k.fields[0][0])))
 			for _, f := range k.fields {
 				if f[0] == "f-bankCode" {
-					run(order+" "+f[0], chromedp.SetValue(chromedp.CSS("#"+f[0]), f[1]))
+					runIn(tab, order+" "+f[0], chromedp.SetValue(chromedp.CSS("#"+f[0]), f[1]))
 				} else {
-					run(order+" "+f[0], chromedp.SendKeys(chromedp.CSS("#"+f[0]), f[1]))
+					runIn(tab, order+" "+f[0], chromedp.SendKeys(chromedp.CSS("#"+f[0]), f[1]))
 				}
 			}
-			run(order+" give", chromedp.Click(chromedp.CSS("#submit")), chromedp.WaitVisible(chromedp.CSS("#f-document")))
-			if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#review-holder").length`)); err != nil || (n == 1) != k.holderReviewed {
+			runIn(tab, order+" give", chromedp.Click(chromedp.CSS("#submit")), chromedp.WaitVisible(chromedp.CSS("#f-document")))
+			if n, err := chromedp.Run(tab, chromedp.Evaluate[int](`document.querySelectorAll("#review-holder").length`)); err != nil || (n == 1) != k.holderReviewed {
 				t.Errorf("%s: %d holders shown %v, want %v", order, n, err, k.holderReviewed)
 			}
-			run(order+" confirm", chromedp.SendKeys(chromedp.CSS("#f-document"), doc), chromedp.Click(chromedp.CSS("#confirm")),
+			runIn(tab, order+" confirm", chromedp.SendKeys(chromedp.CSS("#f-document"), doc), chromedp.Click(chromedp.CSS("#confirm")),
 				chromedp.WaitVisible(chromedp.CSS("#result")))
-			if p := m.waitStage(t, a.Payout.ID, "SUCCESS", 15*time.Second); p.Output.Status != "PROCESSED" {
-				t.Errorf("%s: settled %s", order, p.Output.Status)
-			}
-			// The page shows the outcome once its poll sees it final: waited for, so that its
-			// reload never lands after the next link's navigation.
-			run(order+" outcome", chromedp.WaitVisible(chromedp.CSS("#result.result-success")))
+			closeTab()
+			given = append(given, givenLink{order, m, a.Payout.ID})
+		}
+	}
+	for _, g := range given {
+		if p := g.m.waitStage(t, g.id, "SUCCESS", 15*time.Second); p.Output.Status != "PROCESSED" {
+			t.Errorf("%s: settled %s", g.order, p.Output.Status)
 		}
 	}
 
