@@ -42,7 +42,8 @@ type payoutCore struct {
 	ClaimUntil  int64               `json:"cl,omitempty"`
 	Request     rules.PayoutRequest `json:"r"`
 	Traceparent string              `json:"tp,omitempty"`
-	// Link is fixed at creation, so a pointer compares as equal as long as it is the same.
+	// Link is replaced, never changed in place, by the steps that change it (a resend, a
+	// failed attempt): a pointer compares as equal as long as it is the same.
 	Link *rules.Link `json:"lk,omitempty"`
 }
 
@@ -344,8 +345,8 @@ func cursorGet(c *bbolt.Cursor, b *bbolt.Bucket, k []byte) []byte {
 }
 
 // appendOnly tells bbolt that the keys of the payout cores, the list index and the queue
-// go at the end of their range (ids and due times grow), and that cores are never
-// rewritten: their pages fill up rather than split half empty. It lasts for the transaction.
+// go at the end of their range (ids and due times grow), and that cores are seldom
+// rewritten (only a link's): their pages fill up rather than split half empty. It lasts for the transaction.
 func appendOnly(tx *bbolt.Tx) {
 	for _, name := range [][]byte{bPayouts, bLists, bDue} {
 		tx.Bucket(name).FillPercent = 1.0
@@ -381,14 +382,18 @@ func (b payoutBuckets) decode(id int64, coreRaw, stateRaw []byte) (*rules.Payout
 	if coreRaw == nil || stateRaw == nil {
 		return nil, time.Time{}, ErrNotFound
 	}
-	c := b.cores.get(id)
+	var sum uint64
+	if b.cores != nil {
+		sum = coreSum(coreRaw)
+	}
+	c := b.cores.get(id, sum)
 	if c == nil {
 		c = new(payoutCore)
 		if err := unmarshal(coreRaw, c); err != nil {
 			return nil, time.Time{}, err
 		}
 		if b.fill {
-			b.cores.put(id, c)
+			b.cores.put(id, sum, c)
 		}
 	}
 	p := &rules.Payout{ID: id, MerchantID: c.MerchantID, OrderID: c.OrderID, Country: c.Country, Currency: c.Currency,
@@ -423,7 +428,7 @@ func (b payoutBuckets) readState(id int64) (*rules.Payout, error) {
 }
 
 // update writes what a step changed: the state with the new queue time, and the core only
-// if the step changed it (none does today; the check keeps a future one from being lost).
+// if the step changed it (a link's destination, attempts or resend; no lifecycle step).
 func (b payoutBuckets) update(p *rules.Payout, core payoutCore, due time.Time) error {
 	if c := coreOf(p); c != core {
 		if err := putJSON(b.core, be64(uint64(p.ID)), c); err != nil {
