@@ -15,9 +15,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,12 +31,15 @@ import (
 // notification until the 15 s timeout. It counts the connections open at once: a sender
 // that gave up on one after its timeout and tried again holds no more workers than before,
 // which a count of connections ever accepted would say it does on a machine slow enough
-// to reach the timeout.
+// to reach the timeout. Each accept asks the kernel which of the earlier connections their
+// sender closed (peerClosed): a sender closes the one it gave up on before it dials the
+// next, so the kernel has that end first, where a goroutine reading each connection could
+// be scheduled after the accept and count one worker twice.
 type tarpit struct {
 	ln         net.Listener
 	mu         sync.Mutex
-	conns      []net.Conn
-	open, most int // open now, and the most open at once
+	conns      []net.Conn // every connection accepted, closed at the end
+	open, most int        // open at the last accept, and the most open at once
 }
 
 func newTarpit(t testing.TB) *tarpit {
@@ -44,22 +49,19 @@ func newTarpit(t testing.TB) *tarpit {
 	}
 	tp := &tarpit{ln: ln}
 	go func() {
+		var live []net.Conn // only this goroutine's
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			live = slices.DeleteFunc(live, peerClosed)
+			live = append(live, c)
 			tp.mu.Lock()
 			tp.conns = append(tp.conns, c)
-			tp.open++
+			tp.open = len(live)
 			tp.most = max(tp.most, tp.open)
 			tp.mu.Unlock()
-			go func() {
-				io.Copy(io.Discard, c) // until the sender closes it
-				tp.mu.Lock()
-				tp.open--
-				tp.mu.Unlock()
-			}()
 		}
 	}()
 	t.Cleanup(func() {
@@ -73,7 +75,33 @@ func newTarpit(t testing.TB) *tarpit {
 	return tp
 }
 
-// held is how many connections are open now, and the most that were open at once.
+// peerClosed reports whether c's sender closed it: what it sent is read and dropped without
+// waiting, and the kernel then answers its end of stream (closed) or nothing yet (open).
+func peerClosed(c net.Conn) bool {
+	rc, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		return true
+	}
+	closed := false
+	buf := make([]byte, 4096)
+	rc.Read(func(fd uintptr) bool {
+		for {
+			n, _, err := syscall.Recvfrom(int(fd), buf, syscall.MSG_DONTWAIT)
+			switch {
+			case err == syscall.EINTR:
+				continue
+			case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
+				return true // open, nothing more sent
+			case err != nil || n == 0:
+				closed = true // its end, or a reset
+				return true
+			}
+		}
+	})
+	return closed
+}
+
+// held is how many connections were open at the last accept, and the most open at once.
 func (tp *tarpit) held() (now, most int) {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
