@@ -52,7 +52,8 @@ type Credentials struct {
 	APISecret string
 }
 
-// NewCredentials makes a random API key and secret (32 bytes each).
+// NewCredentials makes a random API key (24 bytes: 32 characters after pk_) and secret (32
+// bytes).
 func NewCredentials() Credentials {
 	k, s := make([]byte, 24), make([]byte, 32)
 	rand.Read(k)
@@ -60,7 +61,7 @@ func NewCredentials() Credentials {
 	return Credentials{APIKey: "pk_" + base64.RawURLEncoding.EncodeToString(k), APISecret: base64.StdEncoding.EncodeToString(s)}
 }
 
-// HashAPIKey is how an API key is stored: its SHA-256 in hex. Keys are 32 random bytes, so
+// HashAPIKey is how an API key is stored: its SHA-256 in hex. Keys are 24 random bytes, so
 // a fast hash is enough; the secret cannot be hashed because the server recomputes the HMAC.
 func HashAPIKey(key string) string {
 	sum := sha256.Sum256([]byte(key))
