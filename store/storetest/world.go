@@ -22,7 +22,7 @@ type clock struct {
 func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
-// lifeWorld is the service's lifecycle (rules.Lifecycle on the simulated rail) over a store
+// lifeWorld is the service's lifecycle (workers.Lifecycle on the sandbox's rail) over a store
 // under test: a realistic sequence of creates, rail rounds, fundings, settlements, a
 // cancel and a reversal, written only through rules.Storage.
 type lifeWorld struct {
