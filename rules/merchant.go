@@ -82,7 +82,7 @@ type Balance struct {
 	Available int64  `json:"availableBalance"`
 	Balance   int64  `json:"balance"`
 	// Running totals of the ledger: Balance = Funded − Processed + Reversed always
-	// (store/ledger.go checks it in every write). Not on the wire.
+	// (rules/ledger.go: every write that changes a balance checks it). Not on the wire.
 	Funded    int64 `json:"-"`
 	Processed int64 `json:"-"`
 	Reversed  int64 `json:"-"`
