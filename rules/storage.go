@@ -102,9 +102,18 @@ type MerchantStore interface {
 type CardStore interface {
 	SavedCard(ctx context.Context, merchantID string, docType int, docNumber string) (CardRef, bool, error)
 	PutCard(ctx context.Context, merchantID string, docType int, docNumber string, payoutID int64, ref CardRef, sealed []byte, onFile bool) error
+	// KeepCardOnFile makes the card a payout took the beneficiary's card on file: after the
+	// take, so that a submission that lost it leaves no card on file.
+	KeepCardOnFile(ctx context.Context, merchantID string, docType int, docNumber string, payoutID int64, token string) error
 	UseSavedCard(ctx context.Context, merchantID string, docType int, docNumber string, payoutID int64) (CardRef, error)
-	PayoutCard(ctx context.Context, payoutID int64) (CardRef, []byte, error)
+	// PayoutCard is the card of a payout under the token its take recorded: submissions at
+	// once each keep their own card until the payout takes one.
+	PayoutCard(ctx context.Context, payoutID int64, token string) (CardRef, []byte, error)
+	// DropPayoutCard drops every card of a payout, at its outcome.
 	DropPayoutCard(ctx context.Context, payoutID int64) error
+	// DropUntakenCard drops one submission's card that its payout did not take; never the
+	// card the payout's take recorded.
+	DropUntakenCard(ctx context.Context, payoutID int64, token string) error
 	DropFinishedPayoutCards(ctx context.Context) (int, error)
 }
 

@@ -39,8 +39,9 @@ type Lifecycle interface {
 type Vault interface {
 	SavedCard(ctx context.Context, merchantID string, docType int, docNumber string) (rules.CardRef, bool, error)
 	PutCard(ctx context.Context, merchantID string, docType int, docNumber string, payoutID int64, ref rules.CardRef, sealed []byte, onFile bool) error
+	KeepCardOnFile(ctx context.Context, merchantID string, docType int, docNumber string, payoutID int64, token string) error
 	UseSavedCard(ctx context.Context, merchantID string, docType int, docNumber string, payoutID int64) (rules.CardRef, error)
-	DropPayoutCard(ctx context.Context, payoutID int64) error
+	DropUntakenCard(ctx context.Context, payoutID int64, token string) error
 }
 
 // Sessions is the scs store of the form sessions plus which session is a payout's current
@@ -561,25 +562,36 @@ func (c *Cards) submit(w http.ResponseWriter, r *http.Request) {
 		c.internal(w, r, err)
 		return
 	}
-	if err := c.cfg.Vault.PutCard(r.Context(), st.m.ID, doc.Type, doc.Number, st.p.ID, ref, sealed, onFile); err != nil {
+	// The card goes on file only once the payout took it: a submission that lost the take
+	// to another one at the same moment must not replace the beneficiary's card on file.
+	if err := c.cfg.Vault.PutCard(r.Context(), st.m.ID, doc.Type, doc.Number, st.p.ID, ref, sealed, false); err != nil {
 		c.internal(w, r, err)
 		return
 	}
-	c.enter(w, r, st, ref)
+	if c.enter(w, r, st, ref) && onFile {
+		// The payout pays its card whether or not it is kept: a failure here only loses
+		// the offer of the card next time.
+		if err := c.cfg.Vault.KeepCardOnFile(r.Context(), st.m.ID, doc.Type, doc.Number, st.p.ID, ref.Token); err != nil {
+			c.cfg.Log.Error("keep the card on file", "payout", st.p.ID, "err", err)
+		}
+	}
 	redirect()
 }
 
-// enter hands the card to the lifecycle; a payout that can no longer take it (it expired a
-// moment ago) drops it again, and the redirect shows why.
-func (c *Cards) enter(w http.ResponseWriter, r *http.Request, st *state, ref rules.CardRef) {
+// enter hands the card to the lifecycle and says whether the payout took it; a payout that
+// can no longer take it (it expired a moment ago) drops it again, and the redirect shows why.
+func (c *Cards) enter(w http.ResponseWriter, r *http.Request, st *state, ref rules.CardRef) bool {
 	if _, err := c.cfg.Lifecycle.CardEntered(r.Context(), st.p.ID, ref); err != nil {
 		c.cfg.Log.Info("card not taken", "payout", st.p.ID, "err", err)
-		if err := c.cfg.Vault.DropPayoutCard(r.Context(), st.p.ID); err != nil {
+		// Only this submission's own card: another one, at the same moment, may be the card
+		// the payout took.
+		if err := c.cfg.Vault.DropUntakenCard(r.Context(), st.p.ID, ref.Token); err != nil {
 			c.cfg.Log.Error("drop payout card", "payout", st.p.ID, "err", err)
 		}
-		return
+		return false
 	}
 	c.cfg.Log.Info("card entered", "payout", st.p.ID, "merchant_id", st.m.ID)
+	return true
 }
 
 // failed counts a failed submission; the fifth ends the session and the payout

@@ -420,7 +420,7 @@ func TestCardOnFileChoice(t *testing.T) {
 	if p3.Card == nil || p3.Card.Token != p2.Card.Token {
 		t.Fatalf("saved card not used: %+v", p3.Card)
 	}
-	if _, sealed, err := f.db.PayoutCard(context.Background(), third.Payout.ID); err != nil || len(sealed) == 0 {
+	if _, sealed, err := f.db.PayoutCard(context.Background(), third.Payout.ID, p3.Card.Token); err != nil || len(sealed) == 0 {
 		t.Errorf("the payout's card is not kept for its rail: %v", err)
 	}
 }

@@ -95,7 +95,9 @@ func (l *Links) submitCard(w http.ResponseWriter, r *http.Request, st *linkState
 	if _, err := l.cfg.Lifecycle.LinkCard(r.Context(), st.m, st.p.ID, req, route, ref); err != nil {
 		// It moved on meanwhile (expired, cancelled): the card goes, the redirect shows why.
 		l.cfg.Log.Info("payout link card not taken", "payout", st.p.ID, "err", err)
-		if err := l.cfg.Vault.DropPayoutCard(r.Context(), st.p.ID); err != nil {
+		// Only this submission's own card: another one, at the same moment, may be the card
+		// the payout took.
+		if err := l.cfg.Vault.DropUntakenCard(r.Context(), st.p.ID, ref.Token); err != nil {
 			l.cfg.Log.Error("drop payout card", "payout", st.p.ID, "err", err)
 		}
 	} else {

@@ -47,7 +47,7 @@ func TestCardVault(t *testing.T) {
 			t.Errorf("%s sees the card", other.name)
 		}
 	}
-	pref, psealed, err := db.PayoutCard(context.Background(), 100)
+	pref, psealed, err := db.PayoutCard(context.Background(), 100, ref.Token)
 	if err != nil || pref != ref || !bytes.Equal(psealed, []byte("sealed-bytes")) {
 		t.Fatalf("payout card: %+v %q %v", pref, psealed, err)
 	}
@@ -62,7 +62,7 @@ func TestCardVault(t *testing.T) {
 	if err := db.DropPayoutCard(context.Background(), 100); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := db.PayoutCard(context.Background(), 100); !errors.Is(err, rules.ErrNotFound) {
+	if _, _, err := db.PayoutCard(context.Background(), 100, ref.Token); !errors.Is(err, rules.ErrNotFound) {
 		t.Errorf("dropped payout card: %v", err)
 	}
 	if _, ok, _ := db.SavedCard(context.Background(), "7", 1, "45678912"); !ok {
@@ -74,7 +74,7 @@ func TestCardVault(t *testing.T) {
 	if _, ok, _ := db.SavedCard(context.Background(), "9", 1, "11111111"); ok {
 		t.Errorf("a one-time card is on file")
 	}
-	if r, _, err := db.PayoutCard(context.Background(), 200); err != nil || r != one {
+	if r, _, err := db.PayoutCard(context.Background(), 200, one.Token); err != nil || r != one {
 		t.Errorf("one-time card: %+v %v", r, err)
 	}
 }
@@ -107,10 +107,10 @@ func TestDropFinishedPayoutCards(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("dropped %d (%v), want the finished payout's and the orphan's", n, err)
 	}
-	if _, _, err := db.PayoutCard(context.Background(), live.ID); err != nil {
+	if _, _, err := db.PayoutCard(context.Background(), live.ID, "t"+live.OrderID); err != nil {
 		t.Errorf("the card of a payout in progress was dropped: %v", err)
 	}
-	if _, _, err := db.PayoutCard(context.Background(), done.ID); !errors.Is(err, rules.ErrNotFound) {
+	if _, _, err := db.PayoutCard(context.Background(), done.ID, "t"+done.OrderID); !errors.Is(err, rules.ErrNotFound) {
 		t.Errorf("the card of a finished payout is kept: %v", err)
 	}
 }

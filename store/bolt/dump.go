@@ -342,7 +342,7 @@ func restore(tx *bbolt.Tx, r rules.DumpRecord) error {
 		}
 		rec := cardRecord{Token: c.Ref.Token, Brand: c.Ref.Brand, BIN: c.Ref.BIN, Last4: c.Ref.Last4, Sealed: c.Sealed, OnFile: c.OnFile}
 		if c.PayoutID != 0 {
-			return putJSON(tx.Bucket(bCardByPay), be64(uint64(c.PayoutID)), &rec)
+			return putJSON(tx.Bucket(bCardByPay), payoutCardKey(c.PayoutID, c.Ref.Token), &rec)
 		}
 		return putJSON(tx.Bucket(bCards), beneficiaryKey(c.MerchantID, c.DocType, c.DocNumber), &rec)
 	case rules.DumpSession:

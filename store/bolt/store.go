@@ -37,7 +37,7 @@ var (
 	bOutbox      = []byte("outbox")       // be64(seq) → Event JSON
 	bSessions    = []byte("sessions")     // token → expiry + data (scs)
 	bCards       = []byte("cards")        // merchantId 0 docType 0 docNumber → sealed card JSON
-	bCardByPay   = []byte("cards_payout") // be64(payoutId) → card token for one payout
+	bCardByPay   = []byte("cards_payout") // be64(payoutId) token → a card entered for one payout
 	bMisc        = []byte("misc")         // small per-feature records
 	allBuckets   = [][]byte{bMeta, bMerchants, bPayouts, bPayoutState, bOrders, bLists,
 		bBalances, bDue, bOutbox, bSessions, bCards, bCardByPay, bMisc, bOutboxSent, bOutboxDead, bMailbox, bOutboxDue,

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,7 +45,7 @@ func testCards(t *testing.T, e Engine) {
 				t.Errorf("%s sees the card", other.name)
 			}
 		}
-		ref, raw, err := s.PayoutCard(context.Background(), 100)
+		ref, raw, err := s.PayoutCard(context.Background(), 100, visa.Token)
 		if err != nil || ref != visa || !bytes.Equal(raw, []byte("sealed-bytes")) {
 			t.Fatalf("PayoutCard: %+v %q %v", ref, raw, err)
 		}
@@ -55,7 +57,7 @@ func testCards(t *testing.T, e Engine) {
 		if got, _, _ := s.SavedCard(context.Background(), m1, 1, "45678912"); got != mc {
 			t.Errorf("card on file %+v, want the newer one", got)
 		}
-		if ref, _, _ := s.PayoutCard(context.Background(), 100); ref != visa {
+		if ref, _, _ := s.PayoutCard(context.Background(), 100, visa.Token); ref != visa {
 			t.Errorf("the earlier payout's card became %+v", ref)
 		}
 	})
@@ -69,14 +71,14 @@ func testCards(t *testing.T, e Engine) {
 		if err != nil || used != visa {
 			t.Fatalf("UseSavedCard: %+v %v", used, err)
 		}
-		ref, raw, err := s.PayoutCard(context.Background(), 101)
+		ref, raw, err := s.PayoutCard(context.Background(), 101, visa.Token)
 		if err != nil || ref != visa || string(raw) != "sealed" {
 			t.Errorf("PayoutCard(101): %+v %q %v", ref, raw, err)
 		}
 		if _, err := s.UseSavedCard(context.Background(), m1, 1, "00000000", 102); !isNotFound(err) {
 			t.Errorf("UseSavedCard without a card on file: %v, want ErrNotFound", err)
 		}
-		if _, _, err := s.PayoutCard(context.Background(), 102); !isNotFound(err) {
+		if _, _, err := s.PayoutCard(context.Background(), 102, visa.Token); !isNotFound(err) {
 			t.Errorf("PayoutCard(102): %v, want ErrNotFound", err)
 		}
 	})
@@ -89,7 +91,7 @@ func testCards(t *testing.T, e Engine) {
 		if _, ok, _ := s.SavedCard(context.Background(), m1, 1, "11111111"); ok {
 			t.Errorf("a one-time card is on file")
 		}
-		if ref, _, err := s.PayoutCard(context.Background(), 200); err != nil || ref != visa {
+		if ref, _, err := s.PayoutCard(context.Background(), 200, visa.Token); err != nil || ref != visa {
 			t.Errorf("PayoutCard: %+v %v", ref, err)
 		}
 	})
@@ -102,7 +104,7 @@ func testCards(t *testing.T, e Engine) {
 		if err := s.DropPayoutCard(context.Background(), 100); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.PayoutCard(context.Background(), 100); !isNotFound(err) {
+		if _, _, err := s.PayoutCard(context.Background(), 100, visa.Token); !isNotFound(err) {
 			t.Errorf("PayoutCard after the drop: %v, want ErrNotFound", err)
 		}
 		if _, ok, _ := s.SavedCard(context.Background(), m1, 1, "45678912"); !ok {
@@ -110,6 +112,141 @@ func testCards(t *testing.T, e Engine) {
 		}
 		if err := s.DropPayoutCard(context.Background(), 100); err != nil {
 			t.Errorf("dropping again: %v", err)
+		}
+	})
+
+	t.Run("two submissions at once: the payout pays the card it took, the other leaves no trace", func(t *testing.T) {
+		s := e.open(t)
+		addMerchants(t, s, m1)
+		const doc = "45678912"
+		earlier := rules.CardRef{Token: "card_earlier", Brand: "VISA", BIN: "400000", Last4: "0000"}
+		if err := s.PutCard(context.Background(), m1, 1, doc, 9999, earlier, []byte("sealed-earlier"), true); err != nil {
+			t.Fatal(err)
+		}
+		// take is the lifecycle's conditional write: the payout takes a card once. A write
+		// rolled back with another of its group is tried again, as the lifecycle does.
+		errTaken := errors.New("the payout already has its card")
+		take := func(id int64, ref rules.CardRef) (err error) {
+			for range 50 {
+				err = s.UpdatePayouts(context.Background(), []int64{id}, func(p *rules.Payout, _ rules.Ledger) (time.Time, error) {
+					if p.Card != nil {
+						return time.Time{}, errTaken
+					}
+					p.Card = &ref
+					return time.Time{}, nil
+				})
+				if err == nil || errors.Is(err, errTaken) {
+					return err
+				}
+			}
+			return err
+		}
+		// Each round: two cards put, taken and dropped at once; in the first rounds every
+		// put comes before either take and every take before either drop (the order that
+		// lost the card), in the others the submissions run freely.
+		for round := range 12 {
+			p := create(t, s, newPayout(m1, fmt.Sprintf("CARD-TWICE-%d", round), 100, T0), time.Time{})
+			cards := [2]rules.CardRef{
+				{Token: fmt.Sprintf("card_%d_a", round), Brand: "VISA", BIN: "411111", Last4: "1111"},
+				{Token: fmt.Sprintf("card_%d_b", round), Brand: "VISA", BIN: "422222", Last4: "2222"},
+			}
+			lockstep := round < 4
+			var put, took sync.WaitGroup
+			put.Add(2)
+			took.Add(2)
+			var won [2]bool
+			var errs [2]error
+			var wg sync.WaitGroup
+			for i, ref := range cards {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					err := s.PutCard(context.Background(), m1, 1, doc, p.ID, ref, []byte("sealed-"+ref.Token), false)
+					put.Done()
+					if err != nil {
+						t.Error(err)
+						took.Done()
+						return
+					}
+					if lockstep {
+						put.Wait()
+					}
+					errs[i] = take(p.ID, ref)
+					won[i] = errs[i] == nil
+					took.Done()
+					if lockstep {
+						took.Wait()
+					}
+					if won[i] {
+						if err := s.KeepCardOnFile(context.Background(), m1, 1, doc, p.ID, ref.Token); err != nil {
+							t.Error(err)
+						}
+					} else if err := s.DropUntakenCard(context.Background(), p.ID, ref.Token); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			if won[0] == won[1] {
+				t.Fatalf("round %d: takes answered %v, want exactly one to win", round, errs)
+			}
+			winner, loser := cards[0], cards[1]
+			if won[1] {
+				winner, loser = loser, winner
+			}
+			if got := payoutOf(t, s, m1, p.ID).Card; got == nil || *got != winner {
+				t.Fatalf("round %d: the payout took %+v, want %+v", round, got, winner)
+			}
+			ref, sealed, err := s.PayoutCard(context.Background(), p.ID, winner.Token)
+			if err != nil || ref != winner || string(sealed) != "sealed-"+winner.Token {
+				t.Errorf("round %d: the payout would pay %+v %q (%v), want the card it took, %+v", round, ref, sealed, err, winner)
+			}
+			if _, _, err := s.PayoutCard(context.Background(), p.ID, loser.Token); !isNotFound(err) {
+				t.Errorf("round %d: the losing card is kept: %v", round, err)
+			}
+			if got, ok, _ := s.SavedCard(context.Background(), m1, 1, doc); !ok || got != winner {
+				t.Errorf("round %d: card on file %+v, want the card the payout took", round, got)
+			}
+		}
+	})
+
+	t.Run("a card left by a crash before its take is another's; the taken card never goes untaken", func(t *testing.T) {
+		s := e.open(t)
+		addMerchants(t, s, m1)
+		p := create(t, s, newPayout(m1, "CARD-CRASH", 100, T0), time.Time{})
+		crashed := rules.CardRef{Token: "card_crashed", Brand: "VISA", BIN: "411111", Last4: "1111"}
+		taken := rules.CardRef{Token: "card_taken", Brand: "VISA", BIN: "422222", Last4: "2222"}
+		for _, ref := range []rules.CardRef{crashed, taken} {
+			if err := s.PutCard(context.Background(), m1, 1, "45678912", p.ID, ref, []byte("sealed-"+ref.Token), false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		update(t, s, []int64{p.ID}, func(p *rules.Payout, _ rules.Ledger) (time.Time, error) {
+			p.Card = &taken
+			return time.Time{}, nil
+		})
+		// A submission that lost with the same token (a card on file used twice at once)
+		// leaves the payout its card.
+		if err := s.DropUntakenCard(context.Background(), p.ID, taken.Token); err != nil {
+			t.Fatal(err)
+		}
+		if ref, sealed, err := s.PayoutCard(context.Background(), p.ID, taken.Token); err != nil || ref != taken || string(sealed) != "sealed-card_taken" {
+			t.Errorf("PayoutCard: %+v %q %v; want the card the payout took", ref, sealed, err)
+		}
+		if err := s.KeepCardOnFile(context.Background(), m1, 1, "45678912", p.ID, "card_never_put"); !isNotFound(err) {
+			t.Errorf("KeepCardOnFile of a card the payout has not: %v, want ErrNotFound", err)
+		}
+		if _, ok, _ := s.SavedCard(context.Background(), m1, 1, "45678912"); ok {
+			t.Errorf("a card went on file")
+		}
+		// At the outcome all of the payout's cards go, the crashed one's with them.
+		if err := s.DropPayoutCard(context.Background(), p.ID); err != nil {
+			t.Fatal(err)
+		}
+		for _, ref := range []rules.CardRef{crashed, taken} {
+			if _, _, err := s.PayoutCard(context.Background(), p.ID, ref.Token); !isNotFound(err) {
+				t.Errorf("%s after the outcome: %v, want ErrNotFound", ref.Token, err)
+			}
 		}
 	})
 
@@ -134,12 +271,12 @@ func testCards(t *testing.T, e Engine) {
 			t.Fatalf("DropFinishedPayoutCards = %d, %v; want the finished payout's and the orphan's", n, err)
 		}
 		for _, p := range []*rules.Payout{live, held} {
-			if _, _, err := s.PayoutCard(context.Background(), p.ID); err != nil {
+			if _, _, err := s.PayoutCard(context.Background(), p.ID, "t-"+p.OrderID); err != nil {
 				t.Errorf("the card of %s (not finished) was dropped: %v", p.OrderID, err)
 			}
 		}
-		for _, id := range []int64{done.ID, done.ID + 1000} {
-			if _, _, err := s.PayoutCard(context.Background(), id); !errors.Is(err, rules.ErrNotFound) {
+		for id, token := range map[int64]string{done.ID: "t-" + done.OrderID, done.ID + 1000: "orphan"} {
+			if _, _, err := s.PayoutCard(context.Background(), id, token); !errors.Is(err, rules.ErrNotFound) {
 				t.Errorf("the card of payout %d is kept: %v", id, err)
 			}
 		}

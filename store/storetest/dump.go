@@ -590,10 +590,10 @@ func checkRestored(t *testing.T, s, r rules.Storage, d dumped) {
 	if ref, ok, _ := r.SavedCard(context.Background(), m2, 1, "45678912"); !ok || ref != *d.card.Card {
 		t.Errorf("card on file %+v %v", ref, ok)
 	}
-	if ref, sealed, err := r.PayoutCard(context.Background(), d.card.ID); err != nil || ref != *d.card.Card || string(sealed) != "sealed-pan" {
+	if ref, sealed, err := r.PayoutCard(context.Background(), d.card.ID, d.card.Card.Token); err != nil || ref != *d.card.Card || string(sealed) != "sealed-pan" {
 		t.Errorf("PayoutCard(card) %+v %q %v", ref, sealed, err)
 	}
-	if ref, sealed, err := r.PayoutCard(context.Background(), d.queued.ID); err != nil || ref.Token != "once" || string(sealed) != "sealed-once" {
+	if ref, sealed, err := r.PayoutCard(context.Background(), d.queued.ID, "once"); err != nil || ref.Token != "once" || string(sealed) != "sealed-once" {
 		t.Errorf("PayoutCard(queued) %+v %q %v", ref, sealed, err)
 	}
 	if _, ok, _ := r.SavedCard(context.Background(), m1, 1, "11111111"); ok {
