@@ -5,8 +5,11 @@ package e2e
 // with the card form's test cards.
 
 import (
+	"encoding/json"
+	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,5 +85,97 @@ func TestPayoutLinkPeruCard(t *testing.T) {
 	}
 	if p := c.waitStatus(t, b.Payout.ID, "REJECTED_BANK", 15*time.Second); len(p.Errors) != 1 || p.Errors[0].Code != rules.CodeCardDeclined {
 		t.Errorf("declined: %+v", p.Errors)
+	}
+}
+
+// Two different cards typed on the same card link and sent at the same moment: the payout
+// takes one, and the vault keeps that card for it (the one it pays) and nothing of the
+// other, until the outcome drops it. The payout is held by a long sandbox delay so that the
+// vault is read while it waits, then the sandbox clock lets it settle.
+func TestPayoutLinkPeruCardDoubleSubmitPaysTheCardTaken(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServer(t, dir, "--sandbox-delay", "1h")
+	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
+	_, _, a, raw := c.createLink(t, peruCardLink("LINK-CARD-TWICE"))
+	if a.Link == "" {
+		t.Fatalf("create: %s", raw)
+	}
+	_, _, doc := getDoc(t, a.Link)
+	action, ok := doc.Find("form#link-form").Attr("action")
+	if !ok {
+		t.Fatalf("no card form at the link: %s", docText(doc))
+	}
+	pans := []string{"4111111111111111", "4012888888881881"}
+	codes := make([]int, len(pans))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, pan := range pans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			post := linkConfirm{action: action, body: url.Values{"kind": {"5"}, "holder": {"ANA QUISPE"}, "pan": {pan},
+				"expiry": {"12/30"}, "cvv": {"123"}, "document": {"45678912"}}}
+			<-start
+			code, err := post.post(s.URL, s.URL)
+			if err != nil {
+				t.Error(err)
+			}
+			codes[i] = code
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, code := range codes {
+		if code != http.StatusSeeOther {
+			t.Errorf("submission %d answered %d, want 303 to the link's progress", i, code)
+		}
+	}
+	cardOf := func() string {
+		_, _, raw := c.do(t, "GET", "payouts/"+itoa(a.Payout.ID), nil, "")
+		var d struct {
+			Card *struct {
+				Last4 string `json:"last4"`
+			} `json:"card"`
+		}
+		json.Unmarshal(raw, &d)
+		if d.Card == nil {
+			t.Fatalf("the payout has no card after both submissions: %s", raw)
+		}
+		return d.Card.Last4
+	}
+	taken := cardOf()
+	if taken != "1111" && taken != "1881" {
+		t.Fatalf("the payout took the card ending %q, neither of those sent", taken)
+	}
+
+	s.Stop(t)
+	var kept []string
+	for _, rec := range storedCardRecords(t, dir) {
+		if rec.PayoutID == a.Payout.ID {
+			kept = append(kept, rec.Ref.Last4)
+		}
+	}
+	if len(kept) != 1 || kept[0] != taken {
+		t.Fatalf("the vault keeps for the payout the cards ending %q; want only the one it took, %s", kept, taken)
+	}
+
+	old := s.URL
+	s = startServer(t, dir)
+	c.Base = strings.Replace(c.Base, old, s.URL, 1)
+	if code := s.admin(t, "POST", "/admin/v1/sandbox/clock", map[string]string{"advance": "61m"}, nil); code != 200 {
+		t.Fatalf("advance: %d", code)
+	}
+	if p := c.waitStage(t, a.Payout.ID, "SUCCESS", 15*time.Second); p.Output.Status != "PROCESSED" {
+		t.Fatalf("settled %s", p.Output.Status)
+	}
+	if got := cardOf(); got != taken {
+		t.Errorf("the settled payout's card ends %s, want %s, the one it took", got, taken)
+	}
+	s.Stop(t)
+	for _, rec := range storedCardRecords(t, dir) {
+		if rec.PayoutID == a.Payout.ID {
+			t.Errorf("a card ending %s of the settled payout is kept", rec.Ref.Last4)
+		}
 	}
 }
