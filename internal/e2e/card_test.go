@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -704,4 +705,59 @@ func TestCardOnFile(t *testing.T) {
 			t.Errorf("card buckets: %d on file, %d per payout; want none", onFile, perPayout)
 		}
 	})
+}
+
+// Two different cards sent at the same moment on one card form: the payout takes one, pays
+// it, and that card, not the other, is the one the beneficiary's next card form offers.
+func TestCardFormDoubleSubmitKeepsTheCardTakenOnFile(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "")
+	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
+	a := c.openCard(t, cardRequest("COF-TWICE-1"), 200)
+	_, _, doc := getDoc(t, a.Iframe)
+	action, ok := doc.Find("form#card-form").Attr("action")
+	if !ok {
+		t.Fatalf("no card form: %s", docText(doc))
+	}
+	pans := []string{"4111111111111111", "4012888888881881"}
+	codes := make([]int, len(pans))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, pan := range pans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			post := linkConfirm{action: action, body: cardValues(pan, futureExpiry(), "123")}
+			<-start
+			code, err := post.post(s.URL, s.URL)
+			if err != nil {
+				t.Error(err)
+			}
+			codes[i] = code
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, code := range codes {
+		if code != http.StatusSeeOther {
+			t.Errorf("submission %d answered %d, want 303 to the form's progress", i, code)
+		}
+	}
+	c.waitStage(t, a.Payout.ID, "SUCCESS", 15*time.Second)
+	_, _, raw := c.do(t, "GET", "payouts/"+itoa(a.Payout.ID), nil, "")
+	var d struct {
+		Card *struct {
+			Last4 string `json:"last4"`
+		} `json:"card"`
+	}
+	json.Unmarshal(raw, &d)
+	if d.Card == nil || d.Card.Last4 != "1111" && d.Card.Last4 != "1881" {
+		t.Fatalf("the settled payout's card: %s", raw)
+	}
+	b := c.openCard(t, cardRequest("COF-TWICE-2"), 200)
+	_, _, doc = getDoc(t, b.Iframe)
+	label := strings.Join(strings.Fields(doc.Find("label.option").First().Text()), " ")
+	if !strings.Contains(label, "VISA •••• "+d.Card.Last4) {
+		t.Errorf("the next form offers %q, want the card the first payout took, ending %s", label, d.Card.Last4)
+	}
 }
