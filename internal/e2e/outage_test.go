@@ -148,7 +148,11 @@ func TestDatabaseOutageAnswers503(t *testing.T) {
 			}
 		}()
 	}
-	eventually(t, 10*time.Second, "signed creates answered 201 before the outage", func() bool {
+	// However the test ends, the traffic stops before it does: a request failing after the
+	// test has ended would fail a test that no longer exists.
+	stopTraffic := sync.OnceFunc(func() { close(stop); wg.Wait() })
+	t.Cleanup(stopTraffic)
+	eventually(t, time.Minute, "signed creates answered 201 before the outage", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return seen[201] >= 8
@@ -158,8 +162,7 @@ func TestDatabaseOutageAnswers503(t *testing.T) {
 	// reads the database. This sleep stays: the traffic must run through that window of the
 	// binary's real time, which a test cannot move, and nothing marks its end.
 	time.Sleep(2500 * time.Millisecond)
-	close(stop)
-	wg.Wait()
+	stopTraffic()
 	for code, n := range seen {
 		if code != 201 && code != 503 {
 			t.Errorf("%d signed creates answered %d during the outage, want 201 before it and 503 in it", n, code)
