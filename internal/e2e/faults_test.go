@@ -489,7 +489,12 @@ func TestForeignSharedKeyIsRefusedOnPostgres(t *testing.T) {
 		done <- runMain(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--admin-token", "test-admin-token-0123456789",
 			"--no-demo", "--log-format", "json"}, args(keys1, keys1)...), &stdout, &stderr)
 	}()
-	poll(10*time.Second, func() bool { return strings.Contains(stdout.String(), "listening on") })
+	// Stopped only once it listens: stopped while it migrates, it fails for that alone.
+	if !poll(startWithin, func() bool { return strings.Contains(stdout.String(), "listening on") }) {
+		cancel()
+		<-done
+		t.Fatalf("the first instance did not listen within %v:\n%s", startWithin, stderr.String())
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("first instance: %v\n%s", err, stderr.String())

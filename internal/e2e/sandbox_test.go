@@ -188,9 +188,10 @@ func TestSandboxClockMovesTheServiceNotTheWallClock(t *testing.T) {
 	if view.OffsetSeconds != 61*60 || view.Offset != "1h1m0s" {
 		t.Fatalf("clock after 61m: %+v", view)
 	}
-	// An hour's delay passes in seconds of wall time: the bound leaves a busy machine room,
+	// An hour's delay passes in seconds of wall time: the bound leaves a busy machine room
+	// (under the race detector with a dozen servers beside it, a round can take seconds),
 	// and is still an hour short of what the wall clock would take.
-	const within = 5 * time.Second
+	const within = 30 * time.Second
 	got := c.waitStatus(t, batch.Payout.ID, "PROCESSED", within) // signed with real time: still accepted
 	c.waitStatus(t, card.Payout.ID, "EXPIRED", within)
 	if took := time.Since(start); took > within {
