@@ -45,6 +45,34 @@ func reviewLink(t testing.TB, link string, vals url.Values, document string) lin
 	return linkConfirm{action: action, body: body}
 }
 
+// postAtOnce sends every post at the same moment, as a double click or two tabs would, and
+// fails the test unless each was answered 303, to the page's progress.
+func postAtOnce(t testing.TB, base string, posts []linkConfirm) {
+	t.Helper()
+	codes := make([]int, len(posts))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, post := range posts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			code, err := post.post(base, base)
+			if err != nil {
+				t.Error(err)
+			}
+			codes[i] = code
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, code := range codes {
+		if code != http.StatusSeeOther {
+			t.Errorf("submission %d answered %d, want 303 to the page's progress", i, code)
+		}
+	}
+}
+
 // post sends the confirmation on base (the server's, should it have moved) and answers
 // its status, or the error of a server that did not answer.
 func (c linkConfirm) post(oldBase, base string) (int, error) {
@@ -108,28 +136,7 @@ func TestPayoutLinkDoubleSubmitPaysOnce(t *testing.T) {
 		t.Fatalf("create: %s", raw)
 	}
 	confirm := reviewLink(t, a.Link, colDestination, "1020304050")
-	codes := make([]int, 8)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range codes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			code, err := confirm.post(s.URL, s.URL)
-			if err != nil {
-				t.Error(err)
-			}
-			codes[i] = code
-		}()
-	}
-	close(start)
-	wg.Wait()
-	for i, code := range codes {
-		if code != http.StatusSeeOther {
-			t.Errorf("submission %d answered %d, want 303 to the link's progress", i, code)
-		}
-	}
+	postAtOnce(t, s.URL, []linkConfirm{confirm, confirm, confirm, confirm, confirm, confirm, confirm, confirm})
 	if p := c.waitStage(t, a.Payout.ID, "SUCCESS", 30*time.Second); p.Output.Status != "PROCESSED" {
 		t.Fatalf("settled %s", p.Output.Status)
 	}
