@@ -8,11 +8,7 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,7 +23,6 @@ import (
 	"payouts/internal/cli"
 	"payouts/internal/server"
 	"payouts/rules"
-	"payouts/web/notify"
 )
 
 // runMain runs a command line in-process, as the binary would, with an empty environment.
@@ -151,17 +146,7 @@ func startServerWith(t testing.TB, dir string, opts server.Options, args ...stri
 // one RSA key for the test process, as finding a key's primes for each of a hundred servers
 // was a third of the package's CPU. A test of keys that differ makes its own (`payouts
 // keys`, otherNotificationKey).
-var sharedNotificationKey = sync.OnceValues(func() ([]byte, error) {
-	k, err := rsa.GenerateKey(rand.Reader, notify.KeyBits)
-	if err != nil {
-		return nil, err
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		return nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
-})
+var sharedNotificationKey = sync.OnceValues(server.NewNotificationKeyPEM)
 
 // checkLedgers opens a stopped server's database and checks every balance against its
 // payouts.

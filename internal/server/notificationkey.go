@@ -144,8 +144,8 @@ func rotateCommand(cfg Config, path string) string {
 	return "`payouts notification-key rotate --data " + ShellQuote(cfg.Storage.Data) + "`"
 }
 
-// newNotificationKeyPEM is a new RSA key for notifications, as PKCS#8 PEM.
-func newNotificationKeyPEM() ([]byte, error) {
+// NewNotificationKeyPEM is a new RSA key for notifications, as PKCS#8 PEM.
+func NewNotificationKeyPEM() ([]byte, error) {
 	k, err := rsa.GenerateKey(rand.Reader, notify.KeyBits)
 	if err != nil {
 		return nil, err
@@ -203,7 +203,7 @@ func RotateNotificationKey(ctx context.Context, cfg Config, path, from string) (
 	if from != "" {
 		raw, _, err = store.ReadKeyFile(from, store.MaxKeyFileSize)
 	} else {
-		raw, err = newNotificationKeyPEM()
+		raw, err = NewNotificationKeyPEM()
 	}
 	if err != nil {
 		return r, err

@@ -102,7 +102,7 @@ func createNotificationKey(path string, newKey func() ([]byte, error)) error {
 		return err
 	}
 	if newKey == nil {
-		newKey = newNotificationKeyPEM
+		newKey = NewNotificationKeyPEM
 	}
 	raw, err := newKey()
 	if err != nil {
