@@ -54,7 +54,7 @@ type Settings struct {
 	EmailNotifications   bool     `json:"emailNotifications" doc:"email the beneficiary on SUCCESS and REJECTED"`
 	CardPayouts          bool     `json:"cardPayouts" doc:"Peru card push payments"`
 	CardOnFile           bool     `json:"cardOnFile" doc:"keep cards for later payouts (on by default)"`
-	CashPayouts          bool     `json:"cashPayouts" doc:"Colombia cash (spec: not available unless on)"`
+	CashPayouts          bool     `json:"cashPayouts" doc:"Colombia cash payouts (accountType 3), refused unless on"`
 	RealTimePhoneAccount bool     `json:"realTimePhoneAccount" doc:"Colombia real-time by phone/account, up to 5,000,000"`
 	RealTimeKey          bool     `json:"realTimeKey" doc:"Colombia Bre-B keys, up to 12,110,000"`
 	PendingOnNoBalance   bool     `json:"pendingOnNoBalance" doc:"wait as PENDING_BALANCE instead of NO_BALANCE"`
