@@ -1,0 +1,130 @@
+package servertest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"payouts/internal/apicontract"
+)
+
+// The OpenAPI document is the contract: every answer a Server gives its HTTP client, and
+// every request it accepts, is checked against the operation the server's own
+// /openapi.json declares. An undeclared status, a missing declared header or a body that
+// does not validate fails the test that sent the request (ForTest), else the test that
+// started the server.
+
+type testKey struct{}
+
+// ForTest is ctx carrying t: what does not match the contract in an exchange of a request
+// with this context fails t (a subtest) rather than the test that started the server.
+func ForTest(ctx context.Context, t testing.TB) context.Context {
+	return context.WithValue(ctx, testKey{}, t)
+}
+
+type contractTransport struct {
+	base  string
+	inner http.RoundTripper
+	owner testing.TB
+
+	once sync.Once
+	doc  apicontract.Document
+}
+
+func (ct *contractTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var reqBody []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		reqBody = b
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
+	resp, err := ct.inner.RoundTrip(req)
+	if err != nil || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, err // a stream is read as it comes; its operation is checked by its own test
+	}
+	respBody, rerr := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(respBody))
+	if rerr != nil || !strings.HasPrefix(req.URL.String(), ct.base) {
+		return resp, nil
+	}
+	doc := ct.document()
+	if doc == nil {
+		ct.reporter(req).Errorf("the server serves no OpenAPI document to check its answers against")
+		return resp, nil
+	}
+	if problems, _, outside := doc.Check(req, reqBody, resp, respBody); !outside && len(problems) > 0 {
+		ct.reporter(req).Errorf("the OpenAPI document does not describe %s %s → %d:\n  %s\n  request body: %.400s\n  answer body: %.600s",
+			req.Method, req.URL.Path, resp.StatusCode, strings.Join(problems, "\n  "), reqBody, respBody)
+	}
+	return resp, nil
+}
+
+func (ct *contractTransport) reporter(req *http.Request) testing.TB {
+	if t, ok := req.Context().Value(testKey{}).(testing.TB); ok {
+		return t
+	}
+	return ct.owner
+}
+
+// document is the server's document, fetched once.
+func (ct *contractTransport) document() apicontract.Document {
+	ct.once.Do(func() {
+		req, _ := http.NewRequest("GET", ct.base+"/openapi.json", nil)
+		resp, err := ct.inner.RoundTrip(req)
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != 200 {
+			return
+		}
+		ct.doc, err = parsed(raw)
+		if err != nil {
+			ct.owner.Errorf("contract: %v", err)
+		}
+	})
+	return ct.doc
+}
+
+var (
+	docsMu sync.Mutex
+	docs   = map[[32]byte]func() (apicontract.Document, error){} // one validator per distinct document
+)
+
+// parsed is the validator of a served document: servers differ in their address only,
+// so one is parsed per document without it, once however many servers wait for it.
+func parsed(raw []byte) (apicontract.Document, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil || doc["openapi"] == nil {
+		return nil, fmt.Errorf("the served document is no OpenAPI document: %v", err)
+	}
+	delete(doc, "servers")
+	norm, _ := json.Marshal(doc)
+	digest := sha256.Sum256(norm)
+	docsMu.Lock()
+	parse := docs[digest]
+	if parse == nil {
+		parse = sync.OnceValues(func() (apicontract.Document, error) { return apicontract.Parse(norm) })
+		docs[digest] = parse
+	}
+	docsMu.Unlock()
+	d, err := parse()
+	if err != nil {
+		return nil, fmt.Errorf("the served document: %v", err)
+	}
+	return d, nil
+}

@@ -1,0 +1,70 @@
+package servertest
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+)
+
+// recorder is a test whose errors are kept, to test the checks themselves.
+type recorder struct {
+	testing.TB
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
+}
+
+func TestContractCheckRefusesWhatTheDocumentDoesNotDeclare(t *testing.T) {
+	t.Parallel()
+	const doc = `{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/things/{id}":{"get":{
+		"parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],
+		"responses":{"200":{"description":"ok","headers":{"Location":{"required":true,"schema":{"type":"string"}}},
+		"content":{"application/json":{"schema":{"type":"object","required":["name"],"properties":{"name":{"type":"string"}},"additionalProperties":false}}}}}}}}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/openapi.json":
+			w.Write([]byte(doc))
+		case "/things/1":
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Location", "/things/1")
+			w.Write([]byte(`{"name":"a"}`))
+		case "/things/2": // a body the schema refuses
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Location", "/things/2")
+			w.Write([]byte(`{"nom":1}`))
+		case "/things/3": // an undeclared status
+			w.WriteHeader(http.StatusTeapot)
+		case "/things/4": // a declared header missing
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"name":"a"}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	owner := &recorder{TB: t}
+	client := &http.Client{Transport: &contractTransport{base: srv.URL, inner: srv.Client().Transport, owner: owner}}
+	for _, tc := range []struct {
+		path string
+		want int
+	}{{"/things/1", 0}, {"/things/2", 1}, {"/things/3", 1}, {"/things/4", 1}, {"/elsewhere", 0}} {
+		t.Run(tc.path, func(t *testing.T) {
+			rec := &recorder{TB: t}
+			req, _ := http.NewRequest("GET", srv.URL+tc.path, nil)
+			Send(rec, client, req)
+			if len(rec.msgs) != tc.want {
+				t.Errorf("GET %s: %d violations, want %d: %v", tc.path, len(rec.msgs), tc.want, rec.msgs)
+			}
+		})
+	}
+	if len(owner.msgs) != 0 {
+		t.Errorf("the violations were told to the server's test, not the request's: %v", owner.msgs)
+	}
+}
