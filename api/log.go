@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	rtrace "runtime/trace"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,6 +176,15 @@ func accessLog(logger *slog.Logger, observe Observer, tracing *Tracing) func(htt
 			if tracing != nil {
 				r, span = tracing.startRequestSpan(r)
 			}
+			// While the runtime's execution trace records (--slow-trace, /debug/pprof/trace),
+			// each request is a task in it, its route logged on it: a slow one is found by
+			// its duration, not by hand.
+			var task *rtrace.Task
+			if rtrace.IsEnabled() {
+				var ctx context.Context
+				ctx, task = rtrace.NewTask(r.Context(), "request")
+				r = r.WithContext(ctx)
+			}
 			lc := &logCtx{requestID: middleware.GetReqID(r.Context()), server: logger}
 			r = r.WithContext(context.WithValue(r.Context(), logKey{}, lc))
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
@@ -186,6 +196,10 @@ func accessLog(logger *slog.Logger, observe Observer, tracing *Tracing) func(htt
 			}
 			route := routeOf(r)
 			path := loggedPath(r, route)
+			if task != nil {
+				rtrace.Log(r.Context(), "route", r.Method+" "+route)
+				task.End()
+			}
 			if observe != nil {
 				observe(r.Method+" "+route, status, d)
 			}

@@ -28,7 +28,10 @@ type latencyConfig struct {
 	rates    []float64
 	duration time.Duration
 	seedFrom string
-	goals    latencyGoals
+	// slowTrace, when set, is the payouts server's --slow-trace: the execution trace of each
+	// request over the p99.9 goal lands there, to find what made it slow.
+	slowTrace string
+	goals     latencyGoals
 }
 
 // latencyGoals: at each rate the payouts server's p99 at most MaxP99Ratio times the bare
@@ -54,6 +57,7 @@ func latencyCommand(fs *flag.FlagSet, _ func(string) string) runFunc {
 	fs.Float64Var(&c.goals.MaxP99Ratio, "max-p99-ratio", 1.2, "goal: the payouts server's p99 at most this times the bare stack's")
 	fs.Float64Var(&c.goals.MinP99, "min-p99-ms", 5, "goal: a p99 up to this many ms always meets the goal above")
 	fs.Float64Var(&c.goals.MaxP999, "max-p999-ms", 25, "goal: the payouts server's p99.9 at most this, in ms")
+	fs.StringVar(&c.slowTrace, "slow-trace", "", "keep the payouts server's execution trace of each request slower than the p99.9 goal in this directory (serve --slow-trace)")
 	return c.run
 }
 
@@ -89,6 +93,10 @@ func (c *latencyConfig) run(ctx context.Context, s *session, out io.Writer) erro
 	args := []string{"serve", "--addr", paddr, "--data", filepath.Join(dir, "data"), "--admin-token", benchToken}
 	if c.seedFrom != "" {
 		args = append(args, "--bench-seed-from", c.seedFrom)
+	}
+	if c.slowTrace != "" {
+		over := time.Duration(c.goals.MaxP999 * float64(time.Millisecond))
+		args = append(args, "--slow-trace", c.slowTrace, "--slow-trace-over", over.String())
 	}
 	p, err := s.start("payouts", filepath.Join(dir, "payouts.log"), append(args, serveFlags...)...)
 	if err != nil {

@@ -80,6 +80,8 @@ func declareServeFlags(fs *flag.FlagSet) func() (server.Config, error) {
 	proxies := fs.String("trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For/Forwarded give the client address")
 	fs.StringVar(&c.Storage.BenchSeedFrom, "bench-seed-from", "", "benchmarks: start an empty data directory as a copy of this seeded one (payouts seed)")
 	fs.StringVar(&c.HTTP.PprofAddr, "pprof", "", "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060 (profiling; off by default)")
+	fs.StringVar(&c.HTTP.SlowTraceDir, "slow-trace", "", "write the execution trace of the second before each request slower than --slow-trace-over into this directory (go tool trace reads it; off by default)")
+	fs.DurationVar(&c.HTTP.SlowTraceOver, "slow-trace-over", 25*time.Millisecond, "what --slow-trace counts as a slow request")
 	fs.StringVar(&c.Storage.Database, "database", "", "postgres://user:pass@host:5432/db to run on PostgreSQL, several instances at once (default: the bbolt file in --data)")
 	databaseFile := fs.String("database-file", "", "file holding --database with its password (keeps it out of the command line)")
 	fs.StringVar(&c.Keys.Master, "master-key", "", "64 hex characters: the AES-256 key that seals merchant secrets (default: master.key in the data dir; required on PostgreSQL)")

@@ -130,7 +130,7 @@ func newApp(ctx context.Context, cfg Config, run running, opts Options, db rules
 		PublicURL:                w.run.publicURL,
 		Now:                      w.now,
 		Logger:                   logger,
-		Observe:                  w.metrics.Observe,
+		Observe:                  w.observe(),
 		Fund:                     w.lc.Fund,
 		Simulate: func(ctx context.Context, merchantID string, id int64, stage rules.Stage, status rules.Status) (*rules.Payout, error) {
 			return w.lc.Settle(ctx, merchantID, id, status, "", "")
@@ -238,4 +238,17 @@ func (w *wiring) shareWithOtherInstances() {
 			}
 		}
 	})
+}
+
+// observe is what every finished request is told to: the metrics, and the slow requests'
+// traces when they are on.
+func (w *wiring) observe() api.Observer {
+	slow := w.run.slow
+	if slow == nil {
+		return w.metrics.Observe
+	}
+	return func(route string, status int, d time.Duration) {
+		w.metrics.Observe(route, status, d)
+		slow.observe(route, status, d)
+	}
 }

@@ -35,6 +35,10 @@ type HTTPConfig struct {
 	TrustedProxies []netip.Prefix
 	MetricsAddr    string
 	PprofAddr      string
+	// SlowTraceDir, when set, receives the execution trace of the second before each
+	// request slower than SlowTraceOver (slowtrace.go).
+	SlowTraceDir  string
+	SlowTraceOver time.Duration
 	// DrainTimeout bounds a shutdown: requests, workers and the store get this long, then
 	// what is still running is abandoned, and logged.
 	DrainTimeout time.Duration

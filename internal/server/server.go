@@ -75,6 +75,12 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 		run.tracing.stop(by, logger)
 		return nil
 	})
+	if cfg.HTTP.SlowTraceDir != "" {
+		if run.slow, err = startSlowTraces(cfg.HTTP.SlowTraceDir, cfg.HTTP.SlowTraceOver, time.Now, logger); err != nil {
+			return err
+		}
+		opened.push("", func(context.Context) error { run.slow.stop(); return nil })
+	}
 	db, sealer, err := open(ctx, cfg, opts, run.tracing, mappedBudget(run.memory))
 	if err != nil {
 		return err
@@ -162,6 +168,8 @@ type running struct {
 	publicURLFromProxy bool
 	// memory is the memory budget setMemory found (0: none).
 	memory int64
+	// slow records the execution trace for slow requests (nil: --slow-trace off).
+	slow *slowTraces
 }
 
 // newHTTPServer serves the app, with its timeouts; the long-lived requests (the event
