@@ -463,7 +463,7 @@ func (lc *Lifecycle) CardEntered(ctx context.Context, id int64, card CardRef) (*
 	var result *Payout
 	var stepErr error
 	err := lc.Store.UpdatePayouts(ctx, []int64{id}, func(p *Payout, l Ledger) (time.Time, error) {
-		if p.Channel != ChannelCard || p.Card != nil || p.Status.Final() {
+		if p.Channel != ChannelCard || p.Card != nil || p.Status.Final() || p.CardLocked() {
 			stepErr = wrongState(p, "take a card")
 			return time.Time{}, ErrNoChange
 		}
@@ -490,7 +490,7 @@ func (lc *Lifecycle) CardEntered(ctx context.Context, id int64, card CardRef) (*
 }
 
 // RestartCardSession gives a card payout that still waits for its card a new expiry (the
-// merchant re-sent the same orderId).
+// merchant re-sent the same orderId), and its new session no failed attempts.
 func (lc *Lifecycle) RestartCardSession(ctx context.Context, id int64, expiresAt time.Time) (*Payout, error) {
 	lc.init()
 	var result *Payout
@@ -501,6 +501,7 @@ func (lc *Lifecycle) RestartCardSession(ctx context.Context, id int64, expiresAt
 			return time.Time{}, ErrNoChange
 		}
 		p.SessionExpiresAt = expiresAt
+		p.CardAttempts = 0
 		result = p.Clone()
 		if p.Status == StatusAuthorized && p.Reserved > 0 {
 			return expiresAt, nil

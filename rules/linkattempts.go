@@ -45,9 +45,9 @@ func linkOpen(p *Payout, m *Merchant, now time.Time, action string) error {
 	return nil
 }
 
-// linkNextDue is when a link that goes on waiting is next due: a reserved one at its
-// expiry, anything else at once.
-func linkNextDue(p *Payout, now time.Time) time.Time {
+// waitingNextDue is when a link or a card form that goes on waiting is next due: a reserved
+// one at its expiry, anything else at once.
+func waitingNextDue(p *Payout, now time.Time) time.Time {
 	if p.Status == StatusAuthorized && p.Reserved > 0 {
 		return p.SessionExpiresAt
 	}
@@ -81,17 +81,17 @@ func (lc *Lifecycle) CountLinkAttempt(ctx context.Context, m *Merchant, id int64
 		p.Link = &link
 		if !link.Locked() {
 			result = p.Clone()
-			return linkNextDue(p, now), nil
+			return waitingNextDue(p, now), nil
 		}
 		next, err := lc.finish(p, m, l, now, StatusExpired, CodeCardAttemptsExceded, "the payout link locked after failed submissions")
 		if err == ErrNoChange { // a status that cannot expire: the link stays locked all the same
 			result = p.Clone()
-			return linkNextDue(p, now), nil
+			return waitingNextDue(p, now), nil
 		}
 		result = p.Clone()
 		return next, err
 	})
-	return lc.linkWritten(ctx, result, stepErr, err, id)
+	return lc.formWritten(ctx, result, stepErr, err, id)
 }
 
 // EndLink ends payout link id of merchant m with status and code, as long as it is still
@@ -114,12 +114,12 @@ func (lc *Lifecycle) EndLink(ctx context.Context, m *Merchant, id int64, status 
 		result = p.Clone()
 		return next, err
 	})
-	return lc.linkWritten(ctx, result, stepErr, err, id)
+	return lc.formWritten(ctx, result, stepErr, err, id)
 }
 
-// linkWritten answers a link's write: its error, the step's, or the payout written, whose
-// end (if it ended) runs the finished hooks.
-func (lc *Lifecycle) linkWritten(ctx context.Context, result *Payout, stepErr, err error, id int64) (*Payout, error) {
+// formWritten answers the write of a link's or a card form's step: its error, the step's,
+// or the payout written, whose end (if it ended) runs the finished hooks.
+func (lc *Lifecycle) formWritten(ctx context.Context, result *Payout, stepErr, err error, id int64) (*Payout, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -127,6 +127,10 @@ type Payout struct {
 	// SessionExpiresAt ends a card payout's form session, or a payout link: without a card
 	// (a destination) by then it EXPIRES.
 	SessionExpiresAt time.Time `json:"sessionExpiresAt,omitzero"`
+	// CardAttempts are the card form's failed submissions in its current session
+	// (CountCardAttempt); none at creation, and none kept by a store written before they
+	// were counted here.
+	CardAttempts int `json:"cardAttempts,omitempty"`
 
 	// Link is set on a payout created as a payout link: what its beneficiary may choose.
 	// Its expiry is SessionExpiresAt; it waits on ChannelLink until the destination comes.

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -32,7 +31,7 @@ type Payouts interface {
 type Lifecycle interface {
 	CardEntered(ctx context.Context, id int64, card rules.CardRef) (*rules.Payout, error)
 	RestartCardSession(ctx context.Context, id int64, expiresAt time.Time) (*rules.Payout, error)
-	Settle(ctx context.Context, merchantID string, id int64, status rules.Status, code, note string) (*rules.Payout, error)
+	CountCardAttempt(ctx context.Context, m *rules.Merchant, id int64, session time.Time) (*rules.Payout, error)
 }
 
 // Vault keeps tokenized cards (the storage engine).
@@ -81,24 +80,21 @@ type Config struct {
 	Grace time.Duration
 }
 
-// maxAttempts failed submissions end the session.
-const maxAttempts = 5
-
-// Session keys.
+// Session keys. The failed attempts are counted on the payout (rules.Lifecycle.CountCardAttempt),
+// not in the session: a session written before may still hold them, and they are not read.
 const (
 	kPayout   = "payout"
 	kMerchant = "merchant"
 	kSID      = "sid"
-	kAttempts = "attempts"
-	kLocked   = "locked"
 )
 
-// Cards serves the card form.
+// Cards serves the card form. It holds no lock of its own: what two submissions at once
+// must not both do (take a card, count a failure, lock the form) is one conditional write of
+// the payout each, on one instance or several.
 type Cards struct {
-	cfg   Config
-	sm    *scs.SessionManager
-	cop   *http.CrossOriginProtection
-	locks [64]sync.Mutex
+	cfg Config
+	sm  *scs.SessionManager
+	cop *http.CrossOriginProtection
 }
 
 // NewCards makes the card form handlers.
@@ -131,12 +127,6 @@ func (c *Cards) Routes(r chi.Router) {
 	r.Handle("/static/*", static.Handler())
 }
 
-func (c *Cards) lock(id int64) func() {
-	m := &c.locks[uint64(id)%uint64(len(c.locks))]
-	m.Lock()
-	return m.Unlock
-}
-
 // Form is what the card endpoint answers: the form's URL, its expiry and the page itself.
 // URL is empty when no form was opened (the payout already has its card or its outcome).
 type Form struct {
@@ -152,7 +142,6 @@ type Form struct {
 // payout as it is.
 func (c *Cards) Open(ctx context.Context, m *rules.Merchant, res rules.CreateResult, lang string) (Form, error) {
 	p := res.Payout
-	defer c.lock(p.ID)()
 	now := c.cfg.Now()
 	restart := !res.Created && p.Card == nil && !p.Status.Final() && now.Before(p.SessionExpiresAt)
 	if !res.Created && !restart {
@@ -220,7 +209,6 @@ func (c *Cards) newSession(ctx context.Context, p *rules.Payout, exp time.Time) 
 	c.sm.Put(sctx, kPayout, p.ID)
 	c.sm.Put(sctx, kMerchant, p.MerchantID)
 	c.sm.Put(sctx, kSID, sid)
-	c.sm.Put(sctx, kAttempts, 0)
 	c.sm.SetDeadline(sctx, exp.Add(c.cfg.Grace))
 	token, _, err := c.sm.Commit(sctx)
 	if err != nil {
@@ -239,8 +227,6 @@ type session struct {
 	payoutID   int64
 	merchantID string
 	sid        string
-	attempts   int
-	locked     bool
 	base       string // the absolute URL the form's links are built on (Cards.baseURL)
 }
 
@@ -273,8 +259,6 @@ func (c *Cards) resolve(ctx context.Context, token string) (*state, error) {
 		payoutID:   c.sm.GetInt64(sctx, kPayout),
 		merchantID: c.sm.GetString(sctx, kMerchant),
 		sid:        c.sm.GetString(sctx, kSID),
-		attempts:   c.sm.GetInt(sctx, kAttempts),
-		locked:     c.sm.GetBool(sctx, kLocked),
 	}
 	if s.payoutID == 0 {
 		return &state{kind: kindInvalid}, nil
@@ -305,7 +289,7 @@ func (c *Cards) resolve(ctx context.Context, token string) (*state, error) {
 	switch {
 	case p.Card != nil:
 		st.kind = kindResult
-	case s.locked:
+	case p.CardLocked():
 		st.kind = kindLocked
 	case p.Status == rules.StatusExpired:
 		st.kind = kindExpired
@@ -422,8 +406,8 @@ func (c *Cards) formView(ctx context.Context, st *state, lang string, now time.T
 			f.Errors[k] = page.T.Errors[key]
 		}
 	}
-	f.AttemptsLeft = maxAttempts - st.s.attempts
-	f.ShowAttempts = st.s.attempts > 0
+	f.AttemptsLeft = rules.CardAttemptsMax - st.p.CardAttempts
+	f.ShowAttempts = st.p.CardAttempts > 0
 	f.Script = templates.Script{Mode: kindForm, SelfURL: c.selfURL(st.s.base, st.s.token, lang),
 		RemainingMs: max(left.Milliseconds(), 1), Texts: page.T.JS()}
 	return f
@@ -521,15 +505,6 @@ func (c *Cards) submit(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the form could not be read", http.StatusBadRequest)
 		return
 	}
-	defer c.lock(st.p.ID)()
-	if st, err = c.resolve(r.Context(), token); err != nil { // again, under the payout's lock
-		c.internal(w, r, err)
-		return
-	}
-	if st.kind != kindForm {
-		redirect()
-		return
-	}
 	in := cardInput{Holder: r.PostForm.Get("holder"), PAN: r.PostForm.Get("pan"),
 		Expiry: r.PostForm.Get("expiry"), CVV: r.PostForm.Get("cvv")}
 	doc := st.p.Request.Beneficiary.Document
@@ -594,31 +569,32 @@ func (c *Cards) enter(w http.ResponseWriter, r *http.Request, st *state, ref rul
 	return true
 }
 
-// failed counts a failed submission; the fifth ends the session and the payout
-// (REJECTED/EXPIRED, code 1127), the others re-render the form with its messages.
+// failed counts a failed submission on the payout (rules.Lifecycle.CountCardAttempt); the
+// fifth locks the form and ends the payout (REJECTED/EXPIRED, code 1127) in the same write,
+// the others re-render the form with its messages. A form that moved on meanwhile (another
+// submission took a card or locked it, it expired, the merchant restarted it) counts
+// nothing: the redirect shows what it is.
 func (c *Cards) failed(w http.ResponseWriter, r *http.Request, st *state, errs map[string]string, in cardInput) {
-	st.s.attempts++
-	c.sm.Put(st.s.ctx, kAttempts, st.s.attempts)
-	if st.s.attempts >= maxAttempts {
-		st.s.locked = true
-		c.sm.Put(st.s.ctx, kLocked, true)
+	p, err := c.cfg.Lifecycle.CountCardAttempt(r.Context(), st.m, st.p.ID, st.p.SessionExpiresAt)
+	var re *rules.Error
+	if errors.As(err, &re) {
+		c.cfg.Log.Info("card attempt not counted", "payout", st.p.ID, "err", err)
+		http.Redirect(w, r, c.selfURL(c.baseURL(r.Context()), st.s.token, langOf(r)), http.StatusSeeOther)
+		return
 	}
-	if _, _, err := c.sm.Commit(st.s.ctx); err != nil {
+	if err != nil {
 		c.internal(w, r, err)
 		return
 	}
-	if !st.s.locked {
+	st.p = p
+	if !p.CardLocked() {
 		c.show(w, r, st, errs, cardInput{Holder: in.Holder, Expiry: in.Expiry}, http.StatusUnprocessableEntity)
 		return
 	}
-	p, err := c.cfg.Lifecycle.Settle(r.Context(), st.m.ID, st.p.ID, rules.StatusExpired, rules.CodeCardAttemptsExceded,
-		"five failed card submissions ended the card form session")
-	if err != nil {
-		c.cfg.Log.Info("lockout: payout not ended", "payout", st.p.ID, "err", err)
-	} else {
-		st.p = p
+	if !p.Status.Final() {
+		c.cfg.Log.Info("lockout: payout not ended", "payout", p.ID, "status", p.Status)
 	}
-	c.cfg.Log.Info("card form locked after failed attempts", "payout", st.p.ID, "attempts", st.s.attempts)
+	c.cfg.Log.Info("card form locked after failed attempts", "payout", p.ID, "attempts", p.CardAttempts)
 	st.kind = kindLocked
 	c.show(w, r, st, nil, cardInput{}, http.StatusGone)
 }

@@ -46,6 +46,7 @@ type fixture struct {
 	cards *web.Cards
 	srv   *httptest.Server
 	m     *rules.Merchant
+	cfg   web.Config
 }
 
 func newFixture(t *testing.T, settings rules.Settings) *fixture {
@@ -77,10 +78,25 @@ func newFixture(t *testing.T, settings rules.Settings) *fixture {
 	r := chi.NewRouter()
 	f.srv = httptest.NewServer(r)
 	t.Cleanup(f.srv.Close)
-	f.cards = web.NewCards(web.Config{BaseURL: f.srv.URL, Payouts: db, Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Lifecycle: f.lc,
-		Vault: db, Sessions: db.Sessions(context.Background(), f.clock.Now), Sealer: sealer, Now: f.clock.Now})
+	f.cfg = web.Config{BaseURL: f.srv.URL, Payouts: db, Merchants: func(id string) (*rules.Merchant, error) { return db.Merchant(context.Background(), id) }, Lifecycle: f.lc,
+		Vault: db, Sessions: db.Sessions(context.Background(), f.clock.Now), Sealer: sealer, Now: f.clock.Now}
+	f.cards = web.NewCards(f.cfg)
 	f.cards.Routes(r)
 	return f
+}
+
+// second serves the same form from another web.Cards on the same store, as a second
+// instance of the service would, and answers its URL.
+func (f *fixture) second() string {
+	f.t.Helper()
+	r := chi.NewRouter()
+	srv := httptest.NewServer(r)
+	f.t.Cleanup(srv.Close)
+	cfg := f.cfg
+	cfg.BaseURL = srv.URL
+	cfg.Sessions = f.db.Sessions(context.Background(), f.clock.Now)
+	web.NewCards(cfg).Routes(r)
+	return srv.URL
 }
 
 func cardBody(orderID string) []byte {
@@ -386,6 +402,89 @@ func TestLockoutEndsThePayout(t *testing.T) {
 	resp.Body.Close()
 	if !st.Final || st.Topic != "mps-payout-finished-fail" {
 		t.Errorf("status: %+v", st)
+	}
+}
+
+// Failed submissions sent at once, half of them to a second instance, count each on the
+// payout: four re-render the form, one locks it and ends the payout, once, and the rest find
+// it locked (a redirect to the locked page); no lock of the form's own is needed for that.
+func TestConcurrentFailuresLockOnce(t *testing.T) {
+	f := newFixture(t, rules.Settings{CardPayouts: true})
+	form, _ := f.open("LOCK-AT-ONCE")
+	f.lc.RunOnce(context.Background())
+	other := strings.Replace(form.URL, f.srv.URL, f.second(), 1)
+	bad := goodCard()
+	bad.Set("cvv", "1")
+	const posts = 12
+	codes := make([]int, posts)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range codes {
+		u := form.URL
+		if i%2 == 1 {
+			u = other
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			req, _ := http.NewRequest("POST", u, strings.NewReader(bad.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
+			resp, err := noFollow.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			codes[i] = resp.StatusCode
+		}()
+	}
+	close(start)
+	wg.Wait()
+	n := map[int]int{}
+	for _, c := range codes {
+		n[c]++
+	}
+	if n[http.StatusUnprocessableEntity] != rules.CardAttemptsMax-1 || n[http.StatusGone] != 1 ||
+		n[http.StatusSeeOther] != posts-rules.CardAttemptsMax {
+		t.Fatalf("answers %v, want %d re-rendered forms, one lockout and the rest redirected", n, rules.CardAttemptsMax-1)
+	}
+	p, _ := f.db.Payout(context.Background(), "7", form.Payout.ID)
+	if p.Status != rules.StatusExpired || p.CardAttempts != rules.CardAttemptsMax || len(p.Errors) != 1 ||
+		p.Errors[0].Code != rules.CodeCardAttemptsExceded || p.Reserved != 0 {
+		t.Errorf("payout: %s, %d attempts, reserved %d, errors %+v", p.Status, p.CardAttempts, p.Reserved, p.Errors)
+	}
+	if resp, doc := get(t, other); resp.StatusCode != http.StatusGone || doc.Find(".result-locked").Length() != 1 {
+		t.Errorf("the form after the lockout: %d", resp.StatusCode)
+	}
+	post(t, other, goodCard(), sameOrigin)
+	if p, _ := f.db.Payout(context.Background(), "7", form.Payout.ID); p.Card != nil {
+		t.Errorf("a card was taken after the lockout")
+	}
+}
+
+// A restart gives the new session all its attempts, and a failure sent on the old one
+// counts against neither.
+func TestRestartForgetsTheFailedAttempts(t *testing.T) {
+	f := newFixture(t, rules.Settings{CardPayouts: true})
+	first, _ := f.open("RE-ATTEMPTS")
+	f.lc.RunOnce(context.Background())
+	bad := goodCard()
+	bad.Set("cvv", "1")
+	for range 3 {
+		if resp, _ := post(t, first.URL, bad, sameOrigin); resp.StatusCode != http.StatusUnprocessableEntity {
+			t.Fatalf("failure: %d", resp.StatusCode)
+		}
+	}
+	f.clock.Add(time.Minute)
+	second, _ := f.open("RE-ATTEMPTS")
+	if resp, _ := post(t, first.URL, bad, sameOrigin); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("a failure on the old link: %d, want a redirect", resp.StatusCode)
+	}
+	resp, doc := post(t, second.URL, bad, sameOrigin)
+	if got := doc.Find(".attempts strong").Text(); resp.StatusCode != http.StatusUnprocessableEntity || got != "4" {
+		t.Errorf("the new session's first failure: %d, %q attempts left, want 422 and 4", resp.StatusCode, got)
 	}
 }
 

@@ -82,9 +82,10 @@ const stateVersion = 1
 
 // Flags of a state record: which optional parts follow.
 const (
-	stateStageOwn = 1 << iota // the stage is not StageOf(status): it is written
-	stateCard                 // a card reference follows
-	stateErrors               // the errors follow, as JSON
+	stateStageOwn     = 1 << iota // the stage is not StageOf(status): it is written
+	stateCard                     // a card reference follows
+	stateErrors                   // the errors follow, as JSON
+	stateCardAttempts             // the card form's failed attempts follow (none: a record written before they were counted)
 )
 
 // encodeState writes the mutable part of p, and due (the payout's time in the lifecycle
@@ -92,7 +93,7 @@ const (
 //
 //	version, flags, status, [stage], statusChangedAt (8 bytes), due (varint), reserved,
 //	railRef, sessionExpiresAt, claimCodeHash, claimAttempts, [card: token brand bin last4],
-//	[errors JSON], history count, then per transition: flags, status, [stage],
+//	[cardAttempts], [errors JSON], history count, then per transition: flags, status, [stage],
 //	time (varint, from the previous transition's or statusChangedAt for the first), code, note
 //
 // Strings are a uvarint length and the bytes.
@@ -107,6 +108,9 @@ func encodeState(p *rules.Payout, due time.Time) ([]byte, error) {
 	}
 	if len(p.Errors) > 0 {
 		flags |= stateErrors
+	}
+	if p.CardAttempts != 0 {
+		flags |= stateCardAttempts
 	}
 	b = append(b, stateVersion, flags)
 	b = appendString(b, string(p.Status))
@@ -126,6 +130,9 @@ func encodeState(p *rules.Payout, due time.Time) ([]byte, error) {
 		b = appendString(b, p.Card.Brand)
 		b = appendString(b, p.Card.BIN)
 		b = appendString(b, p.Card.Last4)
+	}
+	if flags&stateCardAttempts != 0 {
+		b = binary.AppendVarint(b, int64(p.CardAttempts))
 	}
 	if len(p.Errors) > 0 {
 		raw, err := marshal(p.Errors)
@@ -268,6 +275,9 @@ func decodeState(raw []byte, p *rules.Payout) (time.Time, error) {
 	p.ClaimAttempts = int(r.varint())
 	if flags&stateCard != 0 {
 		p.Card = &rules.CardRef{Token: r.string(), Brand: r.string(), BIN: r.string(), Last4: r.string()}
+	}
+	if flags&stateCardAttempts != 0 {
+		p.CardAttempts = int(r.varint())
 	}
 	if flags&stateErrors != 0 {
 		raw := r.string()

@@ -29,11 +29,14 @@ func TestPayoutRecordRoundTrips(t *testing.T) {
 	odd.OrderID, odd.Country, odd.Currency = "OTHER", "COL", "COP" // not the request's
 	odd.History[1].Stage = rules.StagePending                      // a stage that is not its status's
 	odd.Stage = rules.StagePending
+	form := samplePayout()
+	form.Channel, form.SessionExpiresAt, form.CardAttempts = rules.ChannelCard, time.Date(2026, 11, 21, 15, 15, 0, 0, time.UTC), 3
 	cases := map[string]struct {
 		p   *rules.Payout
 		due time.Time
 	}{
 		"settled with every optional part": {full, time.Time{}},
+		"a card form with failed attempts": {form, time.Date(2026, 11, 21, 15, 15, 0, 0, time.UTC)},
 		"in progress and queued":           {samplePayout(), time.Date(2026, 11, 21, 15, 0, 2, 5, time.UTC)},
 		"fields that differ from the rule": {odd, time.Unix(0, 1)},
 	}

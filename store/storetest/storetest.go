@@ -65,6 +65,7 @@ func Run(t *testing.T, e Engine) {
 		{"Audit", testAudit},
 		{"Batches", testBatches},
 		{"Links", testLinks},
+		{"CardAttempts", testCardAttempts},
 	} {
 		t.Run(area.name, func(t *testing.T) { area.run(t, e) })
 	}
