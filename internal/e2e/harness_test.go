@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alexedwards/argon2id"
+
 	"payouts/internal/cli"
 	"payouts/internal/server"
 	"payouts/rules"
@@ -100,6 +102,9 @@ func startServerWith(t testing.TB, dir string, opts server.Options, args ...stri
 	if opts.NewNotificationKey == nil {
 		opts.NewNotificationKey = sharedNotificationKey
 	}
+	if opts.PasswordHashing == nil {
+		opts.PasswordHashing = testPasswordHashing
+	}
 	// The server says where it listens once it answers (its stdout keeps the line for people).
 	ready := make(chan server.Listening, 1)
 	given := opts.Ready
@@ -147,6 +152,12 @@ func startServerWith(t testing.TB, dir string, opts server.Options, args ...stri
 // was a third of the package's CPU. A test of keys that differ makes its own (`payouts
 // keys`, otherNotificationKey).
 var sharedNotificationKey = sync.OnceValues(server.NewNotificationKeyPEM)
+
+// testPasswordHashing is the test servers' argon2id: 64 KiB instead of production's 46 MiB
+// a hash, which was a fifth of the package's CPU. What the tests check of passwords (set,
+// compared, refused, the unknown email compared all the same) does not depend on the cost;
+// web/dashboard's tests hold a server without the option to the production parameters.
+var testPasswordHashing = &argon2id.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32}
 
 // checkLedgers opens a stopped server's database and checks every balance against its
 // payouts.

@@ -24,6 +24,7 @@ func (w *wiring) wireDashboard(ctx context.Context) {
 		Limiter:                  api.NewSignInLimiter(w.deps.AdminFailures),
 		Sandbox:                  w.cfg.Sandbox.On,
 		AllowHTTPNotificationURL: w.cfg.Notify.AllowPrivateURLs,
+		PasswordHashing:          w.opts.PasswordHashing,
 		Settle: func(ctx context.Context, merchantID string, id int64, status rules.Status) (*rules.Payout, error) {
 			return w.lc.Settle(ctx, merchantID, id, status, "", "")
 		},

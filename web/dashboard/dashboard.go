@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/a-h/templ"
+	"github.com/alexedwards/argon2id"
 	"github.com/alexedwards/scs/v2"
 	"github.com/go-chi/chi/v5"
 
@@ -128,6 +129,11 @@ type Config struct {
 	ResendLinkMail func(ctx context.Context, m *rules.Merchant, id int64) (*rules.Payout, error)
 	Now            func() time.Time
 	Log            *slog.Logger
+	// PasswordHashing, when set, replaces argon2id's parameters (passwordParams) for the
+	// passwords set here and an unknown email's comparison. Only tests set it
+	// (server.Options), whose servers set and check dozens of passwords each: a server
+	// started from its flags hashes with passwordParams.
+	PasswordHashing *argon2id.Params
 
 	// CertifyReceiver starts a receiver certification run of m against url (its
 	// notificationUrl when empty) and answers the run's id; nil: no certification (sandbox off).
@@ -202,6 +208,9 @@ type Dashboard struct {
 	cop       *http.CrossOriginProtection
 	delays    *rules.SignInDelays
 	refusals  *rules.SignInRefusals
+	// passwordParams hash the passwords set here; dummyHash is their unknown email's.
+	passwordParams *argon2id.Params
+	dummyHash      string
 }
 
 // New makes the dashboard.
@@ -234,6 +243,11 @@ func New(cfg Config) *Dashboard {
 	sm.Cookie.Persist = false // gone with the browser
 	d := &Dashboard{cfg: cfg, principal: adminPrincipal(cfg.AdminToken), sm: sm, cop: http.NewCrossOriginProtection(), delays: cfg.SignInDelays,
 		refusals: cfg.SignInRefusals}
+	d.passwordParams = passwordParams
+	if cfg.PasswordHashing != nil {
+		d.passwordParams = cfg.PasswordHashing
+	}
+	d.dummyHash = dummyHash(d.passwordParams)
 	sm.ErrorFunc = d.sessionFailed
 	return d
 }

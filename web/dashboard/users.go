@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alexedwards/argon2id"
@@ -34,8 +35,25 @@ import (
 var passwordParams = &argon2id.Params{Memory: 46 * 1024, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32}
 
 // dummyHash is compared with when the email is unknown, so that a sign-in takes as long
-// whether the user exists or not.
-var dummyHash, _ = argon2id.CreateHash("payouts: no such user", passwordParams)
+// whether the user exists or not: made with the parameters the dashboard hashes with, once
+// per process for the production ones (a test process starts a hundred servers).
+func dummyHash(p *argon2id.Params) string {
+	if p == passwordParams {
+		return productionDummyHash()
+	}
+	h, _ := argon2id.CreateHash("payouts: no such user", p)
+	return h
+}
+
+var productionDummyHash = sync.OnceValue(func() string {
+	h, _ := argon2id.CreateHash("payouts: no such user", passwordParams)
+	return h
+})
+
+// hashPassword is how a password set here is stored.
+func (d *Dashboard) hashPassword(pw string) (string, error) {
+	return argon2id.CreateHash(pw, d.passwordParams)
+}
 
 // totpOpts are the codes' parameters: 6 digits every 30 s, SHA-1 (what every app reads).
 var totpOpts = totp.ValidateOpts{Period: 30, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1}
@@ -193,7 +211,7 @@ func (d *Dashboard) userLogin(w http.ResponseWriter, r *http.Request) {
 		unchecked(err)
 		return
 	}
-	hash := dummyHash
+	hash := d.dummyHash
 	if u != nil && u.PasswordHash != "" {
 		hash = u.PasswordHash
 	}
@@ -398,7 +416,7 @@ func (d *Dashboard) setup(w http.ResponseWriter, r *http.Request) {
 		d.showSetup(w, r, u, errs, http.StatusUnprocessableEntity)
 		return
 	}
-	hash, err := argon2id.CreateHash(pw, passwordParams)
+	hash, err := d.hashPassword(pw)
 	if err != nil {
 		d.internal(w, r, err)
 		return
@@ -623,7 +641,7 @@ func (d *Dashboard) changePassword(w http.ResponseWriter, r *http.Request) {
 		d.showAccount(w, r, errs, http.StatusUnprocessableEntity)
 		return
 	}
-	hash, err := argon2id.CreateHash(pw, passwordParams)
+	hash, err := d.hashPassword(pw)
 	if err != nil {
 		d.internal(w, r, err)
 		return
