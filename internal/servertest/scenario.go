@@ -26,6 +26,9 @@ type Scenario struct {
 	// Admin sends the admin token.
 	Admin   bool
 	Headers map[string]string
+	// Request, when set, makes the request instead (signed at a timestamp of its own, say);
+	// Method and Path then only name it in messages.
+	Request func() *http.Request
 	// Edit changes the request before it is sent (a header or a query parameter taken
 	// away), to send what a client should not.
 	Edit func(*http.Request)
@@ -97,7 +100,9 @@ func (sc Scenario) Send(t testing.TB, client *http.Client, base, adminToken stri
 	t.Helper()
 	body := bodyBytes(sc.Body)
 	var req *http.Request
-	if sc.As != nil {
+	if sc.Request != nil {
+		req = sc.Request()
+	} else if sc.As != nil {
 		req = sc.As.Request(sc.method(), sc.Path, body, sc.Query)
 	} else {
 		u := base + sc.Path

@@ -13,10 +13,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +26,7 @@ import (
 	"payouts/internal/cli"
 	"payouts/internal/server"
 	"payouts/rules"
+	"payouts/store"
 	"payouts/store/bolt"
 	"payouts/store/postgres"
 	"payouts/store/postgres/pgtest"
@@ -65,6 +68,9 @@ type Setup struct {
 	Args []string
 	// Options are what a test injects: a clock, write faults.
 	Options server.Options
+	// Before is given the new store, with its sealer, before the server first opens it:
+	// what an earlier version or an import left there.
+	Before func(db rules.Storage, sealer *store.Sealer)
 }
 
 // AdminToken is every test server's admin token.
@@ -81,7 +87,11 @@ type Server struct {
 	// OpenAPI document the server serves (Contract).
 	HTTP *http.Client
 
-	logs syncBuffer
+	cfg       server.Config
+	opts      server.Options
+	transport *http.Transport
+	running   func() // stops what serves now; nil: stopped
+	logs      syncBuffer
 }
 
 // Start serves the application for t over a new store, until t ends; then it checks the
@@ -96,36 +106,88 @@ func Start(t testing.TB, setup Setup) *Server {
 		s.Database = pgtest.Database(t)
 		flags = append(flags, postgresFlags(t, dir, s.Database)...)
 	}
-	cfg, err := cli.ServeConfig(append(flags, setup.Args...), func(string) string { return "" })
-	if err != nil {
+	var err error
+	if s.cfg, err = cli.ServeConfig(append(flags, setup.Args...), func(string) string { return "" }); err != nil {
 		t.Fatalf("serve %v: %v", setup.Args, err)
 	}
-	opts := setup.Options
-	if opts.NewNotificationKey == nil {
-		opts.NewNotificationKey = SharedNotificationKey
+	s.opts = setup.Options
+	if s.opts.NewNotificationKey == nil {
+		s.opts.NewNotificationKey = SharedNotificationKey
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	s.URL = "http://" + ts.Listener.Addr().String()
-	srv, stop, err := server.NewServer(context.Background(), cfg, opts, s.URL, &s.logs)
+	if setup.Before != nil {
+		s.offline(t, setup.Before)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		ts.Listener.Close()
-		t.Fatalf("server: %v", err)
+		t.Fatal(err)
 	}
-	ts.Config = srv
-	ts.Start()
-	s.HTTP = &http.Client{Transport: &contractTransport{base: s.URL, inner: ts.Client().Transport, owner: t}, Timeout: 30 * time.Second}
+	s.URL = "http://" + ln.Addr().String()
+	s.transport = &http.Transport{MaxIdleConnsPerHost: 64}
+	s.HTTP = &http.Client{Transport: &contractTransport{base: s.URL, inner: s.transport, owner: t}, Timeout: 30 * time.Second}
+	s.serve(t, ln)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx) // the event streams end here (its shutdown hooks), then httptest's Close waits for none
-		ts.Close()
-		stop()
+		s.stop()
 		if t.Failed() {
 			t.Logf("the server's log:\n%s", s.logs.tail(64<<10))
 		}
 		s.checkLedgers(t)
 	})
 	return s
+}
+
+// serve starts the application on ln.
+func (s *Server) serve(t testing.TB, ln net.Listener) {
+	t.Helper()
+	srv, stop, err := server.NewServer(context.Background(), s.cfg, s.opts, s.URL, &s.logs)
+	if err != nil {
+		ln.Close()
+		t.Fatalf("server: %v", err)
+	}
+	ts := &httptest.Server{Listener: ln, Config: srv}
+	ts.Start()
+	s.running = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx) // the event streams end here (its shutdown hooks), so that httptest's Close waits for none
+		ts.Close()
+		stop()
+		s.transport.CloseIdleConnections()
+	}
+}
+
+// stop stops the application, once.
+func (s *Server) stop() {
+	if s.running != nil {
+		s.running()
+		s.running = nil
+	}
+}
+
+// Restart stops the application, gives its store to between (nil: nothing) while it is
+// stopped, and starts it again over the same store at the same address: what a restart of
+// the process keeps, and a test's clients, still hold.
+func (s *Server) Restart(t testing.TB, between func(db rules.Storage, sealer *store.Sealer)) {
+	t.Helper()
+	s.stop()
+	if between != nil {
+		s.offline(t, between)
+	}
+	ln, err := net.Listen("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatalf("restart: listening again at %s: %v", s.URL, err)
+	}
+	s.serve(t, ln)
+}
+
+// offline opens the store, with its sealer, while no server has it open, and gives it to f.
+func (s *Server) offline(t testing.TB, f func(db rules.Storage, sealer *store.Sealer)) {
+	t.Helper()
+	db, sealer, err := server.Open(context.Background(), s.cfg)
+	if err != nil {
+		t.Fatalf("opening the store: %v", err)
+	}
+	defer db.Close(context.Background())
+	f(db, sealer)
 }
 
 // postgresFlags put a server on the PostgreSQL database url, with the keys every instance
