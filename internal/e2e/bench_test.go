@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"payouts/internal/server"
+	"payouts/internal/servertest"
 	"payouts/rules"
 	"payouts/rules/merchants"
 )
@@ -69,7 +70,7 @@ func seedStore(tb testing.TB, dir string, n int) *merchantClient {
 			tb.Fatal(err)
 		}
 	}
-	return &merchantClient{MerchantID: m.ID, Key: c.APIKey, Secret: c.APISecret}
+	return &merchantClient{&servertest.Merchant{MerchantID: m.ID, Key: c.APIKey, Secret: c.APISecret}}
 }
 
 var seeded = struct {

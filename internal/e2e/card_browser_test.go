@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"payouts/internal/server"
+	"payouts/internal/servertest"
 
 	"github.com/chromedp/chromedp"
 )
@@ -153,7 +154,7 @@ func shopMerchant(t *testing.T, s *testServer, origin string) *merchantClient {
 		map[string]any{"country": "PER", "currency": "PEN", "amount": 1_000_000_000}, nil); code != 200 {
 		t.Fatalf("fund: %d", code)
 	}
-	return &merchantClient{Base: s.URL, MerchantID: out.MerchantID, Key: out.APIKey, Secret: out.APISecret, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	return &merchantClient{&servertest.Merchant{Base: s.URL, MerchantID: out.MerchantID, Key: out.APIKey, Secret: out.APISecret, HTTP: &http.Client{Timeout: 30 * time.Second}}}
 }
 
 type shopMessage struct {

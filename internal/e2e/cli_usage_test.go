@@ -17,6 +17,7 @@ import (
 
 	"payouts/internal/cli"
 	"payouts/internal/server"
+	"payouts/internal/servertest"
 	"payouts/store/postgres"
 	"payouts/store/postgres/pgtest"
 )
@@ -246,7 +247,7 @@ func startDemo(t *testing.T, dir string) demoRun {
 // signedGet signs GET /api/v1/{mid}/balance with the pair and answers its status.
 func signedGet(t *testing.T, base, mid, key, secret string) int {
 	t.Helper()
-	c := &merchantClient{Base: base, MerchantID: mid, Key: key, Secret: secret, HTTP: &http.Client{Timeout: 10 * time.Second}}
+	c := &merchantClient{&servertest.Merchant{Base: base, MerchantID: mid, Key: key, Secret: secret, HTTP: &http.Client{Timeout: 10 * time.Second}}}
 	code, _, _ := c.do(t, "GET", "balance", nil, "")
 	return code
 }

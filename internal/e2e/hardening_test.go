@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"payouts/internal/server"
+	"payouts/internal/servertest"
 	"payouts/rules"
 )
 
@@ -761,7 +762,7 @@ func TestSimulateReversedOnlyAfterProcessedAndTheLedgerHolds(t *testing.T) {
 	if code := s.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "No money", "settings": map[string]any{"pendingOnNoBalance": true}}, &m); code != 201 {
 		t.Fatal(code)
 	}
-	c := &merchantClient{Base: s.URL, MerchantID: m.MerchantID, Key: m.APIKey, Secret: m.APISecret, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	c := &merchantClient{&servertest.Merchant{Base: s.URL, MerchantID: m.MerchantID, Key: m.APIKey, Secret: m.APISecret, HTTP: &http.Client{Timeout: 30 * time.Second}}}
 	simulate := func(id int64, body map[string]any) (int, []byte) {
 		code, _, raw := c.do(t, "POST", "payouts/"+strconv.FormatInt(id, 10)+"/simulate", body, "")
 		return code, raw

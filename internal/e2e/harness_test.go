@@ -9,22 +9,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/alexedwards/argon2id"
-
 	"payouts/internal/cli"
 	"payouts/internal/server"
-	"payouts/rules"
+	"payouts/internal/servertest"
 )
 
 // runMain runs a command line in-process, as the binary would, with an empty environment.
@@ -103,7 +99,7 @@ func startServerWith(t testing.TB, dir string, opts server.Options, args ...stri
 		opts.NewNotificationKey = sharedNotificationKey
 	}
 	if opts.PasswordHashing == nil {
-		opts.PasswordHashing = testPasswordHashing
+		opts.PasswordHashing = servertest.PasswordHashing
 	}
 	// The server says where it listens once it answers (its stdout keeps the line for people).
 	ready := make(chan server.Listening, 1)
@@ -147,20 +143,13 @@ func startServerWith(t testing.TB, dir string, opts server.Options, args ...stri
 	return s
 }
 
-// sharedNotificationKey is the notification key every test server's first start writes:
-// one RSA key for the test process, as finding a key's primes for each of a hundred servers
-// was a third of the package's CPU. A test of keys that differ makes its own (`payouts
-// keys`, otherNotificationKey).
-var sharedNotificationKey = sync.OnceValues(server.NewNotificationKeyPEM)
+// sharedNotificationKey is the notification key every test server's first start writes
+// (servertest's: one RSA key for the test process). A test of keys that differ makes its
+// own (`payouts keys`, otherNotificationKey).
+var sharedNotificationKey = servertest.SharedNotificationKey
 
-// testPasswordHashing is the test servers' argon2id: 64 KiB instead of production's 46 MiB
-// a hash, which was a fifth of the package's CPU. What the tests check of passwords (set,
-// compared, refused, the unknown email compared all the same) does not depend on the cost;
-// web/dashboard's tests hold a server without the option to the production parameters.
-var testPasswordHashing = &argon2id.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32}
-
-// checkLedgers opens a stopped server's database and checks every balance against its
-// payouts.
+// checkLedgers opens a stopped server's database and checks its ledger
+// (servertest.CheckLedgers).
 func checkLedgers(t testing.TB, dir string) {
 	t.Helper()
 	db, err := openTestStore(t, dir)
@@ -169,51 +158,7 @@ func checkLedgers(t testing.TB, dir string) {
 		return
 	}
 	defer db.Close(context.Background())
-	if err := db.CheckAllLedgers(context.Background()); err != nil {
-		t.Errorf("ledger check: %v", err)
-	}
-	checkEntriesAddUp(t, db)
-}
-
-// checkEntriesAddUp checks, for every merchant and balance a stopped server stored, that
-// its ledger entries add up to it: the sum of their changes is its available
-// balance and its balance, each entry's running figures follow the one before, and the
-// last carries the balance.
-func checkEntriesAddUp(t testing.TB, db rules.Storage) {
-	t.Helper()
-	ms, err := db.Merchants(context.Background())
-	if err != nil {
-		t.Errorf("ledger entries check: %v", err)
-		return
-	}
-	for _, m := range ms {
-		bs, err := db.Balances(context.Background(), m.ID)
-		if err != nil {
-			t.Errorf("ledger entries check: %v", err)
-			return
-		}
-		for _, b := range bs {
-			entries, err := rules.AllEntries(context.Background(), db, m.ID, b.Country, b.Currency)
-			if err != nil {
-				t.Errorf("ledger entries check: %v", err)
-				return
-			}
-			var sa, sb int64
-			prev := rules.Entry{}
-			for _, e := range entries {
-				da, db := e.Deltas()
-				sa, sb = sa+da, sb+db
-				if e.ID != prev.ID+1 || e.Type != rules.EntryOpening && (e.Available != prev.Available+da || e.Balance != prev.Balance+db) {
-					t.Errorf("merchant %s %s: entry %+v does not follow %+v", m.ID, b.Currency, e, prev)
-				}
-				prev = e
-			}
-			if sa != b.Available || sb != b.Balance || prev.Available != b.Available || prev.Balance != b.Balance {
-				t.Errorf("merchant %s %s: the entries add up to %d/%d and end on %d/%d; the balance is %d/%d",
-					m.ID, b.Currency, sa, sb, prev.Available, prev.Balance, b.Available, b.Balance)
-			}
-		}
-	}
+	servertest.CheckLedgers(t, db)
 }
 
 // Stop shuts the server down gracefully and reports its error.
@@ -288,30 +233,15 @@ func (s *testServer) getMetrics() (*http.Response, error) {
 	return http.DefaultClient.Do(req)
 }
 
-// merchantClient signs requests for one merchant.
-type merchantClient struct {
-	Base, MerchantID, Key, Secret string
-	HTTP                          *http.Client
-	// Now signs with this clock; nil is time.Now.
-	Now func() time.Time
-}
+// merchantClient signs requests for one merchant (servertest.Merchant, whose Do, Request,
+// SignedAt and WaitStage it has); the end-to-end tests' own requests of a merchant are
+// its methods.
+type merchantClient struct{ *servertest.Merchant }
 
 // newMerchant creates a merchant with the given settings (JSON names) and funds it.
 func (s *testServer) newMerchant(t testing.TB, settings map[string]any) *merchantClient {
 	t.Helper()
-	var out struct {
-		MerchantID, APIKey, APISecret string
-	}
-	if code := s.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "Test " + t.Name(), "settings": settings}, &out); code != 201 {
-		t.Fatalf("create merchant: %d", code)
-	}
-	for _, f := range [][3]any{{"COL", "COP", 100_000_000_000}, {"PER", "PEN", 1_000_000_000}, {"PER", "USD", 100_000_000}} {
-		if code := s.admin(t, "POST", "/admin/v1/merchants/"+out.MerchantID+"/balance",
-			map[string]any{"country": f[0], "currency": f[1], "amount": f[2]}, nil); code != 200 {
-			t.Fatalf("fund: %d", code)
-		}
-	}
-	return &merchantClient{Base: s.URL, MerchantID: out.MerchantID, Key: out.APIKey, Secret: out.APISecret, HTTP: s.client()}
+	return &merchantClient{servertest.NewMerchant(t, s.URL, s.AdminToken, s.client(), settings)}
 }
 
 // client is the server's HTTP client: its own, else a new one over the default transport.
@@ -322,140 +252,50 @@ func (s *testServer) client() *http.Client {
 	return &http.Client{Timeout: 30 * time.Second}
 }
 
-// do sends a signed request; path is relative to /api/v1/{merchantId} unless it starts
-// with "/". query is extra query parameters ("limit=2&stage=SUCCESS").
+// do sends a signed request (servertest.Merchant.Do).
 func (c *merchantClient) do(t testing.TB, method, path string, body any, query string) (int, http.Header, []byte) {
 	t.Helper()
-	var raw []byte
-	switch b := body.(type) {
-	case nil:
-	case []byte:
-		raw = b
-	case string:
-		raw = []byte(b)
-	default:
-		raw, _ = json.Marshal(b)
-	}
-	req := c.request(method, path, raw, query)
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, out
+	return c.Do(t, method, path, body, query)
 }
 
-// request builds a signed request.
+// request builds a signed request (servertest.Merchant.Request).
 func (c *merchantClient) request(method, path string, body []byte, query string) *http.Request {
-	if !strings.HasPrefix(path, "/") {
-		path = "/api/v1/" + c.MerchantID + "/" + path
-	}
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
-	ts := now().UnixMilli()
-	sig := rules.Signature(c.Secret, method, path, ts, body)
-	u := fmt.Sprintf("%s%s?timestamp=%d&signature=%s", c.Base, path, ts, sig)
-	if query != "" {
-		u += "&" + query
-	}
-	req, _ := http.NewRequest(method, u, bytes.NewReader(body))
-	req.Header.Set("monnet-api-key", c.Key)
-	req.Header.Set("Content-Type", "application/json")
-	return req
+	return c.Request(method, path, body, query)
 }
 
-// payoutAnswer is the wire payout with the GET additions the tests read.
-type payoutAnswer struct {
-	Payout struct {
-		ID       int64  `json:"Id"`
-		Country  string `json:"country"`
-		Amount   int64  `json:"amount"`
-		Currency string `json:"currency"`
-		OrderID  string `json:"orderId"`
-	} `json:"payout"`
-	Output struct {
-		Stage                string `json:"stage"`
-		Status               string `json:"status"`
-		StatusChangeDateTime string `json:"statusChangeDateTime"`
-	} `json:"output"`
-	Errors []struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"errors"`
-	History []struct {
-		Status string `json:"status"`
-	} `json:"history"`
-}
-
-func decodePayout(t testing.TB, raw []byte) payoutAnswer {
-	t.Helper()
-	var p payoutAnswer
-	if err := json.Unmarshal(raw, &p); err != nil {
-		t.Fatalf("decode payout: %v: %s", err, raw)
-	}
-	return p
-}
-
-// problemAnswer is the error body (docs/reference/errors.md).
-type problemAnswer struct {
-	Title   string   `json:"title"`
-	Status  int      `json:"status"`
-	Detail  string   `json:"detail"`
-	Code    string   `json:"code"`
-	Message []string `json:"message"`
-	Errors  []struct {
-		Code     string `json:"code"`
-		Message  string `json:"message"`
-		Location string `json:"location"`
-	} `json:"errors"`
-}
-
-func decodeProblem(t testing.TB, raw []byte) problemAnswer {
-	t.Helper()
-	var p problemAnswer
-	if err := json.Unmarshal(raw, &p); err != nil {
-		t.Fatalf("decode problem: %v: %s", err, raw)
-	}
-	return p
-}
-
-// waitStage polls GET /payouts/{id} until the payout reaches stage (or fails the test).
+// waitStage polls the payout until it reaches stage (servertest.Merchant.WaitStage).
 func (c *merchantClient) waitStage(t testing.TB, id int64, stage string, within time.Duration) payoutAnswer {
 	t.Helper()
-	var last payoutAnswer
-	if poll(within, func() bool {
-		code, _, raw := c.do(t, "GET", "payouts/"+strconv.FormatInt(id, 10), nil, "")
-		if code != 200 {
-			t.Fatalf("GET payout %d: %d %s", id, code, raw)
-		}
-		last = decodePayout(t, raw)
-		return last.Output.Stage == stage
-	}) {
-		return last
-	}
-	t.Fatalf("payout %d did not reach %s within %v: last %s/%s", id, stage, within, last.Output.Stage, last.Output.Status)
-	return last
+	return c.WaitStage(t, id, stage, within)
 }
 
+// with is a copy of the client changed by edit (for signing with a wrong key, clock, id).
+func (c *merchantClient) with(edit func(*merchantClient)) *merchantClient {
+	n := &merchantClient{c.With(func(*servertest.Merchant) {})}
+	edit(n)
+	return n
+}
+
+// The answers the tests read, and the sample requests, are servertest's.
+type (
+	payoutAnswer  = servertest.Payout
+	problemAnswer = servertest.Problem
+)
+
+var (
+	decodePayout   = servertest.DecodePayout
+	decodeProblem  = servertest.DecodeProblem
+	perBankRequest = servertest.PerBankRequest
+	colBankRequest = servertest.ColBankRequest
+)
+
 // pollEvery is how long a wait pauses between two looks at what it waits for.
-const pollEvery = 20 * time.Millisecond
+const pollEvery = servertest.PollEvery
 
 // poll calls cond until it holds (true) or within has passed (false). Every wait of these
 // tests for the service polls what it awaits through here, or moves the sandbox clock:
 // a fixed sleep is either too short on a loaded machine or too long on a quiet one.
-func poll(within time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(pollEvery)
-	}
-	return true
-}
+var poll = servertest.Poll
 
 // eventually polls cond until it holds, or fails the test after within saying what did
 // not happen.
@@ -505,32 +345,6 @@ func stepStartClock() *testClock {
 	c := &testClock{}
 	c.Advance(30*time.Second - time.Duration(time.Now().UnixNano()%int64(30*time.Second)))
 	return c
-}
-
-// Sample requests, valid for the all-on merchant.
-func perBankRequest(orderID string) map[string]any {
-	return map[string]any{
-		"country": "PER", "amount": 100000, "currency": "PEN", "orderId": orderID,
-		"beneficiary": map[string]any{"name": "Ana", "lastName": "Quispe", "email": "ana.quispe@gmail.com",
-			"document": map[string]any{"type": 1, "number": "45678912"}},
-		"destination": map[string]any{"bankAccount": map[string]any{"bankCode": "002", "accountType": 2, "accountNumber": "19312345678012"}},
-	}
-}
-
-func colBankRequest(orderID string) map[string]any {
-	return map[string]any{
-		"country": "COL", "amount": 5000000, "currency": "COP", "orderId": orderID,
-		"beneficiary": map[string]any{"name": "Juan", "lastName": "Pérez", "email": "juan.perez@gmail.com",
-			"document": map[string]any{"type": 1, "number": "1020304050"}},
-		"destination": map[string]any{"bankAccount": map[string]any{"bankCode": "007", "accountType": 2, "accountNumber": "12345678901"}},
-	}
-}
-
-// with is a copy of the client changed by edit (for signing with a wrong key, clock, id).
-func (c *merchantClient) with(edit func(*merchantClient)) *merchantClient {
-	n := &merchantClient{Base: c.Base, MerchantID: c.MerchantID, Key: c.Key, Secret: c.Secret, HTTP: c.HTTP, Now: c.Now}
-	edit(n)
-	return n
 }
 
 // mustMetric is a sample of /metrics that the server must have.

@@ -18,6 +18,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"payouts/internal/servertest"
 	"payouts/rules"
 )
 
@@ -238,7 +239,7 @@ func TestRequirementsEndpoint(t *testing.T) {
 			t.Errorf("%s: %d %s, want 400 %s at %s", tc.query, code, body, tc.code, tc.location)
 		}
 	}
-	if code, _, _ := (&merchantClient{Base: s.URL, MerchantID: c.MerchantID, Key: c.Key, Secret: "wrong", HTTP: c.HTTP}).do(t, "GET", "requirements", nil, "country=PER"); code != 401 {
+	if code, _, _ := (&merchantClient{&servertest.Merchant{Base: s.URL, MerchantID: c.MerchantID, Key: c.Key, Secret: "wrong", HTTP: c.HTTP}}).do(t, "GET", "requirements", nil, "country=PER"); code != 401 {
 		t.Errorf("a wrong signature: %d, want 401", code)
 	}
 

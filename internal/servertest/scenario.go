@@ -49,10 +49,17 @@ type Scenario struct {
 // Run sends each scenario to s, as a subtest named after it, in order.
 func (s *Server) Run(t *testing.T, scenarios []Scenario) {
 	t.Helper()
+	RunAt(t, s.HTTP, s.URL, s.AdminToken, scenarios)
+}
+
+// RunAt sends each scenario to the server at base with client (nil: the default one), as a
+// subtest named after it, in order.
+func RunAt(t *testing.T, client *http.Client, base, adminToken string, scenarios []Scenario) {
+	t.Helper()
 	for _, sc := range scenarios {
 		t.Run(sc.Name, func(t *testing.T) {
 			t.Helper()
-			code, hdr, raw := s.Send(t, sc)
+			code, hdr, raw := sc.Send(t, client, base, adminToken)
 			if code != sc.WantStatus {
 				t.Fatalf("%s %s: %d %.300s, want %d", sc.method(), sc.Path, code, raw, sc.WantStatus)
 			}

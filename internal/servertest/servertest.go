@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alexedwards/argon2id"
+
 	"payouts/internal/cli"
 	"payouts/internal/server"
 	"payouts/rules"
@@ -113,6 +115,9 @@ func Start(t testing.TB, setup Setup) *Server {
 	s.opts = setup.Options
 	if s.opts.NewNotificationKey == nil {
 		s.opts.NewNotificationKey = SharedNotificationKey
+	}
+	if s.opts.PasswordHashing == nil {
+		s.opts.PasswordHashing = PasswordHashing
 	}
 	if setup.Before != nil {
 		s.offline(t, setup.Before)
@@ -224,6 +229,13 @@ func randomHexKey() []byte {
 // one RSA key, as finding a key's primes for each of a hundred servers costs more than
 // everything else they do. A test of keys that differ makes its own.
 var SharedNotificationKey = sync.OnceValues(server.NewNotificationKeyPEM)
+
+// PasswordHashing is the test servers' argon2id: 64 KiB instead of production's 46 MiB a
+// hash, which was a fifth of the end-to-end package's CPU. What the tests check of
+// passwords (set, compared, refused, the unknown email compared all the same) does not
+// depend on the cost; web/dashboard's tests hold a server without the option to the
+// production parameters.
+var PasswordHashing = &argon2id.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32}
 
 // checkLedgers opens the stopped server's store and checks its ledger.
 func (s *Server) checkLedgers(t testing.TB) {
