@@ -299,12 +299,7 @@ var poll = servertest.Poll
 
 // eventually polls cond until it holds, or fails the test after within saying what did
 // not happen.
-func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	if !poll(within, cond) {
-		t.Fatalf("after %s: %s", within, what)
-	}
-}
+var eventually = servertest.Eventually
 
 // testClock is real time that a test moves forward: given to a server as its real clock
 // (server.Options.Now), it lets the test pass over what keeps real time rather than the

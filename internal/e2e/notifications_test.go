@@ -121,13 +121,10 @@ func freeAddr(t testing.TB) string {
 	return addr
 }
 
+// create creates a payout, or fails the test (servertest.Merchant.Create).
 func (c *merchantClient) create(t testing.TB, body map[string]any) payoutAnswer {
 	t.Helper()
-	code, _, raw := c.do(t, "POST", "payouts", body, "")
-	if code != 201 {
-		t.Fatalf("create %v: %d %s", body["orderId"], code, raw)
-	}
-	return decodePayout(t, raw)
+	return c.Create(t, body)
 }
 
 func messagesWith(msgs []smtptest.Message, text string) []smtptest.Message {

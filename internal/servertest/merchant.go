@@ -161,6 +161,16 @@ func (c *Merchant) With(edit func(*Merchant)) *Merchant {
 	return &n
 }
 
+// Create creates a payout, or fails the test.
+func (c *Merchant) Create(t testing.TB, body map[string]any) Payout {
+	t.Helper()
+	code, _, raw := c.Do(t, "POST", "payouts", body, "")
+	if code != 201 {
+		t.Fatalf("create %v: %d %s", body["orderId"], code, raw)
+	}
+	return DecodePayout(t, raw)
+}
+
 // WaitStage polls GET /payouts/{id} until the payout reaches stage, or fails the test.
 func (c *Merchant) WaitStage(t testing.TB, id int64, stage string, within time.Duration) Payout {
 	t.Helper()
@@ -194,6 +204,15 @@ func Poll(within time.Duration, cond func() bool) bool {
 		time.Sleep(PollEvery)
 	}
 	return true
+}
+
+// Eventually polls cond until it holds, or fails the test after within saying what did
+// not happen.
+func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if !Poll(within, cond) {
+		t.Fatalf("after %s: %s", within, what)
+	}
 }
 
 // Payout is the wire payout with the GET additions the tests read.
