@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"payouts/internal/servertest"
 )
 
 // Batches and key roles, end to end on the real server.
@@ -18,13 +20,7 @@ import (
 // roleKey issues merchant c a key with role and returns a client signing with it.
 func (s *testServer) roleKey(t testing.TB, c *merchantClient, role string) *merchantClient {
 	t.Helper()
-	var out struct {
-		KeyID, Role, APIKey, APISecret string
-	}
-	if code := s.admin(t, "POST", "/admin/v1/merchants/"+c.MerchantID+"/keys", map[string]any{"role": role}, &out); code != 201 || out.Role != role {
-		t.Fatalf("a %s key: %d %+v", role, code, out)
-	}
-	return c.with(func(n *merchantClient) { n.Key, n.Secret = out.APIKey, out.APISecret })
+	return &merchantClient{servertest.NewRole(t, s.URL, s.AdminToken, s.client(), c.Merchant, role)}
 }
 
 // batchAnswer is a batch as the API answers it.

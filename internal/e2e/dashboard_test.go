@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"payouts/internal/server"
+	"payouts/internal/servertest"
 )
 
 // dashboardGets and dashboardPosts are every /dashboard path (ids of existing records: a
@@ -40,14 +41,7 @@ func dashboardSignIn(t *testing.T, s *testServer) *http.Client {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := dashClient(jar)
-	resp, err := c.PostForm(s.URL+"/dashboard/login", url.Values{"token": {s.AdminToken}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/dashboard" {
-		t.Fatalf("sign in: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
-	}
+	servertest.SignIn(t, c, s.URL, s.AdminToken)
 	return c
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,6 +161,49 @@ func (c *Merchant) With(edit func(*Merchant)) *Merchant {
 	n := *c
 	edit(&n)
 	return &n
+}
+
+// Role is a new key of c's merchant with role (maker, checker), as the admin API makes it.
+func (s *Server) Role(t testing.TB, c *Merchant, role string) *Merchant {
+	t.Helper()
+	return NewRole(t, s.URL, s.AdminToken, s.HTTP, c, role)
+}
+
+// NewRole is a new key of c's merchant with role (maker, checker), made through the admin
+// API of the server at base.
+func NewRole(t testing.TB, base, adminToken string, client *http.Client, c *Merchant, role string) *Merchant {
+	t.Helper()
+	var out struct {
+		KeyID, Role, APIKey, APISecret string
+	}
+	code, _, raw := AdminRequest(t, client, base, adminToken, "POST", "/admin/v1/merchants/"+c.MerchantID+"/keys", map[string]any{"role": role})
+	if code != 201 || json.Unmarshal(raw, &out) != nil || out.Role != role {
+		t.Fatalf("a %s key: %d %s", role, code, raw)
+	}
+	return c.With(func(n *Merchant) { n.Key, n.Secret = out.APIKey, out.APISecret })
+}
+
+// Dashboard signs in to the dashboard with the admin token and returns the client that
+// holds the session's cookie; it follows no redirect.
+func (s *Server) Dashboard(t testing.TB) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Transport: s.HTTP.Transport, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	SignIn(t, c, s.URL, s.AdminToken)
+	return c
+}
+
+// SignIn signs c (which keeps cookies and follows no redirect) in to the dashboard of the
+// server at base with the admin token.
+func SignIn(t testing.TB, c *http.Client, base, adminToken string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/dashboard/login", strings.NewReader(url.Values{"token": {adminToken}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	code, hdr, _ := Send(t, c, req)
+	if code != http.StatusSeeOther || hdr.Get("Location") != "/dashboard" {
+		t.Fatalf("sign in: %d to %q", code, hdr.Get("Location"))
+	}
 }
 
 // Create creates a payout, or fails the test.
