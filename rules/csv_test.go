@@ -3,7 +3,10 @@ package rules_test
 import (
 	"bytes"
 	"encoding/csv"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"payouts/rules"
@@ -67,5 +70,35 @@ func TestCSVWriterNeutralisesEveryCell(t *testing.T) {
 	}
 	if row[0] != "=1+2" {
 		t.Errorf("the caller's row changed: %q", row)
+	}
+}
+
+// Every CSV writer of the service goes through rules.CSVWriter: encoding/csv's own writer
+// is used in one place only, so a new export cannot skip the neutralising by accident.
+func TestEveryCSVWriterIsTheNeutralisingOne(t *testing.T) {
+	t.Parallel()
+	root := ".."
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules" || d.Name() == ".ci") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if strings.Contains(string(raw), "csv.NewWriter(") && rel != filepath.Join("rules", "csv.go") {
+			t.Errorf("%s writes CSV with encoding/csv's writer: use rules.NewCSVWriter", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
