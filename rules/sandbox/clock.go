@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,30 +21,44 @@ const MaxClockOffset = 10 * 365 * 24 * time.Hour
 // Now never waits: the group writer reads the clock inside its transaction, so a reader
 // that waited for a change in progress (which writes the store) would wait for the writer
 // that waits for it (one advance under create traffic once wedged every write). The
-// offset is an atomic; changes are serialised by their own mutex, which nothing on the
-// write path ever takes.
+// offset is an atomic, and nothing is locked around the store: each change is one
+// transaction of the store's (ChangeSandboxClock), which answers the offset it wrote and its
+// generation, and the copy here only ever takes a later generation than it holds, so two
+// changes whose answers come back out of order never move it backwards.
 type Clock struct {
 	Real  func() time.Time
 	Store rules.ClockStore
-	// Moved is told after each change, outside the lock, to wake the workers that sleep
-	// until a due time. May be nil.
+	// Moved is told after each change to wake the workers that sleep until a due time. May
+	// be nil.
 	Moved func()
 
-	// changing is held by Advance, Reset and Sync only, across their store calls: two
-	// advances at once must add up. Now, Offset and the writer never take it.
-	changing sync.Mutex
-	offset   atomic.Int64
+	state atomic.Pointer[rules.ClockState]
 }
 
 // NewClock makes the clock over real, starting at the offset st keeps.
 func NewClock(ctx context.Context, real func() time.Time, st rules.ClockStore) (*Clock, error) {
-	off, err := st.SandboxClockOffset(ctx)
+	cur, err := st.SandboxClock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	c := &Clock{Real: real, Store: st}
-	c.offset.Store(int64(max(off, 0)))
+	c.take(cur)
 	return c, nil
+}
+
+// take keeps st as the clock's state when it is later than the one held (or none is), and
+// says whether the offset changed. A negative offset kept counts as none.
+func (c *Clock) take(st rules.ClockState) bool {
+	st.Offset = max(st.Offset, 0)
+	for {
+		cur := c.state.Load()
+		if cur != nil && st.Gen <= cur.Gen {
+			return false
+		}
+		if c.state.CompareAndSwap(cur, &st) {
+			return cur == nil || cur.Offset != st.Offset
+		}
+	}
 }
 
 // Now is real time plus the offset; it never waits.
@@ -55,7 +68,10 @@ func (c *Clock) Now() time.Time {
 
 // Offset is how far the clock runs ahead of real time.
 func (c *Clock) Offset() time.Duration {
-	return time.Duration(c.offset.Load())
+	if st := c.state.Load(); st != nil {
+		return st.Offset
+	}
+	return 0
 }
 
 // ParseAdvance reads an advance: a Go duration ("90m", "48h") or whole days ("8d"). It must be
@@ -82,51 +98,42 @@ func ParseAdvance(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// Advance moves the clock forward by d (positive) and keeps the new offset.
+// Advance moves the clock forward by d (positive) and keeps the new offset. Another instance
+// on the same database may have moved the clock: the store adds d to the offset it keeps,
+// not to this instance's copy.
 func (c *Clock) Advance(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeClockAdvance, Field: "advance", Value: d.String(), Message: "must be positive: the clock never goes back"}
 	}
-	c.changing.Lock()
-	// Another instance on the same database may have moved the clock: advance from the
-	// offset kept, not from this instance's copy.
-	cur := c.Offset()
-	if stored, err := c.Store.SandboxClockOffset(ctx); err == nil && stored >= 0 {
-		cur = stored
+	st, err := c.Store.ChangeSandboxClock(ctx, func(cur time.Duration) (time.Duration, error) {
+		cur = max(cur, 0)
+		off := cur + d
+		if off > MaxClockOffset || off < cur {
+			return 0, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeClockAdvance, Field: "advance", Value: d.String(),
+				Message: "would put the clock more than 10 years ahead of real time"}
+		}
+		return off, nil
+	})
+	if err != nil {
+		return err
 	}
-	off := cur + d
-	if off > MaxClockOffset || off < cur {
-		c.changing.Unlock()
-		return &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeClockAdvance, Field: "advance", Value: d.String(),
-			Message: "would put the clock more than 10 years ahead of real time"}
-	}
-	err := c.Store.PutSandboxClockOffset(ctx, off)
-	if err == nil {
-		c.offset.Store(int64(off))
-	}
-	c.changing.Unlock()
-	if err == nil && c.Moved != nil {
+	c.take(st)
+	if c.Moved != nil {
 		c.Moved()
 	}
-	return err
+	return nil
 }
 
 // Sync takes the offset kept in the store: several instances on one database each keep a
 // copy of the clock, and one's Advance or Reset reaches the others through Sync (internal/server
-// runs it every second on PostgreSQL). It tells Moved when the offset changed. While this instance
-// changes the clock, Sync leaves it be: the change is newer than what Sync would read.
+// runs it every second on PostgreSQL). It tells Moved when the offset changed. A read older
+// than a change this instance made meanwhile is of an earlier generation, and left be.
 func (c *Clock) Sync(ctx context.Context) error {
-	if !c.changing.TryLock() {
-		return nil
-	}
-	off, err := c.Store.SandboxClockOffset(ctx)
+	st, err := c.Store.SandboxClock(ctx)
 	if err != nil {
-		c.changing.Unlock()
 		return err
 	}
-	changed := c.offset.Swap(int64(max(off, 0))) != int64(max(off, 0))
-	c.changing.Unlock()
-	if changed && c.Moved != nil {
+	if c.take(st) && c.Moved != nil {
 		c.Moved()
 	}
 	return nil
@@ -134,14 +141,13 @@ func (c *Clock) Sync(ctx context.Context) error {
 
 // Reset returns the clock to real time.
 func (c *Clock) Reset(ctx context.Context) error {
-	c.changing.Lock()
-	err := c.Store.PutSandboxClockOffset(ctx, 0)
-	if err == nil {
-		c.offset.Store(0)
+	st, err := c.Store.ChangeSandboxClock(ctx, func(time.Duration) (time.Duration, error) { return 0, nil })
+	if err != nil {
+		return err
 	}
-	c.changing.Unlock()
-	if err == nil && c.Moved != nil {
+	c.take(st)
+	if c.Moved != nil {
 		c.Moved()
 	}
-	return err
+	return nil
 }

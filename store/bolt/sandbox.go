@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -17,28 +18,75 @@ import (
 // per-merchant scripted outcomes, the simulated directory's entries, the integration users
 // and the lookups' request ids in the misc bucket under their own prefixes.
 
-var metaClockOffset = []byte("sandbox-clock-offset") // decimal nanoseconds
+var (
+	metaClockOffset = []byte("sandbox-clock-offset") // decimal nanoseconds
+	metaClockGen    = []byte("sandbox-clock-gen")    // decimal: raised by each change of the offset
+)
 
 // SandboxClockOffset is the stored offset of the sandbox clock, zero when none.
 func (s *DB) SandboxClockOffset(ctx context.Context) (time.Duration, error) {
-	var off time.Duration
+	st, err := s.SandboxClock(ctx)
+	return st.Offset, err
+}
+
+// SandboxClock is the stored offset of the sandbox clock and its generation, zero when none.
+func (s *DB) SandboxClock(ctx context.Context) (rules.ClockState, error) {
+	var st rules.ClockState
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
-		v := tx.Bucket(bMeta).Get(metaClockOffset)
-		if v == nil {
-			return nil
-		}
-		n, err := strconv.ParseInt(string(v), 10, 64)
-		off = time.Duration(n)
+		var err error
+		st, err = readClock(tx.Bucket(bMeta))
 		return err
 	})
-	return off, err
+	return st, err
+}
+
+func readClock(meta *bbolt.Bucket) (rules.ClockState, error) {
+	var st rules.ClockState
+	for _, f := range []struct {
+		key []byte
+		n   *int64
+	}{{metaClockOffset, (*int64)(&st.Offset)}, {metaClockGen, &st.Gen}} {
+		if v := meta.Get(f.key); v != nil {
+			n, err := strconv.ParseInt(string(v), 10, 64)
+			if err != nil {
+				return rules.ClockState{}, fmt.Errorf("sandbox clock %s %q: %w", f.key, v, err)
+			}
+			*f.n = n
+		}
+	}
+	return st, nil
 }
 
 // PutSandboxClockOffset stores the offset of the sandbox clock.
 func (s *DB) PutSandboxClockOffset(ctx context.Context, off time.Duration) error {
-	return s.bdb.Update(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bMeta).Put(metaClockOffset, []byte(strconv.FormatInt(int64(off), 10)))
+	_, err := s.ChangeSandboxClock(ctx, func(time.Duration) (time.Duration, error) { return off, nil })
+	return err
+}
+
+// ChangeSandboxClock changes the offset of the sandbox clock in one write transaction, which
+// bbolt runs one at a time.
+func (s *DB) ChangeSandboxClock(ctx context.Context, change func(time.Duration) (time.Duration, error)) (rules.ClockState, error) {
+	var st rules.ClockState
+	err := s.bdb.Update(func(tx *bbolt.Tx) error {
+		meta := tx.Bucket(bMeta)
+		cur, err := readClock(meta)
+		if err != nil {
+			return err
+		}
+		off, err := change(cur.Offset)
+		if err != nil {
+			return err
+		}
+		st = rules.ClockState{Offset: off, Gen: cur.Gen + 1}
+		if err := meta.Put(metaClockOffset, []byte(strconv.FormatInt(int64(off), 10))); err != nil {
+			return err
+		}
+		return meta.Put(metaClockGen, []byte(strconv.FormatInt(st.Gen, 10)))
 	})
+	if err != nil {
+		return rules.ClockState{}, err
+	}
+	return st, nil
 }
 
 func sandboxRulesKey(merchantID string) []byte { return key("sandbox-rules", merchantID) }

@@ -18,37 +18,99 @@ import (
 // offset in meta, the per-merchant scripted outcomes, the simulated directory's entries,
 // the integration users and the lookups' request ids in tables of their own.
 
-// metaClockOffset is the meta key of the sandbox clock's offset (decimal nanoseconds).
-const metaClockOffset = "sandbox-clock-offset"
+// metaClockOffset is the meta key of the sandbox clock's offset (decimal nanoseconds),
+// metaClockGen of its generation (decimal, raised by each change of the offset).
+const (
+	metaClockOffset = "sandbox-clock-offset"
+	metaClockGen    = "sandbox-clock-gen"
+)
 
 // SandboxClockOffset is the stored offset of the sandbox clock, zero when none.
 func (s *DB) SandboxClockOffset(ctx context.Context) (time.Duration, error) {
-	var v []byte
-	err := s.pool.QueryRow(context.Background(), `SELECT value FROM meta WHERE key = $1`, metaClockOffset).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("sandbox clock offset: %w", err)
-	}
-	n, err := strconv.ParseInt(string(v), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("sandbox clock offset %q: %w", v, err)
-	}
-	return time.Duration(n), nil
+	st, err := s.SandboxClock(ctx)
+	return st.Offset, err
 }
 
-// upsertClockOffsetSQL writes the sandbox clock's offset ($1, decimal nanoseconds).
+// SandboxClock is the stored offset of the sandbox clock and its generation, zero when none.
+func (s *DB) SandboxClock(ctx context.Context) (rules.ClockState, error) {
+	rows, err := s.pool.Query(context.Background(), `SELECT key, value FROM meta WHERE key IN ($1, $2)`, metaClockOffset, metaClockGen)
+	if err != nil {
+		return rules.ClockState{}, fmt.Errorf("sandbox clock: %w", err)
+	}
+	return scanClock(rows)
+}
+
+// scanClock reads the clock's rows of meta (none, either or both).
+func scanClock(rows pgx.Rows) (rules.ClockState, error) {
+	var st rules.ClockState
+	var key string
+	var v []byte
+	_, err := pgx.ForEachRow(rows, []any{&key, &v}, func() error {
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("sandbox clock %s %q: %w", key, v, err)
+		}
+		if key == metaClockGen {
+			st.Gen = n
+		} else {
+			st.Offset = time.Duration(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return rules.ClockState{}, fmt.Errorf("sandbox clock: %w", err)
+	}
+	return st, nil
+}
+
+// upsertClockOffsetSQL writes the sandbox clock's offset ($1, decimal nanoseconds): a
+// restore's, into a new store.
 const upsertClockOffsetSQL = `INSERT INTO meta (key, value) VALUES ('` + metaClockOffset + `', $1)
 	ON CONFLICT (key) DO UPDATE SET value = excluded.value`
 
 // PutSandboxClockOffset stores the offset of the sandbox clock.
 func (s *DB) PutSandboxClockOffset(ctx context.Context, off time.Duration) error {
-	_, err := s.pool.Exec(context.Background(), upsertClockOffsetSQL, []byte(strconv.FormatInt(int64(off), 10)))
-	if err != nil {
-		return fmt.Errorf("put sandbox clock offset: %w", err)
+	_, err := s.ChangeSandboxClock(ctx, func(time.Duration) (time.Duration, error) { return off, nil })
+	return err
+}
+
+// ChangeSandboxClock changes the offset of the sandbox clock in one transaction that holds
+// the clock's rows of meta locked (made first if missing, so that there is a row to lock):
+// a change on another instance waits for it and reads what it wrote.
+func (s *DB) ChangeSandboxClock(ctx context.Context, change func(time.Duration) (time.Duration, error)) (rules.ClockState, error) {
+	var st rules.ClockState
+	var changeErr error
+	err := pgx.BeginFunc(context.Background(), s.pool, func(tx pgx.Tx) error {
+		ctx := context.Background()
+		if _, err := tx.Exec(ctx, `INSERT INTO meta (key, value) VALUES ($1, '0'), ($2, '0') ON CONFLICT (key) DO NOTHING`,
+			metaClockOffset, metaClockGen); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT key, value FROM meta WHERE key IN ($1, $2) ORDER BY key FOR UPDATE`, metaClockOffset, metaClockGen)
+		if err != nil {
+			return err
+		}
+		cur, err := scanClock(rows)
+		if err != nil {
+			return err
+		}
+		off, err := change(cur.Offset)
+		if err != nil {
+			changeErr = err
+			return err
+		}
+		st = rules.ClockState{Offset: off, Gen: cur.Gen + 1}
+		_, err = tx.Exec(ctx, `UPDATE meta SET value = CASE key WHEN $1 THEN $3::bytea ELSE $4::bytea END WHERE key IN ($1, $2)`,
+			metaClockOffset, metaClockGen, []byte(strconv.FormatInt(int64(off), 10)), []byte(strconv.FormatInt(st.Gen, 10)))
+		return err
+	})
+	if changeErr != nil {
+		return rules.ClockState{}, changeErr
 	}
-	return nil
+	if err != nil {
+		return rules.ClockState{}, fmt.Errorf("change sandbox clock: %w", err)
+	}
+	return st, nil
 }
 
 // SandboxRules are a merchant's scripted outcomes, in order; none when never set.

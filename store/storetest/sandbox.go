@@ -3,10 +3,13 @@ package storetest
 import (
 	"context"
 	"errors"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
 	"payouts/rules"
+	"payouts/rules/sandbox"
 )
 
 // testSandbox: the sandbox's records (clock offset, scripted rules, directory entries,
@@ -24,6 +27,122 @@ func testSandbox(t *testing.T, e Engine) {
 			if got, err := s.SandboxClockOffset(context.Background()); err != nil || got != off {
 				t.Errorf("after putting %v: %v %v", off, got, err)
 			}
+		}
+	})
+
+	t.Run("concurrent clock changes on both handles add up, each under its own generation", func(t *testing.T) {
+		a, b := e.handles(t)
+		const n = 16
+		states := make([]rules.ClockState, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range states {
+			s := a
+			if i%2 == 1 {
+				s = b
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				st, err := s.ChangeSandboxClock(context.Background(), func(cur time.Duration) (time.Duration, error) { return cur + time.Minute, nil })
+				if err != nil {
+					t.Error(err)
+				}
+				states[i] = st
+			}()
+		}
+		close(start)
+		wg.Wait()
+		seen := map[int64]bool{}
+		for _, st := range states {
+			// Each change read what the one before it wrote: its generation says which it was.
+			if st.Gen < 1 || st.Gen > n || seen[st.Gen] || st.Offset != time.Duration(st.Gen)*time.Minute {
+				t.Errorf("a change answered %+v; want generations 1 to %d, each its own, at as many minutes", st, n)
+			}
+			seen[st.Gen] = true
+		}
+		for _, s := range []rules.Storage{a, b} {
+			if st, err := s.SandboxClock(context.Background()); err != nil || st != (rules.ClockState{Offset: n * time.Minute, Gen: n}) {
+				t.Errorf("kept after %d advances of a minute: %+v %v", n, st, err)
+			}
+		}
+		refused := errors.New("too far")
+		if _, err := b.ChangeSandboxClock(context.Background(), func(time.Duration) (time.Duration, error) { return 0, refused }); !errors.Is(err, refused) {
+			t.Errorf("a refused change answered %v, want its own error", err)
+		}
+		if st, _ := a.SandboxClock(context.Background()); st != (rules.ClockState{Offset: n * time.Minute, Gen: n}) {
+			t.Errorf("a refused change wrote %+v", st)
+		}
+	})
+
+	t.Run("concurrent advances of the sandbox clock on two instances add up, and neither clock goes back", func(t *testing.T) {
+		a, b := e.handles(t)
+		real := func() time.Time { return T0 }
+		var clocks [2]*sandbox.Clock
+		for i, s := range []rules.Storage{a, b} {
+			c, err := sandbox.NewClock(context.Background(), real, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clocks[i] = c
+		}
+		const n = 12
+		done := make(chan struct{})
+		var watched sync.WaitGroup
+		for _, c := range clocks {
+			watched.Add(1)
+			go func() {
+				defer watched.Done()
+				last := c.Offset()
+				for {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					if off := c.Offset(); off < last {
+						t.Errorf("a clock went back from %v to %v", last, off)
+						return
+					} else {
+						last = off
+					}
+					runtime.Gosched()
+				}
+			}()
+		}
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := clocks[i%2].Advance(context.Background(), time.Hour); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		close(done)
+		watched.Wait()
+		for i, c := range clocks {
+			if err := c.Sync(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if c.Offset() != n*time.Hour {
+				t.Errorf("instance %d's clock after %d advances of an hour and a sync: %v", i, n, c.Offset())
+			}
+		}
+		if err := clocks[1].Reset(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := clocks[0].Sync(context.Background()); err != nil || clocks[0].Offset() != 0 || clocks[1].Offset() != 0 {
+			t.Errorf("after a reset: %v and %v (%v)", clocks[0].Offset(), clocks[1].Offset(), err)
+		}
+		if err := clocks[0].Advance(context.Background(), sandbox.MaxClockOffset+time.Hour); err == nil {
+			t.Error("an advance beyond the bound was taken")
+		}
+		if off, _ := b.SandboxClockOffset(context.Background()); off != 0 {
+			t.Errorf("a refused advance kept %v", off)
 		}
 	})
 
