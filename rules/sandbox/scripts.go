@@ -67,13 +67,13 @@ type ScriptBook struct {
 	TTL time.Duration
 
 	// mu guards the cache for the time of a map access, never across the store (the rail
-	// reads rules while the group writer waits on it: held there, the two would deadlock).
-	// putting serialises Puts, so that the cache keeps the last one written; only Put takes it.
-	mu      sync.RWMutex
-	putting sync.Mutex
-	cache   map[string][]rules.ScriptRule
-	loaded  map[string]time.Time
-	gen     uint64 // counts Puts begun and ended: a read older than one is not cached
+	// reads rules while the group writer waits on it: held there, the two would deadlock;
+	// and no lock is held across a store call).
+	mu     sync.RWMutex
+	cache  map[string][]rules.ScriptRule
+	loaded map[string]time.Time
+	gen    uint64 // counts Puts begun and ended: a read older than one is not cached
+	puts   int    // Puts begun and not ended
 }
 
 // Rules are a merchant's rules, in order.
@@ -106,20 +106,28 @@ func (b *ScriptBook) Put(ctx context.Context, merchantID string, rs []rules.Scri
 	if err := rules.CheckScriptRules(rs); err != nil {
 		return nil, err
 	}
-	b.putting.Lock()
-	defer b.putting.Unlock()
+	// Puts run at once, and the store alone knows which of them it wrote last: a Put
+	// caches its rules only when no other Put began or ended while it ran, else it leaves
+	// the merchant's rules to be read again from the store.
 	b.mu.Lock()
 	b.gen++
+	b.puts++
+	began := b.gen
 	b.mu.Unlock()
 	err := b.Store.PutSandboxRules(ctx, merchantID, rs)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	alone := b.gen == began && b.puts == 1
 	b.gen++
-	if err != nil {
+	b.puts--
+	if err != nil || !alone {
 		delete(b.cache, merchantID) // the store may or may not hold rs: read it again
+	} else {
+		b.keep(merchantID, rs)
+	}
+	if err != nil {
 		return nil, err
 	}
-	b.keep(merchantID, rs)
 	return rs, nil
 }
 
