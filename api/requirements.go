@@ -8,9 +8,10 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"payouts/rules"
+	"payouts/rules/requirements"
 )
 
-// RequirementsPath is the signed operation that answers what a destination needs (rules.Requirements).
+// RequirementsPath is the signed operation that answers what a destination needs (requirements.For).
 const RequirementsPath = "/api/v1/{merchantId}/requirements"
 
 // RequirementsInput is the query of GET requirements: any subset of the destination.
@@ -25,12 +26,12 @@ type RequirementsInput struct {
 
 // RequirementsOutput is the JSON Schema.
 type RequirementsOutput struct {
-	Body rules.Schema
+	Body requirements.Schema
 }
 
 // requirementsExample is a shortened answer, for the OpenAPI document.
 var requirementsExample = map[string]any{
-	"$schema": rules.SchemaDialect, "title": "A payout request to Peru, accountType 4, bank 037 that passes the rules for merchant 1",
+	"$schema": requirements.SchemaDialect, "title": "A payout request to Peru, accountType 4, bank 037 that passes the rules for merchant 1",
 	"type": "object", "x-payouts-extension": true, "required": []any{"amount", "beneficiary", "country", "currency", "destination", "orderId"},
 	"x-required-codes": map[string]any{"amount": rules.CodeAmountRequired, "country": rules.CodeCountryRequired},
 	"properties": map[string]any{
@@ -67,7 +68,7 @@ func registerRequirements(a huma.API, sandbox bool, now func() time.Time) {
 		if !sandbox {
 			return nil, sandboxOff()
 		}
-		q := rules.RequirementsQuery{Country: in.Country, AccountType: in.AccountType, BankCode: in.BankCode, Currency: in.Currency}
+		q := requirements.Query{Country: in.Country, AccountType: in.AccountType, BankCode: in.BankCode, Currency: in.Currency}
 		switch in.Endpoint {
 		case "", "payouts":
 		case "card":
@@ -76,7 +77,7 @@ func registerRequirements(a huma.API, sandbox bool, now func() time.Time) {
 			return nil, &rules.Error{Kind: rules.KindInvalid, Code: rules.CodeRequirementsQuery, Field: "query.endpoint", Value: in.Endpoint,
 				Message: "payouts (the default) or card"}
 		}
-		s, err := rules.Requirements(q, merchantFrom(ctx), now())
+		s, err := requirements.For(q, merchantFrom(ctx), now())
 		if err != nil {
 			return nil, err
 		}

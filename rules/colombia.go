@@ -23,7 +23,7 @@ const (
 )
 
 // Colombia cellphone numbers (the national numbering plan) and Bre-B keys, read
-// by the validator and by the requirements schema (requirements.go).
+// by the validator and, through Tables, by the requirements schema (rules/requirements).
 const (
 	colCellphoneDigits = 10
 	colCellphonePrefix = '3'
@@ -330,7 +330,7 @@ func colCashWindow(now time.Time) (today, latest time.Time) {
 
 // colAccountRule is a published length rule of one Colombia bank's account numbers (the
 // original's codes 1508–1511, 1523, 1524), for accountType 1 and 2, checked after the general 5 to 17 digits
-// (1522). It is data, so that the requirements schema (requirements.go) says the same.
+// (1522). It is data, so that the requirements schema (rules/requirements) says the same.
 type colAccountRule struct {
 	max, min int   // bounds on the length; 0 is none
 	only     []int // the lengths allowed, when set

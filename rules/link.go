@@ -56,19 +56,18 @@ var linkKinds = map[string][]int{"COL": {2, 1, 4, 5}, "PER": {2, 1, 4, perCard}}
 // LinkCardKind is the Peru card's account type on a link.
 const LinkCardKind = perCard
 
-// LinkKinds are the account types a payout link in country may offer merchant m: those
-// whose requirements schema some body can pass, and the Peru card to a merchant with card
-// payouts (its number never travels in a body, so it has no such schema).
-func LinkKinds(country string, m *Merchant, now time.Time) []int {
+// LinkKinds are the account types a payout link in country may offer merchant m: those its
+// settings enable. Bre-B keys need realTimeKey and the Peru card cardPayouts; a bank account
+// or a cellphone takes some bank for every merchant. These are the kinds whose requirements
+// schema some body can pass (the Peru card's, on the card endpoint): a test of
+// rules/requirements holds the two together.
+func LinkKinds(country string, m *Merchant) []int {
 	var out []int
 	for _, k := range linkKinds[country] {
-		if country == "PER" && k == perCard {
-			if m.Settings.CardPayouts {
-				out = append(out, k)
-			}
-			continue
-		}
-		if _, err := Requirements(RequirementsQuery{Country: country, AccountType: strconv.Itoa(k)}, m, now); err == nil {
+		switch {
+		case country == "COL" && k == colKey && !m.Settings.RealTimeKey:
+		case country == "PER" && k == perCard && !m.Settings.CardPayouts:
+		default:
 			out = append(out, k)
 		}
 	}
@@ -147,7 +146,7 @@ func ValidateLink(body []byte, m *Merchant, now time.Time) (*Payout, error) {
 			link.Minutes = i
 		}
 	}
-	offered := LinkKinds(countryOf(raw), m, now)
+	offered := LinkKinds(countryOf(raw), m)
 	v, explicit := raw["allowedDestinations"]
 	if explicit {
 		d := json.NewDecoder(bytes.NewReader(v))

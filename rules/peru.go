@@ -27,7 +27,7 @@ const (
 )
 
 // Peru account numbers by bank and cellphone numbers, read by
-// the validator and by the requirements schema (requirements.go).
+// the validator and, through Tables, by the requirements schema (rules/requirements).
 const (
 	per001Digits, per001LongDigits = 18, 20 // a 20-digit 001 account has 00 at digits 9–10
 	per002CurrentDigits            = 13     // digit 11 is the currency

@@ -1,3 +1,6 @@
+// The requirements schema (rules/requirements) against the rule table: these tests stay
+// beside the table's rows (country_test.go, published_test.go) and the example bodies, in
+// the external test package, which may import the generator that rules itself may not.
 package rules_test
 
 import (
@@ -16,10 +19,11 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"payouts/rules"
+	"payouts/rules/requirements"
 )
 
 // compileRequirements compiles a requirements schema with a JSON Schema 2020-12 validator.
-func compileRequirements(t *testing.T, s rules.Schema) *jsonschema.Schema {
+func compileRequirements(t *testing.T, s requirements.Schema) *jsonschema.Schema {
 	t.Helper()
 	raw, err := json.Marshal(s)
 	if err != nil {
@@ -58,14 +62,14 @@ func schemaAccepts(t *testing.T, sch *jsonschema.Schema, body []byte) error {
 }
 
 // exampleQuery is the destination of a body, as a requirements query.
-func exampleQuery(t *testing.T, body []byte, ep rules.Endpoint) rules.RequirementsQuery {
+func exampleQuery(t *testing.T, body []byte, ep rules.Endpoint) requirements.Query {
 	t.Helper()
 	req, err := rules.DecodePayoutRequest(body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ba := req.Destination.BankAccount
-	return rules.RequirementsQuery{Country: req.Country, AccountType: string(ba.AccountType), BankCode: ba.BankCode, Currency: req.Currency, Endpoint: ep}
+	return requirements.Query{Country: req.Country, AccountType: string(ba.AccountType), BankCode: ba.BankCode, Currency: req.Currency, Endpoint: ep}
 }
 
 // Every example body (rules/testdata/examples) passes its country's schema and the schema of
@@ -87,8 +91,8 @@ func TestRequirementsExamplesValidate(t *testing.T) {
 				ep = rules.EndpointCard
 			}
 			own := exampleQuery(t, body, ep)
-			for _, q := range []rules.RequirementsQuery{{Endpoint: ep}, {Country: own.Country, Endpoint: ep}, own} {
-				s, err := rules.Requirements(q, m, checkNow)
+			for _, q := range []requirements.Query{{Endpoint: ep}, {Country: own.Country, Endpoint: ep}, own} {
+				s, err := requirements.For(q, m, checkNow)
 				if err != nil {
 					t.Fatalf("Requirements(%+v): %v", q, err)
 				}
@@ -151,11 +155,11 @@ func TestRequirementsAgainstTheRuleTable(t *testing.T) {
 				why = strings.Join(whys, "; ")
 			}
 		}
-		queries := []rules.RequirementsQuery{{Country: country, Endpoint: tc.ep}}
+		queries := []requirements.Query{{Country: country, Endpoint: tc.ep}}
 		ba := tc.req.Destination.BankAccount
-		queries = append(queries, rules.RequirementsQuery{Country: country, AccountType: string(ba.AccountType), BankCode: ba.BankCode, Currency: tc.req.Currency, Endpoint: tc.ep})
+		queries = append(queries, requirements.Query{Country: country, AccountType: string(ba.AccountType), BankCode: ba.BankCode, Currency: tc.req.Currency, Endpoint: tc.ep})
 		for qi, q := range queries {
-			s, err := rules.Requirements(q, m, now)
+			s, err := requirements.For(q, m, now)
 			var p *rules.Problem
 			if err != nil && !errors.As(err, &p) {
 				t.Fatalf("%s: Requirements(%+v): %v", tc.name, q, err)
@@ -210,28 +214,6 @@ func TestRequirementsAgainstTheRuleTable(t *testing.T) {
 	}
 	t.Logf("codes: %d refusals name one of the row's codes in x-code, %d do not", named, len(misnamed))
 	t.Logf("rule table: %d accepted rows pass the schema, %d refused rows are refused by it, %d refused rows JSON Schema cannot express", accepted, refused, skipped)
-}
-
-// BenchmarkRequirements: a destination's schema is generated per request, from the tables.
-func BenchmarkRequirements(b *testing.B) {
-	m := &rules.Merchant{ID: "1", Settings: rules.AllSettings()}
-	for _, q := range []rules.RequirementsQuery{
-		{Country: "PER", AccountType: "4", BankCode: "037"},
-		{Country: "COL"},
-		{},
-	} {
-		s, err := rules.Requirements(q, m, checkNow)
-		if err != nil {
-			b.Fatal(err)
-		}
-		raw, _ := json.Marshal(s)
-		b.Run(strings.TrimSpace(q.Country+" "+q.AccountType+" "+q.BankCode)+"/"+strconv.Itoa(len(raw))+"B", func(b *testing.B) {
-			for b.Loop() {
-				s, _ := rules.Requirements(q, m, checkNow)
-				json.Marshal(s)
-			}
-		})
-	}
 }
 
 // schemaCodes are the codes the schema's annotations give for what failed: x-code of the

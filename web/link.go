@@ -22,6 +22,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"payouts/rules"
+	"payouts/rules/requirements"
 	"payouts/static"
 	"payouts/templates"
 )
@@ -340,7 +341,7 @@ type fieldSpec struct {
 // the country and account type: the bank account's required properties but accountType
 // (the kind), each with its enum, its length and whether it takes digits only.
 func linkFields(country string, kind int, m *rules.Merchant, now time.Time) ([]fieldSpec, error) {
-	s, err := rules.Requirements(rules.RequirementsQuery{Country: country, AccountType: strconv.Itoa(kind)}, m, now)
+	s, err := requirements.For(requirements.Query{Country: country, AccountType: strconv.Itoa(kind)}, m, now)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 
 	"payouts/internal/servertest"
 	"payouts/rules"
+	"payouts/rules/requirements"
 )
 
 // A scripted outcome with a timeline: SUCCESS one minute after the bank has the payout, then
@@ -149,7 +150,7 @@ func TestRequirementsEndpoint(t *testing.T) {
 	c := s.newMerchant(t, map[string]any{"realTimeKey": true, "realTimePhoneAccount": true, "cardPayouts": true})
 
 	sch, doc, raw := c.requirementsSchema(t, "country=PER&accountType=4&bankCode=037")
-	if doc["$schema"] != rules.SchemaDialect || doc["x-payouts-extension"] != true || !strings.Contains(fmt.Sprint(doc["title"]), "merchant "+c.MerchantID) {
+	if doc["$schema"] != requirements.SchemaDialect || doc["x-payouts-extension"] != true || !strings.Contains(fmt.Sprint(doc["title"]), "merchant "+c.MerchantID) {
 		t.Fatalf("schema header: %v %v %v", doc["$schema"], doc["x-payouts-extension"], doc["title"])
 	}
 	example, err := os.ReadFile(repoPath("rules/testdata/examples/per-cellphone-wallet-037.json"))
@@ -314,7 +315,7 @@ func TestDashboardNewPayoutFormFromTheSchema(t *testing.T) {
 	if hint := form.Find("#np-destination-bankAccount-accountNumber-hint").Text(); !strings.Contains(hint, rules.CodePERCellphone) {
 		t.Errorf("accountNumber's codes: %q", hint)
 	}
-	if !strings.Contains(doc.Find("#np-schema").Text(), rules.SchemaDialect) {
+	if !strings.Contains(doc.Find("#np-schema").Text(), requirements.SchemaDialect) {
 		t.Error("the page does not show the schema")
 	}
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"payouts/rules"
+	"payouts/rules/requirements"
 	"payouts/static"
 	"payouts/templates"
 )
@@ -105,7 +106,7 @@ func (d *Dashboard) showNewLink(w http.ResponseWriter, r *http.Request, m *rules
 		field("description", "nl.description", "text", false), field("beneficiary.name", "nl.name", "text", true),
 		field("beneficiary.lastName", "nl.lastName", "text", true), email, docType, docNumber, expiry, langField,
 		field("returnUrl", "nl.returnUrl", "url", false)}
-	for _, k := range rules.LinkKinds(country, m, now) {
+	for _, k := range rules.LinkKinds(country, m) {
 		s := strconv.Itoa(k)
 		v.Kinds = append(v.Kinds, templates.DashLinkKind{Value: s, Label: f.W.S("lk.kind." + s), Checked: slices.Contains(values["allowedDestinations"], s)})
 	}
@@ -116,8 +117,8 @@ func (d *Dashboard) showNewLink(w http.ResponseWriter, r *http.Request, m *rules
 
 // documentTypes are the document types the country's requirements schema lists.
 func documentTypes(country string, m *rules.Merchant, now time.Time) []templates.Option {
-	for _, k := range rules.LinkKinds(country, m, now) {
-		s, err := rules.Requirements(rules.RequirementsQuery{Country: country, AccountType: strconv.Itoa(k)}, m, now)
+	for _, k := range rules.LinkKinds(country, m) {
+		s, err := requirements.For(requirements.Query{Country: country, AccountType: strconv.Itoa(k)}, m, now)
 		if err != nil {
 			continue
 		}

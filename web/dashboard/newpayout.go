@@ -12,17 +12,18 @@ import (
 	"strings"
 
 	"payouts/rules"
+	"payouts/rules/requirements"
 	"payouts/templates"
 )
 
 // The sandbox's "New payout" form: the destination is chosen first, then
-// the form is built from its requirements schema (rules.Requirements, the one the API serves)
+// the form is built from its requirements schema (requirements.For, the one the API serves)
 // and posted through the same service as POST /payouts.
 
 // destinationQuery reads the destination of the form from the URL.
-func destinationQuery(r *http.Request) (rules.RequirementsQuery, bool) {
+func destinationQuery(r *http.Request) (requirements.Query, bool) {
 	q := r.URL.Query()
-	rq := rules.RequirementsQuery{Country: q.Get("country"), AccountType: q.Get("accountType"), BankCode: q.Get("bankCode")}
+	rq := requirements.Query{Country: q.Get("country"), AccountType: q.Get("accountType"), BankCode: q.Get("bankCode")}
 	if q.Get("endpoint") == "card" {
 		rq.Endpoint = rules.EndpointCard
 	}
@@ -53,7 +54,7 @@ func (d *Dashboard) showNewPayout(w http.ResponseWriter, r *http.Request, m *rul
 		v.Country = "PER"
 	}
 	if chosen {
-		s, err := rules.Requirements(q, m, d.cfg.Now())
+		s, err := requirements.For(q, m, d.cfg.Now())
 		var p *rules.Problem
 		switch {
 		case errors.As(err, &p):
@@ -115,7 +116,7 @@ func (d *Dashboard) createPayout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q, _ := destinationQuery(r)
-	s, err := rules.Requirements(q, m, d.cfg.Now())
+	s, err := requirements.For(q, m, d.cfg.Now())
 	if err != nil {
 		d.showNewPayout(w, r, m, r.PostForm, nil, http.StatusBadRequest)
 		return

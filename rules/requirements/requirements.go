@@ -1,4 +1,13 @@
-package rules
+// Package requirements generates a JSON Schema (2020-12) of a payout body that passes the
+// rules for one destination and one merchant, from the tables the validator runs as
+// rules.Tables describes them (the generic contract and its length limits, the document,
+// bank, account and limit tables of each country, the dummy email lists): copies made from
+// those very tables, never a second table written by hand. Each constraint carries the code
+// the validator answers when it fails, as the annotation "x-code" (a required field's in
+// "x-required-codes"). What JSON Schema cannot say (an account number that repeats another
+// field, an amount written 150000.00, which JSON Schema's integer accepts) is left to the
+// validator; the test in rules/requirements_test.go lists those cases with the reason.
+package requirements
 
 import (
 	"fmt"
@@ -9,24 +18,42 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"payouts/rules"
 )
 
-// Requirements: a JSON Schema (2020-12) of a payout body that passes the
-// rules for one destination and one merchant, generated from the tables the validator runs
-// (requestShape, limitedFields, the document, bank, account and limit tables of colombia.go
-// and peru.go, the dummy email lists), never from a copy of them. Each constraint carries the
-// code the validator answers when it fails, as the annotation "x-code" (a required field's
-// in "x-required-codes"). What JSON Schema cannot say (an account number that repeats another
-// field, an amount written 150000.00, which JSON Schema's integer accepts) is left to the
-// validator; the test in requirements_test.go lists those cases with the reason.
+// tables are the rule tables the schema is generated from (rules.Tables), read once: the
+// generator's own copy, which nothing else can write.
+var tables = sync.OnceValue(func() *rules.RuleTables {
+	t := rules.Tables()
+	return &t
+})
 
-// RequirementsQuery selects a destination; an empty field is any.
-type RequirementsQuery struct {
+func col() *rules.ColombiaTables { return &tables().Colombia }
+func per() *rules.PeruTables     { return &tables().Peru }
+
+// Field paths inside the body, as node paths.
+const (
+	fieldAmount       = "amount"
+	fieldCurrency     = "currency"
+	fieldDescription  = "description"
+	fieldEmail        = "beneficiary.email"
+	fieldDocType      = "beneficiary.document.type"
+	fieldDocNumber    = "beneficiary.document.number"
+	fieldAccountType  = "destination.bankAccount.accountType"
+	fieldCCI          = "destination.bankAccount.cci"
+	fieldSubMerchant  = "subMerchantInfo"
+	fieldMerchantLogo = "merchantLogo"
+	fieldExpTime      = "expirationTime"
+)
+
+// Query selects a destination; an empty field is any.
+type Query struct {
 	Country     string
 	AccountType string
 	BankCode    string
 	Currency    string
-	Endpoint    Endpoint
+	Endpoint    rules.Endpoint
 }
 
 // SchemaDialect is the JSON Schema version the requirements are written in.
@@ -35,37 +62,37 @@ const SchemaDialect = "https://json-schema.org/draft/2020-12/schema"
 // Schema is a JSON Schema document as JSON values.
 type Schema = map[string]any
 
-// Requirements answers the schema of a body that passes the rules for q and m at now (a
+// For answers the schema of a body that passes the rules for q and m at now (a
 // Colombia cash claim's last day depends on the day). A query naming a country, account type
 // or bank that does not exist is 400 (CodeRequirementsQuery); one whose destination no body
 // can pass for this merchant (cash payouts not enabled, a bank without a channel for that
 // account type) is 400 with CodeRequirementsNone and the reason.
-func Requirements(q RequirementsQuery, m *Merchant, now time.Time) (Schema, error) {
+func For(q Query, m *rules.Merchant, now time.Time) (Schema, error) {
 	q.Country, q.Currency = strings.ToUpper(strings.TrimSpace(q.Country)), strings.ToUpper(strings.TrimSpace(q.Currency))
 	q.AccountType, q.BankCode = strings.TrimSpace(q.AccountType), strings.TrimSpace(q.BankCode)
 	var ps problems
 	countries := []string{"COL", "PER"}
 	switch {
-	case q.Country == "" && q.Endpoint == EndpointCard:
+	case q.Country == "" && q.Endpoint == rules.EndpointCard:
 		countries = []string{"PER"}
 	case q.Country == "COL" || q.Country == "PER":
 		countries = []string{q.Country}
 	case q.Country != "":
-		ps.add(CodeRequirementsQuery, "query.country", "COL or PER", q.Country)
+		ps.add(rules.CodeRequirementsQuery, "query.country", "COL or PER", q.Country)
 	}
-	if q.Country == "COL" && q.Endpoint == EndpointCard {
-		ps.add(CodeRequirementsNone, "query.endpoint", "the card endpoint takes only Peru payouts", "card")
+	if q.Country == "COL" && q.Endpoint == rules.EndpointCard {
+		ps.add(rules.CodeRequirementsNone, "query.endpoint", "the card endpoint takes only Peru payouts", "card")
 	}
-	if q.BankCode != "" && !IsDigits(q.BankCode) {
-		ps.add(CodeRequirementsQuery, "query.bankCode", "a bank code has 3 or 4 digits", q.BankCode)
-	} else if q.BankCode != "" && !slices.ContainsFunc(countries, func(c string) bool { _, ok := LookupBank(c, q.BankCode); return ok }) {
-		ps.addf(CodeRequirementsQuery, "query.bankCode", q.BankCode, "not in the bank list of %s", strings.Join(countries, " or "))
+	if q.BankCode != "" && !rules.IsDigits(q.BankCode) {
+		ps.add(rules.CodeRequirementsQuery, "query.bankCode", "a bank code has 3 or 4 digits", q.BankCode)
+	} else if q.BankCode != "" && !slices.ContainsFunc(countries, func(c string) bool { _, ok := rules.LookupBank(c, q.BankCode); return ok }) {
+		ps.addf(rules.CodeRequirementsQuery, "query.bankCode", q.BankCode, "not in the bank list of %s", strings.Join(countries, " or "))
 	}
-	if p := ps.problem(KindInvalid, "Invalid requirements query", "of the query"); p != nil {
+	if p := ps.problem("Invalid requirements query", "of the query"); p != nil {
 		return nil, p
 	}
 	root := newNode("object")
-	generic(root, "", requestShape)
+	generic(root, "", tables().Shape)
 	title := "A payout request"
 	var branches []*node
 	var possible []string
@@ -87,13 +114,13 @@ func Requirements(q RequirementsQuery, m *Merchant, now time.Time) (Schema, erro
 		possible = append(possible, c)
 	}
 	if len(branches) == 0 {
-		return nil, &Problem{Kind: KindInvalid, Title: "Invalid requirements query", Errors: []*Error{{Kind: KindInvalid, Code: CodeRequirementsNone,
+		return nil, &rules.Problem{Kind: rules.KindInvalid, Title: "Invalid requirements query", Errors: []*rules.Error{{Kind: rules.KindInvalid, Code: rules.CodeRequirementsNone,
 			Field: "query.country", Message: "no payout to this destination passes the rules for this merchant"}}}
 	}
-	root.at("country").rule(Schema{"enum": toAny(possible)}, CodeCountryNotSupported)
+	root.at("country").rule(Schema{"enum": toAny(possible)}, rules.CodeCountryNotSupported)
 	if len(countries) == 1 {
 		root.merge(branches[0])
-		title += " to " + countryName(countries[0])
+		title += " to " + map[string]string{"COL": "Colombia", "PER": "Peru"}[countries[0]]
 	} else {
 		for i, b := range branches {
 			root.when(has("country", Schema{"const": possible[i]}), b)
@@ -108,7 +135,7 @@ func Requirements(q RequirementsQuery, m *Merchant, now time.Time) (Schema, erro
 	if q.Currency != "" {
 		title += ", in " + q.Currency
 	}
-	if q.Endpoint == EndpointCard {
+	if q.Endpoint == rules.EndpointCard {
 		title += ", on the card endpoint"
 	}
 	s := root.render()
@@ -121,81 +148,63 @@ func Requirements(q RequirementsQuery, m *Merchant, now time.Time) (Schema, erro
 	return s, nil
 }
 
-// ---- the generic contract (shape.go, limits.go) ----
+// ---- the generic contract (rules/shape.go, limits.go) ----
 
 // generic turns the shape table into properties, types, required fields and lengths.
-func generic(n *node, prefix string, shape map[string]field) {
-	n.closed = CodeUnknownField
-	names := make([]string, 0, len(shape))
-	for k := range shape {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		f := shape[name]
-		path := prefix + name
-		c := n.child(name)
-		typeCode := f.typeCode
+func generic(n *node, prefix string, shape []rules.ShapeField) {
+	n.closed = rules.CodeUnknownField
+	for _, f := range shape {
+		path := prefix + f.Name
+		c := n.child(f.Name)
+		typeCode := f.TypeCode
 		if typeCode == "" {
-			typeCode = CodeWrongType
+			typeCode = rules.CodeWrongType
 		}
-		var types []any
-		switch f.typ {
-		case tObject:
-			types = []any{"object"}
-			generic(c, path+".", f.shape)
-		case tNumber:
-			types = []any{"number"}
-		case tInteger:
-			types = []any{"integer"}
-		case tStringOrNumber:
-			types = []any{"string", "number"}
-		default:
-			types = []any{"string"}
+		if f.Types[0] == "object" {
+			generic(c, path+".", f.Fields)
 		}
-		if !f.required {
+		types := toAny(f.Types)
+		if !f.Required {
 			types = append(types, "null") // null is absent (checkObject)
 		}
 		c.typ, c.typeCode = types, typeCode
 		if len(types) == 1 {
 			c.typ = types[0]
 		}
-		if f.required {
-			n.require(name, f.missingCode)
-			if f.typ == tString {
-				c.rule(Schema{"minLength": 1}, f.missingCode) // "" is missing (checkObject)
+		text := f.Types[0] == "string" // a string, or a string or a number
+		if f.Required {
+			n.require(f.Name, f.MissingCode)
+			if text && len(f.Types) == 1 {
+				c.rule(Schema{"minLength": 1}, f.MissingCode) // "" is missing (checkObject)
 			}
 		}
-		if f.typ == tString || f.typ == tStringOrNumber {
-			c.rule(Schema{"pattern": noControl}, CodeControlCharacter)
+		if text {
+			c.rule(Schema{"pattern": noControl}, rules.CodeControlCharacter)
 		}
-		if f.maxLen > 0 {
-			c.rule(Schema{"maxLength": f.maxLen}, CodeTooLong)
+		if f.MaxLen > 0 {
+			c.rule(Schema{"maxLength": f.MaxLen}, rules.CodeTooLong)
 		}
-		if limited(path) || f.typ == tObject && slices.Contains(limitedFields, path+".*") {
-			if f.typ != tObject {
-				c.rule(Schema{"maxLength": MaxTextLength}, CodeTooLong)
-			}
+		if f.Limited {
+			c.rule(Schema{"maxLength": rules.MaxTextLength}, rules.CodeTooLong)
 		}
-		switch f.format {
-		case fAlpha3:
-			c.rule(Schema{"pattern": `^\s*[A-Za-z]{3}\s*$`}, f.formatCode)
-		case fURL:
-			c.rule(Schema{"pattern": `^\s*[hH][tT][tT][pP][sS]?://[^/?#\s]+`}, f.formatCode)
-		case fEmail:
-			c.rule(Schema{"pattern": `^[^@\s<>(),;:"\[\]]+@[^@\s<>(),;:"\[\]]+$`}, f.formatCode)
+		switch f.Format {
+		case "alpha3":
+			c.rule(Schema{"pattern": `^\s*[A-Za-z]{3}\s*$`}, f.FormatCode)
+		case "url":
+			c.rule(Schema{"pattern": `^\s*[hH][tT][tT][pP][sS]?://[^/?#\s]+`}, f.FormatCode)
+		case "email":
+			c.rule(Schema{"pattern": `^[^@\s<>(),;:"\[\]]+@[^@\s<>(),;:"\[\]]+$`}, f.FormatCode)
 		}
 		if path == "amount" {
-			c.rule(Schema{"exclusiveMinimum": 0}, CodeAmountFormat)
+			c.rule(Schema{"exclusiveMinimum": 0}, rules.CodeAmountFormat)
 		}
 	}
-	// The address fields under limitedFields' "*".
-	for _, lf := range limitedFields {
-		if base, ok := strings.CutSuffix(lf, ".*"); ok && strings.HasPrefix(base, prefix) && !strings.Contains(base[len(prefix):], ".") {
-			if c := n.props[base[len(prefix):]]; c != nil {
-				for _, k := range c.order {
-					c.props[k].rule(Schema{"maxLength": MaxTextLength}, CodeTooLong)
-				}
+	// The fields of an object whose every field is limited (an address), once more.
+	for _, f := range shape {
+		if f.EachLimited {
+			c := n.props[f.Name]
+			for _, k := range c.order {
+				c.props[k].rule(Schema{"maxLength": rules.MaxTextLength}, rules.CodeTooLong)
 			}
 		}
 	}
@@ -205,7 +214,7 @@ func generic(n *node, prefix string, shape map[string]field) {
 // characters themselves so that any regular expression dialect reads it.
 var noControl = "^[^\x00-\x1f\x7f-\u009f\ufffd]*$"
 
-// ---- the rules both countries share (common.go) ----
+// ---- the rules both countries share (rules/common.go) ----
 
 // Field paths inside the body, as node paths.
 const (
@@ -214,8 +223,8 @@ const (
 
 func amountRules(n *node, decimalsCode string, multiple int) {
 	a := n.at(fieldAmount)
-	a.rule(Schema{"type": "integer"}, CodeAmountNotNumeric)
-	a.rule(Schema{"maximum": maxAmountValue()}, CodeAmountLength)
+	a.rule(Schema{"type": "integer"}, rules.CodeAmountNotNumeric)
+	a.rule(Schema{"maximum": maxAmountValue()}, rules.CodeAmountLength)
 	if multiple > 1 {
 		a.rule(Schema{"multipleOf": multiple}, decimalsCode)
 	}
@@ -223,7 +232,7 @@ func amountRules(n *node, decimalsCode string, multiple int) {
 
 // maxAmountValue is the largest amount of maxAmountDigits digits.
 func maxAmountValue() int64 {
-	v, _ := strconv.ParseInt(strings.Repeat("9", maxAmountDigits), 10, 64)
+	v, _ := strconv.ParseInt(strings.Repeat("9", tables().MaxAmountDigits), 10, 64)
 	return v
 }
 
@@ -240,35 +249,35 @@ func amountRange(n *node, lo, hi int64, belowCode, aboveCode string) {
 // emailRules are checkEmail's: the country's length and no dummy address.
 func emailRules(n *node, max int) {
 	e := n.at(fieldEmail)
-	e.rule(Schema{"maxLength": max}, CodeEmailTooLong)
+	e.rule(Schema{"maxLength": max}, rules.CodeEmailTooLong)
 	p := dummyPatterns()
-	e.rule(Schema{"not": Schema{"anyOf": []any{Schema{"pattern": p[0]}, Schema{"pattern": p[1]}, Schema{"pattern": p[2]}}}}, CodeEmailDummy)
+	e.rule(Schema{"not": Schema{"anyOf": []any{Schema{"pattern": p[0]}, Schema{"pattern": p[1]}, Schema{"pattern": p[2]}}}}, rules.CodeEmailDummy)
 }
 
 // dummyPatterns are isDummyEmail's lists as patterns: the whole address, the local part
 // before an optional +tag, the domain or a domain it is under. Made once: the lists are fixed.
 var dummyPatterns = sync.OnceValue(func() [3]string {
 	return [3]string{
-		"^(" + ciAlternatives(keys(dummyAddresses)) + ")$",
-		"^(" + ciAlternatives(keys(dummyLocalParts)) + `)(\+[^@]*)?@`,
-		`@(.*\.)?(` + ciAlternatives(keys(dummyDomains)) + ")$",
+		"^(" + ciAlternatives(tables().DummyEmail.Addresses) + ")$",
+		"^(" + ciAlternatives(tables().DummyEmail.LocalParts) + `)(\+[^@]*)?@`,
+		`@(.*\.)?(` + ciAlternatives(tables().DummyEmail.Domains) + ")$",
 	}
 })
 
 // subMerchantRules are checkSubMerchant's for a PSP merchant, and nameWhy's.
 func subMerchantRules(n *node, psp, nameRequired bool) {
 	if psp {
-		n.require(fieldSubMerchant, CodeFieldRequired)
+		n.require(fieldSubMerchant, rules.CodeFieldRequired)
 	}
 	sm := n.at(fieldSubMerchant)
 	for _, f := range []string{"code", "name", "url"} {
 		if psp || f == "name" && nameRequired {
-			sm.require(f, CodeFieldRequired)
-			sm.at(f).rule(Schema{"pattern": `\S`}, CodeFieldRequired)
+			sm.require(f, rules.CodeFieldRequired)
+			sm.at(f).rule(Schema{"pattern": `\S`}, rules.CodeFieldRequired)
 		}
 	}
 	if nameRequired && !psp {
-		n.require(fieldSubMerchant, CodeFieldRequired)
+		n.require(fieldSubMerchant, rules.CodeFieldRequired)
 	}
 }
 
@@ -277,63 +286,57 @@ func digitsRule(n *node, path, code string) {
 	n.at(path).rule(Schema{"pattern": "^[0-9]+$"}, code)
 }
 
-// ---- Colombia (colombia.go) ----
+// ---- Colombia (rules/colombia.go) ----
 
-func colombiaSchema(n *node, q RequirementsQuery, m *Merchant, now time.Time) error {
-	if q.Endpoint == EndpointCard {
+func colombiaSchema(n *node, q Query, m *rules.Merchant, now time.Time) error {
+	if q.Endpoint == rules.EndpointCard {
 		return queryNone("query.endpoint", "the card endpoint takes only Peru payouts")
 	}
 	if q.Currency != "" && q.Currency != "COP" {
 		return queryNone("query.currency", "a Colombia payout is in COP")
 	}
-	n.at(fieldCurrency).rule(Schema{"const": "COP"}, CodeCurrencyNotAllowed)
-	amountRules(n, CodeCOPDecimals, 100)
-	emailRules(n, colEmailMax)
+	n.at(fieldCurrency).rule(Schema{"const": "COP"}, rules.CodeCurrencyNotAllowed)
+	amountRules(n, rules.CodeCOPDecimals, 100)
+	emailRules(n, col().EmailMax)
 	subMerchantRules(n, m.Settings.PSP, false)
-	docTypes := make([]int, 0, len(colDocTypes))
-	for t := range colDocTypes {
-		docTypes = append(docTypes, t)
-	}
-	slices.Sort(docTypes)
-	n.at(fieldDocType).rule(Schema{"enum": toAny(docTypes)}, CodeDocumentType)
-	for _, t := range docTypes {
-		d := colDocTypes[t]
+	n.at(fieldDocType).rule(Schema{"enum": docTypes(col().Documents)}, rules.CodeDocumentType)
+	for _, d := range col().Documents {
 		c := newNode("")
-		digitsRule(c, fieldDocNumber, CodeDocumentNotNumeric)
-		c.at(fieldDocNumber).rule(Schema{"minLength": d.min}, d.minCode)
-		c.at(fieldDocNumber).rule(Schema{"maxLength": d.max}, d.maxCode)
-		if d.noLeadingZero {
-			c.at(fieldDocNumber).rule(Schema{"pattern": "^[1-9]"}, d.maxCode)
+		digitsRule(c, fieldDocNumber, rules.CodeDocumentNotNumeric)
+		c.at(fieldDocNumber).rule(Schema{"minLength": d.Min}, d.TooShortCode)
+		c.at(fieldDocNumber).rule(Schema{"maxLength": d.Max}, d.TooLongCode)
+		if d.NoLeadingZero {
+			c.at(fieldDocNumber).rule(Schema{"pattern": "^[1-9]"}, d.TooLongCode)
 		}
-		n.when(has(fieldDocType, Schema{"const": t}), c)
+		n.when(has(fieldDocType, Schema{"const": d.Type}), c)
 	}
-	n.require("destination.bankAccount.accountType", CodeAccountTypeRequired)
-	types := []int{colCurrent, colSavings, colCash, colCellphone, colKey}
+	n.require("destination.bankAccount.accountType", rules.CodeAccountTypeRequired)
+	types := []int{col().Current.Value, col().Savings.Value, col().Cash.Value, col().Cellphone.Value, col().Key.Value}
 	if q.AccountType != "" {
-		t, ok := colombiaAccountTypeValue(q.AccountType)
+		t, ok := col().AccountType(q.AccountType)
 		if !ok {
-			return &Problem{Kind: KindInvalid, Title: "Invalid requirements query", Errors: []*Error{{Kind: KindInvalid, Code: CodeRequirementsQuery,
+			return &rules.Problem{Kind: rules.KindInvalid, Title: "Invalid requirements query", Errors: []*rules.Error{{Kind: rules.KindInvalid, Code: rules.CodeRequirementsQuery,
 				Field: "query.accountType", Value: q.AccountType, Message: "a Colombia account type: 1 to 5 or its text form"}}}
 		}
 		types = []int{t}
 	}
 	var matchers []any
-	for _, t := range []int{colCurrent, colSavings, colCash, colCellphone, colKey} {
+	for _, t := range []int{col().Current.Value, col().Savings.Value, col().Cash.Value, col().Cellphone.Value, col().Key.Value} {
 		matchers = append(matchers, colTypeIs(t))
 	}
-	n.at(fieldAccountType).rule(Schema{"anyOf": matchers}, CodeAccountType)
+	n.at(fieldAccountType).rule(Schema{"anyOf": matchers}, rules.CodeAccountType)
 	var why string
 	built := 0
 	for _, t := range types {
 		c := newNode("")
 		if w := colombiaType(c, t, q, m, now); w != "" {
 			why = w
-			n.at(fieldAccountType).rule(Schema{"not": colTypeIs(t)}, CodeNotEnabled)
+			n.at(fieldAccountType).rule(Schema{"not": colTypeIs(t)}, rules.CodeNotEnabled)
 			continue
 		}
 		built++
 		if len(types) == 1 {
-			n.at(fieldAccountType).rule(colTypeIs(t), CodeAccountType)
+			n.at(fieldAccountType).rule(colTypeIs(t), rules.CodeAccountType)
 			n.merge(c)
 		} else {
 			n.when(has(fieldAccountType, colTypeIs(t)), c)
@@ -346,7 +349,7 @@ func colombiaSchema(n *node, q RequirementsQuery, m *Merchant, now time.Time) er
 }
 
 // colTypeIs matches a Colombia accountType of value t: the number, its digits, or one of its
-// text forms (colAccountTypeText), compared as colombiaAccountTypeValue does.
+// text forms, compared as the validator reads it (rules.ColombiaTables.AccountType).
 func colTypeIs(t int) Schema {
 	return Schema{"anyOf": []any{Schema{"const": t}, Schema{"type": "string", "pattern": colTypePatterns()[t]}}}
 }
@@ -354,22 +357,15 @@ func colTypeIs(t int) Schema {
 // colTypePatterns are the text forms of each Colombia account type as patterns, made once.
 var colTypePatterns = sync.OnceValue(func() map[int]string {
 	out := map[int]string{}
-	for _, t := range []int{colCurrent, colSavings, colCash, colCellphone, colKey} {
-		out[t] = colTypePattern(t)
+	for _, t := range []rules.AccountType{col().Current, col().Savings, col().Cash, col().Cellphone, col().Key} {
+		out[t.Value] = colTypePattern(t)
 	}
 	return out
 })
 
-func colTypePattern(t int) string {
-	var words []string
-	for w, v := range colAccountTypeText {
-		if v == t {
-			words = append(words, w)
-		}
-	}
-	sort.Strings(words)
-	alts := []string{"0*" + strconv.Itoa(t)}
-	for _, w := range words {
+func colTypePattern(t rules.AccountType) string {
+	alts := []string{"0*" + strconv.Itoa(t.Value)}
+	for _, w := range t.Texts {
 		var b strings.Builder
 		for i, r := range w {
 			if i > 0 {
@@ -383,56 +379,56 @@ func colTypePattern(t int) string {
 }
 
 // colombiaType adds the rules of one account type; it says why none passes, or "".
-func colombiaType(n *node, t int, q RequirementsQuery, m *Merchant, now time.Time) string {
+func colombiaType(n *node, t int, q Query, m *rules.Merchant, now time.Time) string {
 	ba := func(f string) string { return pBA + f }
 	switch t {
-	case colKey:
+	case col().Key.Value:
 		if !m.Settings.RealTimeKey {
 			return "Bre-B key payouts are not enabled for this merchant (setting realTimeKey)"
 		}
-		n.require(ba("accountNumber"), CodeAccountNumRequired)
+		n.require(ba("accountNumber"), rules.CodeAccountNumRequired)
 		k := n.at(ba("accountNumber"))
-		k.rule(Schema{"minLength": breBKeyMin, "maxLength": breBKeyMax}, CodeBreBKeyLength)
-		k.rule(Schema{"pattern": "^[\x00-\x7f]*$"}, CodeBreBKeyAccents)
+		k.rule(Schema{"minLength": col().KeyMin, "maxLength": col().KeyMax}, rules.CodeBreBKeyLength)
+		k.rule(Schema{"pattern": "^[\x00-\x7f]*$"}, rules.CodeBreBKeyAccents)
 		k.rule(Schema{"anyOf": []any{
 			Schema{"type": "number"},
 			Schema{"pattern": `^(\+57)?` + colCellphonePattern()[1:]}, Schema{"pattern": "^[0-9]+$"},
 			Schema{"pattern": "^@[A-Za-z0-9]+$"}, Schema{"pattern": `^[^@\s]+@[^@\s]+\.[^@\s]+$`},
-		}}, CodeBreBKey)
-		_, ok := bankRules(n, q, "COL", func(b Bank) string {
+		}}, rules.CodeBreBKey)
+		_, ok := bankRules(n, q, "COL", func(b rules.Bank) string {
 			switch {
 			case b.Retired:
-				return CodeBankCode
+				return rules.CodeBankCode
 			case b.Wallet:
-				return colWallets[b.Code].typeCode
+				return wallet(b.Code).TypeCode
 			case !b.KeyRealTime:
-				return CodeNoChannel
+				return rules.CodeNoChannel
 			}
 			return ""
 		})
 		if !ok {
 			return "bank " + q.BankCode + " takes no Bre-B key payouts"
 		}
-		amountRange(n, colBankMin, colKeyMax, CodeBelowMinimum, CodeAboveMaximum)
+		amountRange(n, col().BankMin, col().KeyAmountMax, rules.CodeBelowMinimum, rules.CodeAboveMaximum)
 		dateFormat(n)
-	case colCash:
+	case col().Cash.Value:
 		if !m.Settings.CashPayouts {
 			return "cash payouts are not enabled for this merchant (setting cashPayouts)"
 		}
-		if q.BankCode != "" && q.BankCode != colombiaCashBank {
-			return "a cash payout uses bank code " + colombiaCashBank
+		if q.BankCode != "" && q.BankCode != col().CashBank {
+			return "a cash payout uses bank code " + col().CashBank
 		}
-		n.require(ba("bankCode"), CodeBankCodeRequired)
-		n.at(ba("bankCode")).rule(Schema{"const": colombiaCashBank}, CodeCashBankCode)
-		n.require(fieldEmail, CodeEmailRequired)
-		amountRange(n, colCashMin, colCashMax, CodeCashBelowMin, CodeCashAboveMax)
-		today, latest := colCashWindow(now)
+		n.require(ba("bankCode"), rules.CodeBankCodeRequired)
+		n.at(ba("bankCode")).rule(Schema{"const": col().CashBank}, rules.CodeCashBankCode)
+		n.require(fieldEmail, rules.CodeEmailRequired)
+		amountRange(n, col().CashMin, col().CashMax, rules.CodeCashBelowMin, rules.CodeCashAboveMax)
+		today, latest := col().CashWindow(now)
 		var days []any
 		for d := today.AddDate(0, 0, 1); !d.After(latest); d = d.AddDate(0, 0, 1) {
 			days = append(days, d.Format(time.DateOnly))
 		}
 		dateFormat(n)
-		n.at(ba("expirationDate")).rule(Schema{"enum": days}, CodeCashExpiration)
+		n.at(ba("expirationDate")).rule(Schema{"enum": days}, rules.CodeCashExpiration)
 	default:
 		return colombiaAccount(n, t, q, m)
 	}
@@ -440,33 +436,33 @@ func colombiaType(n *node, t int, q RequirementsQuery, m *Merchant, now time.Tim
 }
 
 func dateFormat(n *node) {
-	n.at(pBA+"expirationDate").rule(Schema{"pattern": `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$`}, CodeDateFormat)
+	n.at(pBA+"expirationDate").rule(Schema{"pattern": `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$`}, rules.CodeDateFormat)
 }
 
 // colombiaAccount: accountType 1, 2 or 4 (colCheck.account, channel, cellphoneChannel, wallet).
-func colombiaAccount(n *node, t int, q RequirementsQuery, m *Merchant) string {
+func colombiaAccount(n *node, t int, q Query, m *rules.Merchant) string {
 	rt := m.Settings.RealTimePhoneAccount
 	// Why a bank cannot carry this account type (colCheck.account, channel, cellphoneChannel).
-	refuse := func(b Bank) string {
+	refuse := func(b rules.Bank) string {
 		switch {
-		case b.Code == colombiaCashBank:
-			return CodeCashAccountType
+		case b.Code == col().CashBank:
+			return rules.CodeCashAccountType
 		case b.Retired:
-			return CodeBankCode
-		case b.Wallet && t != colSavings && t != colCellphone:
-			return colWallets[b.Code].typeCode
+			return rules.CodeBankCode
+		case b.Wallet && t != col().Savings.Value && t != col().Cellphone.Value:
+			return wallet(b.Code).TypeCode
 		case b.Wallet:
 			return ""
-		case t == colCellphone && !b.RealTime:
-			return CodeNoChannel
-		case t == colCellphone && !rt:
-			return CodeNotEnabled
-		case t == colCellphone || b.Batch:
+		case t == col().Cellphone.Value && !b.RealTime:
+			return rules.CodeNoChannel
+		case t == col().Cellphone.Value && !rt:
+			return rules.CodeNotEnabled
+		case t == col().Cellphone.Value || b.Batch:
 			return ""
 		case b.RealTime && !rt:
-			return CodeNotEnabled
+			return rules.CodeNotEnabled
 		case !b.RealTime:
-			return CodeNoChannel
+			return rules.CodeNoChannel
 		}
 		return ""
 	}
@@ -474,36 +470,31 @@ func colombiaAccount(n *node, t int, q RequirementsQuery, m *Merchant) string {
 	if !ok {
 		return fmt.Sprintf("bank %s has no channel for accountType %d for this merchant", q.BankCode, t)
 	}
-	n.require(pBA+"bankCode", CodeBankCodeRequired)
-	n.require(pBA+"accountNumber", CodeAccountNumRequired)
+	n.require(pBA+"bankCode", rules.CodeBankCodeRequired)
+	n.require(pBA+"accountNumber", rules.CodeAccountNumRequired)
 	dateFormat(n)
 	num := pBA + "accountNumber"
 	add := pBA + "AdittionalAccountInfo"
 	cellphone := func(c *node, lengthCode, prefixCode string) {
-		digitsRule(c, num, CodeAccountNotNumeric)
-		c.at(num).rule(Schema{"minLength": colCellphoneDigits, "maxLength": colCellphoneDigits}, lengthCode)
-		c.at(num).rule(Schema{"pattern": "^" + string(colCellphonePrefix)}, prefixCode)
+		digitsRule(c, num, rules.CodeAccountNotNumeric)
+		c.at(num).rule(Schema{"minLength": col().CellphoneDigits, "maxLength": col().CellphoneDigits}, lengthCode)
+		c.at(num).rule(Schema{"pattern": "^" + string(col().CellphonePrefix)}, prefixCode)
 	}
-	for _, code := range colombiaWallets {
+	for _, w := range col().Wallets {
+		code := w.Bank
 		if !slices.Contains(banks, code) {
 			continue
 		}
-		w := colWallets[code]
 		c := newNode("")
-		cellphone(c, w.lengthCode, w.prefixCode)
-		var docs []int
-		for d := range colWalletDocTypes {
-			docs = append(docs, d)
-		}
-		slices.Sort(docs)
-		c.at(fieldDocType).rule(Schema{"enum": toAny(docs)}, CodeCOLWalletDocType)
-		amountRange(c, colWalletMin, colWalletMax, CodeBelowMinimum, CodeAboveMaximum)
-		c.at(add).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d,%d}$", colAccountMin, colAccountMax)}, CodeAdditionalAccount)
+		cellphone(c, w.LengthCode, w.PrefixCode)
+		c.at(fieldDocType).rule(Schema{"enum": toAny(col().WalletDocuments)}, rules.CodeCOLWalletDocType)
+		amountRange(c, col().WalletMin, col().WalletMax, rules.CodeBelowMinimum, rules.CodeAboveMaximum)
+		c.at(add).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d,%d}$", col().AccountMin, col().AccountMax)}, rules.CodeAdditionalAccount)
 		n.whenBank(q, code, c)
 	}
 	var plain []string
 	for _, code := range banks {
-		if !slices.Contains(colombiaWallets, code) {
+		if wallet(code).Bank == "" {
 			plain = append(plain, code)
 		}
 	}
@@ -511,49 +502,49 @@ func colombiaAccount(n *node, t int, q RequirementsQuery, m *Merchant) string {
 		return ""
 	}
 	c := newNode("")
-	amountRange(c, colBankMin, 0, CodeBelowMinimum, "")
-	if t == colCellphone {
-		cellphone(c, CodeCOLCellphoneLength, CodeCOLCellphonePrefix)
-		amountRange(c, 0, colRealTimeMax, "", CodeAboveMaximum)
-		c.at(add).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d,%d}$", colAccountMin, colAccountMax)}, CodeAdditionalAccount)
+	amountRange(c, col().BankMin, 0, rules.CodeBelowMinimum, "")
+	if t == col().Cellphone.Value {
+		cellphone(c, rules.CodeCOLCellphoneLength, rules.CodeCOLCellphonePrefix)
+		amountRange(c, 0, col().RealTimeMax, "", rules.CodeAboveMaximum)
+		c.at(add).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d,%d}$", col().AccountMin, col().AccountMax)}, rules.CodeAdditionalAccount)
 	} else {
-		digitsRule(c, num, CodeAccountNotNumeric)
-		c.at(num).rule(Schema{"minLength": colAccountMin, "maxLength": colAccountMax}, CodeCOLAccountNumber)
-		c.at(add).rule(Schema{"pattern": colCellphonePattern()}, CodeAdditionalCellphone)
+		digitsRule(c, num, rules.CodeAccountNotNumeric)
+		c.at(num).rule(Schema{"minLength": col().AccountMin, "maxLength": col().AccountMax}, rules.CodeCOLAccountNumber)
+		c.at(add).rule(Schema{"pattern": colCellphonePattern()}, rules.CodeAdditionalCellphone)
 		for _, code := range plain {
-			r, ok := colAccountRules[code]
+			r, ok := col().AccountRules[code]
 			if !ok {
 				continue
 			}
 			rc := newNode("")
-			if r.only != nil {
+			if r.Only != nil {
 				var alts []string
-				for _, l := range r.only {
+				for _, l := range r.Only {
 					alts = append(alts, fmt.Sprintf("[0-9]{%d}", l))
 				}
-				rc.at(num).rule(Schema{"pattern": "^(" + strings.Join(alts, "|") + ")$"}, r.code)
+				rc.at(num).rule(Schema{"pattern": "^(" + strings.Join(alts, "|") + ")$"}, r.Code)
 			} else {
 				lim := Schema{}
-				if r.min > 0 {
-					lim["minLength"] = r.min
+				if r.Min > 0 {
+					lim["minLength"] = r.Min
 				}
-				if r.max > 0 {
-					lim["maxLength"] = r.max
+				if r.Max > 0 {
+					lim["maxLength"] = r.Max
 				}
-				rc.at(num).rule(lim, r.code)
+				rc.at(num).rule(lim, r.Code)
 			}
 			n.whenBank(q, code, rc)
 		}
 		// A bank with real-time only takes up to the real-time maximum.
 		var rtOnly []string
 		for _, code := range plain {
-			if b, _ := LookupBank("COL", code); !b.Batch {
+			if b, _ := rules.LookupBank("COL", code); !b.Batch {
 				rtOnly = append(rtOnly, code)
 			}
 		}
 		if len(rtOnly) > 0 {
 			rc := newNode("")
-			amountRange(rc, 0, colRealTimeMax, "", CodeAboveMaximum)
+			amountRange(rc, 0, col().RealTimeMax, "", rules.CodeAboveMaximum)
 			if q.BankCode != "" {
 				if slices.Contains(rtOnly, q.BankCode) {
 					n.merge(rc)
@@ -571,9 +562,9 @@ func colombiaAccount(n *node, t int, q RequirementsQuery, m *Merchant) string {
 	return ""
 }
 
-// ---- Peru (peru.go) ----
+// ---- Peru (rules/peru.go) ----
 
-func peruSchema(n *node, q RequirementsQuery, m *Merchant, ep Endpoint) error {
+func peruSchema(n *node, q Query, m *rules.Merchant, ep rules.Endpoint) error {
 	currencies := []string{"PEN", "USD"}
 	if q.Currency != "" {
 		if !slices.Contains(currencies, q.Currency) {
@@ -581,47 +572,41 @@ func peruSchema(n *node, q RequirementsQuery, m *Merchant, ep Endpoint) error {
 		}
 		currencies = []string{q.Currency}
 	}
-	n.at(fieldCurrency).rule(Schema{"enum": toAny(currencies)}, CodeCurrencyNotAllowed)
+	n.at(fieldCurrency).rule(Schema{"enum": toAny(currencies)}, rules.CodeCurrencyNotAllowed)
 	amountRules(n, "", 1)
-	emailRules(n, perEmailMax)
-	docTypes := []int{}
-	for t := range perDocTypes {
-		docTypes = append(docTypes, t)
-	}
-	slices.Sort(docTypes)
-	n.at(fieldDocType).rule(Schema{"enum": toAny(docTypes)}, CodeDocumentType)
-	for _, t := range docTypes {
-		d := perDocTypes[t]
+	emailRules(n, per().EmailMax)
+	n.at(fieldDocType).rule(Schema{"enum": docTypes(per().Documents)}, rules.CodeDocumentType)
+	for _, d := range per().Documents {
 		c := newNode("")
-		digitsRule(c, fieldDocNumber, CodeDocumentNotNumeric)
-		c.at(fieldDocNumber).rule(Schema{"minLength": d.min, "maxLength": d.max}, d.code)
-		n.when(has(fieldDocType, Schema{"const": t}), c)
+		digitsRule(c, fieldDocNumber, rules.CodeDocumentNotNumeric)
+		c.at(fieldDocNumber).rule(Schema{"minLength": d.Min, "maxLength": d.Max}, d.TooLongCode)
+		n.when(has(fieldDocType, Schema{"const": d.Type}), c)
 	}
 	cciRules(n)
 	perMax(n)
-	if ep == EndpointCard {
+	if ep == rules.EndpointCard {
 		return peruCard(n, q, m)
 	}
 	subMerchantRules(n, m.Settings.PSP, false)
-	n.at(fieldAccountType).rule(Schema{"not": perTypeIs(perCard)}, CodeCardEndpointOnly)
-	n.at(fieldAccountType).rule(Schema{"anyOf": []any{perTypeIs(perCurrent), perTypeIs(perSavings), perTypeIs(perCellphone), perTypeIs(perCard)}}, CodeAccountType)
+	n.at(fieldAccountType).rule(Schema{"not": perTypeIs(per().Card)}, rules.CodeCardEndpointOnly)
+	n.at(fieldAccountType).rule(Schema{"anyOf": []any{perTypeIs(per().Current), perTypeIs(per().Savings), perTypeIs(per().Cellphone), perTypeIs(per().Card)}}, rules.CodeAccountType)
 	phone, other := true, true
 	if q.AccountType != "" {
-		v, ok := Text(q.AccountType).Int()
+		v, ok := rules.Text(q.AccountType).Int()
 		switch {
-		case !ok || !IsDigits(q.AccountType) || v != perCurrent && v != perSavings && v != perCellphone && v != perCard:
-			return &Problem{Kind: KindInvalid, Title: "Invalid requirements query", Errors: []*Error{{Kind: KindInvalid, Code: CodeRequirementsQuery,
+		case !ok || !rules.IsDigits(q.AccountType) || v != per().Current && v != per().Savings && v != per().Cellphone && v != per().Card:
+			return &rules.Problem{Kind: rules.KindInvalid, Title: "Invalid requirements query", Errors: []*rules.Error{{Kind: rules.KindInvalid, Code: rules.CodeRequirementsQuery,
 				Field: "query.accountType", Value: q.AccountType, Message: "a Peru account type: 1, 2 or 4 (5, card, with endpoint=card)"}}}
-		case v == perCard:
+		case v == per().Card:
 			return queryNone("query.accountType", "a Peru card payout (accountType 5) is made on the card endpoint: add endpoint=card")
-		case v == perCellphone:
+		case v == per().Cellphone:
 			other = false
-			n.require(fieldAccountType, CodePERCellphoneBank)
-			n.at(fieldAccountType).rule(perTypeIs(perCellphone), CodeAccountType)
+			n.require(fieldAccountType, rules.CodePERCellphoneBank)
+			n.at(fieldAccountType).rule(perTypeIs(per().Cellphone), rules.CodeAccountType)
 		default:
 			phone = false
-			n.require(fieldAccountType, CodeAccountType)
-			n.at(fieldAccountType).rule(perTypeIs(v), CodeAccountType)
+			n.require(fieldAccountType, rules.CodeAccountType)
+			n.at(fieldAccountType).rule(perTypeIs(v), rules.CodeAccountType)
 		}
 	}
 	built := 0
@@ -633,7 +618,7 @@ func peruSchema(n *node, q RequirementsQuery, m *Merchant, ep Endpoint) error {
 		} else if built++; !other {
 			n.merge(c)
 		} else {
-			n.when(has(fieldAccountType, perTypeIs(perCellphone)), c)
+			n.when(has(fieldAccountType, perTypeIs(per().Cellphone)), c)
 		}
 	}
 	if other {
@@ -643,7 +628,7 @@ func peruSchema(n *node, q RequirementsQuery, m *Merchant, ep Endpoint) error {
 		} else if built++; !phone {
 			n.merge(c)
 		} else {
-			n.when(Schema{"not": has(fieldAccountType, perTypeIs(perCellphone))}, c)
+			n.when(Schema{"not": has(fieldAccountType, perTypeIs(per().Cellphone))}, c)
 		}
 	}
 	if built == 0 {
@@ -652,10 +637,10 @@ func peruSchema(n *node, q RequirementsQuery, m *Merchant, ep Endpoint) error {
 	if phone && other && built == 1 {
 		// One of the two is impossible here: the body must take the other.
 		if why := peruPhone(newNode(""), q, currencies); why != "" {
-			n.at(fieldAccountType).rule(Schema{"not": perTypeIs(perCellphone)}, CodePERCellphonePEN)
+			n.at(fieldAccountType).rule(Schema{"not": perTypeIs(per().Cellphone)}, rules.CodePERCellphonePEN)
 		} else {
-			n.require(fieldAccountType, CodePERWalletCellphone)
-			n.at(fieldAccountType).rule(perTypeIs(perCellphone), CodePERWalletCellphone)
+			n.require(fieldAccountType, rules.CodePERWalletCellphone)
+			n.at(fieldAccountType).rule(perTypeIs(per().Cellphone), rules.CodePERWalletCellphone)
 		}
 	}
 	return nil
@@ -667,36 +652,36 @@ func perTypeIs(t int) Schema {
 }
 
 func cciRules(n *node) {
-	digitsRule(n, fieldCCI, CodeCCINotNumeric)
-	n.at(fieldCCI).rule(Schema{"minLength": perCCIDigits, "maxLength": perCCIDigits}, CodeCCILength)
+	digitsRule(n, fieldCCI, rules.CodeCCINotNumeric)
+	n.at(fieldCCI).rule(Schema{"minLength": per().CCIDigits, "maxLength": per().CCIDigits}, rules.CodeCCILength)
 }
 
 // perMax is checkMax: 30,000 PEN, 8,000 USD.
 func perMax(n *node) {
 	usd := newNode("")
-	amountRange(usd, 0, perUSDMax, "", CodePERAboveLimit)
+	amountRange(usd, 0, per().USDMax, "", rules.CodePERAboveLimit)
 	pen := newNode("")
-	amountRange(pen, 0, perPENMax, "", CodePERAboveLimit)
+	amountRange(pen, 0, per().PENMax, "", rules.CodePERAboveLimit)
 	n.when(has(fieldCurrency, Schema{"const": "USD"}), usd)
 	n.when(has(fieldCurrency, Schema{"const": "PEN"}), pen)
 }
 
 // noRUC: RUC is not available at bank 004.
-func noRUC(n *node, q RequirementsQuery) {
+func noRUC(n *node, q Query) {
 	c := newNode("")
-	c.at(fieldDocType).rule(Schema{"not": Schema{"const": 4}}, CodeRUCAtBank004)
-	n.whenPeruBank(q, perBankNoRUC, c)
+	c.at(fieldDocType).rule(Schema{"not": Schema{"const": 4}}, rules.CodeRUCAtBank004)
+	n.whenPeruBank(q, per().NoRUCBank, c)
 }
 
 // whenPeruBank is whenBank, and when the query names no bank, also for a body without
-// bankCode whose cci names the bank by its first 3 digits (perBankOfCCI).
-func (n *node) whenPeruBank(q RequirementsQuery, code string, then *node) {
+// bankCode whose cci names the bank by its first 3 digits (rules.PeruTables.BankOfCCI).
+func (n *node) whenPeruBank(q Query, code string, then *node) {
 	n.whenBank(q, code, then)
 	if q.BankCode != "" {
 		return
 	}
 	var prefixes []string
-	for p, c := range perBankOfCCI {
+	for p, c := range per().BankOfCCI {
 		if c == code {
 			prefixes = append(prefixes, p)
 		}
@@ -711,7 +696,7 @@ func (n *node) whenPeruBank(q RequirementsQuery, code string, then *node) {
 	}}, then)
 }
 
-func peruCard(n *node, q RequirementsQuery, m *Merchant) error {
+func peruCard(n *node, q Query, m *rules.Merchant) error {
 	if !m.Settings.CardPayouts {
 		return queryNone("query.endpoint", "card payouts are not enabled for this merchant (setting cardPayouts)")
 	}
@@ -719,22 +704,22 @@ func peruCard(n *node, q RequirementsQuery, m *Merchant) error {
 		return queryNone("query.accountType", "the card endpoint takes accountType 5 only")
 	}
 	subMerchantRules(n, m.Settings.PSP, false)
-	n.require(fieldAccountType, CodeAccountType)
-	n.at(fieldAccountType).rule(perTypeIs(perCard), CodeAccountType)
-	n.require(fieldEmail, CodeEmailRequired)
+	n.require(fieldAccountType, rules.CodeAccountType)
+	n.at(fieldAccountType).rule(perTypeIs(per().Card), rules.CodeAccountType)
+	n.require(fieldEmail, rules.CodeEmailRequired)
 	n.rule(Schema{"anyOf": []any{
 		Schema{"required": []any{"timeoutUrl"}, "properties": Schema{"timeoutUrl": Schema{"pattern": `\S`}}},
 		Schema{"required": []any{"TimeoutURL"}, "properties": Schema{"TimeoutURL": Schema{"pattern": `\S`}}},
-	}}, CodeTimeoutURLRequired)
+	}}, rules.CodeTimeoutURLRequired)
 	// LogoURLAllowed's rule: https, or http on the loopback (a developer's own server).
-	n.at(fieldMerchantLogo).rule(Schema{"pattern": `^\s*(https://[^/?#\s]+|http://([Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]|127(\.[0-9]{1,3}){3}|\[::1\])(:[0-9]+)?([/?#]|\s*$))`}, CodeLogoNotHTTPS)
+	n.at(fieldMerchantLogo).rule(Schema{"pattern": `^\s*(https://[^/?#\s]+|http://([Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]|127(\.[0-9]{1,3}){3}|\[::1\])(:[0-9]+)?([/?#]|\s*$))`}, rules.CodeLogoNotHTTPS)
 	n.at(fieldExpTime).rule(Schema{"anyOf": []any{
-		Schema{"type": "integer", "minimum": perExpirationMin, "maximum": perExpirationMax},
+		Schema{"type": "integer", "minimum": per().ExpirationMin, "maximum": per().ExpirationMax},
 		Schema{"type": "string", "pattern": `^\s*0*([5-9]|[12][0-9]|30)\s*$`},
-	}}, CodeExpirationTime)
-	if _, ok := bankRules(n, q, "PER", func(b Bank) string {
+	}}, rules.CodeExpirationTime)
+	if _, ok := bankRules(n, q, "PER", func(b rules.Bank) string {
 		if b.Retired {
-			return CodeBankCode
+			return rules.CodeBankCode
 		}
 		return ""
 	}); !ok {
@@ -745,38 +730,38 @@ func peruCard(n *node, q RequirementsQuery, m *Merchant) error {
 }
 
 // peruPhone: accountType 4 (perCheck.transfer, channel).
-func peruPhone(n *node, q RequirementsQuery, currencies []string) string {
+func peruPhone(n *node, q Query, currencies []string) string {
 	if !slices.Contains(currencies, "PEN") {
 		return "a payout by cellphone number (accountType 4) is in PEN only"
 	}
-	if _, ok := bankRules(n, q, "PER", func(b Bank) string {
+	if _, ok := bankRules(n, q, "PER", func(b rules.Bank) string {
 		switch {
 		case b.Retired:
-			return CodeBankCode
+			return rules.CodeBankCode
 		case !b.RealTime:
-			return CodeNoChannel
+			return rules.CodeNoChannel
 		}
 		return ""
 	}); !ok {
 		return "bank " + q.BankCode + " takes no real-time payouts, and a cellphone payout goes only real-time"
 	}
-	n.require(pBA+"bankCode", CodePERCellphoneBank)
-	n.require(pBA+"accountNumber", CodePERCellphoneAccount)
-	n.at(pBA+"accountNumber").rule(Schema{"pattern": perCellphonePattern()}, CodePERCellphone)
-	n.at(fieldCurrency).rule(Schema{"const": "PEN"}, CodePERCellphonePEN)
+	n.require(pBA+"bankCode", rules.CodePERCellphoneBank)
+	n.require(pBA+"accountNumber", rules.CodePERCellphoneAccount)
+	n.at(pBA+"accountNumber").rule(Schema{"pattern": perCellphonePattern()}, rules.CodePERCellphone)
+	n.at(fieldCurrency).rule(Schema{"const": "PEN"}, rules.CodePERCellphonePEN)
 	w := newNode("")
-	amountRange(w, 0, perWallet037PhoneMax, "", CodePERAboveLimit)
-	n.whenBank(q, perWalletWithExtras, w)
+	amountRange(w, 0, per().ExtrasWalletCellphoneMax, "", rules.CodePERAboveLimit)
+	n.whenBank(q, per().ExtrasWallet, w)
 	wallet037 := newNode("")
-	wallet037.require(fieldDescription, CodeFieldRequired)
-	wallet037.at(fieldDescription).rule(Schema{"pattern": `\S`}, CodeFieldRequired)
+	wallet037.require(fieldDescription, rules.CodeFieldRequired)
+	wallet037.at(fieldDescription).rule(Schema{"pattern": `\S`}, rules.CodeFieldRequired)
 	subMerchantRules(wallet037, false, true)
-	n.whenBank(q, perWalletWithExtras, wallet037)
+	n.whenBank(q, per().ExtrasWallet, wallet037)
 	other := newNode("")
-	amountRange(other, 0, perCellphoneMax, "", CodePERCellphoneMax)
+	amountRange(other, 0, per().CellphoneMax, "", rules.CodePERCellphoneMax)
 	if q.BankCode == "" {
-		n.when(Schema{"not": has(pBA+"bankCode", Schema{"const": perWalletWithExtras})}, other)
-	} else if q.BankCode != perWalletWithExtras {
+		n.when(Schema{"not": has(pBA+"bankCode", Schema{"const": per().ExtrasWallet})}, other)
+	} else if q.BankCode != per().ExtrasWallet {
 		n.merge(other)
 	}
 	noRUC(n, q)
@@ -784,13 +769,13 @@ func peruPhone(n *node, q RequirementsQuery, currencies []string) string {
 }
 
 // peruTransfer: accountType 1, 2 or omitted (perCheck.transfer, accountNumber, cci002, channel).
-func peruTransfer(n *node, q RequirementsQuery) string {
-	refuse := func(b Bank) string {
+func peruTransfer(n *node, q Query) string {
+	refuse := func(b rules.Bank) string {
 		switch {
 		case b.Retired:
-			return CodeBankCode
-		case perWalletsCellphoneOnly[b.Code]:
-			return CodePERWalletCellphone
+			return rules.CodeBankCode
+		case per().CellphoneOnly[b.Code]:
+			return rules.CodePERWalletCellphone
 		}
 		return ""
 	}
@@ -801,26 +786,26 @@ func peruTransfer(n *node, q RequirementsQuery) string {
 	bank, num, cci := pBA+"bankCode", pBA+"accountNumber", pBA+"cci"
 	// Without cci, bankCode and accountNumber are required.
 	req := newNode("")
-	req.require(bank, CodeBankCodeRequired)
-	req.require(num, CodeAccountNumRequired)
+	req.require(bank, rules.CodeBankCodeRequired)
+	req.require(num, rules.CodeAccountNumRequired)
 	n.when(Schema{"not": has(cci, Schema{"minLength": 1})}, req)
 	// None of the three: cci is what is missing (1026).
 	n.at("destination.bankAccount").rule(Schema{"anyOf": []any{
 		Schema{"required": []any{"cci"}}, Schema{"required": []any{"bankCode"}}, Schema{"required": []any{"accountNumber"}},
-	}}, CodeCCIRequired)
-	// Only cci: its first 3 digits name a bank of the list (perBankOfCCI), one that can take
+	}}, rules.CodeCCIRequired)
+	// Only cci: its first 3 digits name a bank of the list (rules.PeruTables.BankOfCCI), one that can take
 	// the payout.
 	var prefixes []string
 	refused := map[string][]string{}
-	for prefix, code := range perBankOfCCI {
+	for prefix, code := range per().BankOfCCI {
 		prefixes = append(prefixes, prefix)
-		if b, _ := LookupBank("PER", code); refuse(b) != "" {
+		if b, _ := rules.LookupBank("PER", code); refuse(b) != "" {
 			refused[refuse(b)] = append(refused[refuse(b)], prefix)
 		}
 	}
 	sort.Strings(prefixes)
 	onlyCCI := newNode("")
-	onlyCCI.at(cci).rule(Schema{"pattern": "^(" + strings.Join(prefixes, "|") + ")"}, CodeCCIUnknownBank)
+	onlyCCI.at(cci).rule(Schema{"pattern": "^(" + strings.Join(prefixes, "|") + ")"}, rules.CodeCCIUnknownBank)
 	for _, c := range keysOf(refused) {
 		ps := refused[c]
 		sort.Strings(ps)
@@ -833,15 +818,15 @@ func peruTransfer(n *node, q RequirementsQuery) string {
 		if q.BankCode != "" && code != q.BankCode {
 			continue
 		}
-		b, _ := LookupBank("PER", code)
+		b, _ := rules.LookupBank("PER", code)
 		c := newNode("")
-		prefixCode, ok := perCCIPrefixCode[code]
+		prefixCode, ok := per().CCIPrefixCode[code]
 		if !ok {
-			prefixCode = CodeCCIBankMismatch
+			prefixCode = rules.CodeCCIBankMismatch
 		}
-		c.at(cci).rule(Schema{"pattern": "^" + cciPrefix(code)}, prefixCode)
+		c.at(cci).rule(Schema{"pattern": "^" + per().CCIPrefix[code]}, prefixCode)
 		if !b.Batch {
-			c.require(cci, CodeRealTimeNeedsCCI)
+			c.require(cci, rules.CodeRealTimeNeedsCCI)
 		}
 		n.whenBank(q, code, c)
 		an := newNode("")
@@ -853,68 +838,68 @@ func peruTransfer(n *node, q RequirementsQuery) string {
 }
 
 // peruAccountNumber is perCheck.accountNumber's format by bank, and cci002's.
-func peruAccountNumber(n *node, b Bank) {
+func peruAccountNumber(n *node, b rules.Bank) {
 	num, cci := pBA+"accountNumber", pBA+"cci"
 	if !b.Wallet {
-		digitsRule(n, num, CodeAccountNotNumeric)
+		digitsRule(n, num, rules.CodeAccountNotNumeric)
 	}
 	switch {
 	case b.Wallet:
-		n.at(num).rule(Schema{"pattern": perCellphonePattern()}, CodePERCellphone)
-	case b.Code == perBank001:
-		n.at(num).rule(Schema{"pattern": fmt.Sprintf("^([0-9]{%d}|[0-9]{%d})$", per001Digits, per001LongDigits)}, CodePER001Account)
-		n.at(num).rule(Schema{"pattern": fmt.Sprintf("^([0-9]{%d}|[0-9]{8}00[0-9]{%d})$", per001Digits, per001LongDigits-10)}, CodePER001Account20)
-	case b.Code == perBank002:
+		n.at(num).rule(Schema{"pattern": perCellphonePattern()}, rules.CodePERCellphone)
+	case b.Code == per().Accounts.Bank001:
+		n.at(num).rule(Schema{"pattern": fmt.Sprintf("^([0-9]{%d}|[0-9]{%d})$", per().Accounts.Digits001, per().Accounts.LongDigits001)}, rules.CodePER001Account)
+		n.at(num).rule(Schema{"pattern": fmt.Sprintf("^([0-9]{%d}|[0-9]{8}00[0-9]{%d})$", per().Accounts.Digits001, per().Accounts.LongDigits001-10)}, rules.CodePER001Account20)
+	case b.Code == per().Accounts.Bank002:
 		// The account type: sent, or said by the length (13 digits current) when omitted.
 		for _, cur := range []struct {
 			currency, digit string
 			cur, sav        string
 			cciCur, cciSav  string
-		}{{"PEN", "0", CodePER002CurrentPEN, CodePER002SavingsPEN, CodeCCI002CurrentPEN, CodeCCI002SavingsPEN},
-			{"USD", "1", CodePER002CurrentUSD, CodePER002SavingsUSD, CodeCCI002CurrentUSD, CodeCCI002SavingsUSD}} {
+		}{{"PEN", "0", rules.CodePER002CurrentPEN, rules.CodePER002SavingsPEN, rules.CodeCCI002CurrentPEN, rules.CodeCCI002SavingsPEN},
+			{"USD", "1", rules.CodePER002CurrentUSD, rules.CodePER002SavingsUSD, rules.CodeCCI002CurrentUSD, rules.CodeCCI002SavingsUSD}} {
 			c := newNode("")
 			current := newNode("")
-			current.at(num).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d}$", per002CurrentDigits)}, CodePER002Current)
-			current.at(num).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d}%s", per002CurrentDigits-3, cur.digit)}, cur.cur)
-			current.at(cci).rule(Schema{"pattern": "^[0-9]{6}00"}, CodeCCI002Current)
+			current.at(num).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d}$", per().Accounts.CurrentDigits002)}, rules.CodePER002Current)
+			current.at(num).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d}%s", per().Accounts.CurrentDigits002-3, cur.digit)}, cur.cur)
+			current.at(cci).rule(Schema{"pattern": "^[0-9]{6}00"}, rules.CodeCCI002Current)
 			current.at(cci).rule(Schema{"pattern": "^[0-9]{15}" + cur.digit}, cur.cciCur)
-			c.when(has(fieldAccountType, perTypeIs(perCurrent)), current)
+			c.when(has(fieldAccountType, perTypeIs(per().Current)), current)
 			savings := newNode("")
-			savings.at(num).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d}$", per002SavingsDigits)}, CodePER002Savings)
-			savings.at(num).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d}%s", per002SavingsDigits-3, cur.digit)}, cur.sav)
-			savings.at(cci).rule(Schema{"pattern": "^[0-9]{6}1"}, CodeCCI002Savings)
+			savings.at(num).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d}$", per().Accounts.SavingsDigits002)}, rules.CodePER002Savings)
+			savings.at(num).rule(Schema{"pattern": fmt.Sprintf("^[0-9]{%d}%s", per().Accounts.SavingsDigits002-3, cur.digit)}, cur.sav)
+			savings.at(cci).rule(Schema{"pattern": "^[0-9]{6}1"}, rules.CodeCCI002Savings)
 			savings.at(cci).rule(Schema{"pattern": "^[0-9]{15}" + cur.digit}, cur.cciSav)
-			c.when(has(fieldAccountType, perTypeIs(perSavings)), savings)
+			c.when(has(fieldAccountType, perTypeIs(per().Savings)), savings)
 			omitted := newNode("")
 			// Omitted: 13 digits are a current account, anything else is read as savings.
 			omitted.at(num).rule(Schema{"pattern": fmt.Sprintf("^([0-9]{%d}%s[0-9]{2}|[0-9]{%d}%s[0-9]{2})$",
-				per002CurrentDigits-3, cur.digit, per002SavingsDigits-3, cur.digit)}, CodePER002Savings)
+				per().Accounts.CurrentDigits002-3, cur.digit, per().Accounts.SavingsDigits002-3, cur.digit)}, rules.CodePER002Savings)
 			c.when(Schema{"not": has(fieldAccountType, Schema{})}, omitted)
 			n.when(has(fieldCurrency, Schema{"const": cur.currency}), c)
 		}
-	case b.Code == perBank003:
-		n.at(num).rule(Schema{"minLength": per003Digits, "maxLength": per003Digits}, CodePER003Account)
-	case b.Code == perBankNoRUC:
-		n.at(num).rule(Schema{"minLength": per004Digits, "maxLength": per004Digits}, CodePER004Account)
+	case b.Code == per().Accounts.Bank003:
+		n.at(num).rule(Schema{"minLength": per().Accounts.Digits003, "maxLength": per().Accounts.Digits003}, rules.CodePER003Account)
+	case b.Code == per().NoRUCBank:
+		n.at(num).rule(Schema{"minLength": per().Accounts.DigitsNoRUCBank, "maxLength": per().Accounts.DigitsNoRUCBank}, rules.CodePER004Account)
 	default:
-		n.at(num).rule(Schema{"minLength": perCCIDigits, "maxLength": perCCIDigits}, CodeCCILength)
+		n.at(num).rule(Schema{"minLength": per().CCIDigits, "maxLength": per().CCIDigits}, rules.CodeCCILength)
 	}
 }
 
 // colCellphonePattern and perCellphonePattern are isColombiaCellphone and isPeruCellphone.
 func colCellphonePattern() string {
-	return fmt.Sprintf("^%c[0-9]{%d}$", colCellphonePrefix, colCellphoneDigits-1)
+	return fmt.Sprintf("^%c[0-9]{%d}$", col().CellphonePrefix, col().CellphoneDigits-1)
 }
 
 func perCellphonePattern() string {
-	return fmt.Sprintf("^%c[0-9]{%d}$", perCellphonePrefix, perCellphoneDigits-1)
+	return fmt.Sprintf("^%c[0-9]{%d}$", per().CellphonePrefix, per().CellphoneDigits-1)
 }
 
 // ---- helpers ----
 
 // narrowest is the query parameter a destination no body can pass is blamed on: the bank,
 // else the account type, else the country.
-func (q RequirementsQuery) narrowest() string {
+func (q Query) narrowest() string {
 	switch {
 	case q.BankCode != "":
 		return "query.bankCode"
@@ -925,17 +910,17 @@ func (q RequirementsQuery) narrowest() string {
 }
 
 func queryNone(field, why string) error {
-	return &Problem{Kind: KindInvalid, Title: "Invalid requirements query", Errors: []*Error{{Kind: KindInvalid, Code: CodeRequirementsNone, Field: field,
+	return &rules.Problem{Kind: rules.KindInvalid, Title: "Invalid requirements query", Errors: []*rules.Error{{Kind: rules.KindInvalid, Code: rules.CodeRequirementsNone, Field: field,
 		Message: "no payout to this destination passes the rules for this merchant: " + why}}}
 }
 
 // bankRules restricts bankCode to the country's table (CodeBankCode), and refuses the banks
 // refuse gives a code for, each group with its code; when the query names a bank, to that one.
 // It returns the banks refuse accepts, in code order, and false when the query's is not one.
-func bankRules(n *node, q RequirementsQuery, country string, refuse func(Bank) string) ([]string, bool) {
+func bankRules(n *node, q Query, country string, refuse func(rules.Bank) string) ([]string, bool) {
 	var all, ok []string
 	groups := map[string][]any{}
-	for _, b := range Banks(country) {
+	for _, b := range rules.Banks(country) {
 		all = append(all, b.Code)
 		if c := refuse(b); c != "" {
 			groups[c] = append(groups[c], b.Code)
@@ -948,10 +933,10 @@ func bankRules(n *node, q RequirementsQuery, country string, refuse func(Bank) s
 		if !slices.Contains(ok, q.BankCode) {
 			return ok, false
 		}
-		bank.rule(Schema{"const": q.BankCode}, CodeBankCode)
+		bank.rule(Schema{"const": q.BankCode}, rules.CodeBankCode)
 		return ok, true
 	}
-	bank.rule(Schema{"enum": toAny(all)}, CodeBankCode)
+	bank.rule(Schema{"enum": toAny(all)}, rules.CodeBankCode)
 	codes := make([]string, 0, len(groups))
 	for c := range groups {
 		codes = append(codes, c)
@@ -965,7 +950,7 @@ func bankRules(n *node, q RequirementsQuery, country string, refuse func(Bank) s
 
 // whenBank adds then for the bank code: at once when the query names that bank, under an if
 // on bankCode when it names none.
-func (n *node) whenBank(q RequirementsQuery, code string, then *node) {
+func (n *node) whenBank(q Query, code string, then *node) {
 	switch q.BankCode {
 	case code:
 		n.merge(then)
@@ -991,12 +976,21 @@ func keysOf[V any](m map[string]V) []string {
 	return out
 }
 
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// wallet is the Colombia wallet of bank code, or none.
+func wallet(code string) rules.ColombiaWallet {
+	for _, w := range col().Wallets {
+		if w.Bank == code {
+			return w
+		}
 	}
-	sort.Strings(out)
+	return rules.ColombiaWallet{}
+}
+
+func docTypes(ds []rules.DocumentType) []any {
+	out := make([]any, len(ds))
+	for i, d := range ds {
+		out[i] = d.Type
+	}
 	return out
 }
 
@@ -1030,6 +1024,33 @@ func has(path string, s Schema) Schema {
 		cur = Schema{"properties": Schema{parts[i]: cur}, "required": []any{parts[i]}}
 	}
 	return cur
+}
+
+// problems collects a query's errors as the validator collects a body's.
+type problems struct {
+	list []*rules.Error
+}
+
+func (ps *problems) add(code, field, msg string, value any) {
+	ps.list = append(ps.list, &rules.Error{Code: code, Field: field, Message: rules.WithPublished(code, msg), Value: value})
+}
+
+func (ps *problems) addf(code, field string, value any, format string, args ...any) {
+	ps.add(code, field, fmt.Sprintf(format, args...), value)
+}
+
+func (ps *problems) problem(title, subject string) *rules.Problem {
+	if len(ps.list) == 0 {
+		return nil
+	}
+	for _, e := range ps.list {
+		e.Kind = rules.KindInvalid
+	}
+	noun := "fields break"
+	if len(ps.list) == 1 {
+		noun = "field breaks"
+	}
+	return &rules.Problem{Kind: rules.KindInvalid, Title: title, Detail: fmt.Sprintf("%d %s %s", len(ps.list), noun, subject), Errors: ps.list}
 }
 
 // node is an object location of the schema being built: its type, properties, required
