@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -301,37 +300,8 @@ var poll = servertest.Poll
 // not happen.
 var eventually = servertest.Eventually
 
-// testClock is real time that a test moves forward: given to a server as its real clock
-// (server.Options.Now), it lets the test pass over what keeps real time rather than the
-// sandbox clock (a key's grace, a sign-in's wait) without sleeping through it. Clients sign
-// with time.Now; the half minute at most that a test runs ahead stays well inside the
-// signature's window of five minutes.
-type testClock struct {
-	ahead atomic.Int64
-	held  atomic.Int64 // the time it stands at, in Unix nanoseconds, once held; 0: it runs
-}
-
-func (c *testClock) Now() time.Time {
-	if h := c.held.Load(); h != 0 {
-		return time.Unix(0, h)
-	}
-	return time.Now().Add(time.Duration(c.ahead.Load()))
-}
-
-// Advance moves the clock d ahead.
-func (c *testClock) Advance(d time.Duration) {
-	if c.held.Load() != 0 {
-		c.held.Add(int64(d))
-		return
-	}
-	c.ahead.Add(int64(d))
-}
-
-// Hold stops the clock where it is: from then on only Advance moves it, so that what a test
-// asserts of real time (a wait not yet over, an allowance a minute) does not depend on how
-// fast a busy machine runs the test. The sandbox's rails run on it too: a test that holds
-// its server's clock pays no payout out unless it advances it.
-func (c *testClock) Hold() { c.held.Store(c.Now().UnixNano()) }
+// testClock is real time that a test moves forward (servertest.Clock).
+type testClock = servertest.Clock
 
 // stepStartClock is a testClock at the start of the next 30-second step of the sign-in
 // codes: a test that uses the codes of a few steps in turn has a whole step before it,
@@ -372,3 +342,5 @@ func (s *testServer) metricValue(t *testing.T, series string) (v float64, ok boo
 	}
 	return v, true
 }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
