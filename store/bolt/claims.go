@@ -21,11 +21,20 @@ import (
 const claimSweep = 4096
 
 // claimTable is the in-memory lease table of one work queue, by entry (a payout id, an
-// outbox seq). The queue's reader holds mu while it scans, so that two concurrent readers
-// never hand out the same entry.
+// outbox seq). mu guards the map only, never a read of the file: a queue's reader leaves
+// out the entries claimed as it scans (held), then claims what it read (take), which
+// leaves out what another reader claimed meanwhile, so that two concurrent readers never
+// hand out the same entry.
 type claimTable[K comparable] struct {
 	mu sync.Mutex
 	at map[K]time.Time // when each entry was claimed, by its claimer's clock
+}
+
+// held reports whether k is claimed at now.
+func (c *claimTable[K]) held(k K, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.heldLocked(k, now)
 }
 
 // heldLocked reports whether k is claimed at now; mu is held.
@@ -34,11 +43,14 @@ func (c *claimTable[K]) heldLocked(k K, now time.Time) bool {
 	return ok && now.Before(at.Add(rules.ClaimLease))
 }
 
-// takeLocked claims keys at now; mu is held.
-func (c *claimTable[K]) takeLocked(keys []K, now time.Time) {
+// take claims at now those of keys no one holds, and says which it claimed.
+func (c *claimTable[K]) take(keys []K, now time.Time) []bool {
+	taken := make([]bool, len(keys))
 	if len(keys) == 0 {
-		return
+		return taken
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.at == nil {
 		c.at = make(map[K]time.Time, len(keys))
 	}
@@ -49,9 +61,12 @@ func (c *claimTable[K]) takeLocked(keys []K, now time.Time) {
 			}
 		}
 	}
-	for _, k := range keys {
-		c.at[k] = now
+	for i, k := range keys {
+		if !c.heldLocked(k, now) {
+			c.at[k], taken[i] = now, true
+		}
 	}
+	return taken
 }
 
 // release ends the claims of keys (claimed or not).

@@ -62,18 +62,19 @@ func TestMailboxReadsRecordsOfTheMailAlone(t *testing.T) {
 func TestClaimTableForgetsExpiredClaims(t *testing.T) {
 	var c claimTable[int64]
 	t0 := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	keys := make([]int64, claimSweep)
 	for i := range keys {
 		keys[i] = int64(i)
 	}
-	c.takeLocked(keys, t0)
-	if !c.heldLocked(1, t0.Add(rules.ClaimLease-time.Nanosecond)) || c.heldLocked(1, t0.Add(rules.ClaimLease)) {
+	c.take(keys, t0)
+	if !c.held(1, t0.Add(rules.ClaimLease-time.Nanosecond)) || c.held(1, t0.Add(rules.ClaimLease)) {
 		t.Fatalf("a claim's lease is not rules.ClaimLease")
 	}
-	c.takeLocked([]int64{-1}, t0.Add(rules.ClaimLease))
-	if len(c.at) != 1 {
-		t.Errorf("%d claims kept, want the new one alone", len(c.at))
+	if taken := c.take([]int64{2, -1}, t0.Add(rules.ClaimLease-time.Nanosecond)); taken[0] || !taken[1] {
+		t.Fatalf("take answered %v for a held claim and a new one, want [false true]", taken)
+	}
+	c.take([]int64{-2}, t0.Add(rules.ClaimLease))
+	if len(c.at) != 2 {
+		t.Errorf("%d claims kept, want the two new ones alone", len(c.at))
 	}
 }

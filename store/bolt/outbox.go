@@ -79,8 +79,6 @@ func (s *DB) DueEventsSkipping(ctx context.Context, lane rules.Lane, now time.Ti
 // claimDueEvents lists and claims the due events of a lane, and the seqs of the copies of
 // events already delivered, for the caller to drop.
 func (s *DB) claimDueEvents(lane rules.Lane, now time.Time, limit int, skip func(seq uint64, merchantID string) bool) (due []rules.OutboxEntry, next time.Time, stale []uint64, err error) {
-	s.eventClaims.mu.Lock()
-	defer s.eventClaims.mu.Unlock()
 	err = s.bdb.View(func(tx *bbolt.Tx) error {
 		sent := tx.Bucket(bOutboxSent)
 		events := tx.Bucket(bOutbox)
@@ -95,7 +93,7 @@ func (s *DB) claimDueEvents(lane rules.Lane, now time.Time, limit int, skip func
 				break
 			}
 			seq := binary.BigEndian.Uint64(k[8:])
-			if s.eventClaims.heldLocked(seq, now) {
+			if s.eventClaims.held(seq, now) {
 				continue
 			}
 			var ev rules.Event
@@ -133,8 +131,15 @@ func (s *DB) claimDueEvents(lane rules.Lane, now time.Time, limit int, skip func
 	for i, e := range due {
 		seqs[i] = e.Seq
 	}
-	s.eventClaims.takeLocked(seqs, now)
-	return due, next, stale, nil
+	// Another reader may have claimed some of them since they were read: they are its own.
+	taken := s.eventClaims.take(seqs, now)
+	out := due[:0]
+	for i, e := range due {
+		if taken[i] {
+			out = append(out, e)
+		}
+	}
+	return out, next, stale, nil
 }
 
 // putDue writes an event's entry in the due-time index of its lane, with its merchant.

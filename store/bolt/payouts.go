@@ -277,8 +277,6 @@ func (s *DB) WithStatus(ctx context.Context, merchantID string, status rules.Sta
 // Due leaves them out until UpdatePayouts writes them or their lease ends.
 func (s *DB) Due(ctx context.Context, now time.Time, limit int) ([]rules.DueEntry, error) {
 	var due []rules.DueEntry
-	s.stepClaims.mu.Lock()
-	defer s.stepClaims.mu.Unlock()
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bDue).Cursor()
 		end := uint64(now.UnixNano())
@@ -287,7 +285,7 @@ func (s *DB) Due(ctx context.Context, now time.Time, limit int) ([]rules.DueEntr
 				break
 			}
 			id := int64(binary.BigEndian.Uint64(k[8:]))
-			if s.stepClaims.heldLocked(id, now) {
+			if s.stepClaims.held(id, now) {
 				continue
 			}
 			due = append(due, rules.DueEntry{ID: id, Status: rules.Status(v)})
@@ -301,8 +299,15 @@ func (s *DB) Due(ctx context.Context, now time.Time, limit int) ([]rules.DueEntr
 	for i, d := range due {
 		ids[i] = d.ID
 	}
-	s.stepClaims.takeLocked(ids, now)
-	return due, nil
+	// Another Due may have claimed some of them since they were read: they are its own.
+	taken := s.stepClaims.take(ids, now)
+	out := due[:0]
+	for i, d := range due {
+		if taken[i] {
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }
 
 // DueRead is Due: the payouts are read where they are stepped, from the same file, at no
