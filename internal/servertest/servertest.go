@@ -267,6 +267,9 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 
+// Log is what the server logged so far (JSON lines).
+func (s *Server) Log() string { return s.logs.tail(1 << 62) }
+
 // tail is the last n bytes written.
 func (s *syncBuffer) tail(n int) string {
 	s.mu.Lock()
