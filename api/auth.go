@@ -43,6 +43,7 @@ type Keyring struct {
 	src MerchantSource
 	mu  sync.RWMutex
 	m   map[string]*keyEntry
+	gen uint64 // counts Forgets: a merchant read before one is not cached
 }
 
 type keyEntry struct {
@@ -67,12 +68,14 @@ func NewKeyring(src MerchantSource) *Keyring {
 func (k *Keyring) Forget(id string) {
 	k.mu.Lock()
 	delete(k.m, id)
+	k.gen++
 	k.mu.Unlock()
 }
 
 func (k *Keyring) get(id string) (*keyEntry, error) {
 	k.mu.RLock()
 	e := k.m[id]
+	gen := k.gen
 	k.mu.RUnlock()
 	if e != nil && (k.TTL <= 0 || time.Since(e.loaded) < k.TTL) {
 		return e, nil
@@ -109,7 +112,9 @@ func (k *Keyring) get(id string) (*keyEntry, error) {
 		}
 	}
 	k.mu.Lock()
-	k.m[id] = e
+	if k.gen == gen { // no change was forgotten while the merchant was read: it may be older than it
+		k.m[id] = e
+	}
 	k.mu.Unlock()
 	return e, nil
 }
