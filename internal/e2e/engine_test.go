@@ -17,7 +17,6 @@ import (
 
 	"payouts/internal/server"
 	"payouts/rules"
-	"payouts/store"
 	"payouts/store/bolt"
 	"payouts/store/postgres"
 	"payouts/store/postgres/pgtest"
@@ -95,20 +94,6 @@ func openTestStore(t testing.TB, dir string) (rules.Storage, error) {
 		return postgres.Open(context.Background(), databaseFor(t, dir), postgres.Options{})
 	}
 	return bolt.Open(filepath.Join(dir, "payouts.db"), bolt.Options{NoSync: true})
-}
-
-// openTestData opens a test server's store with the sealer of its secrets, while the
-// server is stopped (or before its first start).
-func openTestData(t testing.TB, dir string) (rules.Storage, *store.Sealer, error) {
-	t.Helper()
-	if !onPostgresTests() {
-		return server.Open(context.Background(), server.Config{Storage: server.StorageConfig{Data: dir, NoSync: false}})
-	}
-	key, err := store.ReadSecretFile(filepath.Join(databaseDirKeys(t, dir), "master.key"))
-	if err != nil {
-		return nil, nil, err
-	}
-	return server.Open(context.Background(), server.Config{Storage: server.StorageConfig{Database: databaseFor(t, dir)}, Keys: server.KeysConfig{Master: key}})
 }
 
 // storedBytes is everything a stopped test server stored, as bytes to search: the bbolt

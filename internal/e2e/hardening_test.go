@@ -5,7 +5,6 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -22,10 +21,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"payouts/internal/server"
-	"payouts/internal/servertest"
-	"payouts/rules"
 )
 
 // tarpit accepts connections and never answers: a merchant endpoint that hangs every
@@ -151,130 +146,15 @@ func TestTarpitMerchantDoesNotDelayAnotherMerchantsNotification(t *testing.T) {
 	}
 }
 
-// signedStatus sends a signed GET of the balance with extra headers and says its status.
-func (c *merchantClient) statusWith(t testing.TB, headers map[string]string) int {
-	t.Helper()
-	req := c.request("GET", "balance", nil, "")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
-// Failed authentications count per (client address, API key presented); a correctly
-// signed request is never refused for anyone's failures; the address comes from
-// X-Forwarded-For only through --trusted-proxies.
-func TestAuthFailuresCountPerAddressAndKeyBehindTrustedProxies(t *testing.T) {
+// A short --admin-token is refused at start (the limit on wrong tokens is tested in
+// process, api's TestAdminTokenFailuresLimited).
+func TestShortAdminTokenRefusedAtStart(t *testing.T) {
 	t.Parallel()
-	// The allowance a minute is counted on a held clock: the failures below fall in one
-	// minute however slowly a busy machine sends them.
-	clock := &testClock{}
-	clock.Hold()
-	s := startServerWith(t, "", server.Options{Now: clock.Now}, "--trusted-proxies", "127.0.0.1/32")
-	a := s.newMerchant(t, nil)
-	b := s.newMerchant(t, nil)
-	badA := a.with(func(c *merchantClient) { c.Secret = "not the secret" })
-	badB := b.with(func(c *merchantClient) { c.Secret = "not the secret" })
-	fromX := map[string]string{"X-Forwarded-For": "203.0.113.7"}
-
-	statuses := map[int]int{}
-	for i := 0; i < 25; i++ {
-		statuses[badA.statusWith(t, fromX)]++
-	}
-	if statuses[401] != 20 || statuses[429] != 5 {
-		t.Errorf("25 wrong signatures answered %v, want 20 × 401 then 5 × 429", statuses)
-	}
-	// The same client and key, correctly signed: served.
-	if code := a.statusWith(t, fromX); code != 200 {
-		t.Errorf("a correctly signed request after the failures: %d, want 200", code)
-	}
-	// Another merchant behind the same proxy and client address: its own count.
-	if code := badB.statusWith(t, fromX); code != 401 {
-		t.Errorf("another API key from the same address: %d, want 401", code)
-	}
-	// Another client behind the proxy, same key: its own count.
-	if code := badA.statusWith(t, map[string]string{"X-Forwarded-For": "203.0.113.8"}); code != 401 {
-		t.Errorf("another client address (X-Forwarded-For) with the same key: %d, want 401", code)
-	}
-	if code := badA.statusWith(t, map[string]string{"Forwarded": `for="203.0.113.7:5000"`}); code != 429 {
-		t.Errorf("the blocked client named by Forwarded: %d, want 429", code)
-	}
-
-	// A server that does not trust the peer ignores the headers: rotating them does not
-	// escape the count.
-	s2 := startServerWith(t, "", server.Options{Now: clock.Now}, "--trusted-proxies", "10.0.0.0/8")
-	c := s2.newMerchant(t, nil)
-	bad := c.with(func(c *merchantClient) { c.Secret = "not the secret" })
-	last := 0
-	for i := 0; i < 21; i++ {
-		last = bad.statusWith(t, map[string]string{"X-Forwarded-For": "198.51.100." + strconv.Itoa(i)})
-	}
-	if last != 429 {
-		t.Errorf("21st failure with spoofed X-Forwarded-For from an untrusted peer: %d, want 429", last)
-	}
-}
-
-// Wrong admin tokens are limited like signatures (429 past 20 a minute per
-// address); the right token still works; a short --admin-token is refused at start.
-func TestAdminTokenFailuresLimitedAndShortTokenRefused(t *testing.T) {
-	t.Parallel()
-	clock := &testClock{} // held: the failures fall in one minute however slow the machine
-	clock.Hold()
-	s := startServerWith(t, "", server.Options{Now: clock.Now})
-	statuses := map[int]int{}
-	for i := 0; i < 25; i++ {
-		req, _ := http.NewRequest("GET", s.URL+"/admin/v1/merchants/1", nil)
-		req.Header.Set("Authorization", "Bearer wrong-token-"+strconv.Itoa(i))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		statuses[resp.StatusCode]++
-		if resp.StatusCode == 429 && resp.Header.Get("Retry-After") == "" {
-			t.Errorf("429 without Retry-After")
-		}
-	}
-	if statuses[401] != 20 || statuses[429] != 5 {
-		t.Errorf("25 wrong admin tokens answered %v, want 20 × 401 then 5 × 429", statuses)
-	}
-	if code := s.admin(t, "GET", "/admin/v1/merchants/none", nil, nil); code != 404 {
-		t.Errorf("the right admin token after the failures: %d, want 404 (served)", code)
-	}
-
 	var out, errOut syncBuffer
 	err := runMain(t.Context(), []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--admin-token", "short-token-23-chars-xx", "--no-demo"}, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "at least 24 characters") {
 		t.Errorf("a 23-character admin token: %v, want refused", err)
 	}
-}
-
-// rawAdmin calls the admin API and returns the status and the problem body.
-func (s *testServer) adminProblem(t testing.TB, method, path string, body any) (int, problemAnswer) {
-	t.Helper()
-	var b []byte
-	if body != nil {
-		b, _ = json.Marshal(body)
-	}
-	req, _ := http.NewRequest(method, s.URL+path, bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var p problemAnswer
-	if resp.StatusCode >= 300 {
-		p = decodeProblem(t, raw)
-	}
-	return resp.StatusCode, p
 }
 
 // Secrets may come from files, so that they stay out of /proc/*/cmdline; the keys
@@ -365,107 +245,6 @@ func TestSecretsFromFilesStayOutOfTheCommandLine(t *testing.T) {
 	}
 }
 
-// Key rotation. A new pair is issued; the old one keeps working for the grace
-// period, then stops, or is revoked at once; the list shows the keys, never a secret.
-func TestAPIKeyRotationWithGraceListAndRevoke(t *testing.T) {
-	t.Parallel()
-	clock := &testClock{}
-	s := startServerWith(t, "", server.Options{Now: clock.Now})
-	old := s.newMerchant(t, nil)
-	keys := "/admin/v1/merchants/" + old.MerchantID + "/keys"
-	type rotated struct {
-		KeyID, APIKey, APISecret string
-		Keys                     []struct {
-			KeyID     string
-			Current   bool
-			ExpiresAt *string
-		}
-	}
-	var r rotated
-	if code := s.admin(t, "POST", keys, map[string]any{}, &r); code != 201 || r.APIKey == "" || r.APISecret == "" {
-		t.Fatalf("rotate: %d %+v", code, r)
-	}
-	fresh := old.with(func(c *merchantClient) { c.Key, c.Secret = r.APIKey, r.APISecret })
-	if code := old.statusWith(t, nil); code != 200 {
-		t.Errorf("the old key during its grace period: %d, want 200", code)
-	}
-	if code := fresh.statusWith(t, nil); code != 200 {
-		t.Errorf("the new key: %d, want 200", code)
-	}
-	// The new key with the old secret (or the reverse) is not a key pair.
-	if code := old.with(func(c *merchantClient) { c.Key = r.APIKey }).statusWith(t, nil); code != 401 {
-		t.Errorf("new key, old secret: %d, want 401", code)
-	}
-	req, _ := http.NewRequest("GET", s.URL+keys, nil)
-	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	for _, secret := range []string{old.Key, old.Secret, r.APIKey, r.APISecret, "sealed", "Hash"} {
-		if strings.Contains(string(raw), secret) {
-			t.Errorf("the key list shows %q: %s", secret, raw)
-		}
-	}
-	var list []struct {
-		KeyID     string
-		Current   bool
-		ExpiresAt *string
-	}
-	json.Unmarshal(raw, &list)
-	if len(list) != 2 || !list[0].Current || list[0].KeyID != r.KeyID || list[1].Current || list[1].ExpiresAt == nil {
-		t.Fatalf("keys: %s; want the current one and the old one with its expiry", raw)
-	}
-	if exp, _ := time.Parse(time.RFC3339, *list[1].ExpiresAt); time.Until(exp) < 23*time.Hour || time.Until(exp) > 25*time.Hour {
-		t.Errorf("the old key expires at %s, want in 24 h", *list[1].ExpiresAt)
-	}
-
-	if code, p := s.adminProblem(t, "DELETE", keys+"/"+r.KeyID, nil); code != 409 || p.Code != rules.CodeWrongState {
-		t.Errorf("revoking the current key: %d %s, want 409 %s", code, p.Code, rules.CodeWrongState)
-	}
-	if code, p := s.adminProblem(t, "DELETE", keys+"/key_000000000000", nil); code != 404 || p.Code != rules.CodeAPIKeyNotFound {
-		t.Errorf("revoking an unknown key: %d %s, want 404 %s", code, p.Code, rules.CodeAPIKeyNotFound)
-	}
-	if code, _ := s.adminProblem(t, "DELETE", keys+"/"+list[1].KeyID, nil); code != 204 {
-		t.Errorf("revoking the old key: %d, want 204", code)
-	}
-	if code := old.statusWith(t, nil); code != 401 {
-		t.Errorf("the revoked key: %d, want 401", code)
-	}
-	if code := fresh.statusWith(t, nil); code != 200 {
-		t.Errorf("the current key after the revocation: %d, want 200", code)
-	}
-
-	// A grace of one second: the replaced key stops by itself. The clock stands still from
-	// here, so that "within its grace" never depends on how fast a busy machine answers.
-	clock.Hold()
-	var r2 rotated
-	if code := s.admin(t, "POST", keys, map[string]any{"graceSeconds": 1}, &r2); code != 201 {
-		t.Fatal(code)
-	}
-	if code := fresh.statusWith(t, nil); code != 200 {
-		t.Errorf("the replaced key within its 1 s grace: %d, want 200", code)
-	}
-	clock.Advance(1100 * time.Millisecond)
-	if code := fresh.statusWith(t, nil); code != 401 {
-		t.Errorf("the replaced key after its grace: %d, want 401", code)
-	}
-	// graceSeconds 0: the replaced key stops at once.
-	newest := fresh.with(func(c *merchantClient) { c.Key, c.Secret = r2.APIKey, r2.APISecret })
-	var r3 rotated
-	if code := s.admin(t, "POST", keys, map[string]any{"graceSeconds": 0}, &r3); code != 201 {
-		t.Fatal(code)
-	}
-	if code := newest.statusWith(t, nil); code != 401 {
-		t.Errorf("the key replaced with graceSeconds 0: %d, want 401", code)
-	}
-	if code := newest.with(func(c *merchantClient) { c.Key, c.Secret = r3.APIKey, r3.APISecret }).statusWith(t, nil); code != 200 {
-		t.Errorf("the newest key: %d, want 200", code)
-	}
-}
-
 // /metrics on the main listener needs the admin token; --metrics-addr serves it on
 // a listener of its own without one, and that listener serves nothing else.
 func TestMetricsNeedTheAdminTokenOrTheirOwnListener(t *testing.T) {
@@ -532,122 +311,7 @@ func TestMetricsNeedTheAdminTokenOrTheirOwnListener(t *testing.T) {
 // balanceOf reads one of the merchant's balances through the API.
 func (c *merchantClient) balanceOf(t testing.TB, currency string) (available, balance int64) {
 	t.Helper()
-	code, _, raw := c.do(t, "GET", "balance", nil, "")
-	if code != 200 {
-		t.Fatalf("GET balance: %d %s", code, raw)
-	}
-	var bs []struct {
-		Currency  string `json:"currency"`
-		Available int64  `json:"availableBalance"`
-		Balance   int64  `json:"balance"`
-	}
-	json.Unmarshal(raw, &bs)
-	for _, b := range bs {
-		if b.Currency == currency {
-			return b.Available, b.Balance
-		}
-	}
-	return 0, 0
-}
-
-// The sandbox cannot mint money. REVERSED only follows PROCESSED: on a payout that
-// waits for balance or for the bank it is 409 (2050) and changes nothing; on a processed
-// payout it returns the money. The ledger invariant is checked after the test (harness).
-func TestSimulateReversedOnlyAfterProcessedAndTheLedgerHolds(t *testing.T) {
-	t.Parallel()
-	// The rails take an hour: the first payout stays reserved at the bank while the test
-	// looks at the balance, however slowly it gets there.
-	s := startServer(t, "", "--sandbox-delay", "1h", "--sandbox-batch-delay", "1h")
-	var m struct{ MerchantID, APIKey, APISecret string }
-	if code := s.admin(t, "POST", "/admin/v1/merchants", map[string]any{"name": "No money", "settings": map[string]any{"pendingOnNoBalance": true}}, &m); code != 201 {
-		t.Fatal(code)
-	}
-	c := &merchantClient{&servertest.Merchant{Base: s.URL, MerchantID: m.MerchantID, Key: m.APIKey, Secret: m.APISecret, HTTP: &http.Client{Timeout: 30 * time.Second}}}
-	simulate := func(id int64, body map[string]any) (int, []byte) {
-		code, _, raw := c.do(t, "POST", "payouts/"+strconv.FormatInt(id, 10)+"/simulate", body, "")
-		return code, raw
-	}
-	reversed := map[string]any{"stage": "REJECTED", "status": "REVERSED"}
-
-	// No balance: the payout waits as PENDING_BALANCE, and cannot be "returned".
-	held := c.create(t, perBankRequest("MINT-1")).Payout.ID
-	c.waitStage(t, held, "PENDING", 5*time.Second)
-	if code, raw := simulate(held, reversed); code != 409 || decodeProblem(t, raw).Code != rules.CodeWrongState {
-		t.Errorf("REVERSED on PENDING_BALANCE: %d %s, want 409 %s", code, raw, rules.CodeWrongState)
-	}
-	if a, b := c.balanceOf(t, "PEN"); a != 0 || b != 0 {
-		t.Errorf("balance after the refused simulate: available %d, balance %d; want 0 and 0", a, b)
-	}
-
-	// Funded: the payout is released to the bank and stays PENDING_BANK (account …9997).
-	if code := s.admin(t, "POST", "/admin/v1/merchants/"+m.MerchantID+"/balance", map[string]any{"country": "PER", "currency": "PEN", "amount": 500000}, nil); code != 200 {
-		t.Fatal(code)
-	}
-	r := perBankRequest("MINT-2")
-	r["destination"] = map[string]any{"bankAccount": map[string]any{"bankCode": "003", "accountType": 2, "accountNumber": "1231234569997"}}
-	atBank := c.create(t, r).Payout.ID
-	waitFor(t, "the payout at the bank", 5*time.Second, func() bool {
-		code, _, raw := c.do(t, "GET", "payouts/"+strconv.FormatInt(atBank, 10), nil, "")
-		return code == 200 && decodePayout(t, raw).Output.Status == "PENDING_BANK"
-	})
-	if code, raw := simulate(atBank, reversed); code != 409 || decodeProblem(t, raw).Code != rules.CodeWrongState {
-		t.Errorf("REVERSED on PENDING_BANK: %d %s, want 409 %s", code, raw, rules.CodeWrongState)
-	}
-	// Both payouts (100000 each) are reserved now.
-	if a, b := c.balanceOf(t, "PEN"); a != 300000 || b != 500000 {
-		t.Errorf("balance with two reservations: available %d, balance %d; want 300000 and 500000", a, b)
-	}
-	// SUCCESS, then REVERSED: the money leaves, then comes back.
-	if code, raw := simulate(atBank, map[string]any{"stage": "SUCCESS"}); code != 200 {
-		t.Fatalf("SUCCESS: %d %s", code, raw)
-	}
-	if a, b := c.balanceOf(t, "PEN"); a != 300000 || b != 400000 {
-		t.Errorf("after PROCESSED: available %d, balance %d; want 300000 and 400000", a, b)
-	}
-	if code, raw := simulate(atBank, reversed); code != 200 || decodePayout(t, raw).Output.Status != "REVERSED" {
-		t.Errorf("REVERSED on PROCESSED: %d %s, want 200 REVERSED", code, raw)
-	}
-	if a, b := c.balanceOf(t, "PEN"); a != 400000 || b != 500000 {
-		t.Errorf("after REVERSED: available %d, balance %d; want 400000 and 500000", a, b)
-	}
-	if code, _ := simulate(atBank, reversed); code != 409 {
-		t.Errorf("REVERSED twice: %d, want 409", code)
-	}
-}
-
-// Every answer of the API says X-Content-Type-Options: nosniff, errors included: a browser
-// never takes a problem, a CSV or a document for another type than it says.
-func TestAPIAnswersCarryNosniff(t *testing.T) {
-	t.Parallel()
-	s := startServer(t, "")
-	c := s.newMerchant(t, map[string]any{})
-	wrong := c.with(func(c *merchantClient) { c.Secret = "bm90IHRoZSBzZWNyZXQgb2YgdGhpcyBtZXJjaGFudCE=" })
-	check := func(what string, code int, h http.Header) {
-		t.Helper()
-		if got := h.Get("X-Content-Type-Options"); got != "nosniff" {
-			t.Errorf("%s (%d): X-Content-Type-Options %q, want nosniff", what, code, got)
-		}
-	}
-	code, h, _ := c.do(t, "POST", "payouts", perBankRequest("nosniff-1"), "")
-	check("a create", code, h)
-	code, h, _ = c.do(t, "POST", "payouts", map[string]any{"amount": "no"}, "")
-	check("a refused body", code, h)
-	code, h, _ = wrong.do(t, "GET", "balance", nil, "")
-	check("a wrong signature", code, h)
-	code, h, _ = s.rawAdmin(t, "GET", "/admin/v1/merchants", nil)
-	check("an admin list", code, h)
-	for _, tc := range []struct{ method, path string }{
-		{"GET", "/no/such/endpoint"}, {"DELETE", "/healthz"}, {"GET", "/admin/v1/merchants"},
-		{"GET", "/openapi.json"}, {"GET", "/healthz"},
-	} {
-		req, _ := http.NewRequest(tc.method, s.URL+tc.path, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		check(tc.method+" "+tc.path, resp.StatusCode, resp.Header)
-	}
+	return c.Balance(t, currency)
 }
 
 // No secret of a path reaches the access log or a span: a dashboard set-up link carries its

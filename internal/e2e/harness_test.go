@@ -276,10 +276,7 @@ func (c *merchantClient) with(edit func(*merchantClient)) *merchantClient {
 }
 
 // The answers the tests read, and the sample requests, are servertest's.
-type (
-	payoutAnswer  = servertest.Payout
-	problemAnswer = servertest.Problem
-)
+type payoutAnswer = servertest.Payout
 
 var (
 	decodePayout   = servertest.DecodePayout
@@ -287,9 +284,6 @@ var (
 	perBankRequest = servertest.PerBankRequest
 	colBankRequest = servertest.ColBankRequest
 )
-
-// pollEvery is how long a wait pauses between two looks at what it waits for.
-const pollEvery = servertest.PollEvery
 
 // poll calls cond until it holds (true) or within has passed (false). Every wait of these
 // tests for the service polls what it awaits through here, or moves the sandbox clock:

@@ -216,6 +216,27 @@ func (c *Merchant) Create(t testing.TB, body map[string]any) Payout {
 	return DecodePayout(t, raw)
 }
 
+// Balance is the merchant's available balance and balance in currency (0, 0: none).
+func (c *Merchant) Balance(t testing.TB, currency string) (available, balance int64) {
+	t.Helper()
+	code, _, raw := c.Do(t, "GET", "balance", nil, "")
+	if code != 200 {
+		t.Fatalf("GET balance: %d %s", code, raw)
+	}
+	var bs []struct {
+		Currency  string `json:"currency"`
+		Available int64  `json:"availableBalance"`
+		Balance   int64  `json:"balance"`
+	}
+	json.Unmarshal(raw, &bs)
+	for _, b := range bs {
+		if b.Currency == currency {
+			return b.Available, b.Balance
+		}
+	}
+	return 0, 0
+}
+
 // WaitStage polls GET /payouts/{id} until the payout reaches stage, or fails the test.
 func (c *Merchant) WaitStage(t testing.TB, id int64, stage string, within time.Duration) Payout {
 	t.Helper()
