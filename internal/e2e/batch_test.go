@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"strconv"
@@ -23,63 +22,19 @@ func (s *testServer) roleKey(t testing.TB, c *merchantClient, role string) *merc
 	return &merchantClient{servertest.NewRole(t, s.URL, s.AdminToken, s.client(), c.Merchant, role)}
 }
 
-// batchAnswer is a batch as the API answers it.
-type batchAnswer struct {
-	ID         int64  `json:"id"`
-	BatchID    string `json:"batchId"`
-	Status     string `json:"status"`
-	MadeBy     string `json:"madeBy"`
-	ApprovedBy string `json:"approvedBy"`
-	NotifiedAt string `json:"notifiedAt"`
-	Counts     struct {
-		Items, Valid, Invalid, Created, Refused, Pending, Final int
-		ByStage                                                 map[string]int
-	} `json:"counts"`
-	Totals []struct {
-		Currency     string
-		Items        int
-		Amount, Paid int64
-	} `json:"totals"`
-	Errors []struct {
-		Item                    int
-		Code, Location, Message string
-	} `json:"errors"`
-}
+// The batches' answers, their items and their waits are servertest's.
+type batchAnswer = servertest.Batch
 
-func decodeBatch(t testing.TB, raw []byte) batchAnswer {
-	t.Helper()
-	var b batchAnswer
-	if err := json.Unmarshal(raw, &b); err != nil {
-		t.Fatalf("decode batch: %v: %s", err, raw)
-	}
-	return b
-}
+var (
+	decodeBatch = servertest.DecodeBatch
+	batchItems  = servertest.BatchItems
+	batchCSV    = servertest.BatchCSV
+)
 
-// batchItems are n valid Peru items with orderIds prefix1…prefixN.
-func batchItems(prefix string, n int) []any {
-	items := make([]any, n)
-	for i := range items {
-		items[i] = perBankRequest(prefix + strconv.Itoa(i+1))
-	}
-	return items
-}
-
-// waitBatch polls GET …/batches/{id} until done says so.
+// waitBatch polls the batch until done says so (servertest.Merchant.WaitBatch).
 func (c *merchantClient) waitBatch(t testing.TB, id int64, within time.Duration, done func(batchAnswer) bool) batchAnswer {
 	t.Helper()
-	var last batchAnswer
-	if poll(within, func() bool {
-		code, _, raw := c.do(t, "GET", "batches/"+strconv.FormatInt(id, 10), nil, "")
-		if code != 200 {
-			t.Fatalf("GET batch %d: %d %s", id, code, raw)
-		}
-		last = decodeBatch(t, raw)
-		return done(last)
-	}) {
-		return last
-	}
-	t.Fatalf("batch %d not done within %v: %+v", id, within, last)
-	return last
+	return c.WaitBatch(t, id, within, done)
 }
 
 func TestBatchMakerCheckerKeyRolesAndNotification(t *testing.T) {
@@ -222,92 +177,6 @@ func TestBatchMakerCheckerKeyRolesAndNotification(t *testing.T) {
 	code, _, raw = reader.do(t, "GET", "events", nil, "")
 	if code != 200 || !strings.Contains(string(raw), "batch.COMPLETED") {
 		t.Errorf("the event log lacks the batch notification: %d %.400s", code, raw)
-	}
-}
-
-func TestBatchInvalidReportsEveryErrorOfEveryItemAndCreatesNothing(t *testing.T) {
-	t.Parallel()
-	s := startServer(t, "")
-	c := s.newMerchant(t, nil)
-	if code, _, raw := c.do(t, "POST", "payouts", perBankRequest("USED-1"), ""); code != 201 {
-		t.Fatalf("payout: %d %s", code, raw)
-	}
-	bad := perBankRequest("BAD-1")
-	bad["amount"] = "ten"                                                                        // 400 layer: a number required
-	bad["beneficiary"].(map[string]any)["document"] = map[string]any{"type": 1, "number": "123"} // a DNI of 8 digits
-	items := []any{bad, perBankRequest("OK-2"), perBankRequest("OK-2"), perBankRequest("USED-1"), perBankRequest("OK-5")}
-	code, _, raw := c.do(t, "POST", "batches", map[string]any{"batchId": "bad", "items": items}, "")
-	if code != 201 {
-		t.Fatalf("upload: %d %s", code, raw)
-	}
-	b := decodeBatch(t, raw)
-	at := map[int][]string{}
-	for _, e := range b.Errors {
-		at[e.Item] = append(at[e.Item], e.Code+"@"+e.Location)
-		if e.Message == "" {
-			t.Errorf("error without a message: %+v", e)
-		}
-	}
-	if b.Status != "INVALID" || b.Counts.Invalid != 3 || b.Counts.Valid != 2 || len(at[1]) < 2 || len(at[2]) != 0 ||
-		strings.Join(at[3], ",") != "2918@orderId" || strings.Join(at[4], ",") != "2919@orderId" || len(at[5]) != 0 {
-		t.Fatalf("the report: %+v (by item %v)", b, at)
-	}
-	for _, o := range []string{"OK-2", "OK-5", "BAD-1"} {
-		code, _, raw := c.do(t, "GET", "payouts", nil, "orderId="+o)
-		var page struct{ Items []any }
-		if json.Unmarshal(raw, &page); code != 200 || len(page.Items) != 0 {
-			t.Fatalf("orderId %s of an INVALID batch became a payout: %s", o, raw)
-		}
-	}
-	checker := s.roleKey(t, c, "checker")
-	if code, _, raw := checker.do(t, "POST", "batches/"+strconv.FormatInt(b.ID, 10)+"/approve", nil, ""); code != 409 || decodeProblem(t, raw).Code != "2922" {
-		t.Fatalf("approve an INVALID batch: %d %s, want 409 2922", code, raw)
-	}
-	if code, _, raw := c.do(t, "POST", "batches", map[string]any{"batchId": "none", "items": []any{}}, ""); code != 400 || decodeProblem(t, raw).Code != "2924" {
-		t.Fatalf("no items: %d %s, want 400 2924", code, raw)
-	}
-	many := make([]any, 10_001)
-	for i := range many {
-		many[i] = map[string]any{}
-	}
-	if code, _, raw := c.do(t, "POST", "batches", map[string]any{"batchId": "many", "items": many}, ""); code != 413 || decodeProblem(t, raw).Code != "2917" {
-		t.Fatalf("10,001 items: %d %s, want 413 2917", code, raw)
-	}
-}
-
-// batchCSV is a CSV of n valid Peru items.
-func batchCSV(prefix string, n int) string {
-	var b strings.Builder
-	b.WriteString("country,currency,amount,orderId,beneficiary.name,beneficiary.lastName,beneficiary.email,beneficiary.document.type,beneficiary.document.number,destination.bankAccount.bankCode,destination.bankAccount.accountType,destination.bankAccount.accountNumber\n")
-	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&b, "PER,PEN,100000,%s%d,Ana,Quispe,,1,45678912,002,2,19312345678012\n", prefix, i)
-	}
-	return b.String()
-}
-
-func TestBatchCSVUpload(t *testing.T) {
-	t.Parallel()
-	s := startServer(t, "")
-	c := s.newMerchant(t, nil)
-	req := c.request("POST", "batches", []byte(batchCSV("CSV-", 3)), "batchId=csv-1")
-	req.Header.Set("Content-Type", "text/csv")
-	code, raw := sendRaw(t, req)
-	b := decodeBatch(t, raw)
-	if code != 201 || b.Status != "DRAFT" || b.Counts.Items != 3 || b.BatchID != "csv-1" || b.Totals[0].Amount != 300000 {
-		t.Fatalf("CSV upload: %d %s", code, raw)
-	}
-	// A cell of the wrong type is the rules' error, at its item and field.
-	body := strings.Replace(batchCSV("CSV-", 2), "100000,CSV-2", "lots,CSV-2", 1)
-	req = c.request("POST", "batches", []byte(body), "batchId=csv-2")
-	req.Header.Set("Content-Type", "text/csv")
-	code, raw = sendRaw(t, req)
-	if b := decodeBatch(t, raw); code != 201 || b.Status != "INVALID" || len(b.Errors) != 1 || b.Errors[0].Item != 2 || b.Errors[0].Location != "amount" {
-		t.Fatalf("CSV with a bad amount: %d %s", code, raw)
-	}
-	req = c.request("POST", "batches", []byte("country,amount\nPER\n"), "batchId=csv-3")
-	req.Header.Set("Content-Type", "text/csv")
-	if code, raw := sendRaw(t, req); code != 400 || decodeProblem(t, raw).Code != "2923" {
-		t.Fatalf("a ragged CSV: %d %s, want 400 2923", code, raw)
 	}
 }
 
