@@ -49,6 +49,11 @@ type document struct {
 	mu    sync.Mutex
 	v     validator.Validator
 	model *v3.Document
+	// find is what FindPath reads, and hooks validates the webhooks' bodies: made once
+	// with the document, so that the regular expressions of its paths and the schemas of
+	// its webhooks are compiled once, not again for every answer and notification checked.
+	find  *config.ValidationOptions
+	hooks schema_validation.SchemaValidator
 }
 
 // Parse reads an OpenAPI document (JSON or YAML).
@@ -59,7 +64,8 @@ func Parse(raw []byte) (Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the document does not parse: %v", err)
 	}
-	v, errs := validator.NewValidator(parsed)
+	regexes := config.WithRegexCache(&sync.Map{})
+	v, errs := validator.NewValidator(parsed, regexes)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("no validator for the document: %v", errs)
 	}
@@ -67,7 +73,8 @@ func Parse(raw []byte) (Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the document has no model: %v", err)
 	}
-	return &document{v: v, model: &model.Model}, nil
+	return &document{v: v, model: &model.Model, find: config.NewValidationOptions(regexes),
+		hooks: schema_validation.NewSchemaValidator(regexes)}, nil
 }
 
 func (d *document) Check(req *http.Request, reqBody []byte, resp *http.Response, respBody []byte) (problems []string, template string, outside bool) {
@@ -82,7 +89,7 @@ func (d *document) Check(req *http.Request, reqBody []byte, resp *http.Response,
 	if len(errs) == 1 && (errs[0].IsPathMissingError() || errs[0].IsOperationMissingError()) {
 		return nil, "", true
 	}
-	_, _, template = paths.FindPath(vreq, d.model, config.NewValidationOptions())
+	_, _, template = paths.FindPath(vreq, d.model, d.find)
 	for _, e := range errs {
 		problems = append(problems, "answer: "+describe(e))
 	}
@@ -116,7 +123,7 @@ func (d *document) CheckWebhook(name string, body []byte) string {
 	if mt == nil || mt.Schema == nil {
 		return "the document's webhook " + name + " has no JSON schema"
 	}
-	if ok, errs := schema_validation.NewSchemaValidator().ValidateSchemaBytesWithVersion(mt.Schema.Schema(), body, 3.1); !ok {
+	if ok, errs := d.hooks.ValidateSchemaBytesWithVersion(mt.Schema.Schema(), body, 3.1); !ok {
 		var problems []string
 		for _, e := range errs {
 			problems = append(problems, describe(e))
