@@ -142,6 +142,13 @@ func finishOperation(o *huma.OpenAPI, path, method string, op *huma.Operation) {
 	if r := op.Responses["201"]; op.OperationID == "create-payout" && r != nil && op.Responses["200"] == nil {
 		replay := *r
 		replay.Description = "The same request again (idempotent on orderId): the same payout, with Idempotent-Replayed: true"
+		// Its own media types: sharing the 201's, the two statuses showed whichever answer
+		// example was added last, a different one from one server to the next.
+		replay.Content = make(map[string]*huma.MediaType, len(r.Content))
+		for ct, mt := range r.Content {
+			c := *mt
+			replay.Content[ct] = &c
+		}
 		op.Responses["200"] = &replay
 	}
 	if hasBody {
