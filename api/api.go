@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -201,9 +202,14 @@ func New(d Deps) (http.Handler, huma.API) {
 
 	register(r, a, d)
 	finishDocument(a, d.PublicURL)
-	// huma serves /openapi-3.0.json from its own downgrade: this one also moves what 3.0 lacks.
+	// huma's /openapi.json made the document's JSON once per server (and twice for two first
+	// requests at once): this one once per process for servers of the same document.
+	r.Get("/openapi.json", documentHandler(a.OpenAPI()))
+	// huma serves /openapi-3.0.json from its own downgrade: this one also moves what 3.0 lacks,
+	// made at the first request.
+	downgraded := sync.OnceValues(func() ([]byte, error) { return Downgrade30(a.OpenAPI()) })
 	r.Get("/openapi-3.0.json", func(w http.ResponseWriter, r *http.Request) {
-		b, err := Downgrade30(a.OpenAPI())
+		b, err := downgraded()
 		if err != nil {
 			writeProblem(w, internalProblem())
 			return
