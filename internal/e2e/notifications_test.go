@@ -17,7 +17,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,39 +26,21 @@ import (
 
 	"payouts/internal/freeport"
 	"payouts/internal/server"
+	"payouts/internal/servertest"
 	"payouts/rules"
 	"payouts/web/notify"
 	"payouts/web/notify/smtptest"
 )
 
-func colCashRequest(orderID string) map[string]any {
-	return map[string]any{
-		"country": "COL", "amount": 5000000, "currency": "COP", "orderId": orderID,
-		"beneficiary": map[string]any{"name": "Pedro", "lastName": "Ramírez", "email": "pedro.ramirez@yahoo.com",
-			"document": map[string]any{"type": 1, "number": "80123456"}},
-		"destination": map[string]any{"bankAccount": map[string]any{"bankCode": "099", "accountType": 3}},
-	}
-}
+var colCashRequest = servertest.ColCashRequest
 
 // mailAnswer is one mail of GET /sandbox/mail.json.
-type mailAnswer struct {
-	To       string    `json:"to"`
-	Subject  string    `json:"subject"`
-	Text     string    `json:"text"`
-	HTML     string    `json:"html"`
-	SentAt   time.Time `json:"sentAt"`
-	PayoutID int64     `json:"payoutId"`
-	Kind     string    `json:"kind"`
-}
+type mailAnswer = servertest.Mail
 
 // sandboxMails reads the sandbox mailbox with the admin token.
 func (s *testServer) sandboxMails(t testing.TB, query string) []mailAnswer {
 	t.Helper()
-	var out []mailAnswer
-	if code := s.admin(t, "GET", "/sandbox/mail.json"+query, nil, &out); code != 200 {
-		t.Fatalf("GET /sandbox/mail.json%s: %d", query, code)
-	}
-	return out
+	return servertest.Mailbox(t, s.client(), s.URL, s.AdminToken, query)
 }
 
 // waitMails polls the sandbox mailbox until query lists n mails.
@@ -527,127 +508,6 @@ func TestNotificationToLoopbackRefusedWithoutTheAllowFlag(t *testing.T) {
 	}
 	if strings.Contains(logs, "s3cr3t") {
 		t.Errorf("the log shows the notification URL's token")
-	}
-}
-
-var otpInText = regexp.MustCompile(`Tu código de retiro es: ([0-9]{6})`)
-
-func claim(t testing.TB, c *merchantClient, id int64, code string) (int, []byte) {
-	t.Helper()
-	status, _, raw := c.do(t, "POST", "payouts/"+strconv.FormatInt(id, 10)+"/claim", map[string]any{"code": code}, "")
-	return status, raw
-}
-
-func otherCode(code string) string {
-	n, _ := strconv.Atoi(code)
-	return fmt.Sprintf("%06d", (n+1)%1_000_000)
-}
-
-func TestCashOTPMailedWrongCodeRefusedRightCodeSettlesSuccess(t *testing.T) {
-	t.Parallel()
-	s := startServer(t, "")
-	c := s.newMerchant(t, map[string]any{"cashPayouts": true, "emailNotifications": true})
-	p := c.create(t, colCashRequest("CASH-OTP-1"))
-	id := p.Payout.ID
-
-	mails := s.waitMails(t, "?kind=cash.otp&payoutId="+strconv.FormatInt(id, 10), 1, 10*time.Second)
-	otp := mails[0]
-	if otp.To != "pedro.ramirez@yahoo.com" || !strings.Contains(otp.Subject, "COP $ 50.000,00") {
-		t.Errorf("OTP mail to %q subject %q", otp.To, otp.Subject)
-	}
-	m := otpInText.FindStringSubmatch(otp.Text)
-	if m == nil || !strings.Contains(otp.HTML, m[1]) {
-		t.Fatalf("no code in the OTP mail:\n%s", otp.Text)
-	}
-	code := m[1]
-
-	status, raw := claim(t, c, id, otherCode(code))
-	if pr := decodeProblem(t, raw); status != 401 || pr.Code != rules.CodeClaimCodeWrong {
-		t.Fatalf("wrong code: %d %s, want 401 %s", status, raw, rules.CodeClaimCodeWrong)
-	}
-	if status, raw := claim(t, c, id, "12ab56"); status != 400 {
-		t.Errorf("malformed code: %d %s, want 400", status, raw)
-	}
-	status, raw = claim(t, c, id, code)
-	if status != 200 {
-		t.Fatalf("right code: %d %s", status, raw)
-	}
-	c.waitStage(t, id, "SUCCESS", 10*time.Second)
-	if status, raw := claim(t, c, id, code); status != 409 {
-		t.Errorf("claim of a settled payout: %d %s, want 409", status, raw)
-	}
-	outcome := s.waitMails(t, "?kind=beneficiary.mail&payoutId="+strconv.FormatInt(id, 10), 1, 10*time.Second)
-	if !strings.HasPrefix(outcome[0].Subject, "Recibiste COP $ 50.000,00") {
-		t.Errorf("outcome mail subject %q", outcome[0].Subject)
-	}
-
-	// The code is nowhere but in the mail: not in the logs, not in the payout's answer.
-	_, _, got := c.do(t, "GET", "payouts/"+strconv.FormatInt(id, 10), nil, "")
-	alone := regexp.MustCompile(`(^|[^0-9])` + code + `([^0-9]|$)`) // not a part of a longer number
-	for where, text := range map[string]string{"stderr": s.Stderr.String(), "stdout": s.Stdout.String(), "GET payout": string(got)} {
-		if alone.MatchString(text) {
-			t.Errorf("the one-time code appears in %s", where)
-		}
-	}
-	if strings.Contains(string(got), "claimCodeHash") {
-		t.Errorf("the payout answer shows the code's hash")
-	}
-	// The mailbox is the admin's.
-	resp, err := http.Get(s.URL + "/sandbox/mail.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 401 {
-		t.Errorf("mailbox without the admin token: %d, want 401", resp.StatusCode)
-	}
-	req, _ := http.NewRequest("GET", s.URL+"/sandbox/mail", nil)
-	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(page), "Recibiste COP $ 50.000,00") {
-		t.Errorf("mailbox page: %d", resp.StatusCode)
-	}
-}
-
-func TestCashClaimLockedAfterFiveWrongCodes(t *testing.T) {
-	t.Parallel()
-	s := startServer(t, "")
-	c := s.newMerchant(t, map[string]any{"cashPayouts": true})
-	p := c.create(t, colCashRequest("CASH-LOCK"))
-	id := p.Payout.ID
-	mails := s.waitMails(t, "?kind=cash.otp&payoutId="+strconv.FormatInt(id, 10), 1, 10*time.Second)
-	code := otpInText.FindStringSubmatch(mails[0].Text)[1]
-	for i := range rules.ClaimMaxAttempts {
-		if status, raw := claim(t, c, id, otherCode(code)); status != 401 || decodeProblem(t, raw).Code != rules.CodeClaimCodeWrong {
-			t.Fatalf("wrong code %d: %d %s", i+1, status, raw)
-		}
-	}
-	status, raw := claim(t, c, id, code)
-	if pr := decodeProblem(t, raw); status != 409 || pr.Code != rules.CodeClaimLocked {
-		t.Fatalf("right code after five wrong ones: %d %s, want 409 %s", status, raw, rules.CodeClaimLocked)
-	}
-	_, _, raw = c.do(t, "GET", "payouts/"+strconv.FormatInt(id, 10), nil, "")
-	if got := decodePayout(t, raw); got.Output.Stage != "IN_PROGRESS" {
-		t.Errorf("a locked claim settled the payout: %+v", got.Output)
-	}
-}
-
-func TestCashClaimAndMailboxRefusedWhenSandboxIsOff(t *testing.T) {
-	t.Parallel()
-	s := startServer(t, "", "--sandbox=false")
-	c := s.newMerchant(t, map[string]any{"cashPayouts": true})
-	p := c.create(t, colCashRequest("CASH-NOSANDBOX"))
-	status, raw := claim(t, c, p.Payout.ID, "123456")
-	if pr := decodeProblem(t, raw); status != 403 || pr.Code != rules.CodeSandboxOff {
-		t.Errorf("claim with --sandbox=false: %d %s, want 403 2060", status, raw)
-	}
-	if code := s.admin(t, "GET", "/sandbox/mail.json", nil, nil); code != 403 {
-		t.Errorf("mailbox with --sandbox=false: %d, want 403", code)
 	}
 }
 
