@@ -267,6 +267,30 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 
+// Stored is everything the server stored so far, as bytes to search for what must not be
+// there (a secret in plain text): the bbolt file, or every record of the PostgreSQL
+// database.
+func (s *Server) Stored(t testing.TB) []byte {
+	t.Helper()
+	if s.Database == "" {
+		raw, err := os.ReadFile(filepath.Join(s.Data, server.DatabaseFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	db, err := postgres.Open(context.Background(), s.Database, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	var out []byte
+	if err := db.Dump(context.Background(), func(r rules.DumpRecord) error { out = append(append(out, r.Value...), '\n'); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // Log is what the server logged so far (JSON lines).
 func (s *Server) Log() string { return s.logs.tail(1 << 62) }
 
