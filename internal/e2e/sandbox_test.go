@@ -1,48 +1,30 @@
 package e2e
 
 // End-to-end tests of the sandbox powers through the real server: cancel before
-// sending, the test clock, scripted outcomes, the integration token with the Peru lookup,
-// and the Bre-B key lookup.
+// sending, the test clock across restarts.
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
+	"payouts/internal/servertest"
 	"payouts/rules"
 )
 
-// perAccountRequest is a Peru batch payout to a bank 003 account (13 digits): a bank 002
-// account cannot end in a sandbox trigger, its digit 12 being the currency digit.
-func perAccountRequest(orderID, account string) map[string]any {
-	req := perBankRequest(orderID)
-	ba := req["destination"].(map[string]any)["bankAccount"].(map[string]any)
-	ba["bankCode"], ba["accountNumber"] = "003", account
-	return req
-}
+var perAccountRequest = servertest.PerAccountRequest
 
-// waitStatus polls GET /payouts/{id} until the payout has status.
+// waitStatus polls the payout until it has status (servertest.Merchant.WaitStatus).
 func (c *merchantClient) waitStatus(t testing.TB, id int64, status string, within time.Duration) payoutAnswer {
 	t.Helper()
-	var last payoutAnswer
-	if poll(within, func() bool {
-		_, _, raw := c.do(t, "GET", "payouts/"+itoa(id), nil, "")
-		last = decodePayout(t, raw)
-		return last.Output.Status == status
-	}) {
-		return last
-	}
-	t.Fatalf("payout %d did not reach %s within %v: %s/%s", id, status, within, last.Output.Stage, last.Output.Status)
-	return last
+	return c.WaitStatus(t, id, status, within)
 }
 
-// railCaughtUp creates req, a payout that is simply paid, and waits until it is. The worker
-// takes payouts in the order they fall due, so every payout due before this one has then
-// had its answer from the rail: a test checks that one stayed as it was without a pause in
-// which it might have moved.
+// railCaughtUp creates a payout the sandbox pays and waits until it is paid
+// (servertest.Merchant.RailCaughtUp).
 func (c *merchantClient) railCaughtUp(t testing.TB, req map[string]any) {
 	t.Helper()
-	c.waitStatus(t, c.create(t, req).Payout.ID, "PROCESSED", 10*time.Second)
+	c.RailCaughtUp(t, req)
 }
 
 func (c *merchantClient) cancel(t testing.TB, id int64) (int, []byte) {
@@ -145,19 +127,12 @@ func TestCancelBeforeSending(t *testing.T) {
 	}
 }
 
-type clockAnswer struct {
-	Now, RealNow, Offset string
-	OffsetSeconds        int64
-}
+type clockAnswer = servertest.SandboxClock
 
 // advance moves the sandbox clock and returns its view.
 func (s *testServer) advance(t testing.TB, by string) clockAnswer {
 	t.Helper()
-	var out clockAnswer
-	if code := s.admin(t, "POST", "/admin/v1/sandbox/clock", map[string]any{"advance": by}, &out); code != 200 {
-		t.Fatalf("advance %s: %d", by, code)
-	}
-	return out
+	return servertest.AdvanceClock(t, s.client(), s.URL, s.AdminToken, by)
 }
 
 // The test clock: a batch payout settles, a card session and a cash claim expire after an
@@ -234,77 +209,5 @@ func TestSandboxClockMovesTheServiceNotTheWallClock(t *testing.T) {
 	var back clockAnswer
 	if code := s.admin(t, "DELETE", "/admin/v1/sandbox/clock", nil, &back); code != 200 || back.OffsetSeconds != 0 || back.Offset != "0s" {
 		t.Fatalf("DELETE: %d %+v", code, back)
-	}
-}
-
-// Scripted outcomes: a rule overrides the magic ending 9999, another rejects by amount with a
-// catalogue code, another holds by bank; invalid lists are refused with every error and its
-// place, storing nothing.
-func TestScriptedOutcomesOverrideTheMagicEndings(t *testing.T) {
-	t.Parallel()
-	s := startServer(t, "")
-	c := s.newMerchant(t, nil)
-	rulesPath := "/admin/v1/merchants/" + c.MerchantID + "/sandbox/rules"
-	list := map[string]any{"rules": []any{
-		map[string]any{"match": map[string]any{"accountSuffix": "9999"}, "outcome": map[string]any{"stage": "SUCCESS", "afterSeconds": 0}},
-		map[string]any{"match": map[string]any{"country": "PER", "amountMin": 150000, "amountMax": 250000},
-			"outcome": map[string]any{"stage": "REJECTED", "status": "DENIED", "code": rules.CodeDenied}},
-		map[string]any{"match": map[string]any{"bankCode": "007"}, "outcome": map[string]any{"stage": "IN_PROGRESS"}},
-	}}
-	var stored struct {
-		Rules []struct {
-			Outcome struct{ Stage, Status, Code string }
-		}
-	}
-	if code := s.admin(t, "PUT", rulesPath, list, &stored); code != 200 || len(stored.Rules) != 3 || stored.Rules[2].Outcome.Status != "PENDING_BANK" {
-		t.Fatalf("PUT rules: %d %+v", code, stored)
-	}
-
-	ok := c.create(t, perAccountRequest("SCRIPT-9999", "1231234569999"))
-	big := perBankRequest("SCRIPT-BIG")
-	big["amount"] = 200000
-	denied := c.create(t, big)
-	held := c.create(t, colBankRequest("SCRIPT-HELD"))
-	plain := c.create(t, perBankRequest("SCRIPT-PLAIN")) // no rule fits: the channel's delay, success
-
-	if p := c.waitStage(t, ok.Payout.ID, "SUCCESS", 5*time.Second); p.Output.Status != "PROCESSED" {
-		t.Fatalf("9999 under a SUCCESS rule: %+v", p)
-	}
-	p := c.waitStage(t, denied.Payout.ID, "REJECTED", 5*time.Second)
-	if p.Output.Status != "DENIED" || len(p.Errors) != 1 || p.Errors[0].Code != rules.CodeDenied {
-		t.Fatalf("amount rule: %+v", p)
-	}
-	c.waitStage(t, plain.Payout.ID, "SUCCESS", 5*time.Second)
-	s.advance(t, "2h") // far past every delay: the held one still waits for simulate
-	c.railCaughtUp(t, perBankRequest("SCRIPT-AFTER"))
-	if _, _, raw := c.do(t, "GET", "payouts/"+itoa(held.Payout.ID), nil, ""); decodePayout(t, raw).Output.Status != "PENDING_BANK" {
-		t.Fatalf("held rule: %s", raw)
-	}
-
-	bad := map[string]any{"rules": []any{
-		map[string]any{"match": map[string]any{}, "outcome": map[string]any{"stage": "REJECTED", "code": "0042"}},
-		map[string]any{"match": map[string]any{"bankCode": "7", "amountMin": 10, "amountMax": 5}, "outcome": map[string]any{"stage": "SUCCESS", "code": rules.CodeDenied}},
-	}}
-	code, _, raw := s.rawAdmin(t, "PUT", rulesPath, bad)
-	prob := decodeProblem(t, raw)
-	want := []string{"body.rules[0].outcome.code", "body.rules[1].match.bankCode", "body.rules[1].match.amountMax", "body.rules[1].outcome.code"}
-	if code != 400 || prob.Code != rules.CodeScriptRule || len(prob.Errors) != len(want) {
-		t.Fatalf("invalid rules: %d %s", code, raw)
-	}
-	for i, e := range prob.Errors {
-		if e.Location != want[i] || e.Code != rules.CodeScriptRule {
-			t.Errorf("error %d at %s (%s), want %s", i, e.Location, e.Code, want[i])
-		}
-	}
-	if code := s.admin(t, "GET", rulesPath, nil, &stored); code != 200 || len(stored.Rules) != 3 {
-		t.Fatalf("a refused PUT changed the rules: %d %+v", code, stored)
-	}
-	if code, _, raw := s.rawAdmin(t, "PUT", "/admin/v1/merchants/nobody/sandbox/rules", list); code != 404 || decodeProblem(t, raw).Code != rules.CodeMerchantNotFound {
-		t.Fatalf("unknown merchant: %d %s", code, raw)
-	}
-	off := startServer(t, "", "--sandbox=false")
-	oc := off.newMerchant(t, nil)
-	if code, _, raw := off.rawAdmin(t, "PUT", "/admin/v1/merchants/"+oc.MerchantID+"/sandbox/rules", list); code != 403 || decodeProblem(t, raw).Code != rules.CodeSandboxOff {
-		t.Fatalf("sandbox off: %d %s", code, raw)
 	}
 }
