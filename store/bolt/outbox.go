@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -132,7 +133,34 @@ func (s *DB) claimDueEvents(lane rules.Lane, now time.Time, limit int, skip func
 		seqs[i] = e.Seq
 	}
 	// Another reader may have claimed some of them since they were read: they are its own.
+	// And one may have claimed, delivered and released one while this read's snapshot still
+	// showed it due: a read begun after the claim no longer finds it as it was read.
 	taken := s.eventClaims.take(seqs, now)
+	if slices.Contains(taken, true) {
+		err := s.bdb.View(func(tx *bbolt.Tx) error {
+			c := tx.Bucket(bOutboxDue).Cursor()
+			for i, e := range due {
+				if !taken[i] {
+					continue
+				}
+				// Seek, not Get: an entry written before the index held the merchant is empty.
+				k := dueKey(e.Event, e.Seq)
+				if found, _ := c.Seek(k); !bytes.Equal(found, k) {
+					taken[i] = false
+					s.eventClaims.release(e.Seq)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			for i, e := range due {
+				if taken[i] {
+					s.eventClaims.release(e.Seq)
+				}
+			}
+			return nil, time.Time{}, nil, err
+		}
+	}
 	out := due[:0]
 	for i, e := range due {
 		if taken[i] {

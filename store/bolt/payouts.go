@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -276,8 +277,16 @@ func (s *DB) WithStatus(ctx context.Context, merchantID string, status rules.Sta
 // first, with the status each had when it was queued, and claims them (claims.go): another
 // Due leaves them out until UpdatePayouts writes them or their lease ends.
 func (s *DB) Due(ctx context.Context, now time.Time, limit int) ([]rules.DueEntry, error) {
-	var due []rules.DueEntry
-	err := s.bdb.View(func(tx *bbolt.Tx) error {
+	due, keys, err := s.dueUnclaimed(now, limit)
+	if err != nil {
+		return nil, err
+	}
+	return s.claimDue(due, keys, now)
+}
+
+// dueUnclaimed lists up to limit due payouts that no one holds, with their queue keys.
+func (s *DB) dueUnclaimed(now time.Time, limit int) (due []rules.DueEntry, keys [][]byte, err error) {
+	err = s.bdb.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bDue).Cursor()
 		end := uint64(now.UnixNano())
 		for k, v := c.First(); k != nil && len(due) < limit; k, v = c.Next() {
@@ -289,18 +298,43 @@ func (s *DB) Due(ctx context.Context, now time.Time, limit int) ([]rules.DueEntr
 				continue
 			}
 			due = append(due, rules.DueEntry{ID: id, Status: rules.Status(v)})
+			keys = append(keys, bytes.Clone(k))
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
+	return due, keys, err
+}
+
+// claimDue claims the entries dueUnclaimed read, less those another Due claimed since, and
+// less those written since: another Due may have claimed one after it was read, stepped it
+// and released it, all while the read's snapshot still showed it due. Such an entry is no
+// longer in the queue as it was read, which a read begun after the claim sees.
+func (s *DB) claimDue(due []rules.DueEntry, keys [][]byte, now time.Time) ([]rules.DueEntry, error) {
 	ids := make([]int64, len(due))
 	for i, d := range due {
 		ids[i] = d.ID
 	}
-	// Another Due may have claimed some of them since they were read: they are its own.
 	taken := s.stepClaims.take(ids, now)
+	if slices.Contains(taken, true) {
+		err := s.bdb.View(func(tx *bbolt.Tx) error {
+			b := tx.Bucket(bDue)
+			for i, d := range due {
+				if taken[i] && string(b.Get(keys[i])) != string(d.Status) {
+					taken[i] = false
+					s.stepClaims.release(d.ID)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			for i, d := range due {
+				if taken[i] {
+					s.stepClaims.release(d.ID)
+				}
+			}
+			return nil, err
+		}
+	}
 	out := due[:0]
 	for i, d := range due {
 		if taken[i] {
