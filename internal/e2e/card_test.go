@@ -22,21 +22,12 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"payouts/internal/server"
+	"payouts/internal/servertest"
 	"payouts/store"
 )
 
 // cardRequest is a valid card push payment for a merchant with cardPayouts on.
-func cardRequest(orderID string) map[string]any {
-	return map[string]any{
-		"country": "PER", "amount": 100000, "currency": "PEN", "orderId": orderID,
-		"beneficiary": map[string]any{"name": "Ana", "lastName": "Quispe", "email": "ana.quispe@gmail.com",
-			"document": map[string]any{"type": 1, "number": "45678912"}},
-		"destination":    map[string]any{"bankAccount": map[string]any{"accountType": 5}},
-		"timeoutUrl":     "https://merchant.example/timeout",
-		"merchantLogo":   "https://merchant.example/logo.png",
-		"expirationTime": 15,
-	}
-}
+var cardRequest = servertest.CardRequest
 
 // createCard calls the card endpoint (path relative to /api/v1/{id}, or absolute) with an
 // Accept header ("" sends none).
@@ -273,93 +264,6 @@ func TestCardEndpointAnswersHTMLAndJSON(t *testing.T) {
 		if r.Content["text/html"] == nil || r.Content["application/json"] == nil {
 			t.Errorf("OpenAPI %s 200 content: %v", p, r.Content)
 		}
-	}
-}
-
-// The original's query flags and its sample's string expirationTime.
-func TestCardEndpointTakesTheOriginalsInputs(t *testing.T) {
-	t.Parallel()
-	s := startServer(t, "")
-	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
-	post := func(order, query string, edit func(map[string]any)) (int, []byte) {
-		b := cardRequest(order)
-		if edit != nil {
-			edit(b)
-		}
-		raw, _ := json.Marshal(b)
-		code, _, out := c.do(t, "POST", "/api-payout-plus-real-time/"+c.MerchantID, raw, query)
-		return code, out
-	}
-	for _, q := range []string{"embed-jwt=true", "embed-jwt=true&proxy-requests=false", "embed-jwt=false&proxy-requests=true", "proxy-requests=true"} {
-		if code, raw := post("FLAGS-"+strconv.Itoa(len(q)), q, nil); code != 200 {
-			t.Errorf("%s: %d %s, want 200", q, code, raw)
-		}
-	}
-	for _, q := range []string{"embed-jwt=false&proxy-requests=false", "embed-jwt=false", "embed-jwt=maybe"} {
-		code, raw := post("FLAGS-BAD", q, nil)
-		if p := decodeProblem(t, raw); code != 400 || len(p.Errors) == 0 || !strings.HasPrefix(p.Errors[0].Location, "query.") {
-			t.Errorf("%s: %d %s, want 400 at a query parameter", q, code, raw)
-		}
-	}
-	if code, raw := post("EXP-05", "", func(m map[string]any) { m["expirationTime"] = "05" }); code != 200 {
-		t.Errorf(`expirationTime "05": %d %s, want 200`, code, raw)
-	}
-	// The original's sample sends "03": under the specification's minimum of 5, refused.
-	if code, raw := post("EXP-03", "", func(m map[string]any) { m["expirationTime"] = "03" }); code != 401 ||
-		decodeProblem(t, raw).Errors[0].Location != "body.expirationTime" {
-		t.Errorf(`expirationTime "03": %d %s, want 401 at body.expirationTime`, code, raw)
-	}
-}
-
-func TestCardEndpointValidationComesFromRules(t *testing.T) {
-	t.Parallel()
-	s := startServer(t, "")
-	c := s.newMerchant(t, map[string]any{"cardPayouts": true})
-	off := s.newMerchant(t, nil)
-	edit := func(f func(m map[string]any)) map[string]any {
-		b := cardRequest("CARD-BAD")
-		f(b)
-		return b
-	}
-	cases := []struct {
-		name   string
-		client *merchantClient
-		body   map[string]any
-		status int
-		code   string
-	}{
-		{"spec 4.2: email is required (1033)", c, edit(func(m map[string]any) { delete(m["beneficiary"].(map[string]any), "email") }), 401, "1033"},
-		{"spec 4.2: timeoutUrl is required (1121)", c, edit(func(m map[string]any) { delete(m, "timeoutUrl") }), 401, "1121"},
-		{"spec 4.2: accountType 5 only", c, edit(func(m map[string]any) {
-			m["destination"] = map[string]any{"bankAccount": map[string]any{"accountType": 2}}
-		}), 401, "1108"},
-		{"spec 8: expirationTime 5 to 30", c, edit(func(m map[string]any) { m["expirationTime"] = 40 }), 401, "1954"},
-		{"merchantLogo must be https", c, edit(func(m map[string]any) { m["merchantLogo"] = "http://merchant.example/l.png" }), 401, "1953"},
-		{"merchant without cardPayouts", off, cardRequest("CARD-OFF"), 401, "1123"},
-		{"Peru DNI length still applies", c, edit(func(m map[string]any) {
-			m["beneficiary"].(map[string]any)["document"] = map[string]any{"type": 1, "number": "123"}
-		}), 401, "1201"},
-		{"generic contract: unknown field", c, edit(func(m map[string]any) { m["cardNumber"] = "4111111111111111" }), 400, "1035"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			code, hdr, raw := tc.client.createCard(t, "payouts/card", tc.body, "text/html")
-			if code != tc.status || !strings.HasPrefix(hdr.Get("Content-Type"), "application/problem+json") {
-				t.Fatalf("got %d %q %s, want %d problem+json", code, hdr.Get("Content-Type"), raw, tc.status)
-			}
-			found := false
-			for _, e := range decodeProblem(t, raw).Errors {
-				found = found || e.Code == tc.code
-			}
-			if !found {
-				t.Errorf("errors %s lack code %s", raw, tc.code)
-			}
-		})
-	}
-	// accountType 5 through POST /payouts is refused (1122).
-	code, _, raw := c.do(t, "POST", "payouts", cardRequest("CARD-WRONG-EP"), "")
-	if p := decodeProblem(t, raw); code != 401 || p.Code != "1122" {
-		t.Errorf("accountType 5 on /payouts: got %d %s, want 401 1122", code, raw)
 	}
 }
 

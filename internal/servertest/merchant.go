@@ -349,6 +349,20 @@ func PerBankRequest(orderID string) map[string]any {
 	}
 }
 
+// CardRequest is a Peru card push payment for a merchant with cardPayouts on (the card
+// endpoint's body).
+func CardRequest(orderID string) map[string]any {
+	return map[string]any{
+		"country": "PER", "amount": 100000, "currency": "PEN", "orderId": orderID,
+		"beneficiary": map[string]any{"name": "Ana", "lastName": "Quispe", "email": "ana.quispe@gmail.com",
+			"document": map[string]any{"type": 1, "number": "45678912"}},
+		"destination":    map[string]any{"bankAccount": map[string]any{"accountType": 5}},
+		"timeoutUrl":     "https://merchant.example/timeout",
+		"merchantLogo":   "https://merchant.example/logo.png",
+		"expirationTime": 15,
+	}
+}
+
 // ColBankRequest is a Colombia bank payout any merchant may send.
 func ColBankRequest(orderID string) map[string]any {
 	return map[string]any{
