@@ -381,8 +381,12 @@ const (
 	streamPoll      = 2 * time.Second
 )
 
+// EventStreamPath is the merchant's event stream: a request that lasts as long as its client
+// follows it, so its duration says nothing of the server's speed.
+const EventStreamPath = "/api/v1/{merchantId}/events/stream"
+
 func registerStream(r chi.Router, a huma.API, ev Events) {
-	const path = "/api/v1/{merchantId}/events/stream"
+	const path = EventStreamPath
 	a.OpenAPI().AddOperation(&huma.Operation{
 		OperationID: "event-stream", Method: http.MethodGet, Path: path,
 		Summary: "Follow the merchant's events as Server-Sent Events (this project's extension, sandbox only)",

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"payouts/api"
 	"payouts/rules"
 )
 
@@ -76,7 +77,8 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 		return nil
 	})
 	if cfg.HTTP.SlowTraceDir != "" {
-		if run.slow, err = startSlowTraces(cfg.HTTP.SlowTraceDir, cfg.HTTP.SlowTraceOver, time.Now, logger); err != nil {
+		if run.slow, err = startSlowTraces(cfg.HTTP.SlowTraceDir, cfg.HTTP.SlowTraceOver,
+			[]string{http.MethodGet + " " + api.EventStreamPath}, time.Now, logger); err != nil {
 			return err
 		}
 		opened.push("", func(context.Context) error { run.slow.stop(); return nil })

@@ -22,6 +22,9 @@ type slowTraces struct {
 	fr   *trace.FlightRecorder
 	dir  string
 	over time.Duration
+	// skip are the routes whose requests last as long as their client follows them (the
+	// event stream): their durations say nothing of the server's speed.
+	skip map[string]bool
 	now  func() time.Time
 	log  *slog.Logger
 
@@ -40,7 +43,7 @@ const (
 )
 
 // startSlowTraces starts the flight recorder for dir, which it creates (0700).
-func startSlowTraces(dir string, over time.Duration, now func() time.Time, logger *slog.Logger) (*slowTraces, error) {
+func startSlowTraces(dir string, over time.Duration, skip []string, now func() time.Time, logger *slog.Logger) (*slowTraces, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("--slow-trace: %w", err)
 	}
@@ -50,14 +53,18 @@ func startSlowTraces(dir string, over time.Duration, now func() time.Time, logge
 		return nil, fmt.Errorf("--slow-trace: %w", err)
 	}
 	logger.Info("slow requests traced", "dir", dir, "over", over.String())
-	return &slowTraces{fr: fr, dir: dir, over: over, now: now, log: logger}, nil
+	st := &slowTraces{fr: fr, dir: dir, over: over, skip: map[string]bool{}, now: now, log: logger}
+	for _, r := range skip {
+		st.skip[r] = true
+	}
+	return st, nil
 }
 
 // observe is told of every finished request; one over the bound has the trace of the window
 // before its end written, in the background: the request is answered already, and a
 // snapshot takes some milliseconds.
 func (s *slowTraces) observe(route string, status int, d time.Duration) {
-	if d <= s.over {
+	if d <= s.over || s.skip[route] {
 		return
 	}
 	at := s.now()
