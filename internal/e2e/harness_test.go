@@ -22,9 +22,12 @@ import (
 	"payouts/internal/servertest"
 )
 
-// runMain runs a command line in-process, as the binary would, with an empty environment.
+// runMain runs a command line in-process, as the binary would, with an empty environment;
+// a server it starts takes the test process's notification key and cheap password hashing,
+// as startServer's do (what the tests of the command line check does not depend on them).
 func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return cli.Run(ctx, args, cli.Env{Stdout: stdout, Stderr: stderr})
+	return cli.Run(ctx, args, cli.Env{Stdout: stdout, Stderr: stderr,
+		Options: server.Options{NewNotificationKey: sharedNotificationKey, PasswordHashing: servertest.PasswordHashing}})
 }
 
 // writeKeys writes a set of the keys instances on PostgreSQL share into dir (payouts keys).
