@@ -143,3 +143,37 @@ func describe(e *verrors.ValidationError) string {
 	}
 	return s
 }
+
+// Transport is a client's transport that hands each exchange, both bodies read, to Check,
+// and gives the client the answer as if unread. An event stream is passed on unread: it is
+// read as it comes, and its operation is checked by its own test.
+type Transport struct {
+	Inner http.RoundTripper
+	Check func(req *http.Request, reqBody []byte, resp *http.Response, respBody []byte)
+}
+
+// RoundTrip sends req through Inner, then calls Check.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var reqBody []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		reqBody = b
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
+	resp, err := t.Inner.RoundTrip(req)
+	if err != nil || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, err
+	}
+	respBody, rerr := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(respBody))
+	if rerr == nil {
+		t.Check(req, reqBody, resp, respBody)
+	}
+	return resp, nil
+}

@@ -63,34 +63,6 @@ func (c *contractChecker) own(base string, t testing.TB) {
 	})
 }
 
-type contractTransport struct{ inner http.RoundTripper }
-
-func (ct *contractTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	var reqBody []byte
-	if req.Body != nil && req.Body != http.NoBody {
-		b, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		reqBody = b
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	}
-	resp, err := ct.inner.RoundTrip(req)
-	if err != nil || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		return resp, err // a stream is read as it comes; its operation is checked by its own test
-	}
-	respBody, rerr := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(respBody))
-	if rerr != nil {
-		return resp, nil
-	}
-	contract.check(req, reqBody, resp, respBody)
-	return resp, nil
-}
-
 // check validates one exchange and reports what does not match to the owning test.
 func (c *contractChecker) check(req *http.Request, reqBody []byte, resp *http.Response, respBody []byte) {
 	doc := c.document(req.URL.Scheme + "://" + req.URL.Host)

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"payouts/internal/apicontract"
 )
 
 // parallelTests is how many tests run at once when -parallel is not given. The tests
@@ -36,7 +38,7 @@ func TestMain(m *testing.M) {
 	}
 	inner := http.DefaultTransport
 	contract.inner = inner
-	http.DefaultTransport = &contractTransport{inner: inner}
+	http.DefaultTransport = &apicontract.Transport{Inner: inner, Check: contract.check}
 	code := m.Run()
 	removeBinary()
 	fmt.Printf("contract: %d answers and %d accepted requests checked against the served OpenAPI document, over %d operations and %d of their statuses (%d answers outside it: pages, health checks, static files), and %d notifications against its webhook\n",

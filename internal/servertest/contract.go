@@ -1,7 +1,6 @@
 package servertest
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -38,38 +37,24 @@ type contractTransport struct {
 	doc  apicontract.Document
 }
 
-func (ct *contractTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	var reqBody []byte
-	if req.Body != nil && req.Body != http.NoBody {
-		b, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		reqBody = b
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	}
-	resp, err := ct.inner.RoundTrip(req)
-	if err != nil || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		return resp, err // a stream is read as it comes; its operation is checked by its own test
-	}
-	respBody, rerr := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(respBody))
-	if rerr != nil || !strings.HasPrefix(req.URL.String(), ct.base) {
-		return resp, nil
+// transport is the client's transport: every exchange with base is checked.
+func (ct *contractTransport) transport() http.RoundTripper {
+	return &apicontract.Transport{Inner: ct.inner, Check: ct.check}
+}
+
+func (ct *contractTransport) check(req *http.Request, reqBody []byte, resp *http.Response, respBody []byte) {
+	if !strings.HasPrefix(req.URL.String(), ct.base) {
+		return
 	}
 	doc := ct.document()
 	if doc == nil {
 		ct.reporter(req).Errorf("the server serves no OpenAPI document to check its answers against")
-		return resp, nil
+		return
 	}
 	if problems, _, outside := doc.Check(req, reqBody, resp, respBody); !outside && len(problems) > 0 {
 		ct.reporter(req).Errorf("the OpenAPI document does not describe %s %s → %d:\n  %s\n  request body: %.400s\n  answer body: %.600s",
 			req.Method, req.URL.Path, resp.StatusCode, strings.Join(problems, "\n  "), reqBody, respBody)
 	}
-	return resp, nil
 }
 
 func (ct *contractTransport) reporter(req *http.Request) testing.TB {

@@ -50,7 +50,7 @@ func TestContractCheckRefusesWhatTheDocumentDoesNotDeclare(t *testing.T) {
 	}))
 	defer srv.Close()
 	owner := &recorder{TB: t}
-	client := &http.Client{Transport: &contractTransport{base: srv.URL, inner: srv.Client().Transport, owner: owner}}
+	client := &http.Client{Transport: (&contractTransport{base: srv.URL, inner: srv.Client().Transport, owner: owner}).transport()}
 	for _, tc := range []struct {
 		path string
 		want int

@@ -128,7 +128,7 @@ func Start(t testing.TB, setup Setup) *Server {
 	}
 	s.URL = "http://" + ln.Addr().String()
 	s.transport = &http.Transport{MaxIdleConnsPerHost: 64}
-	s.HTTP = &http.Client{Transport: &contractTransport{base: s.URL, inner: s.transport, owner: t}, Timeout: 30 * time.Second}
+	s.HTTP = &http.Client{Transport: (&contractTransport{base: s.URL, inner: s.transport, owner: t}).transport(), Timeout: 30 * time.Second}
 	s.serve(t, ln)
 	t.Cleanup(func() {
 		s.stop()
