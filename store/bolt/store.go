@@ -49,13 +49,17 @@ var ErrNotFound = rules.ErrNotFound
 
 // DB is the service's database.
 type DB struct {
-	bdb     *bbolt.DB
-	path    string
-	writer  *committer
-	grower  *grower  // extends the file ahead of the writer (grow.go); nil without fsync
-	trimmer *trimmer // gives back the map's pages past a budget (trim.go); nil without one
-	decoded decodedCache
-	cores   coreCache
+	bdb  *bbolt.DB
+	path string
+	// pageSize is the file's page size, read at open: bbolt's Info reads the map's address,
+	// which a writer growing the file replaces, so it is not for a reader outside a
+	// transaction.
+	pageSize int
+	writer   *committer
+	grower   *grower  // extends the file ahead of the writer (grow.go); nil without fsync
+	trimmer  *trimmer // gives back the map's pages past a budget (trim.go); nil without one
+	decoded  decodedCache
+	cores    coreCache
 
 	// stepClaims and eventClaims are the claims of the lifecycle queue (by payout id) and of
 	// the outbox (by seq): claims.go.
@@ -118,7 +122,7 @@ func Open(path string, opt Options) (*DB, error) {
 		return nil, openError(path, err)
 	}
 	if opt.ReadOnly {
-		return &DB{bdb: db, path: path, writer: newCommitter(db, nil, nil)}, nil
+		return &DB{bdb: db, path: path, pageSize: db.Info().PageSize, writer: newCommitter(db, nil, nil)}, nil
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, b := range allBuckets {
@@ -141,7 +145,7 @@ func Open(path string, opt Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	s := &DB{bdb: db, path: path, writer: newCommitter(db, opt.Fault, opt.Trace)}
+	s := &DB{bdb: db, path: path, pageSize: db.Info().PageSize, writer: newCommitter(db, opt.Fault, opt.Trace)}
 	if !opt.NoSync {
 		s.grower = startGrower(db, path)
 	}
@@ -181,7 +185,7 @@ func (s *DB) fileBytes() float64 {
 // included, as of the last commit.
 func (s *DB) freeBytes() float64 {
 	st := s.bdb.Stats()
-	return float64(st.FreePageN+st.PendingPageN) * float64(s.bdb.Info().PageSize)
+	return float64(st.FreePageN+st.PendingPageN) * float64(s.pageSize)
 }
 
 // Close stops the writer and closes the file.
