@@ -169,7 +169,9 @@ func certifyClient(t *testing.T, s *testServer, c *merchantClient, newOrderOnCut
 	}
 	said := &syncBuffer{}
 	open := make(chan []string, 1)
+	read := make(chan struct{}) // closed once the output is read to its end
 	go func() {
+		defer close(read)
 		sc := bufio.NewScanner(stdout)
 		var kinds []string
 		for sc.Scan() {
@@ -192,6 +194,9 @@ func certifyClient(t *testing.T, s *testServer, c *merchantClient, newOrderOnCut
 	}
 	cc := &certClient{t: t, c: c, newOrderOnCut: newOrderOnCut, lastRead: map[string]time.Time{}}
 	cc.run(kinds)
+	// Wait closes the pipe: called before the output is read to its end, it cut off the
+	// summary the command prints last.
+	<-read
 	err = cmd.Wait()
 	code := 0
 	var ee *exec.ExitError
