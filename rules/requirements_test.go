@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -51,6 +52,35 @@ func compileRequirements(t *testing.T, s requirements.Schema) *jsonschema.Schema
 
 // compiled caches the schemas by their JSON: many rows share one.
 var compiled = map[string]*jsonschema.Schema{}
+
+// answer is what requirements.For answered a query, with its schema compiled.
+type answer struct {
+	schema   requirements.Schema
+	compiled *jsonschema.Schema
+	err      error
+}
+
+// answers caches requirements.For by its arguments: the rule table's rows ask the same few
+// dozen questions hundreds of times, and making each schema again, encoding it to find it in
+// compiled, was most of these tests' time (several times that under the race detector).
+var answers = map[string]answer{}
+
+// requirementsFor is requirements.For with its schema compiled, asked once per query,
+// merchant (For reads its ID and settings) and time.
+func requirementsFor(t *testing.T, q requirements.Query, m *rules.Merchant, now time.Time) (requirements.Schema, *jsonschema.Schema, error) {
+	t.Helper()
+	key := fmt.Sprintf("%+v|%s|%+v|%s", q, m.ID, m.Settings, now.Format(time.RFC3339Nano))
+	if a, ok := answers[key]; ok {
+		return a.schema, a.compiled, a.err
+	}
+	s, err := requirements.For(q, m, now)
+	a := answer{schema: s, err: err}
+	if err == nil {
+		a.compiled = compileRequirements(t, s)
+	}
+	answers[key] = a
+	return a.schema, a.compiled, a.err
+}
 
 func schemaAccepts(t *testing.T, sch *jsonschema.Schema, body []byte) error {
 	t.Helper()
@@ -92,11 +122,11 @@ func TestRequirementsExamplesValidate(t *testing.T) {
 			}
 			own := exampleQuery(t, body, ep)
 			for _, q := range []requirements.Query{{Endpoint: ep}, {Country: own.Country, Endpoint: ep}, own} {
-				s, err := requirements.For(q, m, checkNow)
+				_, sch, err := requirementsFor(t, q, m, checkNow)
 				if err != nil {
 					t.Fatalf("Requirements(%+v): %v", q, err)
 				}
-				if err := schemaAccepts(t, compileRequirements(t, s), body); err != nil {
+				if err := schemaAccepts(t, sch, body); err != nil {
 					t.Errorf("query %+v refuses the example: %v", q, err)
 				}
 			}
@@ -159,7 +189,7 @@ func TestRequirementsAgainstTheRuleTable(t *testing.T) {
 		ba := tc.req.Destination.BankAccount
 		queries = append(queries, requirements.Query{Country: country, AccountType: string(ba.AccountType), BankCode: ba.BankCode, Currency: tc.req.Currency, Endpoint: tc.ep})
 		for qi, q := range queries {
-			s, err := requirements.For(q, m, now)
+			s, sch, err := requirementsFor(t, q, m, now)
 			var p *rules.Problem
 			if err != nil && !errors.As(err, &p) {
 				t.Fatalf("%s: Requirements(%+v): %v", tc.name, q, err)
@@ -173,7 +203,7 @@ func TestRequirementsAgainstTheRuleTable(t *testing.T) {
 				}
 				continue
 			}
-			verr := schemaAccepts(t, compileRequirements(t, s), body)
+			verr := schemaAccepts(t, sch, body)
 			switch {
 			case tc.errs == nil && verr != nil:
 				t.Errorf("%s (query %+v): accepted by the rules, refused by the schema: %v", tc.name, q, verr)
