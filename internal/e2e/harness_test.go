@@ -180,19 +180,11 @@ func (s *testServer) Stop(t testing.TB) {
 	}
 }
 
-// admin calls the admin API and decodes the JSON answer into out (may be nil).
+// admin calls the admin API and decodes the JSON answer into out (may be nil)
+// (servertest.AdminJSON).
 func (s *testServer) admin(t testing.TB, method, path string, body any, out any) int {
 	t.Helper()
-	code, _, raw := s.rawAdmin(t, method, path, body)
-	if out != nil && code < 300 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("%s %s: %v: %s", method, path, err, raw)
-		}
-	}
-	if code >= 300 {
-		t.Logf("%s %s: %d %s", method, path, code, raw)
-	}
-	return code
+	return servertest.AdminJSON(t, s.client(), s.URL, s.AdminToken, method, path, body, out)
 }
 
 // adminRequest builds an admin API request with the server's token.
@@ -208,21 +200,10 @@ func (s *testServer) adminRequest(method, path string, body any) *http.Request {
 	return req
 }
 
-// rawAdmin calls the admin API and returns the answer as it is.
+// rawAdmin calls the admin API and returns the answer as it is (servertest.AdminRequest).
 func (s *testServer) rawAdmin(t testing.TB, method, path string, body any) (int, http.Header, []byte) {
 	t.Helper()
-	req := s.adminRequest(method, path, body)
-	client := http.DefaultClient
-	if s.HTTP != nil {
-		client = s.HTTP
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, raw
+	return servertest.AdminRequest(t, s.client(), s.URL, s.AdminToken, method, path, body)
 }
 
 // getMetrics reads /metrics on the main listener, which needs the admin token.

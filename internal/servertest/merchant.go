@@ -60,7 +60,14 @@ func NewMerchant(t testing.TB, base, adminToken string, client *http.Client, set
 // Admin calls the admin API and decodes a JSON answer below 300 into out (may be nil).
 func (s *Server) Admin(t testing.TB, method, path string, body any, out any) int {
 	t.Helper()
-	code, _, raw := s.RawAdmin(t, method, path, body)
+	return AdminJSON(t, s.HTTP, s.URL, s.AdminToken, method, path, body, out)
+}
+
+// AdminJSON calls the admin API of the server at base with token and decodes a JSON
+// answer below 300 into out (may be nil); an answer of 300 or more is logged.
+func AdminJSON(t testing.TB, client *http.Client, base, token, method, path string, body any, out any) int {
+	t.Helper()
+	code, _, raw := AdminRequest(t, client, base, token, method, path, body)
 	if out != nil && code < 300 {
 		if err := json.Unmarshal(raw, out); err != nil {
 			t.Fatalf("%s %s: %v: %s", method, path, err, raw)
