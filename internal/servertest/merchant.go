@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"strconv"
 	"strings"
@@ -194,9 +193,7 @@ func NewRole(t testing.TB, base, adminToken string, client *http.Client, c *Merc
 // holds the session's cookie; it follows no redirect.
 func (s *Server) Dashboard(t testing.TB) *http.Client {
 	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Transport: s.HTTP.Transport, Timeout: 30 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c := s.CookieBrowser()
 	SignIn(t, c, s.URL, s.AdminToken)
 	return c
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -26,8 +27,33 @@ import (
 // Browser is a beneficiary's browser without JavaScript on s: it keeps no cookie and shows
 // a redirect instead of following it.
 func (s *Server) Browser() *http.Client {
-	return &http.Client{Transport: s.HTTP.Transport, Timeout: 30 * time.Second,
+	return s.browser(nil)
+}
+
+// CookieBrowser is a Browser that keeps cookies (a dashboard's session), signed in to
+// nothing yet.
+func (s *Server) CookieBrowser() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return s.browser(jar)
+}
+
+func (s *Server) browser(jar http.CookieJar) *http.Client {
+	return &http.Client{Jar: jar, Transport: s.HTTP.Transport, Timeout: 30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// Text GETs the page u with client and returns its body; anything but a 200 fails the test.
+func Text(t testing.TB, client *http.Client, u string) string {
+	t.Helper()
+	req, err := http.NewRequest("GET", u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, raw := Send(t, client, req)
+	if code != 200 {
+		t.Fatalf("GET %s: %d %.300s", u, code, raw)
+	}
+	return string(raw)
 }
 
 // Page GETs u with client and parses the answer as HTML.
