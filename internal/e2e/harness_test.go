@@ -281,14 +281,9 @@ var eventually = servertest.Eventually
 // testClock is real time that a test moves forward (servertest.Clock).
 type testClock = servertest.Clock
 
-// stepStartClock is a testClock at the start of the next 30-second step of the sign-in
-// codes: a test that uses the codes of a few steps in turn has a whole step before it,
-// instead of sleeping until a new one starts.
-func stepStartClock() *testClock {
-	c := &testClock{}
-	c.Advance(30*time.Second - time.Duration(time.Now().UnixNano()%int64(30*time.Second)))
-	return c
-}
+// stepStartClock is a testClock at the start of the next step of the sign-in codes
+// (servertest.StepStartClock).
+var stepStartClock = servertest.StepStartClock
 
 // mustMetric is a sample of /metrics that the server must have.
 func (s *testServer) mustMetric(t *testing.T, series string) float64 {
