@@ -187,7 +187,7 @@ func TestBatchKilledDuringCreationCreatesEveryItemOnce(t *testing.T) {
 	t.Parallel()
 	boltOnly(t, "kills the binary on its own bbolt file")
 	if testing.Short() {
-		t.Skip("builds and kills the binary")
+		t.Skip("kills the binary")
 	}
 	dir := t.TempDir()
 	cmd, base := startProcess(t, dir)

@@ -35,7 +35,7 @@ func stderrOf(cmd *exec.Cmd) string {
 	return b.(*syncBuffer).String()
 }
 
-// startProcess runs the built binary as its own process and returns it with its base URL.
+// startProcess runs the binary (payoutsBinary) as its own process and returns it with its base URL.
 func startProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
 	bin, err := payoutsBinary()
@@ -89,7 +89,7 @@ func TestCrashLosesNoAcknowledgedPayout(t *testing.T) {
 	t.Parallel()
 	boltOnly(t, "the bbolt file's crash safety; TestTwoInstancesOnOnePostgreSQL kills an instance on PostgreSQL")
 	if testing.Short() {
-		t.Skip("builds and kills the binary")
+		t.Skip("kills the binary")
 	}
 	dir := t.TempDir()
 	cmd, base := startProcess(t, dir, "--sandbox-delay", "100ms")

@@ -162,7 +162,7 @@ func TestShortAdminTokenRefusedAtStart(t *testing.T) {
 func TestSecretsFromFilesStayOutOfTheCommandLine(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("builds and runs the binary")
+		t.Skip("runs the binary")
 	}
 	bin, err := payoutsBinary()
 	if err != nil {

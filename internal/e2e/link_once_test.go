@@ -165,7 +165,7 @@ func TestPayoutLinkDoubleSubmitPaysOnce(t *testing.T) {
 func TestPayoutLinkKilledDuringSubmitPaysOnce(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("builds and kills the binary")
+		t.Skip("kills the binary")
 	}
 	dir := t.TempDir()
 	cmd, base := startProcess(t, dir, append(engineArgs(t, dir, nil), "--sandbox-delay", "100ms")...)

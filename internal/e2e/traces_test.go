@@ -517,7 +517,7 @@ func TestTracesFollowAPayoutAcrossRequestStoreRailAndNotification(t *testing.T) 
 func TestTracesOnlyWhenAnEndpointIsConfigured(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("builds and runs the binary")
+		t.Skip("runs the binary")
 	}
 	bin, err := payoutsBinary()
 	if err != nil {
@@ -634,7 +634,7 @@ func isTraceID(s string) bool {
 	return err == nil && len(b) == 16
 }
 
-// startBinary runs the built binary with env (and PATH, HOME) and args after the usual ones,
+// startBinary runs the binary (payoutsBinary) with env (and PATH, HOME) and args after the usual ones,
 // and waits until it is ready; stop ends it (interrupt, as Ctrl-C) and is called at the end of
 // the test if the test did not.
 func startBinary(t *testing.T, env []string, args ...string) (s *testServer, stop func()) {
@@ -696,7 +696,7 @@ func startBinary(t *testing.T, env []string, args ...string) (s *testServer, sto
 func TestTracesCallerChoosesNeitherRequestIDNorSampling(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("builds and runs the binary")
+		t.Skip("runs the binary")
 	}
 	const callerTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
 	for _, tc := range []struct {
