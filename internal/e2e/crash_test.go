@@ -92,7 +92,10 @@ func TestCrashLosesNoAcknowledgedPayout(t *testing.T) {
 		t.Skip("kills the binary")
 	}
 	dir := t.TempDir()
-	cmd, base := startProcess(t, dir, "--sandbox-delay", "100ms")
+	// Peru's bank payouts go by the batch channel: the restarted server asks the rail about
+	// them when the killed one queued that, after the batch delay it had (the flag's
+	// default, 30 s, kept the test waiting that long after the restart).
+	cmd, base := startProcess(t, dir, "--sandbox-delay", "100ms", "--sandbox-batch-delay", "500ms")
 	s := &testServer{URL: base, AdminToken: "test-admin-token-0123456789"}
 	c := s.newMerchant(t, map[string]any{"emailNotifications": true})
 
