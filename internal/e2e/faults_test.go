@@ -632,18 +632,20 @@ func stalledGauge(t *testing.T, s *testServer) float64 {
 
 // A writer whose commits fail for lack of space, or that has not committed for 5 s
 // with writes waiting, makes /readyz answer 503 with the reason and payouts_writer_stalled 1;
-// a SIGTERM then exits within its drain timeout, logging what it abandoned.
+// a SIGTERM then exits within its drain timeout, logging what it abandoned. The 5 s pass on
+// the server's clock, which the test moves once the write stalls.
 func TestWriterWatchdogAndBoundedDrain(t *testing.T) {
 	t.Parallel()
 	boltOnly(t, "the bbolt group writer")
 	dir := t.TempDir()
 	var fault atomic.Pointer[func() error]
-	s := startServerWith(t, dir, server.Options{WriteFault: func() error {
+	clock := &testClock{}
+	s := startServerWith(t, dir, server.Options{Now: clock.Now, WriteFault: func() error {
 		if f := fault.Load(); f != nil {
 			return (*f)()
 		}
 		return nil
-	}}, "--drain-timeout", "2s")
+	}}, "--drain-timeout", "1s")
 	c := s.newMerchant(t, nil)
 	c.create(t, perBankRequest("WD-1"))
 	if code, body := readyz(t, s); code != 200 || stalledGauge(t, s) != 0 {
@@ -667,9 +669,18 @@ func TestWriterWatchdogAndBoundedDrain(t *testing.T) {
 		t.Errorf("after space came back and a commit passed: /readyz %d %q", code, body)
 	}
 
-	// A disk that stops answering: the writer waits inside its commit.
-	release := make(chan struct{})
-	stall := func() error { <-release; return nil }
+	// A disk that stops answering: the writer waits inside its commit. The server's clock
+	// stands still meanwhile: only the test's Advance makes the commit late.
+	clock.Hold()
+	release, stalled := make(chan struct{}), make(chan struct{}, 1)
+	stall := func() error {
+		select {
+		case stalled <- struct{}{}:
+		default:
+		}
+		<-release
+		return nil
+	}
 	fault.Store(&stall)
 	t.Cleanup(func() {
 		fault.Store(nil)
@@ -687,9 +698,17 @@ func TestWriterWatchdogAndBoundedDrain(t *testing.T) {
 		req := c.request("POST", "payouts", mustJSON(perBankRequest("WD-4")), "")
 		timedCall(&http.Client{Timeout: 30 * time.Second}, req)
 	}()
-	var code int
-	var body string
-	poll(10*time.Second, func() bool { code, body = readyz(t, s); return code == 503 })
+	select {
+	case <-stalled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no write reached the writer within 10 s")
+	}
+	clock.Advance(bolt.StallAfter - time.Second)
+	if code, body := readyz(t, s); code != 200 {
+		t.Errorf("a commit under way for %v: /readyz %d %q, want 200 until %v", bolt.StallAfter-time.Second, code, body, bolt.StallAfter)
+	}
+	clock.Advance(2 * time.Second)
+	code, body := readyz(t, s)
 	if code != 503 || !strings.Contains(body, "has not committed for") {
 		t.Errorf("a stalled writer: /readyz %d %q, want 503 saying so", code, body)
 	}
@@ -706,10 +725,10 @@ func TestWriterWatchdogAndBoundedDrain(t *testing.T) {
 			t.Errorf("the drain ended with %v, want an error saying what it abandoned", err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatalf("SIGTERM with a stalled writer: the server had not exited after 10 s (drain timeout 2 s)")
+		t.Fatalf("SIGTERM with a stalled writer: the server had not exited after 10 s (drain timeout 1 s)")
 	}
-	if took := time.Since(stopped); took > 4*time.Second {
-		t.Errorf("the server took %v to exit with a drain timeout of 2 s", took)
+	if took := time.Since(stopped); took > 3*time.Second {
+		t.Errorf("the server took %v to exit with a drain timeout of 1 s", took)
 	}
 	if !strings.Contains(s.Stderr.String(), "abandoned") || !strings.Contains(s.Stderr.String(), "has not committed") {
 		t.Errorf("the log does not say what was abandoned:\n%s", s.Stderr.String())

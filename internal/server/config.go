@@ -125,7 +125,8 @@ type LogConfig struct {
 type Options struct {
 	// Now is the server's real clock (default time.Now): the tests of the published signing
 	// vectors, signed in 2023, set it back. In the sandbox the test clock runs over it for
-	// everything but signatures and tokens.
+	// everything but signatures and tokens. The bbolt writer's watchdog reads it too, so that
+	// a test moves past its 5 s instead of waiting them.
 	Now func() time.Time
 	// WriteFault, when set, is asked before every database write of the bbolt engine: a
 	// full disk, a stalled disk (bolt.Options.Fault).

@@ -67,7 +67,7 @@ func open(ctx context.Context, cfg Config, opts Options, tr *tracing, mapped int
 		return nil, nil, err
 	}
 	db, err := bolt.Open(filepath.Join(dir, DatabaseFile), bolt.Options{NoSync: cfg.Storage.NoSync, Fault: opts.WriteFault, Trace: tr.rules(),
-		MappedBudget: mapped})
+		MappedBudget: mapped, Now: opts.Now})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -62,6 +62,8 @@ type committer struct {
 	fault func() error
 	// trace, when set, spans each commit and each write waiting for one (trace.go).
 	trace rules.Tracer
+	// now is the watchdog's clock (Options.Now).
+	now func() time.Time
 
 	// The watchdog's view (WriterStalled): writes handed in and not yet answered, when the group
 	// being committed started (0 when idle), and why the last commit failed for lack of space.
@@ -70,8 +72,11 @@ type committer struct {
 	noSpace   atomic.Pointer[string]
 }
 
-func newCommitter(db *bbolt.DB, fault func() error, trace rules.Tracer) *committer {
-	c := &committer{db: db, fault: fault, trace: trace, wake: make(chan struct{}, 1), quit: make(chan struct{}), gone: make(chan struct{})}
+func newCommitter(db *bbolt.DB, fault func() error, trace rules.Tracer, now func() time.Time) *committer {
+	if now == nil {
+		now = time.Now
+	}
+	c := &committer{db: db, fault: fault, trace: trace, now: now, wake: make(chan struct{}, 1), quit: make(chan struct{}), gone: make(chan struct{})}
 	go c.loop()
 	return c
 }
@@ -147,7 +152,7 @@ func (c *committer) loop() {
 		for waiting := taken; len(waiting) > 0; { // every write that was waiting, maxGroup at a time
 			group := waiting[:min(len(waiting), maxGroup)]
 			waiting = waiting[len(group):]
-			c.busySince.Store(time.Now().UnixNano())
+			c.busySince.Store(c.now().UnixNano())
 			if c.trace != nil {
 				end := c.traceCommit(group)
 				c.commit(group)

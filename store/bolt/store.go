@@ -85,6 +85,10 @@ type Options struct {
 	// MappedBudget, when above zero, is how much of the file's pages the process may hold
 	// mapped before they are given back (trim.go): a part of the machine's memory.
 	MappedBudget int64
+
+	// Now, when set (tests), is the clock the writer's watchdog reads instead of time.Now: a
+	// test moves it past StallAfter while a commit waits, instead of waiting that long.
+	Now func() time.Time
 }
 
 // openError says why bbolt could not open path: another process holds it, or what bbolt said.
@@ -122,7 +126,7 @@ func Open(path string, opt Options) (*DB, error) {
 		return nil, openError(path, err)
 	}
 	if opt.ReadOnly {
-		return &DB{bdb: db, path: path, pageSize: db.Info().PageSize, writer: newCommitter(db, nil, nil)}, nil
+		return &DB{bdb: db, path: path, pageSize: db.Info().PageSize, writer: newCommitter(db, nil, nil, nil)}, nil
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, b := range allBuckets {
@@ -145,7 +149,7 @@ func Open(path string, opt Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	s := &DB{bdb: db, path: path, pageSize: db.Info().PageSize, writer: newCommitter(db, opt.Fault, opt.Trace)}
+	s := &DB{bdb: db, path: path, pageSize: db.Info().PageSize, writer: newCommitter(db, opt.Fault, opt.Trace, opt.Now)}
 	if !opt.NoSync {
 		s.grower = startGrower(db, path)
 	}
@@ -156,7 +160,7 @@ func Open(path string, opt Options) (*DB, error) {
 }
 
 // WriterStalled says why the group writer cannot be relied on, or "" (rules.WriterHealth).
-func (s *DB) WriterStalled() string { return s.writer.stalled(time.Now()) }
+func (s *DB) WriterStalled() string { return s.writer.stalled(s.writer.now()) }
 
 // Gauges are the writer's state and the file's size for /metrics (rules.GaugeSource).
 func (s *DB) Gauges() []rules.Gauge {
