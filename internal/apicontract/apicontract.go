@@ -9,6 +9,7 @@ package apicontract
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -101,6 +102,20 @@ func (d *document) Check(req *http.Request, reqBody []byte, resp *http.Response,
 		}
 	}
 	return problems, template, false
+}
+
+// WebhookOf is the name of the document's webhook a notification's body is sent as: a
+// batch's, a payout link's event, else a payout's outcome (told by the body's type).
+func WebhookOf(body []byte) string {
+	var probe struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(body, &probe) == nil && strings.HasPrefix(probe.Type, "batch.") {
+		return "batch-completed"
+	} else if strings.HasPrefix(probe.Type, "link.") {
+		return "payout-link-event"
+	}
+	return "payout-outcome"
 }
 
 func (d *document) HasWebhook(name string) bool {

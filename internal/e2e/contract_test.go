@@ -273,15 +273,7 @@ func TestContractCheckerRefusesWhatTheDocumentDoesNotDeclare(t *testing.T) {
 // body in the document; what does not match fails the run (TestMain), as the receiver does
 // not know its test.
 func (c *contractChecker) checkNotification(body []byte) {
-	name := "payout-outcome"
-	var probe struct {
-		Type string `json:"type"`
-	}
-	if json.Unmarshal(body, &probe) == nil && strings.HasPrefix(probe.Type, "batch.") {
-		name = "batch-completed" // a batch's notification, told by its type
-	} else if strings.HasPrefix(probe.Type, "link.") {
-		name = "payout-link-event" // a payout link's event
-	}
+	name := apicontract.WebhookOf(body)
 	c.mu.Lock()
 	docs := make([]apicontract.Document, 0, len(c.byDigest))
 	for _, d := range c.byDigest {

@@ -2,7 +2,11 @@ package servertest
 
 import (
 	"encoding/json"
+	"net/http"
 	"testing"
+
+	"payouts/internal/apicontract"
+	"payouts/web/notify"
 )
 
 // Inbox is the sandbox inbox of a merchant (GET sandbox/inbox): what the notifications
@@ -67,4 +71,27 @@ func (c *Merchant) Event(t testing.TB, id string) Event {
 	var e Event
 	c.GetJSON(t, "events/"+id, "", &e)
 	return e
+}
+
+// CheckNotification checks a notification the server sent for merchantID as the merchant's
+// endpoint would: its signature (the verification header) verifies with the key the server
+// serves, and its body is what the served document's webhook declares.
+func (s *Server) CheckNotification(t testing.TB, merchantID string, body []byte, sig string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", s.URL+"/api/v1/notifications/public-key", nil)
+	code, _, pem := Send(t, s.HTTP, req)
+	pub, err := notify.ParsePublicKeyPEM(pem)
+	if code != 200 || err != nil {
+		t.Fatalf("the served public key: %d %v", code, err)
+	}
+	if err := notify.Verify(pub, merchantID, body, sig); err != nil {
+		t.Errorf("a notification does not verify with the served key: %v: %.300s", err, body)
+	}
+	doc := s.contract.document()
+	if doc == nil {
+		t.Fatalf("the server serves no OpenAPI document to check a notification against")
+	}
+	if problem := doc.CheckWebhook(apicontract.WebhookOf(body), body); problem != "" {
+		t.Error(problem)
+	}
 }

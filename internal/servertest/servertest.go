@@ -18,6 +18,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -90,8 +91,10 @@ type Server struct {
 	HTTP *http.Client
 
 	cfg       server.Config
+	flags     []string // the harness's own flags, before a test's
 	opts      server.Options
 	transport *http.Transport
+	contract  *contractTransport
 	running   func() // stops what serves now; nil: stopped
 	logs      syncBuffer
 }
@@ -108,10 +111,8 @@ func Start(t testing.TB, setup Setup) *Server {
 		s.Database = pgtest.Database(t)
 		flags = append(flags, postgresFlags(t, dir, s.Database)...)
 	}
-	var err error
-	if s.cfg, err = cli.ServeConfig(append(flags, setup.Args...), func(string) string { return "" }); err != nil {
-		t.Fatalf("serve %v: %v", setup.Args, err)
-	}
+	s.flags = flags
+	s.configure(t, setup.Args)
 	s.opts = setup.Options
 	if s.opts.NewNotificationKey == nil {
 		s.opts.NewNotificationKey = SharedNotificationKey
@@ -128,7 +129,8 @@ func Start(t testing.TB, setup Setup) *Server {
 	}
 	s.URL = "http://" + ln.Addr().String()
 	s.transport = &http.Transport{MaxIdleConnsPerHost: 64}
-	s.HTTP = &http.Client{Transport: (&contractTransport{base: s.URL, inner: s.transport, owner: t}).transport(), Timeout: 30 * time.Second}
+	s.contract = &contractTransport{base: s.URL, inner: s.transport, owner: t}
+	s.HTTP = &http.Client{Transport: s.contract.transport(), Timeout: 30 * time.Second}
 	s.serve(t, ln)
 	t.Cleanup(func() {
 		s.stop()
@@ -182,6 +184,24 @@ func (s *Server) Restart(t testing.TB, between func(db rules.Storage, sealer *st
 		t.Fatalf("restart: listening again at %s: %v", s.URL, err)
 	}
 	s.serve(t, ln)
+}
+
+// RestartWith is Restart with the server started again from other `payouts serve` flags
+// (after the harness's own, as Setup.Args are): a restart with a setting changed.
+func (s *Server) RestartWith(t testing.TB, args []string, between func(db rules.Storage, sealer *store.Sealer)) {
+	t.Helper()
+	s.stop()
+	s.configure(t, args)
+	s.Restart(t, between)
+}
+
+// configure makes the server's configuration of the harness's flags and args.
+func (s *Server) configure(t testing.TB, args []string) {
+	t.Helper()
+	var err error
+	if s.cfg, err = cli.ServeConfig(append(slices.Clone(s.flags), args...), func(string) string { return "" }); err != nil {
+		t.Fatalf("serve %v: %v", args, err)
+	}
 }
 
 // offline opens the store, with its sealer, while no server has it open, and gives it to f.
