@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,12 +36,8 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 	}
 	runIn := func(ctx context.Context, name string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		// A step waits for what it awaits, but a page that never shows it fails the test
-		// with the step's name instead of holding the browser until the suite's timeout.
-		sctx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		if err := chromedp.Do(sctx, steps...); err != nil {
-			t.Fatalf("%s: %v", name, err)
+		if err := stepsIn(ctx, name, steps...); err != nil {
+			t.Fatal(err)
 		}
 	}
 	run := func(name string, steps ...chromedp.Action[chromedp.Void]) {
@@ -126,9 +123,14 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 	// (its code is mailed at the create).
 	col := s.newMerchant(t, map[string]any{"realTimePhoneAccount": true, "realTimeKey": true, "notificationUrl": "sandbox:inbox"})
 	type givenLink struct {
-		order string
-		m     *merchantClient
-		id    int64
+		order, kind    string
+		fields         [][2]string
+		holderReviewed bool
+		lang           string
+		width          int64
+		link, doc      string
+		m              *merchantClient
+		id             int64
 	}
 	var given []givenLink
 	for _, k := range []struct {
@@ -158,30 +160,53 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 			if a.Link == "" {
 				t.Fatalf("create: %s", raw)
 			}
-			// A tab of its own, closed once the destination is taken: the outcome is waited
-			// for below, all at once, and no page left polling can reload over the next one.
-			tab, closeTab := chromedp.NewContext(ctx)
-			// A tab behind the first has no focus: it takes typed keys once it believes it has.
-			if _, err := chromedp.Call(tab, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
-				t.Fatal(err)
+			given = append(given, givenLink{order, k.kind, k.fields, k.holderReviewed, view.lang, view.width, a.Link, doc, m, a.Payout.ID})
+		}
+	}
+	// Each link in a tab of its own, closed once the destination is taken: the outcome is
+	// waited for below, all at once, and no page left polling can reload over another.
+	// Three tabs at a time: each mostly waits on a round trip to the browser or the server.
+	give := func(g givenLink) error {
+		tab, closeTab := chromedp.NewContext(ctx)
+		defer closeTab()
+		// A tab behind the first has no focus: it takes typed keys once it believes it has.
+		if _, err := chromedp.Call(tab, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+			return err
+		}
+		steps := []chromedp.Action[chromedp.Void]{chromedp.EmulateViewport(g.width, 900), chromedp.Navigate(g.link), chromedp.WaitVisible(chromedp.CSS("#kind-" + g.kind)),
+			chromedp.Click(chromedp.CSS("#kind-" + g.kind)), chromedp.Click(chromedp.CSS("#choose")), chromedp.WaitVisible(chromedp.CSS("#" + g.fields[0][0]))}
+		for _, f := range g.fields {
+			if f[0] == "f-bankCode" {
+				steps = append(steps, chromedp.SetValue(chromedp.CSS("#"+f[0]), f[1]))
+			} else {
+				steps = append(steps, chromedp.SendKeys(chromedp.CSS("#"+f[0]), f[1]))
 			}
-			runIn(tab, order+" kind", chromedp.EmulateViewport(view.width, 900), chromedp.Navigate(a.Link), chromedp.WaitVisible(chromedp.CSS("#kind-"+k.kind)),
-				chromedp.Click(chromedp.CSS("#kind-"+k.kind)), chromedp.Click(chromedp.CSS("#choose")), chromedp.WaitVisible(chromedp.CSS("#"+k.fields[0][0])))
-			for _, f := range k.fields {
-				if f[0] == "f-bankCode" {
-					runIn(tab, order+" "+f[0], chromedp.SetValue(chromedp.CSS("#"+f[0]), f[1]))
-				} else {
-					runIn(tab, order+" "+f[0], chromedp.SendKeys(chromedp.CSS("#"+f[0]), f[1]))
-				}
-			}
-			runIn(tab, order+" give", chromedp.Click(chromedp.CSS("#submit")), chromedp.WaitVisible(chromedp.CSS("#f-document")))
-			if n, err := chromedp.Run(tab, chromedp.Evaluate[int](`document.querySelectorAll("#review-holder").length`)); err != nil || (n == 1) != k.holderReviewed {
-				t.Errorf("%s: %d holders shown %v, want %v", order, n, err, k.holderReviewed)
-			}
-			runIn(tab, order+" confirm", chromedp.SendKeys(chromedp.CSS("#f-document"), doc), chromedp.Click(chromedp.CSS("#confirm")),
-				chromedp.WaitVisible(chromedp.CSS("#result")))
-			closeTab()
-			given = append(given, givenLink{order, m, a.Payout.ID})
+		}
+		steps = append(steps, chromedp.Click(chromedp.CSS("#submit")), chromedp.WaitVisible(chromedp.CSS("#f-document")))
+		if err := stepsIn(tab, "kind and destination", steps...); err != nil {
+			return err
+		}
+		if n, err := chromedp.Run(tab, chromedp.Evaluate[int](`document.querySelectorAll("#review-holder").length`)); err != nil || (n == 1) != g.holderReviewed {
+			t.Errorf("%s: %d holders shown %v, want %v", g.order, n, err, g.holderReviewed)
+		}
+		return stepsIn(tab, "confirm", chromedp.SendKeys(chromedp.CSS("#f-document"), g.doc), chromedp.Click(chromedp.CSS("#confirm")),
+			chromedp.WaitVisible(chromedp.CSS("#result")))
+	}
+	failed := make([]error, len(given))
+	var wg sync.WaitGroup
+	tabs := make(chan struct{}, 3)
+	for i, g := range given {
+		wg.Add(1)
+		tabs <- struct{}{}
+		go func() {
+			defer func() { <-tabs; wg.Done() }()
+			failed[i] = give(g)
+		}()
+	}
+	wg.Wait()
+	for i, g := range given {
+		if failed[i] != nil {
+			t.Fatalf("%s: %v", g.order, failed[i])
 		}
 	}
 	for _, g := range given {
@@ -274,6 +299,18 @@ func TestBrowserPayoutLinkReview(t *testing.T) {
 		saveScreenshot(t, ctx, "link-4041-"+lang+"-375.png")
 		c.waitStatus(t, a.Payout.ID, "REJECTED_BANK", 5*time.Second)
 	}
+}
+
+// stepsIn runs a step's actions. A step waits for what it awaits, but a page that never
+// shows it fails with the step's name instead of holding the browser until the suite's
+// timeout.
+func stepsIn(ctx context.Context, name string, steps ...chromedp.Action[chromedp.Void]) error {
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(sctx, steps...); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
 
 // focusOrder is the ids of the page's controls a Tab reaches, in the page's order: the

@@ -36,10 +36,12 @@ func TestBrowserDashboardPayoutLink(t *testing.T) {
 	run("sign in", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(s.URL+"/dashboard"),
 		chromedp.WaitVisible(chromedp.CSS("#token")), chromedp.SendKeys(chromedp.CSS("#token"), s.AdminToken),
 		chromedp.Submit(chromedp.CSS("#token")), chromedp.WaitVisible(chromedp.CSS(".tiles")))
-	// The Copy button writes to the clipboard, which a page may do once allowed.
+	// The Copy button writes to the clipboard, which a page may do once allowed (in the
+	// test's own browser context, not the shared browser's default one).
 	for _, name := range []string{"clipboard-read", "clipboard-write"} {
 		if _, err := chromedp.CallBrowser(ctx, browser.SetPermission, browser.SetPermissionParams{
-			Permission: &browser.PermissionDescriptor{Name: name}, Setting: browser.PermissionSettingGranted, Origin: s.URL}); err != nil {
+			Permission: &browser.PermissionDescriptor{Name: name}, Setting: browser.PermissionSettingGranted, Origin: s.URL,
+			BrowserContextID: chromedp.FromContext(ctx).BrowserContextID}); err != nil {
 			t.Fatalf("allow %s: %v", name, err)
 		}
 	}
@@ -131,7 +133,7 @@ func saveScreenshotOf(t *testing.T, ctx context.Context, from, to, name string) 
 	}
 	beyond := true
 	shot, err := chromedp.Call(ctx, cdppage.CaptureScreenshot, cdppage.CaptureScreenshotParams{Format: cdppage.CaptureScreenshotFormatPng,
-		Clip: &cdppage.Viewport{X: 0, Y: box[0], Width: box[2], Height: box[1], Scale: 1}, CaptureBeyondViewport: &beyond})
+		Clip: &cdppage.Viewport{X: 0, Y: box[0], Width: box[2], Height: box[1], Scale: 1}, CaptureBeyondViewport: &beyond, OptimizeForSpeed: fastShots()})
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}

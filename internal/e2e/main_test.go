@@ -47,6 +47,7 @@ func TestMain(m *testing.M) {
 	contract.inner = inner
 	http.DefaultTransport = &apicontract.Transport{Inner: inner, Check: contract.check}
 	code := m.Run()
+	stopBrowser()
 	removeBinary()
 	fmt.Printf("contract: %d answers and %d accepted requests checked against the served OpenAPI document, over %d operations and %d of their statuses (%d answers outside it: pages, health checks, static files), and %d notifications against its webhook\n",
 		contract.answers.Load(), contract.requests.Load(), contract.operationsSeen(), contract.statusesSeen(), contract.outside.Load(), contract.notifications.Load())
