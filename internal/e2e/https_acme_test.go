@@ -128,6 +128,7 @@ func TestHTTPSByACMEAnswersEachChallenge(t *testing.T) {
 	const name = "pay.payouts.test"
 	for _, c := range []struct{ challenge string }{{"tls-alpn-01"}, {"http-01"}} {
 		t.Run(c.challenge, func(t *testing.T) {
+			t.Parallel() // each its own pebble, binary and ports
 			httpsPort, httpPort, closed := freePort(t), freePort(t), freePort(t)
 			pebbleHTTP, pebbleTLS, serverHTTP := closed, httpsPort, 0
 			if c.challenge == "http-01" {

@@ -40,7 +40,7 @@ func TestKeyFilesReadOnlyFromRegularFilesBeforeThePort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer held.Close()
+	t.Cleanup(func() { held.Close() }) // after the subtests, which run in parallel
 	addr := held.Addr().String()
 
 	ca := newTestCA(t)
@@ -132,6 +132,7 @@ func TestKeyFilesReadOnlyFromRegularFilesBeforeThePort(t *testing.T) {
 		}, []string{"new.pem", "is a FIFO"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each its own files and process; the held port is only tried
 			args := tc.make(t)
 			if args[0] != "notification-key" {
 				args = append([]string{"serve", "--addr", addr, "--no-demo", "--log-format", "json"}, args...)
