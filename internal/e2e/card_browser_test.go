@@ -119,6 +119,7 @@ func newBrowser(t *testing.T) context.Context {
 	if testing.Short() {
 		t.Skip("drives a browser: seconds of start-up and rendering")
 	}
+	browserOnBolt(t)
 	path := findChromium()
 	if path == "" {
 		if os.Getenv("PAYOUTS_REQUIRE_BROWSER") == "1" {

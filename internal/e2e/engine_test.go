@@ -42,6 +42,18 @@ func boltOnly(t testing.TB, why string) {
 	}
 }
 
+// browserOnBolt skips a browser test on the PostgreSQL pass. Its subject is what a browser
+// does with the pages (their layout, scripts, frames and messages); what those pages ask of
+// the server runs in process on both engines (servertest.OnEachEngine), and the engines
+// themselves are held to one another by the conformance suite. Two browsers at a time, the
+// browser tests were the longest chain of the PostgreSQL pass without testing its engine.
+func browserOnBolt(t testing.TB) {
+	t.Helper()
+	if onPostgresTests() {
+		t.Skip("a browser's test: the pages' requests run in process on both engines")
+	}
+}
+
 var (
 	pgMu   sync.Mutex
 	pgDirs = map[string]string{} // data directory → its database URL
