@@ -20,6 +20,7 @@ func (w *wiring) wireCertifications(n *notifications) {
 		Body:    n.webhook.Body,
 		Client:  notify.NewHTTPClient(w.cfg.Notify.AllowPrivateURLs),
 		Sign:    func(merchantID string, b []byte) (string, error) { return notify.Sign(n.webhook.Key, merchantID, b) },
+		Timeout: w.opts.CertificationTimeout, // zero: the deliveries' own
 	}}
 	w.workers = append(w.workers, runs.Serve)
 	w.deps.Certifications = &api.Certifications{Sandbox: w.cfg.Sandbox.On, AllowHTTP: w.cfg.Notify.AllowPrivateURLs,
@@ -27,7 +28,7 @@ func (w *wiring) wireCertifications(n *notifications) {
 	if !w.cfg.Sandbox.On {
 		return // no session can open: the API's requests are not watched at all
 	}
-	sessions := &certify.Sessions{Logger: w.logger, Sign: runs.Receiver.Sign}
+	sessions := &certify.Sessions{Logger: w.logger, Sign: runs.Receiver.Sign, Quiet: w.opts.ClientSessionQuiet}
 	w.workers = append(w.workers, sessions.Serve)
 	w.deps.Certifications.StartClient, w.deps.Certifications.ClientSession = sessions.Start, sessions.Session
 	w.deps.ClientWatch = sessions

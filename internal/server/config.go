@@ -158,6 +158,23 @@ type Options struct {
 	// the production cost. Nil, as every server started from its flags has: the production
 	// parameters.
 	PasswordHashing *argon2id.Params
+
+	// DeliveryRetryDelay, when set, is how long the outbox's lanes (merchant notifications,
+	// mail) wait before an event's first retry, instead of 2 s, doubled at each failure as
+	// without it: a test sees an event's third try within a second instead of six. Zero, as
+	// for the binary: 2 s.
+	DeliveryRetryDelay time.Duration
+
+	// CertificationTimeout, when set, is the delivery timeout of receiver certification
+	// runs instead of the deliveries' 15 s, so that a test's receiver that never answers
+	// costs seconds. Zero, as for the binary: the deliveries' own.
+	CertificationTimeout time.Duration
+
+	// ClientSessionQuiet, when set, is how long a client certification session stays open
+	// after its last step was seen, instead of 3 s (certify.DefaultQuiet): a test's client,
+	// whose last request is its last step, has nothing more to be seen doing. Zero, as for
+	// the binary: 3 s.
+	ClientSessionQuiet time.Duration
 }
 
 // Listening is where a started server answers.

@@ -78,6 +78,7 @@ func (w *wiring) newNotifications(ctx context.Context) (*notifications, error) {
 			Lane:       l,
 			Deliverers: w.traceDeliveries(deliverers),
 			Now:        w.now,
+			BaseDelay:  w.opts.DeliveryRetryDelay, // zero: the dispatcher's 2 s
 			Log:        w.logger,
 			Delivered:  func(kind string) { w.metrics.OutboxSent.WithLabelValues(kind).Inc() },
 			Failed:     func(kind string) { w.metrics.OutboxFailures.WithLabelValues(kind).Inc() },
