@@ -3,8 +3,8 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -20,7 +20,7 @@ import (
 	"payouts/internal/cli"
 )
 
-// The receiver certification through the real binary: `payouts certify receiver` against a
+// The receiver certification through the command: `payouts certify receiver` against a
 // sandbox server certifies the reference receivers of docs/examples/receivers and fails a
 // receiver that accepts forgeries; `payouts certify verify` accepts its report and refuses one
 // with a byte changed. The API's answers are checked against the served document as every
@@ -68,59 +68,45 @@ func referenceReceiver(t *testing.T, s *testServer, merchantID string, cmd *exec
 	return ""
 }
 
-// certifyWithBinary runs `payouts certify receiver` and returns its output and exit status.
-func certifyWithBinary(t *testing.T, s *testServer, c *merchantClient, target, out string) (string, int) {
+// certifyWithCommand runs `payouts certify receiver` and returns its output and exit status.
+func certifyWithCommand(t *testing.T, s *testServer, c *merchantClient, target, out string) (string, int) {
 	t.Helper()
-	bin, err := payoutsBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "certify", "receiver", "--base", s.URL, "--merchant", c.MerchantID, "--key", c.Key,
+	return runCommand(t, "certify", "receiver", "--base", s.URL, "--merchant", c.MerchantID, "--key", c.Key,
 		"--secret", c.Secret, "--url", target, "--out", out, "--wait", "2m")
-	said, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return string(said), ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return string(said), 0
 }
 
-func runBinary(t *testing.T, args ...string) (string, int) {
+// runCommand runs a command line in process as the binary does (cli.Main, all that its main
+// calls) and returns what it printed and its exit status: a command that is a client of a
+// server, as certify's are, needs no process of its own.
+func runCommand(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	bin, err := payoutsBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	said, err := exec.Command(bin, args...).CombinedOutput()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return string(said), ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return string(said), 0
+	out := &syncBuffer{}
+	code := cli.Main(context.Background(), args, func(string) string { return "" }, out, out)
+	return out.String(), code
 }
 
-func TestCertifyReceiverThroughTheBinary(t *testing.T) {
+func TestCertifyReceiverThroughTheCommand(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("builds the reference receiver and the binary")
+		t.Skip("builds the Go reference receiver")
 	}
-	s := startServer(t, "", "--allow-private-notification-urls")
-	c := s.newMerchant(t, nil)
-
-	// The Go reference receiver, compiled from the docs, passes every check.
+	// The Go reference receiver, compiled from the docs (while the server starts), passes
+	// every check.
 	recvBin := filepath.Join(t.TempDir(), "receiver")
 	build := exec.Command("go", "build", "-o", recvBin, "./docs/examples/receivers/go")
 	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the Go reference receiver: %v\n%s", err, out)
+	built := make(chan error, 1)
+	var buildOut bytes.Buffer
+	build.Stdout, build.Stderr = &buildOut, &buildOut
+	go func() { built <- build.Run() }()
+	s := startServer(t, "", "--allow-private-notification-urls")
+	c := s.newMerchant(t, nil)
+	if err := <-built; err != nil {
+		t.Fatalf("building the Go reference receiver: %v\n%s", err, buildOut.String())
 	}
 	good := referenceReceiver(t, s, c.MerchantID, exec.Command(recvBin))
 	dir := t.TempDir()
-	said, code := certifyWithBinary(t, s, c, good+"/payouts/notifications", dir)
+	said, code := certifyWithCommand(t, s, c, good+"/payouts/notifications", dir)
 	t.Logf("a passing run:\n%s", said)
 	if code != 0 || !strings.Contains(said, ": PASSED (") {
 		t.Fatalf("the Go reference receiver: exit %d\n%s", code, said)
@@ -133,12 +119,12 @@ func TestCertifyReceiverThroughTheBinary(t *testing.T) {
 
 	// verify: with the server's key, with the key from a file; refused with a byte changed.
 	report := filepath.Join(dir, "certification.json")
-	if said, code := runBinary(t, "certify", "verify", "--base", s.URL, report); code != 0 || !strings.Contains(said, "verified:") {
+	if said, code := runCommand(t, "certify", "verify", "--base", s.URL, report); code != 0 || !strings.Contains(said, "verified:") {
 		t.Errorf("certify verify: exit %d\n%s", code, said)
 	}
 	keyFile := filepath.Join(t.TempDir(), "public.pem")
 	os.WriteFile(keyFile, fetchPublicKey(t, s.URL), 0o644)
-	if said, code := runBinary(t, "certify", "verify", "--public-key", keyFile, report); code != 0 {
+	if said, code := runCommand(t, "certify", "verify", "--public-key", keyFile, report); code != 0 {
 		t.Errorf("certify verify --public-key: exit %d\n%s", code, said)
 	}
 	raw, _ := os.ReadFile(report)
@@ -148,7 +134,7 @@ func TestCertifyReceiverThroughTheBinary(t *testing.T) {
 		t.Fatal("nothing to change in the report")
 	}
 	os.WriteFile(report, changed, 0o644)
-	if said, code := runBinary(t, "certify", "verify", "--base", s.URL, report); code != 1 {
+	if said, code := runCommand(t, "certify", "verify", "--base", s.URL, report); code != 1 {
 		t.Errorf("certify verify of a changed report: exit %d, want 1\n%s", code, said)
 	}
 
@@ -156,7 +142,7 @@ func TestCertifyReceiverThroughTheBinary(t *testing.T) {
 	lax := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
 	defer lax.Close()
 	dir = t.TempDir()
-	said, code = certifyWithBinary(t, s, c, lax.URL, dir)
+	said, code = certifyWithCommand(t, s, c, lax.URL, dir)
 	t.Logf("a failing run:\n%s", said)
 	if code != 1 || !strings.Contains(said, ": FAILED (") {
 		t.Fatalf("a receiver that accepts forgeries: exit %d, want 1\n%s", code, said)
@@ -175,7 +161,7 @@ func TestCertifyReceiverThroughTheBinary(t *testing.T) {
 	if got := strings.Join(failed, " "); got != "forged-other-body forged-other-merchant forged-other-key missing-signature malformed-signature body-changed" {
 		t.Errorf("failed checks %q, want the six forgeries", got)
 	}
-	if said, code := runBinary(t, "certify", "verify", "--base", s.URL, filepath.Join(dir, "certification.json")); code != 0 {
+	if said, code := runCommand(t, "certify", "verify", "--base", s.URL, filepath.Join(dir, "certification.json")); code != 0 {
 		t.Errorf("certify verify of a failed run's report: exit %d\n%s", code, said)
 	}
 }
@@ -230,21 +216,23 @@ func TestCertificationAPI(t *testing.T) {
 }
 
 // TestCertifyReferenceReceivers certifies the Python, Node and PHP reference receivers through
-// the binary. Each is skipped when its interpreter is missing, and fails instead with
-// PAYOUTS_REQUIRE_RECEIVERS=1 (as CI runs it).
+// the command. Each is skipped when its interpreter is missing, and fails instead with
+// PAYOUTS_REQUIRE_RECEIVERS=1 (as CI runs it). The three run side by side, each certified
+// for a merchant of its own (a merchant runs one certification at a time): each is mostly
+// its interpreter starting and the run's round trips.
 func TestCertifyReferenceReceivers(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the reference receivers in three interpreters")
 	}
 	s := startServer(t, "", "--allow-private-notification-urls")
-	c := s.newMerchant(t, nil)
 	for _, r := range []struct{ name, interpreter, file string }{
 		{"python", "python3", "docs/examples/receivers/python/receiver.py"},
 		{"node", "node", "docs/examples/receivers/node/receiver.mjs"},
 		{"php", "php", "docs/examples/receivers/php/receiver.php"},
 	} {
 		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
 			path, err := exec.LookPath(r.interpreter)
 			if err != nil {
 				if os.Getenv("PAYOUTS_REQUIRE_RECEIVERS") != "" {
@@ -252,13 +240,14 @@ func TestCertifyReferenceReceivers(t *testing.T) {
 				}
 				t.Skipf("%s is not installed (PAYOUTS_REQUIRE_RECEIVERS=1 makes this a failure)", r.interpreter)
 			}
+			c := s.newMerchant(t, nil)
 			var url string
 			if r.name == "php" {
 				url = phpReceiver(t, s, c.MerchantID, path, repoPath(r.file))
 			} else {
 				url = referenceReceiver(t, s, c.MerchantID, exec.Command(path, repoPath(r.file)))
 			}
-			said, code := certifyWithBinary(t, s, c, url+"/payouts/notifications", t.TempDir())
+			said, code := certifyWithCommand(t, s, c, url+"/payouts/notifications", t.TempDir())
 			if code != 0 || !strings.Contains(said, ": PASSED (") {
 				t.Fatalf("the %s reference receiver: exit %d\n%s", r.name, code, said)
 			}
