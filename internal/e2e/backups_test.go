@@ -190,18 +190,20 @@ func TestScheduledBackupsAreVerifiedRotatedCopiedToS3AndRestoredInADrill(t *test
 		t.Errorf("backup dir: %v %v, want 0700", st.Mode(), err)
 	}
 
-	// Payouts paid and rejected, in both countries: balances and ledger entries move.
+	// Payouts paid and rejected, in both countries: balances and ledger entries move. All are
+	// created, then awaited: the sandbox's rail takes them side by side.
 	c := s.newMerchant(t, map[string]any{})
 	var ids []int64
-	for i, req := range []map[string]any{perAccountRequest("DRILL-OK", "1231234567801"), perAccountRequest("DRILL-REJECTED", "1231234569999"),
+	for _, req := range []map[string]any{perAccountRequest("DRILL-OK", "1231234567801"), perAccountRequest("DRILL-REJECTED", "1231234569999"),
 		colBankRequest("DRILL-COL"), perBankRequest("DRILL-PER")} {
-		p := c.create(t, req)
-		ids = append(ids, p.Payout.ID)
+		ids = append(ids, c.create(t, req).Payout.ID)
+	}
+	for i, id := range ids {
 		stage := "SUCCESS"
 		if i == 1 {
 			stage = "REJECTED"
 		}
-		c.waitStage(t, p.Payout.ID, stage, 20*time.Second)
+		c.waitStage(t, id, stage, 20*time.Second)
 	}
 	eventually(t, 20*time.Second, "the outbox did not empty", func() bool {
 		v, ok := s.metricValue(t, "payouts_outbox_depth")

@@ -9,9 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"net/http/httptest"
 	"net/url"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -101,10 +99,6 @@ func (s *testServer) waitOutboxDepth(t testing.TB, n float64) {
 // listen`, besides the payout's own notifications.
 func TestPayoutLinkEventsReachTheMerchant(t *testing.T) {
 	t.Parallel()
-	bin, err := payoutsBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := startServer(t, "")
 	pub, err := notify.ParsePublicKeyPEM(fetchPublicKey(t, s.URL))
 	if err != nil {
@@ -113,22 +107,7 @@ func TestPayoutLinkEventsReachTheMerchant(t *testing.T) {
 	c := s.newMerchant(t, map[string]any{"notificationUrl": "sandbox:inbox", "emailNotifications": false})
 	hook := &hookReceiver{tries: map[string]int{}, accepted: map[string][][]byte{},
 		verify: func(body []byte, sig string) error { return notify.Verify(pub, c.MerchantID, body, sig) }}
-	local := httptest.NewServer(hook)
-	defer local.Close()
-	out := &syncBuffer{}
-	cmd := exec.Command(bin, "listen", "--base", s.URL, "--merchant", c.MerchantID, "--key", c.Key, "--secret", c.Secret,
-		"--forward-to", local.URL+"/webhooks")
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("payouts listen said:\n%s", out.String())
-		}
-	})
+	out := startListen(t, s, c, localApp(t, hook).URL+"/webhooks")
 	waitFor(t, "listen connected", 10*time.Second, func() bool { return strings.Count(out.String(), "ready:") == 1 })
 
 	_, _, a, raw := c.createLink(t, linkRequest("LINK-EV-1"))
@@ -193,11 +172,11 @@ func TestPayoutLinkEventsReachTheMerchant(t *testing.T) {
 
 // Under the sandbox's delivery chaos, a link's events are delivered as every other: the
 // first send counted as failed and retried, then delivered, then a duplicate, each with the
-// same body and a valid signature.
+// same body and a valid signature. The server retries after 100 ms instead of 2 s.
 func TestPayoutLinkEventsUnderDeliveryChaos(t *testing.T) {
 	t.Parallel()
 	hook := &hookReceiver{}
-	s, c := startWithSignedHook(t, "", hook, "/hook", map[string]any{"emailNotifications": false})
+	s, c := startWithSignedHookWith(t, "", fastRetries, hook, "/hook", map[string]any{"emailNotifications": false})
 	if code := s.admin(t, "PUT", "/admin/v1/merchants/"+c.MerchantID+"/sandbox/delivery", map[string]any{"duplicate": 1, "failFirst": 1}, nil); code != 200 {
 		t.Fatalf("chaos: %d", code)
 	}

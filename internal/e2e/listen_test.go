@@ -1,31 +1,30 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"payouts/internal/cli"
 	"payouts/web/notify"
 )
 
-// TestListenForwardsSignedEventsAcrossAServerRestart runs the built binary's `payouts
-// listen` against a server, forwarding to a local receiver that verifies signatures as a
-// merchant's app does; the server restarts in between, and an event logged while listen is
-// away arrives once it is back (Last-Event-ID). The delivery chaos reaches the local app too.
+// TestListenForwardsSignedEventsAcrossAServerRestart runs `payouts listen` against a server,
+// forwarding to a local receiver that verifies signatures as a merchant's app does; the
+// server restarts in between, and an event logged while listen is away arrives once it is
+// back (Last-Event-ID). The delivery chaos reaches the local app too. The command runs in
+// process (startListen): it is a client of the server, whose restart is what the test is
+// about. The server retries a failed delivery after 100 ms instead of 2 s.
 func TestListenForwardsSignedEventsAcrossAServerRestart(t *testing.T) {
 	t.Parallel()
-	bin, err := payoutsBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
 	hook := &hookReceiver{tries: map[string]int{}, accepted: map[string][][]byte{}}
-	local := httptest.NewServer(hook)
-	defer local.Close()
+	local := localApp(t, hook)
 	dir, addr := t.TempDir(), freeAddr(t)
-	s := startServer(t, dir, "--addr", addr)
+	s := startServerWith(t, dir, fastRetries, "--addr", addr)
 	pub, err := notify.ParsePublicKeyPEM(fetchPublicKey(t, s.URL))
 	if err != nil {
 		t.Fatal(err)
@@ -35,20 +34,7 @@ func TestListenForwardsSignedEventsAcrossAServerRestart(t *testing.T) {
 	hook.verify = func(body []byte, sig string) error { return notify.Verify(pub, c.MerchantID, body, sig) }
 	hook.mu.Unlock()
 
-	out := &syncBuffer{}
-	cmd := exec.Command(bin, "listen", "--base", s.URL, "--merchant", c.MerchantID, "--key", c.Key, "--secret", c.Secret,
-		"--forward-to", local.URL+"/webhooks")
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("payouts listen said:\n%s", out.String())
-		}
-	})
+	out := startListen(t, s, c, local.URL+"/webhooks")
 	waitFor(t, "listen connected", 10*time.Second, func() bool { return strings.Count(out.String(), "ready:") == 1 })
 
 	forwarded := func(id string) int { acc, _, _, _ := hook.snapshot(); return len(acc[id]) }
@@ -67,7 +53,7 @@ func TestListenForwardsSignedEventsAcrossAServerRestart(t *testing.T) {
 
 	s.Stop(t)
 	waitFor(t, "listen noticed the server going", 10*time.Second, func() bool { return strings.Contains(out.String(), "stream lost") })
-	s = startServer(t, dir, "--addr", addr)
+	s = startServerWith(t, dir, fastRetries, "--addr", addr)
 	c.Base = s.URL
 	p2 := c.create(t, perBankRequest("LISTEN-2")) // perhaps logged before listen is back
 	id2 := fmt.Sprintf("merchant.notification.%d.PROCESSED", p2.Payout.ID)
@@ -113,4 +99,45 @@ func TestListenForwardsSignedEventsAcrossAServerRestart(t *testing.T) {
 			t.Errorf("listen printed no %s line for %s:\n%s", cause, id3, said)
 		}
 	}
+}
+
+// startListen runs `payouts listen` for c's merchant against s, forwarding to forwardTo, until
+// the test ends, and returns what it prints. It runs in process (cli.Main, all that the
+// binary's main calls), stopped by its context as main's is by a signal: the command is a
+// client of the server, and nothing about it needs a process of its own.
+func startListen(t *testing.T, s *testServer, c *merchantClient, forwardTo string) *syncBuffer {
+	t.Helper()
+	out := &syncBuffer{}
+	ctx, stop := context.WithCancel(context.Background())
+	ended := make(chan int, 1)
+	go func() {
+		ended <- cli.Main(ctx, []string{"listen", "--base", s.URL, "--merchant", c.MerchantID, "--key", c.Key, "--secret", c.Secret,
+			"--forward-to", forwardTo}, func(string) string { return "" }, out, out)
+	}()
+	t.Cleanup(func() {
+		stop()
+		if code := <-ended; code != 0 {
+			t.Errorf("payouts listen ended with exit status %d", code)
+		}
+		if t.Failed() {
+			t.Logf("payouts listen said:\n%s", out.String())
+		}
+	})
+	return out
+}
+
+// localApp serves hook as a merchant's local app that `payouts listen` forwards to, until the
+// test ends. The command forwards through this process's client, whose contract check asks
+// each server it reaches for its OpenAPI document: the app has none, and that request is
+// not a delivery.
+func localApp(t *testing.T, hook *hookReceiver) *httptest.Server {
+	local := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/openapi.json" {
+			http.NotFound(w, r)
+			return
+		}
+		hook.ServeHTTP(w, r)
+	}))
+	t.Cleanup(local.Close)
+	return local
 }

@@ -178,10 +178,12 @@ func TestMailBeneficiaryEmailOverSMTPHasRecipientSubjectAndAmount(t *testing.T) 
 	}
 }
 
+// The server retries a failed delivery after 100 ms instead of 2 s (fastRetries), doubling
+// the wait at each failure as it does.
 func TestMailRetriedWhileSMTPDownArrivesOnceTheServerIsBack(t *testing.T) {
 	t.Parallel()
 	addr := freeAddr(t) // no SMTP server there yet
-	s := startServer(t, "", "--smtp-url", "smtp://"+addr)
+	s := startServerWith(t, "", fastRetries, "--smtp-url", "smtp://"+addr)
 	c := s.newMerchant(t, map[string]any{"emailNotifications": true})
 	p := c.create(t, perBankRequest("DOWN-1"))
 	c.waitStage(t, p.Payout.ID, "SUCCESS", 10*time.Second)
@@ -206,12 +208,14 @@ func TestMailRetriedWhileSMTPDownArrivesOnceTheServerIsBack(t *testing.T) {
 	}
 }
 
+// The server retries a failed delivery after 100 ms instead of 2 s (fastRetries): the
+// failed email is due again soon after the restart.
 func TestMailExactlyOnePerOutcomeAcrossServerRestart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	smtp := smtptest.Start(t, "127.0.0.1:0")
 	addr := smtp.Addr
-	s := startServer(t, dir, "--smtp-url", "smtp://"+addr)
+	s := startServerWith(t, dir, fastRetries, "--smtp-url", "smtp://"+addr)
 	c := s.newMerchant(t, map[string]any{"emailNotifications": true})
 
 	first := c.create(t, perBankRequest("RST-1"))
@@ -233,10 +237,10 @@ func TestMailExactlyOnePerOutcomeAcrossServerRestart(t *testing.T) {
 	s.Stop(t)
 
 	smtp = smtptest.Start(t, addr)
-	s = startServer(t, dir, "--smtp-url", "smtp://"+addr)
+	s = startServerWith(t, dir, fastRetries, "--smtp-url", "smtp://"+addr)
 	waitFor(t, "the second email after the restart", 20*time.Second, func() bool { return len(messagesWith(smtp.Messages(), "RST-2")) >= 1 })
 	s.Stop(t)
-	s = startServer(t, dir, "--smtp-url", "smtp://"+addr) // and once more: nothing is sent again
+	s = startServerWith(t, dir, fastRetries, "--smtp-url", "smtp://"+addr) // and once more: nothing is sent again
 	s.waitOutboxEmpty(t, 10*time.Second)
 
 	all := append(before, smtp.Messages()...)
@@ -262,6 +266,17 @@ func TestMailExactlyOnePerOutcomeAcrossServerRestart(t *testing.T) {
 // server's published key. The receiver closes after the server stops.
 func startWithSignedHook(t *testing.T, dir string, hook *hookReceiver, path string, settings map[string]any) (*testServer, *merchantClient) {
 	t.Helper()
+	return startWithSignedHookWith(t, dir, server.Options{}, hook, path, settings)
+}
+
+// fastRetries are the options of a server whose outbox retries a failed delivery after
+// 100 ms (then 200 ms, 400 ms…) instead of 2 s: a test of retries waits for the tries, not
+// for the backoff between them.
+var fastRetries = server.Options{DeliveryRetryDelay: 100 * time.Millisecond}
+
+// startWithSignedHookWith is startWithSignedHook with what the test injects into the server.
+func startWithSignedHookWith(t *testing.T, dir string, opts server.Options, hook *hookReceiver, path string, settings map[string]any) (*testServer, *merchantClient) {
+	t.Helper()
 	if hook.tries == nil {
 		hook.tries = map[string]int{}
 	}
@@ -270,7 +285,7 @@ func startWithSignedHook(t *testing.T, dir string, hook *hookReceiver, path stri
 	}
 	recv := httptest.NewServer(hook)
 	t.Cleanup(recv.Close)
-	s := startServer(t, dir, "--allow-private-notification-urls")
+	s := startServerWith(t, dir, opts, "--allow-private-notification-urls")
 	pub, err := notify.ParsePublicKeyPEM(fetchPublicKey(t, s.URL))
 	if err != nil {
 		t.Fatal(err)
@@ -388,11 +403,12 @@ func fetchCertificate(t testing.TB, base string) *x509.Certificate {
 	return cert
 }
 
+// The server retries a failed delivery after 100 ms instead of 2 s (fastRetries).
 func TestNotificationSignedRetriedUntil2xxDeliveredOncePerEvent(t *testing.T) {
 	t.Parallel()
 	hook := &hookReceiver{failures: 2}
 	dir := t.TempDir()
-	s, c := startWithSignedHook(t, dir, hook, "/payouts/hook", nil)
+	s, c := startWithSignedHookWith(t, dir, fastRetries, hook, "/payouts/hook", nil)
 
 	ok := c.create(t, perBankRequest("HOOK-OK"))
 	rej := perBankRequest("HOOK-REJ")
@@ -528,15 +544,22 @@ func TestMailNotHeldUpByAHangingMerchantEndpoint(t *testing.T) {
 	defer close(release)
 	s := startServer(t, "", "--allow-private-notification-urls")
 	c := s.newMerchant(t, map[string]any{"emailNotifications": true, "notificationUrl": hang.URL + "/hook"})
-	// First wave: its notifications hang in the merchant's endpoint.
-	for i := 0; i < 4; i++ {
-		c.waitStage(t, c.create(t, perBankRequest("HANG-"+strconv.Itoa(i))).Payout.ID, "SUCCESS", 10*time.Second)
+	// wave creates the payouts from..to-1, then waits for each to succeed: they go through the
+	// sandbox's rail side by side, not one after the other.
+	wave := func(from, to int) {
+		var ids []int64
+		for i := from; i < to; i++ {
+			ids = append(ids, c.create(t, perBankRequest("HANG-"+strconv.Itoa(i))).Payout.ID)
+		}
+		for _, id := range ids {
+			c.waitStage(t, id, "SUCCESS", 10*time.Second)
+		}
 	}
+	// First wave: its notifications hang in the merchant's endpoint.
+	wave(0, 4)
 	s.waitMails(t, "?kind="+rules.EventBeneficiaryMail, 4, 5*time.Second)
 	waitFor(t, "the notifications in flight, hanging", 5*time.Second, func() bool { return hanging.Load() >= 4 })
 	// Second wave: its emails must not wait for the hanging notifications (15 s each).
-	for i := 4; i < 6; i++ {
-		c.waitStage(t, c.create(t, perBankRequest("HANG-"+strconv.Itoa(i))).Payout.ID, "SUCCESS", 10*time.Second)
-	}
+	wave(4, 6)
 	s.waitMails(t, "?kind="+rules.EventBeneficiaryMail, 6, 3*time.Second)
 }
