@@ -7,11 +7,8 @@ package e2e
 
 import (
 	"net/http"
-	"net/url"
 	"testing"
 	"time"
-
-	"github.com/PuerkitoBio/goquery"
 
 	"payouts/internal/servertest"
 )
@@ -24,10 +21,7 @@ var (
 	docText      = servertest.DocText
 )
 
-type (
-	cardAnswer = servertest.CardAnswer
-	cardStatus = servertest.CardStatus
-)
+type cardAnswer = servertest.CardAnswer
 
 // createCard calls the card endpoint with an Accept header (servertest.Merchant.CreateCard).
 func (c *merchantClient) createCard(t testing.TB, path string, body any, accept string) (int, http.Header, []byte) {
@@ -45,23 +39,3 @@ func (c *merchantClient) openCard(t testing.TB, body map[string]any, wantStatus 
 // the redirects instead of following them.
 var noRedirect = &http.Client{Timeout: 30 * time.Second,
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-
-// getDoc reads the page u as the beneficiary's browser (servertest.Page).
-func getDoc(t testing.TB, u string) (int, http.Header, *goquery.Document) {
-	t.Helper()
-	return servertest.Page(t, noRedirect, u)
-}
-
-// submitCard posts the card form of page u as a same-origin browser would
-// (servertest.SubmitForm).
-func submitCard(t testing.TB, u string, vals url.Values) (int, string, *goquery.Document) {
-	t.Helper()
-	return servertest.SubmitForm(t, noRedirect, u, "form#card-form", vals)
-}
-
-// waitCardStatus polls the form's status endpoint until it is final
-// (servertest.WaitCardStatus).
-func waitCardStatus(t testing.TB, formURL string, within time.Duration) cardStatus {
-	t.Helper()
-	return servertest.WaitCardStatus(t, nil, formURL, within)
-}

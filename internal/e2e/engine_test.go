@@ -7,7 +7,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -106,66 +105,4 @@ func openTestStore(t testing.TB, dir string) (rules.Storage, error) {
 		return postgres.Open(context.Background(), databaseFor(t, dir), postgres.Options{})
 	}
 	return bolt.Open(filepath.Join(dir, "payouts.db"), bolt.Options{NoSync: true})
-}
-
-// storedBytes is everything a stopped test server stored, as bytes to search: the bbolt
-// file, or the PostgreSQL database's dump.
-func storedBytes(t testing.TB, dir string) []byte {
-	t.Helper()
-	if !onPostgresTests() {
-		raw, err := os.ReadFile(filepath.Join(dir, "payouts.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return raw
-	}
-	db, err := openTestStore(t, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
-	var out []byte
-	if err := db.Dump(context.Background(), func(r rules.DumpRecord) error { out = append(append(out, r.Value...), '\n'); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// storedCards counts a stopped test server's cards on file and cards kept for one payout.
-func storedCards(t testing.TB, dir string) (onFile, perPayout int) {
-	t.Helper()
-	for _, c := range storedCardRecords(t, dir) {
-		if c.DocNumber != "" {
-			onFile++
-		} else {
-			perPayout++
-		}
-	}
-	return onFile, perPayout
-}
-
-// storedCardRecords are a stopped test server's cards as stored (sealed).
-func storedCardRecords(t testing.TB, dir string) []rules.DumpedCard {
-	t.Helper()
-	db, err := openTestStore(t, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
-	var out []rules.DumpedCard
-	err = db.Dump(context.Background(), func(r rules.DumpRecord) error {
-		if r.Kind != rules.DumpCard {
-			return nil
-		}
-		var c rules.DumpedCard
-		if err := json.Unmarshal(r.Value, &c); err != nil {
-			return err
-		}
-		out = append(out, c)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

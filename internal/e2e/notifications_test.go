@@ -32,8 +32,6 @@ import (
 	"payouts/web/notify/smtptest"
 )
 
-var colCashRequest = servertest.ColCashRequest
-
 // mailAnswer is one mail of GET /sandbox/mail.json.
 type mailAnswer = servertest.Mail
 

@@ -5,8 +5,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"testing"
@@ -30,17 +28,6 @@ var (
 func setUp(t *testing.T, s *testServer, link string, u *dashUser, step int64) {
 	t.Helper()
 	servertest.SetUpUser(t, dashClient(nil), s.URL, link, u, step)
-}
-
-// userSignIn signs a user in with the code of step; nil and the status when refused.
-func userSignIn(t *testing.T, s *testServer, u dashUser, step int64) (*http.Client, int) {
-	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	c := dashClient(jar)
-	if ok, code := servertest.SignInUser(t, c, s.URL, u, step); !ok {
-		return nil, code
-	}
-	return c, http.StatusSeeOther
 }
 
 // payouts user add creates a user offline: its link works once the server starts on the data,
