@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	_ "embed"
 	"encoding/hex"
 	"net"
 	"net/http"
@@ -245,10 +246,18 @@ func randomHexKey() []byte {
 	return []byte(hex.EncodeToString(b[:]) + "\n")
 }
 
-// SharedNotificationKey is the notification key every test server of the process writes:
-// one RSA key, as finding a key's primes for each of a hundred servers costs more than
-// everything else they do. A test of keys that differ makes its own.
-var SharedNotificationKey = sync.OnceValues(server.NewNotificationKeyPEM)
+// testNotificationKey is a notification key made once by server.NewNotificationKeyPEM and
+// kept for the tests alone: no server outside them has it.
+//
+//go:embed testdata/notification-key.pem
+var testNotificationKey []byte
+
+// SharedNotificationKey is the notification key every test server writes: one RSA key, as
+// finding a key's primes for each of a hundred servers costs more than everything else they
+// do, and kept in testdata, as finding them once per test process still cost each package's
+// run a second or two of CPU (several under the race detector) before its first server
+// answered. A test of keys that differ makes its own.
+func SharedNotificationKey() ([]byte, error) { return bytes.Clone(testNotificationKey), nil }
 
 // PasswordHashing is the test servers' argon2id: 64 KiB instead of production's 46 MiB a
 // hash, which was a fifth of the end-to-end package's CPU. What the tests check of
