@@ -11,12 +11,9 @@ package postgres
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
-	"embed"
 	"encoding/hex"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -26,14 +23,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
-	"github.com/pressly/goose/v3/lock"
 
 	"payouts/rules"
+	"payouts/store/postgres/migrations"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
 
 // Options tune Open.
 type Options struct {
@@ -116,24 +109,7 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	sqlDB := stdlib.OpenDBFromPool(pool)
 	defer sqlDB.Close()
-	return migrateSQL(ctx, sqlDB)
-}
-
-func migrateSQL(ctx context.Context, db *sql.DB) error {
-	locker, err := lock.NewPostgresSessionLocker()
-	if err != nil {
-		return err
-	}
-	fsys, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return err
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys, goose.WithSessionLocker(locker))
-	if err != nil {
-		return err
-	}
-	_, err = p.Up(ctx)
-	return err
+	return migrations.Up(ctx, sqlDB)
 }
 
 // Instance is the name of this instance's claims.
