@@ -379,7 +379,7 @@ func TestCLICommandsThatReadAStoreRefuseAMissingOne(t *testing.T) {
 // it is not migrated into a store to be read as an empty one.
 func TestCLICommandsThatReadAStoreRefuseAnEmptyDatabase(t *testing.T) {
 	t.Parallel()
-	database := pgtest.Database(t)
+	database := pgtest.EmptyDatabase(t)
 	n := 0
 	for _, c := range cli.Commands() {
 		fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)

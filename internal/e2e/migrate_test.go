@@ -20,7 +20,7 @@ import (
 func TestMigrateBoltToPostgreSQLAndBack(t *testing.T) {
 	t.Parallel()
 	boltOnly(t, "it starts from a bbolt data directory")
-	url := pgtest.Database(t)
+	url := pgtest.EmptyDatabase(t)
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	m := s.newMerchant(t, map[string]any{})
