@@ -116,7 +116,9 @@ const lockClass = 0x70677462
 const poolPrefix = "payouts_pool_"
 
 var (
-	// owner holds this process's token lock for as long as the process lives.
+	// owner holds this process's token lock for as long as the process lives: kept here,
+	// reachable, so that its socket is never collected and closed, which would free the
+	// lock while the process's databases are still in use.
 	ownerOnce sync.Once
 	owner     *pgx.Conn
 	ownerErr  error
@@ -142,7 +144,7 @@ func own(ctx context.Context, base string) error {
 			return
 		}
 		owner = c
-		rows, err := c.Query(ctx, "SELECT datname FROM pg_database WHERE starts_with(datname, $1)", poolPrefix)
+		rows, err := owner.Query(ctx, "SELECT datname FROM pg_database WHERE starts_with(datname, $1)", poolPrefix)
 		if err != nil {
 			ownerErr = err
 			return
@@ -158,7 +160,7 @@ func own(ctx context.Context, base string) error {
 				continue
 			}
 			var gone bool
-			if err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, hashtext($2))", lockClass, tok).Scan(&gone); err != nil {
+			if err := owner.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, hashtext($2))", lockClass, tok).Scan(&gone); err != nil {
 				ownerErr = err
 				return
 			}
@@ -166,8 +168,8 @@ func own(ctx context.Context, base string) error {
 				continue // its process runs
 			}
 			// Another process sweeping at once may have dropped it already: IF EXISTS.
-			_, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
-			c.Exec(ctx, "SELECT pg_advisory_unlock($1, hashtext($2))", lockClass, tok)
+			_, err := owner.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+			owner.Exec(ctx, "SELECT pg_advisory_unlock($1, hashtext($2))", lockClass, tok)
 			if err != nil {
 				ownerErr = fmt.Errorf("drop the stale %s: %w", name, err)
 				return
