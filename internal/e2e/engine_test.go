@@ -53,20 +53,39 @@ func browserOnBolt(t testing.TB) {
 	}
 }
 
+// pgDir is a data directory's database, made once by the directory's first server; the
+// others wait for ready.
+type pgDir struct {
+	ready chan struct{}
+	url   string // set before ready closes; empty when making it failed
+}
+
 var (
 	pgMu   sync.Mutex
-	pgDirs = map[string]string{} // data directory → its database URL
+	pgDirs = map[string]*pgDir{} // data directory → its database
 )
 
 // databaseFor is the database paired with a test server's data directory, created with its
-// key files on the directory's first server.
+// key files on the directory's first server. The lock only finds or claims the directory's
+// entry: the database is made outside it, so that the servers of other tests do not wait
+// for this one's.
 func databaseFor(t testing.TB, dir string) string {
 	t.Helper()
 	pgMu.Lock()
-	defer pgMu.Unlock()
-	if u, ok := pgDirs[dir]; ok {
-		return u
+	d, found := pgDirs[dir]
+	if !found {
+		d = &pgDir{ready: make(chan struct{})}
+		pgDirs[dir] = d
 	}
+	pgMu.Unlock()
+	if found {
+		<-d.ready
+		if d.url == "" {
+			t.Fatalf("no database for %s: making it failed in the test that started its first server", dir)
+		}
+		return d.url
+	}
+	defer close(d.ready) // also when making it fails the test
 	u := pgtest.Database(t)
 	keys := filepath.Join(dir, "shared-keys")
 	if _, err := os.Stat(keys); os.IsNotExist(err) {
@@ -74,7 +93,7 @@ func databaseFor(t testing.TB, dir string) string {
 			t.Fatalf("keys: %v", err)
 		}
 	}
-	pgDirs[dir] = u
+	d.url = u
 	return u
 }
 
