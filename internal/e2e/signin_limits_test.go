@@ -258,7 +258,8 @@ func TestRefusedSignInsDoNotGrowTheStore(t *testing.T) {
 	var codes sync.Map
 	var next atomic.Int32
 	var wg sync.WaitGroup
-	for range 8 {
+	const clients = 8
+	for range clients {
 		wg.Go(func() {
 			for i := int(next.Add(1)); i <= sent; i = int(next.Add(1)) {
 				email := fmt.Sprintf("%s-%05d@example.com", strings.Repeat("x", 222), i)
@@ -300,10 +301,13 @@ func TestRefusedSignInsDoNotGrowTheStore(t *testing.T) {
 	if l, ok := lockouts["olga@example.com"]; !ok || l.Detail.AccountFailures != 4 || l.Detail.AccountWait != "1s" || l.At.IsZero() {
 		t.Errorf("the account's lock-out: %+v (found %v), want 4 failures and a wait of 1s", l, ok)
 	}
+	// An address is locked out by its refusal past the allowance; the lock-out counts the
+	// address's refusals counted so far, and the other clients' refusals, answered already
+	// by the limiter, may not be counted yet (the PostgreSQL pass once saw 19).
 	for i := 1; i <= 3; i++ {
 		addr := fmt.Sprintf("203.0.113.%d", i)
-		if l, ok := lockouts[addr]; !ok || l.Detail.Tries < api.AuthFailuresPerMinute || l.At.IsZero() {
-			t.Errorf("the lock-out of %s: %+v (found %v), want it with at least %d tries", addr, l, ok, api.AuthFailuresPerMinute)
+		if l, ok := lockouts[addr]; !ok || l.Detail.Tries < api.AuthFailuresPerMinute-(clients-1) || l.At.IsZero() {
+			t.Errorf("the lock-out of %s: %+v (found %v), want it with at least %d tries", addr, l, ok, api.AuthFailuresPerMinute-(clients-1))
 		}
 	}
 	if !onPostgresTests() {
