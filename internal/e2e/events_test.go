@@ -21,11 +21,6 @@ type (
 	eventAnswer = servertest.Event
 )
 
-func (c *merchantClient) getJSON(t testing.TB, path, query string, out any) {
-	t.Helper()
-	c.GetJSON(t, path, query, out)
-}
-
 func (c *merchantClient) inbox(t testing.TB) inboxAnswer {
 	t.Helper()
 	return c.Inbox(t)
