@@ -121,6 +121,7 @@ func (s *DB) Instance() string { return s.instance }
 func (s *DB) Close(ctx context.Context) error {
 	s.writer.close()
 	s.releaseQueued()
+	s.releaseEvents()
 	s.pool.Close()
 	return nil
 }

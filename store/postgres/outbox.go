@@ -211,6 +211,19 @@ func eventOfDoc(doc []byte) (rules.Event, error) {
 	return ev, nil
 }
 
+// releaseEvents gives up the outbox events this instance still claims (Close, once the
+// dispatchers have stopped: no try of them is in flight), so that another instance, or
+// this one started again, delivers them as soon as they are due instead of after the
+// lease: a try cut short by the shutdown left its claim unsettled. bbolt's claims end with
+// its process likewise. A failure leaves them to their lease's end.
+func (s *DB) releaseEvents() {
+	ctx, cancel := callContext(context.Background()) // at close: no caller's context
+	defer cancel()
+	if tag, err := s.pool.Exec(ctx, `UPDATE outbox SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1`, s.instance); err == nil {
+		s.claimedEvents.Add(-tag.RowsAffected())
+	}
+}
+
 // released counts a claim of this instance settled.
 func (s *DB) released(owner *string) {
 	if owner != nil && *owner == s.instance {

@@ -230,6 +230,24 @@ func TestOutboxExpiredClaimIsTakenOver(t *testing.T) {
 	}
 }
 
+// An instance closed (a server stopped, its dispatchers first) gives up the events it
+// still claims: another instance delivers them at once, not after the lease.
+func TestOutboxClaimsEndWithTheInstanceClosed(t *testing.T) {
+	url := pgtest.Database(t)
+	a := openRestURL(t, url, Options{Instance: "a", Lease: time.Hour})
+	b := openRestURL(t, url, Options{Instance: "b", Lease: time.Hour})
+	restEnqueue(t, a, restEvent("x", restT0), restEvent("y", restT0))
+	due, _, err := a.DueEvents(context.Background(), rules.LaneNotify, restT0, 1)
+	if err != nil || len(due) != 1 {
+		t.Fatalf("a: %+v %v", due, err)
+	}
+	a.Close(context.Background())
+	got, _, err := b.DueEvents(context.Background(), rules.LaneNotify, restT0, 10)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("b after a closed: %+v %v; want both events, a's claim given up", got, err)
+	}
+}
+
 // Two dispatchers on two instances deliver every event exactly once. The test clock jumps
 // 5 s a round, 1,000 s in all: leases run on that clock, so they are made to outlast it
 // (an expired lease is another test's).
