@@ -156,6 +156,10 @@ func (s *Server) serve(t testing.TB, ln net.Listener) {
 	s.running = func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		// The client's idle connections first: among them may be some it dialed for a
+		// request that another connection served, never used, which Shutdown counts as
+		// active for their first 5 s.
+		s.transport.CloseIdleConnections()
 		srv.Shutdown(ctx) // the event streams end here (its shutdown hooks), so that httptest's Close waits for none
 		ts.Close()
 		stop()
