@@ -87,7 +87,7 @@ func (s *Server) CheckNotification(t testing.TB, merchantID string, body []byte,
 	if err := notify.Verify(pub, merchantID, body, sig); err != nil {
 		t.Errorf("a notification does not verify with the served key: %v: %.300s", err, body)
 	}
-	doc := s.contract.document()
+	doc := s.contract.Document()
 	if doc == nil {
 		t.Fatalf("the server serves no OpenAPI document to check a notification against")
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"payouts/internal/apicontract"
 	"payouts/rules"
 )
 
@@ -87,7 +88,7 @@ func (s *Server) RawAdmin(t testing.TB, method, path string, body any) (int, htt
 // AdminRequest calls the admin API of the server at base with token.
 func AdminRequest(t testing.TB, client *http.Client, base, token, method, path string, body any) (int, http.Header, []byte) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ForTest(context.Background(), t), method, base+path, bytes.NewReader(bodyBytes(body)))
+	req, err := http.NewRequestWithContext(apicontract.ForTest(context.Background(), t), method, base+path, bytes.NewReader(bodyBytes(body)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +103,8 @@ func Send(t testing.TB, client *http.Client, req *http.Request) (int, http.Heade
 	if client == nil {
 		client = http.DefaultClient
 	}
-	if req.Context().Value(testKey{}) == nil {
-		req = req.WithContext(ForTest(req.Context(), t))
+	if apicontract.TestOf(req.Context()) == nil {
+		req = req.WithContext(apicontract.ForTest(req.Context(), t))
 	}
 	resp, err := client.Do(req)
 	if err != nil {

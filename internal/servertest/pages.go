@@ -16,6 +16,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"payouts/internal/apicontract"
 	"payouts/internal/server"
 	"payouts/rules"
 	"payouts/store"
@@ -152,7 +153,7 @@ func PostAtOnce(t testing.TB, client *http.Client, posts []FormPost) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req, _ := http.NewRequestWithContext(ForTest(context.Background(), t), "POST", post.Action, strings.NewReader(post.Body.Encode()))
+			req, _ := http.NewRequestWithContext(apicontract.ForTest(context.Background(), t), "POST", post.Action, strings.NewReader(post.Body.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			req.Header.Set("Sec-Fetch-Site", "same-origin")
 			<-start

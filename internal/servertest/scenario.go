@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"payouts/internal/apicontract"
 )
 
 // Scenario is one request to a server and what its answer must be: the shape that most
@@ -124,7 +126,7 @@ func (sc Scenario) Send(t testing.TB, client *http.Client, base, adminToken stri
 			req.Header.Set("Content-Type", "application/json")
 		}
 	}
-	req = req.WithContext(ForTest(context.Background(), t))
+	req = req.WithContext(apicontract.ForTest(context.Background(), t))
 	if sc.Admin {
 		req.Header.Set("Authorization", "Bearer "+adminToken)
 	}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/alexedwards/argon2id"
 
+	"payouts/internal/apicontract"
 	"payouts/internal/cli"
 	"payouts/internal/server"
 	"payouts/rules"
@@ -95,7 +96,7 @@ type Server struct {
 	flags     []string // the harness's own flags, before a test's
 	opts      server.Options
 	transport *http.Transport
-	contract  *contractTransport
+	contract  *apicontract.Served
 	running   func() // stops what serves now; nil: stopped
 	logs      syncBuffer
 }
@@ -130,8 +131,8 @@ func Start(t testing.TB, setup Setup) *Server {
 	}
 	s.URL = "http://" + ln.Addr().String()
 	s.transport = &http.Transport{MaxIdleConnsPerHost: 64}
-	s.contract = &contractTransport{base: s.URL, inner: s.transport, owner: t}
-	s.HTTP = &http.Client{Transport: s.contract.transport(), Timeout: 30 * time.Second}
+	s.contract = apicontract.NewServed(s.URL, s.transport, t)
+	s.HTTP = &http.Client{Transport: s.contract.Transport(), Timeout: 30 * time.Second}
 	s.serve(t, ln)
 	t.Cleanup(func() {
 		s.stop()

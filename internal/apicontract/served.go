@@ -1,4 +1,4 @@
-package servertest
+package apicontract
 
 import (
 	"context"
@@ -10,15 +10,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"payouts/internal/apicontract"
 )
 
-// The OpenAPI document is the contract: every answer a Server gives its HTTP client, and
-// every request it accepts, is checked against the operation the server's own
-// /openapi.json declares. An undeclared status, a missing declared header or a body that
-// does not validate fails the test that sent the request (ForTest), else the test that
-// started the server.
+// A test holds a server to its contract through Served: every answer the server gives the
+// test's HTTP client, and every request it accepts, is checked against the operation the
+// server's own /openapi.json declares. An undeclared status, a missing declared header or a
+// body that does not validate fails the test that sent the request (ForTest), else the test
+// that started the server.
 
 type testKey struct{}
 
@@ -28,25 +26,32 @@ func ForTest(ctx context.Context, t testing.TB) context.Context {
 	return context.WithValue(ctx, testKey{}, t)
 }
 
-type contractTransport struct {
+// Served checks the exchanges with the server at base against the document it serves.
+type Served struct {
 	base  string
 	inner http.RoundTripper
 	owner testing.TB
 
 	once sync.Once
-	doc  apicontract.Document
+	doc  Document
 }
 
-// transport is the client's transport: every exchange with base is checked.
-func (ct *contractTransport) transport() http.RoundTripper {
-	return &apicontract.Transport{Inner: ct.inner, Check: ct.check}
+// NewServed checks the exchanges with the server at base, made through inner; what does
+// not match fails owner unless the request carries a test of its own (ForTest).
+func NewServed(base string, inner http.RoundTripper, owner testing.TB) *Served {
+	return &Served{base: base, inner: inner, owner: owner}
 }
 
-func (ct *contractTransport) check(req *http.Request, reqBody []byte, resp *http.Response, respBody []byte) {
+// Transport is the client's transport: every exchange with base is checked.
+func (ct *Served) Transport() http.RoundTripper {
+	return &Transport{Inner: ct.inner, Check: ct.check}
+}
+
+func (ct *Served) check(req *http.Request, reqBody []byte, resp *http.Response, respBody []byte) {
 	if !strings.HasPrefix(req.URL.String(), ct.base) {
 		return
 	}
-	doc := ct.document()
+	doc := ct.Document()
 	if doc == nil {
 		ct.reporter(req).Errorf("the server serves no OpenAPI document to check its answers against")
 		return
@@ -57,15 +62,21 @@ func (ct *contractTransport) check(req *http.Request, reqBody []byte, resp *http
 	}
 }
 
-func (ct *contractTransport) reporter(req *http.Request) testing.TB {
-	if t, ok := req.Context().Value(testKey{}).(testing.TB); ok {
+func (ct *Served) reporter(req *http.Request) testing.TB {
+	if t := TestOf(req.Context()); t != nil {
 		return t
 	}
 	return ct.owner
 }
 
-// document is the server's document, fetched once.
-func (ct *contractTransport) document() apicontract.Document {
+// TestOf is the test ctx carries (ForTest), nil if none.
+func TestOf(ctx context.Context) testing.TB {
+	t, _ := ctx.Value(testKey{}).(testing.TB)
+	return t
+}
+
+// Document is the server's document, fetched once.
+func (ct *Served) Document() Document {
 	ct.once.Do(func() {
 		req, _ := http.NewRequest("GET", ct.base+"/openapi.json", nil)
 		resp, err := ct.inner.RoundTrip(req)
@@ -77,7 +88,7 @@ func (ct *contractTransport) document() apicontract.Document {
 		if err != nil || resp.StatusCode != 200 {
 			return
 		}
-		ct.doc, err = parsed(raw)
+		ct.doc, err = ParseServed(raw)
 		if err != nil {
 			ct.owner.Errorf("contract: %v", err)
 		}
@@ -87,12 +98,12 @@ func (ct *contractTransport) document() apicontract.Document {
 
 var (
 	docsMu sync.Mutex
-	docs   = map[[32]byte]func() (apicontract.Document, error){} // one validator per distinct document
+	docs   = map[[32]byte]func() (Document, error){} // one validator per distinct document
 )
 
-// parsed is the validator of a served document: servers differ in their address only,
+// ParseServed is the validator of a served document: servers differ in their address only,
 // so one is parsed per document without it, once however many servers wait for it.
-func parsed(raw []byte) (apicontract.Document, error) {
+func ParseServed(raw []byte) (Document, error) {
 	var doc map[string]any
 	if err := json.Unmarshal(raw, &doc); err != nil || doc["openapi"] == nil {
 		return nil, fmt.Errorf("the served document is no OpenAPI document: %v", err)
@@ -103,7 +114,7 @@ func parsed(raw []byte) (apicontract.Document, error) {
 	docsMu.Lock()
 	parse := docs[digest]
 	if parse == nil {
-		parse = sync.OnceValues(func() (apicontract.Document, error) { return apicontract.Parse(norm) })
+		parse = sync.OnceValues(func() (Document, error) { return Parse(norm) })
 		docs[digest] = parse
 	}
 	docsMu.Unlock()

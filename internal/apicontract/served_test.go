@@ -1,4 +1,4 @@
-package servertest
+package apicontract
 
 import (
 	"fmt"
@@ -50,7 +50,7 @@ func TestContractCheckRefusesWhatTheDocumentDoesNotDeclare(t *testing.T) {
 	}))
 	defer srv.Close()
 	owner := &recorder{TB: t}
-	client := &http.Client{Transport: (&contractTransport{base: srv.URL, inner: srv.Client().Transport, owner: owner}).transport()}
+	client := &http.Client{Transport: NewServed(srv.URL, srv.Client().Transport, owner).Transport()}
 	for _, tc := range []struct {
 		path string
 		want int
@@ -58,7 +58,12 @@ func TestContractCheckRefusesWhatTheDocumentDoesNotDeclare(t *testing.T) {
 		t.Run(tc.path, func(t *testing.T) {
 			rec := &recorder{TB: t}
 			req, _ := http.NewRequest("GET", srv.URL+tc.path, nil)
-			Send(rec, client, req)
+			req = req.WithContext(ForTest(req.Context(), rec))
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
 			if len(rec.msgs) != tc.want {
 				t.Errorf("GET %s: %d violations, want %d: %v", tc.path, len(rec.msgs), tc.want, rec.msgs)
 			}
