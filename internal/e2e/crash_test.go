@@ -42,8 +42,11 @@ func startProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, string) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The sandbox's timings of startServer's servers (args may give others): with the
+	// defaults' 30 s, a non-real-time payout sent to the bank by a binary a test then kills
+	// kept the server restarted after it waiting 30 s for the answer.
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--admin-token", "test-admin-token-0123456789",
-		"--no-demo", "--log-format", "json", "--log-level", "warn"}, args...)...)
+		"--no-demo", "--log-format", "json", "--log-level", "warn", "--sandbox-delay", "200ms", "--sandbox-batch-delay", "500ms"}, args...)...)
 	stdout, _ := cmd.StdoutPipe()
 	logs := &syncBuffer{}
 	cmd.Stderr = io.MultiWriter(os.Stderr, logs)
@@ -95,7 +98,7 @@ func TestCrashLosesNoAcknowledgedPayout(t *testing.T) {
 	// Peru's bank payouts go by the batch channel: the restarted server asks the rail about
 	// them when the killed one queued that, after the batch delay it had (the flag's
 	// default, 30 s, kept the test waiting that long after the restart).
-	cmd, base := startProcess(t, dir, "--sandbox-delay", "100ms", "--sandbox-batch-delay", "500ms")
+	cmd, base := startProcess(t, dir, "--sandbox-delay", "100ms")
 	s := &testServer{URL: base, AdminToken: "test-admin-token-0123456789"}
 	c := s.newMerchant(t, map[string]any{"emailNotifications": true})
 
