@@ -7,7 +7,6 @@ package e2e
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,6 +21,7 @@ import (
 
 	"payouts/internal/apicontract"
 	"payouts/internal/cli"
+	"payouts/internal/servertest"
 )
 
 // parallelTests is how many tests run at once when -parallel is not given. The tests
@@ -37,12 +36,7 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == binaryName {
 		runAsBinary()
 	}
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		flag.Set("test.parallel", strconv.Itoa(max(parallelTests, runtime.GOMAXPROCS(0))))
-	}
+	servertest.Parallel(parallelTests)
 	inner := http.DefaultTransport
 	contract.inner = inner
 	http.DefaultTransport = &apicontract.Transport{Inner: inner, Check: contract.check}
