@@ -130,7 +130,7 @@ func (c *latencyConfig) run(ctx context.Context, s *session, out io.Writer) erro
 		if err != nil {
 			return err
 		}
-		fill := []string{"-mode", "create", "-rate", "1000", "-d", fillTime.String()}
+		fill := []string{"-mode", "create", "-rate", "1000", "-d", fillFor(c.duration).String()}
 		a, _, err := s.openloop(ctx, append(slices.Clip(pwho), fill...)...)
 		if err != nil {
 			return fmt.Errorf("project seed failed: %v", err)
@@ -155,7 +155,7 @@ func (c *latencyConfig) run(ctx context.Context, s *session, out io.Writer) erro
 			select { // let the previous rate's settlement and the page cache quiet down
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(2 * time.Second):
+			case <-time.After(min(2*time.Second, c.duration)):
 			}
 		}
 		rate := strconv.FormatFloat(r, 'f', -1, 64)

@@ -34,8 +34,12 @@ const bareKey, bareSecret = "pk_bench_bare", "bench-bare-secret"
 // payouts created, so that the garbage per payout is that of their whole life.
 const settleWait = 30 * time.Second
 
-// fillTime is how long reads first create payouts on each server, for them to read.
+// fillTime is how long reads first create payouts on each server, for them to read; no
+// longer than a round (fillFor), so that a smoke run of a second is not mostly filling.
 const fillTime = 3 * time.Second
+
+// fillFor is how long a run of rounds of d fills the servers before it reads.
+func fillFor(d time.Duration) time.Duration { return min(fillTime, d) }
 
 type ratioConfig struct {
 	mode     string // create or get
@@ -164,15 +168,16 @@ func runRatio(ctx context.Context, s *session, out io.Writer, c ratioConfig) (bo
 		if err != nil {
 			return false, err
 		}
-		a, text, err := s.load(ctx, append(pargs, "-d", fillTime.String())...)
+		fill := fillFor(c.duration)
+		a, text, err := s.load(ctx, append(pargs, "-d", fill.String())...)
 		if err != nil {
 			return false, fmt.Errorf("project seed failed: %v %s", err, text)
 		}
-		bb, text, err := s.load(ctx, append(bargs, "-d", fillTime.String())...)
+		bb, text, err := s.load(ctx, append(bargs, "-d", fill.String())...)
 		if err != nil {
 			return false, fmt.Errorf("baseline seed failed: %v %s", err, text)
 		}
-		n := readCount(a.Rate, bb.Rate, fillTime)
+		n := readCount(a.Rate, bb.Rate, fill)
 		if n < 1 {
 			return false, fmt.Errorf("no payouts to read: %.0f/s and %.0f/s created", a.Rate, bb.Rate)
 		}
