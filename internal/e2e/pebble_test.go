@@ -120,14 +120,22 @@ func startPebble(t *testing.T, httpPort, tlsPort int, validity time.Duration) *p
 			t.Fatalf("pebble exited (%v):\n%s", waitErr, p.log.String())
 		default:
 		}
-		var resp *http.Response
-		if resp, err = p.client.Get(p.DirURL); err != nil {
-			return false
+		// Both listeners: pebble starts its management interface beside the directory, and
+		// the directory has answered first (a test's Roots found the other refused).
+		for _, u := range []string{p.DirURL, p.mgmt + "/roots/0"} {
+			var resp *http.Response
+			if resp, err = p.client.Get(u); err != nil {
+				return false
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				err = fmt.Errorf("%s: %s", u, resp.Status)
+				return false
+			}
 		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
+		return true
 	}) {
-		t.Fatalf("pebble did not answer at %s: %v\n%s", p.DirURL, err, p.log.String())
+		t.Fatalf("pebble did not answer at %s and %s: %v\n%s", p.DirURL, p.mgmt, err, p.log.String())
 	}
 	return p
 }
