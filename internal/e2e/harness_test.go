@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"payouts/internal/cli"
 	"payouts/internal/server"
 	"payouts/internal/servertest"
@@ -27,7 +29,8 @@ import (
 // as startServer's do (what the tests of the command line check does not depend on them).
 func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return cli.Run(ctx, args, cli.Env{Stdout: stdout, Stderr: stderr,
-		Options: server.Options{NewNotificationKey: sharedNotificationKey, PasswordHashing: servertest.PasswordHashing}})
+		Options: server.Options{NewNotificationKey: sharedNotificationKey, PasswordHashing: servertest.PasswordHashing,
+			IntegrationPasswordCost: bcrypt.MinCost}})
 }
 
 // writeKeys writes a set of the keys instances on PostgreSQL share into dir (payouts keys).
@@ -102,6 +105,9 @@ func startServerWith(t testing.TB, dir string, opts server.Options, args ...stri
 	}
 	if opts.PasswordHashing == nil {
 		opts.PasswordHashing = servertest.PasswordHashing
+	}
+	if opts.IntegrationPasswordCost == 0 {
+		opts.IntegrationPasswordCost = bcrypt.MinCost
 	}
 	// The server says where it listens once it answers (its stdout keeps the line for people).
 	ready := make(chan server.Listening, 1)

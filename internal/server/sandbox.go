@@ -26,7 +26,7 @@ func (w *wiring) wireSandbox() error {
 	if w.cfg.Sandbox.On {
 		dir = w.directory
 	}
-	tokens := api.NewTokens(w.db, w.realNow)
+	tokens := api.NewTokens(w.db, w.realNow, w.opts.IntegrationPasswordCost)
 	lookup := &api.Lookup{Tokens: tokens, Directory: dir, Seen: w.db.SeenLookupRequest, Now: w.now, RealNow: w.realNow, Log: w.logger}
 	w.deps.SandboxControls = &api.Sandbox{Enabled: w.cfg.Sandbox.On, Clock: w.clock, Scripts: w.scripts, Directory: w.directory, Merchant: w.db.Merchant}
 	w.deps.Cancel = w.lc.Cancel

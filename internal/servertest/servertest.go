@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/alexedwards/argon2id"
+	"golang.org/x/crypto/bcrypt"
 
 	"payouts/internal/apicontract"
 	"payouts/internal/cli"
@@ -121,6 +122,9 @@ func Start(t testing.TB, setup Setup) *Server {
 	}
 	if s.opts.PasswordHashing == nil {
 		s.opts.PasswordHashing = PasswordHashing
+	}
+	if s.opts.IntegrationPasswordCost == 0 {
+		s.opts.IntegrationPasswordCost = bcrypt.MinCost
 	}
 	if setup.Before != nil {
 		s.offline(t, setup.Before)
