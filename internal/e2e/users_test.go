@@ -1,7 +1,7 @@
 package e2e
 
 // Named users made offline by the command line (payouts user add); the dashboard's users'
-// own tests run in process (web/dashboard/users_test.go).
+// own tests run in process (web/dashboard_users_test.go).
 
 import (
 	"encoding/json"

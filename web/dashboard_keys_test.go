@@ -1,4 +1,4 @@
-package dashboard_test
+package web_test
 
 import (
 	"net/http"

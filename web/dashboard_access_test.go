@@ -1,4 +1,4 @@
-package dashboard_test
+package web_test
 
 // The dashboard over HTTP, in process (servertest) on each engine, as a browser without
 // JavaScript would use it: every page refuses a signed-out request and a cross-site post;

@@ -1,4 +1,4 @@
-package dashboard_test
+package web_test
 
 // Named users, in process (servertest) on each engine: an operator creates a maker and a
 // viewer of one merchant; each sets a password and enrols TOTP on its one-time link, signs in

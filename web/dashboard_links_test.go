@@ -1,4 +1,4 @@
-package dashboard_test
+package web_test
 
 // Payout links from the dashboard, in process (servertest) on each engine, as a browser
 // without JavaScript uses it: the form creates one through the same service as the API (its
