@@ -1,12 +1,14 @@
 package apicontract
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -104,12 +106,10 @@ var (
 // ParseServed is the validator of a served document: servers differ in their address only,
 // so one is parsed per document without it, once however many servers wait for it.
 func ParseServed(raw []byte) (Document, error) {
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil || doc["openapi"] == nil {
-		return nil, fmt.Errorf("the served document is no OpenAPI document: %v", err)
+	norm, err := withoutServers(raw)
+	if err != nil {
+		return nil, err
 	}
-	delete(doc, "servers")
-	norm, _ := json.Marshal(doc)
 	digest := sha256.Sum256(norm)
 	docsMu.Lock()
 	parse := docs[digest]
@@ -123,4 +123,38 @@ func ParseServed(raw []byte) (Document, error) {
 		return nil, fmt.Errorf("the served document: %v", err)
 	}
 	return d, nil
+}
+
+// withoutServers is the served document without its servers entry. The entry is cut from
+// the bytes as served where it occurs once (the server writes its document compact), which
+// reads the document without building it: decoding it whole into maps and encoding it again
+// took each test server's first request about 30 ms of CPU under the race detector.
+func withoutServers(raw []byte) ([]byte, error) {
+	var top struct {
+		OpenAPI json.RawMessage `json:"openapi"`
+		Servers json.RawMessage `json:"servers"`
+	}
+	if err := json.Unmarshal(raw, &top); err != nil || top.OpenAPI == nil {
+		return nil, fmt.Errorf("the served document is no OpenAPI document: %v", err)
+	}
+	if top.Servers == nil {
+		return raw, nil
+	}
+	entry := append([]byte(`"servers":`), top.Servers...)
+	if i := bytes.Index(raw, entry); i > 0 && bytes.Count(raw, entry) == 1 {
+		end := i + len(entry)
+		switch {
+		case raw[i-1] == ',':
+			i--
+		case end < len(raw) && raw[end] == ',':
+			end++
+		}
+		return slices.Concat(raw[:i], raw[end:]), nil
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	delete(doc, "servers")
+	return json.Marshal(doc)
 }

@@ -73,3 +73,30 @@ func TestContractCheckRefusesWhatTheDocumentDoesNotDeclare(t *testing.T) {
 		t.Errorf("the violations were told to the server's test, not the request's: %v", owner.msgs)
 	}
 }
+
+// TestServedDocumentsDifferingInTheirServersAreOne: the servers entry is cut wherever it
+// stands, and two documents alike but for it are parsed once.
+func TestServedDocumentsDifferingInTheirServersAreOne(t *testing.T) {
+	for _, c := range []struct{ raw, want string }{
+		{`{"openapi":"3.1.0","servers":[{"url":"http://a"}],"paths":{}}`, `{"openapi":"3.1.0","paths":{}}`},
+		{`{"servers":[{"url":"http://a"}],"openapi":"3.1.0"}`, `{"openapi":"3.1.0"}`},
+		{`{"openapi":"3.1.0","servers":[{"url":"http://a"}]}`, `{"openapi":"3.1.0"}`},
+		{`{"openapi":"3.1.0","paths":{}}`, `{"openapi":"3.1.0","paths":{}}`},
+		// the entry's text twice (a path's own servers): decoded, cut, encoded again
+		{`{"openapi":"3.1.0","paths":{"/p":{"servers":[{"url":"http://a"}]}},"servers":[{"url":"http://a"}]}`,
+			`{"openapi":"3.1.0","paths":{"/p":{"servers":[{"url":"http://a"}]}}}`},
+	} {
+		got, err := withoutServers([]byte(c.raw))
+		if err != nil || string(got) != c.want {
+			t.Errorf("withoutServers(%s) = %s, %v; want %s", c.raw, got, err, c.want)
+		}
+	}
+	if _, err := withoutServers([]byte(`{"paths":{}}`)); err == nil {
+		t.Error("a document without openapi taken for an OpenAPI document")
+	}
+	a, _ := withoutServers([]byte(`{"openapi":"3.1.0","servers":[{"url":"http://127.0.0.1:1"}],"paths":{}}`))
+	b, _ := withoutServers([]byte(`{"openapi":"3.1.0","servers":[{"url":"http://127.0.0.1:2"}],"paths":{}}`))
+	if string(a) != string(b) {
+		t.Errorf("documents alike but for their servers: %s and %s", a, b)
+	}
+}

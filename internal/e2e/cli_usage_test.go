@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"payouts/internal/cli"
 	"payouts/internal/server"
 	"payouts/internal/servertest"
@@ -213,10 +215,13 @@ func startDemo(t *testing.T, dir string) demoRun {
 	out := &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	// The bare command line, as a newcomer types it: cli.Run with no command but the
-	// server's Ready hook, which says where it listens.
+	// The bare command line, as a newcomer types it: cli.Run with no command, the server's
+	// Ready hook, which says where it listens, and what every test server takes (the shared
+	// notification key, cheap password hashing), which nothing here reads: under the race
+	// detector a new RSA key and the production hashes took each start seconds of CPU.
 	ready := make(chan server.Listening, 1)
-	env := cli.Env{Stdout: out, Stderr: &syncBuffer{}, Options: server.Options{Ready: func(l server.Listening) { ready <- l }}}
+	env := cli.Env{Stdout: out, Stderr: &syncBuffer{}, Options: server.Options{Ready: func(l server.Listening) { ready <- l },
+		NewNotificationKey: sharedNotificationKey, PasswordHashing: servertest.PasswordHashing, IntegrationPasswordCost: bcrypt.MinCost}}
 	go func() {
 		done <- cli.Run(ctx, []string{"--addr", "127.0.0.1:0", "--data", dir, "--log-level", "warn", "--unsafe-no-fsync"}, env)
 	}()
