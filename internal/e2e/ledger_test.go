@@ -83,6 +83,9 @@ type statementAnswer struct {
 
 func TestLedgerWeekAddsUpAndReconciles(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("a week of payouts on the sandbox clock")
+	}
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	c := s.newMerchant(t, map[string]any{"cardPayouts": true}) // funded: one entry a currency

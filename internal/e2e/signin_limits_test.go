@@ -194,6 +194,9 @@ func mustAtoi(t *testing.T, s string) int {
 // allowance and each account made to wait is a lock-out entry, with when and how many tries.
 func TestRefusedSignInsDoNotGrowTheStore(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("3,000 sign-ins")
+	}
 	clock := &testClock{} // held: the allowances a minute count in one minute however slow the machine
 	clock.Hold()
 	s := startServerWith(t, "", server.Options{Now: clock.Now}, "--trusted-proxies", "127.0.0.1/32")
