@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -101,7 +102,7 @@ func serversEntry(servers []*huma.Server) ([]byte, error) {
 // reads. Equal fingerprints: equal documents. false: o holds what it cannot digest (a
 // channel, say).
 func fingerprint(o *huma.OpenAPI) ([32]byte, bool) {
-	f := &fingerprinter{ok: true, buf: make([]byte, 0, 1<<20)}
+	f := &fingerprinter{ok: true, buf: make([]byte, 0, 1<<20), plans: map[reflect.Type]*plan{}}
 	top := *o
 	top.Servers = nil
 	f.value(reflect.ValueOf(&top), 0)
@@ -111,6 +112,9 @@ func fingerprint(o *huma.OpenAPI) ([32]byte, bool) {
 type fingerprinter struct {
 	buf []byte
 	ok  bool
+	// plans holds the plans this walk has used: the shared map's every lookup costs atomic
+	// reads, which the race detector makes the walk's largest cost.
+	plans map[reflect.Type]*plan
 }
 
 func (f *fingerprinter) bytes(tag byte, b []byte) {
@@ -230,7 +234,12 @@ func (f *fingerprinter) value(v reflect.Value, depth int) {
 		f.num('0', 0)
 		return
 	}
-	p := planOf(v.Type())
+	t := v.Type()
+	p := f.plans[t]
+	if p == nil {
+		p = planOf(t)
+		f.plans[t] = p
+	}
 	f.num('t', p.id)
 	if k := v.Kind(); (k == reflect.Pointer || k == reflect.Interface || k == reflect.Map || k == reflect.Slice) && v.IsNil() {
 		f.num('n', 0)
@@ -276,17 +285,19 @@ func (f *fingerprinter) value(v reflect.Value, depth int) {
 			f.ok = false
 			return
 		}
-		keys := make([]string, 0, v.Len())
-		values := make(map[string]reflect.Value, v.Len())
-		for it := v.MapRange(); it.Next(); {
-			keys = append(keys, it.Key().String())
-			values[it.Key().String()] = it.Value()
+		type entry struct {
+			key   string
+			value reflect.Value
 		}
-		slices.Sort(keys)
-		f.num('l', uint64(len(keys)))
-		for _, k := range keys {
-			f.str('k', k)
-			f.value(values[k], depth+1)
+		entries := make([]entry, 0, v.Len())
+		for it := v.MapRange(); it.Next(); {
+			entries = append(entries, entry{it.Key().String(), it.Value()})
+		}
+		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.key, b.key) })
+		f.num('l', uint64(len(entries)))
+		for _, e := range entries {
+			f.str('k', e.key)
+			f.value(e.value, depth+1)
 		}
 	case reflect.Slice, reflect.Array:
 		f.num('l', uint64(v.Len()))
