@@ -74,6 +74,7 @@ func writeOldLayout(t *testing.T, path string) {
 // stay whole), and once Open has upgraded it (from the list index, the old ones gone); the
 // payouts then move and new ones come as in a new file.
 func TestOpenUpgradesListIndexes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "payouts.db")
 	db, err := Open(path, Options{NoSync: true})

@@ -186,6 +186,7 @@ func TestSandboxMailboxListsNewestFirst(t *testing.T) {
 }
 
 func TestPruneOutboxForgetsOldDeliveredIDsAndOldMail(t *testing.T) {
+	t.Parallel()
 	db := openOutboxDB(t, filepath.Join(t.TempDir(), "p.db"))
 	defer db.Close(context.Background())
 	writeEvents(t, db, outboxEvent("old", outboxT0), outboxEvent("new", outboxT0))

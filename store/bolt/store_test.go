@@ -12,6 +12,7 @@ import (
 
 // A database held by another server fails fast with a clear message instead of hanging.
 func TestOpenHeldDatabaseFailsFast(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "payouts.db")
 	db, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
