@@ -521,7 +521,10 @@ func (lc *Lifecycle) RestartCardSession(ctx context.Context, id int64, expiresAt
 // callers may keep after a transaction, or a payout as it was before a step.
 func (p *Payout) Clone() *Payout {
 	c := *p
-	c.History = slices.Clone(p.History)
+	if p.History != nil {
+		// With the original's room to grow: a copy is most often the one a step moves next.
+		c.History = append(make([]Transition, 0, cap(p.History)), p.History...)
+	}
 	c.Errors = slices.Clone(p.Errors)
 	if p.Card != nil {
 		card := *p.Card

@@ -118,7 +118,10 @@ func NewPayout(merchantID string, req *PayoutRequest, r Route, now time.Time) *P
 		p.SessionExpiresAt = now.Add(time.Duration(r.ExpirationMinutes) * time.Minute)
 	}
 	p.StatusChangedAt = now
-	p.History = []Transition{{Stage: StageInProgress, Status: StatusCreated, At: now}}
+	// Room for the statuses its admission moves it through in the create's transaction
+	// (authorized, waiting for routing), which would otherwise copy the history twice.
+	p.History = make([]Transition, 1, 4)
+	p.History[0] = Transition{Stage: StageInProgress, Status: StatusCreated, At: now}
 	return p
 }
 

@@ -292,7 +292,8 @@ func decodeState(raw []byte, p *rules.Payout) (time.Time, error) {
 		return time.Time{}, errBadState
 	}
 	r.b = r.b[k:]
-	p.History = make([]rules.Transition, n)
+	// Room for one more: a payout's state is read mostly to take its next step.
+	p.History = make([]rules.Transition, n, n+1)
 	prev := changed
 	for i := range p.History {
 		t := &p.History[i]
