@@ -254,9 +254,10 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		r = r.WithContext(context.WithValue(r.Context(), ctxMerchant, signer))
 		if lc := logContext(r.Context()); lc != nil {
-			lc.merchantID = m.ID
+			lc.merchantID, lc.signer = m.ID, signer
+		} else {
+			r = r.WithContext(context.WithValue(r.Context(), ctxMerchant, signer))
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -298,7 +298,7 @@ func registerBatches(a huma.API, d Deps) {
 		if d.Auditor != nil {
 			// The signed API has no actor in its context (payout creates are not audited);
 			// an approval is, as the key that made it (the maker-checker trail: who approved).
-			addr, _ := ctx.Value(clientAddrKey{}).(string)
+			addr, _ := clientAddrOf(ctx)
 			d.Auditor.Record(ctx, rules.Actor{Principal: b.ApprovedBy, Name: "API key " + strings.TrimPrefix(b.ApprovedBy, "key:")}, addr, "",
 				"batch.approve", "batch:"+strconv.FormatInt(b.ID, 10), b.MerchantID, map[string]any{"batchId": b.BatchID, "items": b.Items, "madeBy": b.MadeBy})
 		}

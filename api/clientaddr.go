@@ -42,13 +42,21 @@ func clientAddrMiddleware(trusted []netip.Prefix) func(http.Handler) http.Handle
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			addr := resolveClientAddr(r, trusted)
-			ctx := context.WithValue(r.Context(), clientAddrKey{}, addr)
+			ctx := r.Context()
+			if lc := logContext(ctx); lc != nil {
+				lc.clientAddr = addr // in the request's logCtx (serverRequestID): no context of its own
+			} else {
+				ctx = context.WithValue(ctx, clientAddrKey{}, addr)
+			}
 			if a, err := netip.ParseAddr(peerAddr(r)); err == nil && isTrusted(a, trusted) {
 				if base := forwardedBase(r); base != "" {
 					ctx = rules.WithPublicBase(ctx, base)
 				}
 			}
-			next.ServeHTTP(w, r.WithContext(ctx))
+			if ctx != r.Context() {
+				r = r.WithContext(ctx)
+			}
+			next.ServeHTTP(w, r)
 		})
 	}
 }
@@ -127,10 +135,19 @@ func forwardedFor(r *http.Request) []string {
 
 // clientAddr is the request's client address as clientAddrMiddleware found it.
 func clientAddr(r *http.Request) string {
-	if a, ok := r.Context().Value(clientAddrKey{}).(string); ok {
+	if a, ok := clientAddrOf(r.Context()); ok {
 		return a
 	}
 	return peerAddr(r)
+}
+
+// clientAddrOf is the client address clientAddrMiddleware found for the request of ctx.
+func clientAddrOf(ctx context.Context) (string, bool) {
+	if lc := logContext(ctx); lc != nil && lc.clientAddr != "" {
+		return lc.clientAddr, true
+	}
+	a, ok := ctx.Value(clientAddrKey{}).(string)
+	return a, ok
 }
 
 // forwardedBase is the scheme://host a client reached the service at, as the trusted proxy in

@@ -331,6 +331,9 @@ func merchantFrom(ctx context.Context) *rules.Merchant {
 }
 
 func signerFrom(ctx context.Context) *Signer {
+	if lc := logContext(ctx); lc != nil && lc.signer != nil {
+		return lc.signer
+	}
 	s, _ := ctx.Value(ctxMerchant).(*Signer)
 	return s
 }

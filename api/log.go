@@ -22,10 +22,14 @@ import (
 
 // logCtx collects what the access log line says about a request as it goes through, and
 // gives the request's logger (the server's, with the request id), made when first asked
-// for: most requests log only their access line.
+// for: most requests log only their access line. It also carries what the middleware found
+// for the handlers (the client's address, the signer): one context value for a request,
+// rather than a value and a copy of the request for each.
 type logCtx struct {
 	merchantID string
 	requestID  string
+	clientAddr string  // as clientAddrMiddleware found it
+	signer     *Signer // as the Authenticator verified it
 	server     *slog.Logger
 	once       sync.Once
 	logger     *slog.Logger
@@ -107,11 +111,13 @@ func requestID(prefix string, n uint64) string {
 
 // serverRequestID gives each request an id of the server's own. A caller's X-Request-Id or
 // trace id never becomes it: a client could otherwise log its requests under one id, or
-// under another client's.
+// under another client's. The id starts the request's logCtx, which the middleware after
+// it fill in (the client's address, the logger, the merchant): one context value and one
+// copy of the request for them all, where each made its own.
 func serverRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := requestID(requestIDPrefix, middleware.NextRequestID())
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), middleware.RequestIDKey, id)))
+		lc := &logCtx{requestID: requestID(requestIDPrefix, middleware.NextRequestID())}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), logKey{}, lc)))
 	})
 }
 
@@ -185,8 +191,12 @@ func accessLog(logger *slog.Logger, observe Observer, tracing *Tracing) func(htt
 				ctx, task = rtrace.NewTask(r.Context(), "request")
 				r = r.WithContext(ctx)
 			}
-			lc := &logCtx{requestID: middleware.GetReqID(r.Context()), server: logger}
-			r = r.WithContext(context.WithValue(r.Context(), logKey{}, lc))
+			lc := logContext(r.Context())
+			if lc == nil { // without serverRequestID (tests): the id of chi's middleware, if any
+				lc = &logCtx{requestID: middleware.GetReqID(r.Context())}
+				r = r.WithContext(context.WithValue(r.Context(), logKey{}, lc))
+			}
+			lc.server = logger
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 			next.ServeHTTP(ww, r)
 			d := time.Since(start)
