@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"sync"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -398,13 +399,24 @@ func (b payoutBuckets) decode(id int64, coreRaw, stateRaw []byte) (*rules.Payout
 		sum = coreSum(coreRaw)
 	}
 	c := b.cores.get(id, sum)
-	if c == nil {
+	switch {
+	case c != nil:
+	case b.fill:
 		c = new(payoutCore)
 		if err := unmarshal(coreRaw, c); err != nil {
 			return nil, time.Time{}, err
 		}
-		if b.fill {
-			b.cores.put(id, sum, c)
+		b.cores.put(id, sum, c)
+	default:
+		// Decoded only to be copied into the payout: the lifecycle's reads and the steps
+		// decode two or three cores a payout, each a struct of the size of a request.
+		c = scratchCores.Get().(*payoutCore)
+		defer func() {
+			*c = payoutCore{} // the decoder leaves a field it does not find as it was
+			scratchCores.Put(c)
+		}()
+		if err := unmarshal(coreRaw, c); err != nil {
+			return nil, time.Time{}, err
 		}
 	}
 	p := &rules.Payout{ID: id, MerchantID: c.MerchantID, OrderID: c.OrderID, Country: c.Country, Currency: c.Currency,
@@ -426,6 +438,9 @@ func (b payoutBuckets) decode(id int64, coreRaw, stateRaw []byte) (*rules.Payout
 	}
 	return p, due, nil
 }
+
+// scratchCores are the cores decode decodes for one payout and does not keep.
+var scratchCores = sync.Pool{New: func() any { return new(payoutCore) }}
 
 // readState reads only a payout's state (the status of a card sweep, for example).
 func (b payoutBuckets) readState(id int64) (*rules.Payout, error) {
