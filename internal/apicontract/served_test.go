@@ -100,3 +100,56 @@ func TestServedDocumentsDifferingInTheirServersAreOne(t *testing.T) {
 		t.Errorf("documents alike but for their servers: %s and %s", a, b)
 	}
 }
+
+// TestContractCheckReadsTheDocumentAsOpenAPI31: a request the server accepted is held to its
+// declared body, a notification to its webhook, and a type list with null (OpenAPI 3.1's
+// nullable) is read as JSON Schema 2020-12 reads it.
+func TestContractCheckReadsTheDocumentAsOpenAPI31(t *testing.T) {
+	t.Parallel()
+	const thing = `{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"note":{"type":["string","null"]}},"additionalProperties":false}`
+	doc, err := Parse([]byte(`{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/things":{"post":{
+		"requestBody":{"required":true,"content":{"application/json":{"schema":` + thing + `}}},
+		"responses":{"201":{"description":"made","content":{"application/json":{"schema":` + thing + `}}}}}}},
+		"webhooks":{"thing-made":{"post":{"requestBody":{"content":{"application/json":{"schema":` + thing + `}}},"responses":{"200":{"description":"ok"}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, sent, answered string
+		status               int
+		want                 int
+	}{
+		{"both as declared, null where null is allowed", `{"name":"a","note":null}`, `{"name":"a","note":"b"}`, 201, 0},
+		{"an accepted request the schema refuses", `{"name":2}`, `{"name":"a"}`, 201, 1},
+		{"a refused request is not held to the schema", `{"name":2}`, `{"name":"a"}`, 422, 1}, // 422 is undeclared
+		{"an answer whose null is not allowed", `{"name":"a"}`, `{"name":null}`, 201, 1},
+		{"both wrong", `{"name":1}`, `{}`, 201, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest("POST", "http://x/things", nil)
+			req.Header.Set("Content-Type", "application/json")
+			resp := &http.Response{StatusCode: tc.status, Header: http.Header{"Content-Type": {"application/json"}}}
+			problems, template, outside := doc.Check(req, []byte(tc.sent), resp, []byte(tc.answered))
+			if outside || template != "/things" {
+				t.Fatalf("outside %v, template %q: want the operation /things", outside, template)
+			}
+			if len(problems) != tc.want {
+				t.Errorf("%d problems, want %d: %q", len(problems), tc.want, problems)
+			}
+		})
+	}
+	if _, _, outside := doc.Check(httptest.NewRequest("GET", "http://x/elsewhere", nil), nil, &http.Response{StatusCode: 200}, nil); !outside {
+		t.Errorf("a path the document does not have is not outside it")
+	}
+	if !doc.HasWebhook("thing-made") || doc.HasWebhook("thing-lost") {
+		t.Errorf("HasWebhook: thing-made %v, thing-lost %v", doc.HasWebhook("thing-made"), doc.HasWebhook("thing-lost"))
+	}
+	if p := doc.CheckWebhook("thing-made", []byte(`{"name":"a","note":null}`)); p != "" {
+		t.Errorf("a notification as declared: %s", p)
+	}
+	for _, body := range []string{`{"name":2}`, `{"name":"a","extra":1}`, `not json`} {
+		if p := doc.CheckWebhook("thing-made", []byte(body)); p == "" {
+			t.Errorf("the notification %s passed its webhook's schema", body)
+		}
+	}
+}

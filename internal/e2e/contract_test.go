@@ -2,7 +2,7 @@ package e2e
 
 // The OpenAPI document is the contract: every answer the end-to-end tests get from
 // a payouts server, and every request it accepts, is checked against the operation the
-// server's own /openapi.json declares, with a JSON Schema validator (libopenapi-validator,
+// server's own /openapi.json declares, with kin-openapi's validator (internal/apicontract,
 // which reads OpenAPI 3.1 as served). An undeclared status, a missing declared header or a
 // body that does not validate fails the test that sent the request; a server no test owns
 // (a binary started by exec) fails the run from TestMain.
