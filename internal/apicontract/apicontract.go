@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -44,14 +45,18 @@ type Document interface {
 type document struct {
 	doc    *openapi3.T
 	router routers.Router
+	bodies *bodies
 }
 
-// options are the checks made of every exchange: every problem rather than the first, an
-// undeclared status is one, and the request's credentials are the server's to check (a
-// signature the document describes but cannot verify).
+// options are the checks made of every exchange by openapi3filter: every problem rather
+// than the first, an undeclared status is one, and the request's credentials are the
+// server's to check (a signature the document describes but cannot verify). The bodies are
+// checked by bodies, with schemas compiled once.
 var options = &openapi3filter.Options{
 	MultiError:            true,
 	IncludeResponseStatus: true,
+	ExcludeRequestBody:    true,
+	ExcludeResponseBody:   true,
 	AuthenticationFunc:    openapi3filter.NoopAuthenticationFunc,
 }
 
@@ -74,7 +79,11 @@ func Parse(raw []byte) (Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no router for the document's paths: %v", err)
 	}
-	return &document{doc: doc, router: router}, nil
+	b, err := newBodies(raw)
+	if err != nil {
+		return nil, fmt.Errorf("the document's schemas: %v", err)
+	}
+	return &document{doc: doc, router: router, bodies: b}, nil
 }
 
 func (d *document) Check(req *http.Request, reqBody []byte, resp *http.Response, respBody []byte) (problems []string, template string, outside bool) {
@@ -93,11 +102,35 @@ func (d *document) Check(req *http.Request, reqBody []byte, resp *http.Response,
 		Body:                   io.NopCloser(bytes.NewReader(respBody)),
 		Options:                options,
 	})
-	for _, p := range describe(err) {
+	method := strings.ToLower(req.Method)
+	answered := describe(err)
+	// The answer's body against the response openapi3filter chose: its status, its range
+	// (2XX), or the default.
+	key := strconv.Itoa(resp.StatusCode)
+	if route.Operation.Responses.Value(key) == nil {
+		key = key[:1] + "XX"
+	}
+	if route.Operation.Responses.Value(key) == nil {
+		key = "default"
+	}
+	if r := route.Operation.Responses.Value(key); r != nil && r.Value != nil && req.Method != http.MethodHead {
+		answered = append(answered, d.bodies.check(r.Value.Content, resp.Header.Get("Content-Type"), respBody,
+			"paths", route.Path, method, "responses", key, "content")...)
+	}
+	for _, p := range answered {
 		problems = append(problems, "answer: "+p)
 	}
 	if resp.StatusCode < 400 {
-		for _, p := range describe(openapi3filter.ValidateRequest(ctx, in)) {
+		sent := describe(openapi3filter.ValidateRequest(ctx, in))
+		if rb := route.Operation.RequestBody; rb != nil && rb.Value != nil {
+			if len(reqBody) == 0 && rb.Value.Required {
+				sent = append(sent, "the body is required")
+			} else if len(reqBody) > 0 {
+				sent = append(sent, d.bodies.check(rb.Value.Content, req.Header.Get("Content-Type"), reqBody,
+					"paths", route.Path, method, "requestBody", "content")...)
+			}
+		}
+		for _, p := range sent {
 			problems = append(problems, "accepted request: "+p)
 		}
 	}
@@ -130,16 +163,11 @@ func (d *document) CheckWebhook(name string, body []byte) string {
 	if hook.Post == nil || hook.Post.RequestBody == nil || hook.Post.RequestBody.Value == nil {
 		return "the document's webhook " + name + " has no body"
 	}
-	mt := hook.Post.RequestBody.Value.Content.Get("application/json")
-	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
+	if mt := hook.Post.RequestBody.Value.Content.Get("application/json"); mt == nil || mt.Schema == nil {
 		return "the document's webhook " + name + " has no JSON schema"
 	}
-	var value any
-	if err := json.Unmarshal(body, &value); err != nil {
-		return fmt.Sprintf("a notification is not JSON: %v\n  body: %.600s", err, body)
-	}
-	err := mt.Schema.Value.VisitJSON(value, openapi3.MultiErrors(), openapi3.EnableJSONSchema2020())
-	if problems := describe(err); len(problems) > 0 {
+	problems := d.bodies.check(hook.Post.RequestBody.Value.Content, "application/json", body, "webhooks", name, "post", "requestBody", "content")
+	if len(problems) > 0 {
 		return fmt.Sprintf("a notification does not match the document's webhook:\n  %s\n  body: %.600s", strings.Join(problems, "\n  "), body)
 	}
 	return ""
