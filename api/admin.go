@@ -73,7 +73,7 @@ type SettingsPatch struct {
 	RealTimePhoneAccount *bool     `json:"realTimePhoneAccount,omitempty"`
 	RealTimeKey          *bool     `json:"realTimeKey,omitempty"`
 	PendingOnNoBalance   *bool     `json:"pendingOnNoBalance,omitempty"`
-	NotificationURL      *string   `json:"notificationUrl,omitempty" format:"uri"`
+	NotificationURL      *string   `json:"notificationUrl,omitempty" doc:"Where the merchant's notifications go: an absolute https URL (http where the server allows it; sandbox:inbox in the sandbox), or empty to send none"`
 	AllowedOrigins       *[]string `json:"allowedOrigins,omitempty"`
 }
 

@@ -35,6 +35,9 @@ func newBodies(raw []byte) (*bodies, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	// The formats the document declares are held too (a uri, a date-time, an email): a
+	// generated client may check them, and a value the server accepts or answers must pass.
+	c.AssertFormat()
 	if err := c.AddResource(docURL, doc); err != nil {
 		return nil, err
 	}

@@ -103,10 +103,10 @@ func TestServedDocumentsDifferingInTheirServersAreOne(t *testing.T) {
 
 // TestContractCheckReadsTheDocumentAsOpenAPI31: a request the server accepted is held to its
 // declared body, a notification to its webhook, and a type list with null (OpenAPI 3.1's
-// nullable) is read as JSON Schema 2020-12 reads it.
+// nullable) is read as JSON Schema 2020-12 reads it, with its formats held.
 func TestContractCheckReadsTheDocumentAsOpenAPI31(t *testing.T) {
 	t.Parallel()
-	const thing = `{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"note":{"type":["string","null"]}},"additionalProperties":false}`
+	const thing = `{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"note":{"type":["string","null"]},"at":{"type":"string","format":"date-time"}},"additionalProperties":false}`
 	doc, err := Parse([]byte(`{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/things":{"post":{
 		"requestBody":{"required":true,"content":{"application/json":{"schema":` + thing + `}}},
 		"responses":{"201":{"description":"made","content":{"application/json":{"schema":` + thing + `}}}}}}},
@@ -124,6 +124,7 @@ func TestContractCheckReadsTheDocumentAsOpenAPI31(t *testing.T) {
 		{"a refused request is not held to the schema", `{"name":2}`, `{"name":"a"}`, 422, 1}, // 422 is undeclared
 		{"an answer whose null is not allowed", `{"name":"a"}`, `{"name":null}`, 201, 1},
 		{"both wrong", `{"name":1}`, `{}`, 201, 2},
+		{"a declared format not kept", `{"name":"a","at":"2026-12-02T22:00:00Z"}`, `{"name":"a","at":"yesterday"}`, 201, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest("POST", "http://x/things", nil)
