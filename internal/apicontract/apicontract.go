@@ -19,7 +19,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -60,13 +59,8 @@ var options = &openapi3filter.Options{
 	AuthenticationFunc:    openapi3filter.NoopAuthenticationFunc,
 }
 
-// htmlAsText has the validator read an HTML answer (the card form's) as text, which its
-// schema describes; it knows no HTML of its own and would fail every such answer.
-var htmlAsText = sync.OnceFunc(func() { openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder) })
-
 // Parse reads an OpenAPI document (JSON or YAML).
 func Parse(raw []byte) (Document, error) {
-	htmlAsText()
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(raw)
 	if err != nil {

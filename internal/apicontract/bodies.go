@@ -82,11 +82,18 @@ func (b *bodies) resolve(path []string) (string, bool) {
 			return "", false
 		}
 		node = m[tok]
-		ptr.WriteString("/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(tok))
+		ptr.WriteString("/" + escapeToken.Replace(tok))
 	}
 	return ptr.String(), true
 }
 
+// A JSON pointer's token escapes "~" and "/" (RFC 6901).
+var (
+	escapeToken   = strings.NewReplacer("~", "~0", "/", "~1")
+	unescapeToken = strings.NewReplacer("~1", "/", "~0", "~")
+)
+
+// pointed is the document's node at ptr (a JSON pointer without its leading "/").
 func (b *bodies) pointed(ptr string) any {
 	node := b.raw
 	for _, tok := range strings.Split(ptr, "/") {
@@ -94,7 +101,7 @@ func (b *bodies) pointed(ptr string) any {
 		if !ok {
 			return nil
 		}
-		node = m[strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)]
+		node = m[unescapeToken.Replace(tok)]
 	}
 	return node
 }
@@ -120,8 +127,10 @@ func (b *bodies) check(content openapi3.Content, contentType string, body []byte
 		return nil // the card form's page, a CSV statement: declared as text
 	}
 	schema, err := b.at(append(path, key, "schema")...)
-	if err != nil || schema == nil {
+	if err != nil {
 		return []string{fmt.Sprintf("the declared schema does not compile: %v", err)}
+	} else if schema == nil {
+		return []string{"the declared schema is not where the document's operation says"}
 	}
 	value, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
 	if err != nil {
