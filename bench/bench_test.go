@@ -198,24 +198,24 @@ func TestLatencyRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries and drives them for seconds")
 	}
-	lines := runBench(t, "latency", "-rates", "100,200", "-duration", "1s", "-max-p99-ratio", "1e6", "-min-p99-ms", "1e6", "-max-p999-ms", "1e6")
+	lines := runBench(t, "latency", "-rates", "100,200", "-duration", "500ms", "-rounds", "2", "-max-p99-ratio", "1e6", "-min-p99-ms", "1e6", "-max-p999-ms", "1e6")
 	checkHeader(t, lines)
 	for _, prefix := range []string{"rate 100 payouts: ", "rate 100 bare:    ", "rate 200 payouts: ", "rate 200 bare:    "} {
-		found := false
+		found := 0
 		for _, l := range lines {
 			if text, ok := strings.CutPrefix(l, prefix); ok {
-				found = true
+				found++
 				if o, err := parseOpenLine(text); err != nil || o.OK == 0 || o.Bad+o.Errors+o.Dropped != 0 {
 					t.Errorf("%s%s: %+v, %v", prefix, text, o, err)
 				}
 			}
 		}
-		if !found {
-			t.Errorf("no line begins %q", prefix)
+		if found != 2 {
+			t.Errorf("%d lines begin %q, want one a round (2)", found, prefix)
 		}
 	}
-	checkPerPayout(t, lines, 2)
-	if last := lines[len(lines)-1]; !regexp.MustCompile(`^create latency: ok rate 100/s: .* \| ok rate 200/s: `).MatchString(last) {
+	checkPerPayout(t, lines, 4)
+	if last := lines[len(lines)-1]; !regexp.MustCompile(`^create latency: ok rate 100/s: .*\(medians of 2 runs each\) \| ok rate 200/s: .*\(medians of 2 runs each\)$`).MatchString(last) {
 		t.Errorf("last line %q", last)
 	}
 }

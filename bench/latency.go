@@ -27,6 +27,9 @@ type latencyConfig struct {
 	mode     string // create or get
 	rates    []float64
 	duration time.Duration
+	// rounds is how many times each rate drives each server, alternately; the verdict is on
+	// the medians, so that one run disturbed by the machine's neighbours does not decide it.
+	rounds   int
 	seedFrom string
 	// slowTrace, when set, is the payouts server's --slow-trace: the execution trace of each
 	// request over the p99.9 goal lands there, to find what made it slow.
@@ -53,6 +56,7 @@ func latencyCommand(fs *flag.FlagSet, _ func(string) string) runFunc {
 		return nil
 	})
 	fs.DurationVar(&c.duration, "duration", 20*time.Second, "how long each rate drives each server")
+	fs.IntVar(&c.rounds, "rounds", 1, "how many times each rate drives each server, alternately; the goals are judged on the medians of the runs")
 	fs.StringVar(&c.seedFrom, "seed-from", "", "start the payouts server on a copy of this data directory, made by payouts seed (the bare stack starts empty)")
 	fs.Float64Var(&c.goals.MaxP99Ratio, "max-p99-ratio", 1.2, "goal: the payouts server's p99 at most this times the bare stack's")
 	fs.Float64Var(&c.goals.MinP99, "min-p99-ms", 5, "goal: a p99 up to this many ms always meets the goal above")
@@ -67,6 +71,9 @@ func (c *latencyConfig) run(ctx context.Context, s *session, out io.Writer) erro
 	}
 	if c.duration <= 0 {
 		return usagef("latency: -duration must be positive")
+	}
+	if c.rounds < 1 {
+		return usagef("latency: -rounds must be at least 1")
 	}
 	if c.rates == nil {
 		c.rates = []float64{500, 1000, 2000}
@@ -151,36 +158,45 @@ func (c *latencyConfig) run(ctx context.Context, s *session, out io.Writer) erro
 	var lines []string
 	met := true
 	for i, r := range c.rates {
-		if i > 0 {
-			select { // let the previous rate's settlement and the page cache quiet down
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(min(2*time.Second, c.duration)):
-			}
-		}
 		rate := strconv.FormatFloat(r, 'f', -1, 64)
-		before, err := readCounters(ctx, pbase, benchToken)
-		if err != nil {
-			return err
-		}
-		a, text, err := s.openloop(ctx, append(pargs, "-rate", rate, "-d", d)...)
-		if err != nil {
-			return fmt.Errorf("project load failed: %v", err)
-		}
-		fmt.Fprintf(out, "rate %s payouts: %s\n", rate, text)
-		if c.mode == "create" {
-			after, err := settled(ctx, pbase, benchToken, before, settleWait)
+		var as, bs []openLine
+		for round := range c.rounds {
+			if i > 0 || round > 0 {
+				// let the previous run's settlement and the page cache quiet down
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(min(2*time.Second, c.duration)):
+				}
+			}
+			before, err := readCounters(ctx, pbase, benchToken)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "  %s\n", perPayout(before, after))
+			a, text, err := s.openloop(ctx, append(pargs, "-rate", rate, "-d", d)...)
+			if err != nil {
+				return fmt.Errorf("project load failed: %v", err)
+			}
+			fmt.Fprintf(out, "rate %s payouts: %s\n", rate, text)
+			if c.mode == "create" {
+				after, err := settled(ctx, pbase, benchToken, before, settleWait)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "  %s\n", perPayout(before, after))
+			}
+			bb, text, err := s.openloop(ctx, append(bargs, "-rate", rate, "-d", d)...)
+			if err != nil {
+				return fmt.Errorf("baseline load failed: %v", err)
+			}
+			fmt.Fprintf(out, "rate %s bare:    %s\n", rate, text)
+			as, bs = append(as, a), append(bs, bb)
 		}
-		bb, text, err := s.openloop(ctx, append(bargs, "-rate", rate, "-d", d)...)
-		if err != nil {
-			return fmt.Errorf("baseline load failed: %v", err)
-		}
-		fmt.Fprintf(out, "rate %s bare:    %s\n", rate, text)
+		a, bb := medianRuns(as), medianRuns(bs)
 		line, ok := latencySummary(r, a, bb, c.goals)
+		if c.rounds > 1 {
+			line += fmt.Sprintf(" (medians of %d runs each)", c.rounds)
+		}
 		fmt.Fprintln(out, line)
 		lines = append(lines, line)
 		met = met && ok
@@ -257,6 +273,39 @@ func parseOpenLine(s string) (openLine, error) {
 		}
 	}
 	return l, nil
+}
+
+// medianRuns is what several runs at one rate say together: each percentile the median of
+// the runs' (the mean of the middle two for an even number), the failures of all of them.
+func medianRuns(runs []openLine) openLine {
+	med := func(f func(openLine) float64) float64 {
+		v := make([]float64, len(runs))
+		for i, r := range runs {
+			v[i] = f(r)
+		}
+		slices.Sort(v)
+		if n := len(v); n%2 == 0 {
+			return (v[n/2-1] + v[n/2]) / 2
+		}
+		return v[len(v)/2]
+	}
+	m := openLine{
+		Rate:       runs[0].Rate,
+		P50:        med(func(r openLine) float64 { return r.P50 }),
+		P90:        med(func(r openLine) float64 { return r.P90 }),
+		P99:        med(func(r openLine) float64 { return r.P99 }),
+		P999:       med(func(r openLine) float64 { return r.P999 }),
+		Max:        med(func(r openLine) float64 { return r.Max }),
+		LateSender: med(func(r openLine) float64 { return r.LateSender }),
+	}
+	for _, r := range runs {
+		m.Sent += r.Sent
+		m.OK += r.OK
+		m.Bad += r.Bad
+		m.Errors += r.Errors
+		m.Dropped += r.Dropped
+	}
+	return m
 }
 
 // latencySummary is one rate's verdict: "ok rate 500/s: payouts p99 3.5 ms vs bare 5.3 ms

@@ -78,6 +78,26 @@ func TestLatencySummary(t *testing.T) {
 	}
 }
 
+// Several runs at a rate are judged on their medians: one run slowed by the machine's
+// neighbours does not decide the verdict, and a failure in any run counts.
+func TestMedianRuns(t *testing.T) {
+	runs := []openLine{
+		{Rate: 1000, Sent: 10, OK: 10, P50: 1, P90: 2, P99: 4, P999: 6, Max: 9, LateSender: 1},
+		{Rate: 1000, Sent: 10, OK: 9, Dropped: 1, P50: 3, P90: 9, P99: 90, P999: 200, Max: 300, LateSender: 40},
+		{Rate: 1000, Sent: 10, OK: 10, P50: 2, P90: 3, P99: 5, P999: 8, Max: 10, LateSender: 2},
+	}
+	want := openLine{Rate: 1000, Sent: 30, OK: 29, Dropped: 1, P50: 2, P90: 3, P99: 5, P999: 8, Max: 10, LateSender: 2}
+	if got := medianRuns(runs); got != want {
+		t.Errorf("three runs: %+v, want %+v", got, want)
+	}
+	if got := medianRuns(runs[:2]); got.P99 != 47 || got.P999 != 103 {
+		t.Errorf("two runs: p99 %v and p99.9 %v, want the means of the two: 47 and 103", got.P99, got.P999)
+	}
+	if got := medianRuns(runs[2:]); got != runs[2] {
+		t.Errorf("one run: %+v, want it unchanged", got)
+	}
+}
+
 func TestParseSize(t *testing.T) {
 	for in, want := range map[string]int64{"256M": 256 << 20, "1G": 1 << 30, "512m": 512 << 20, "65536K": 64 << 20, "1048576": 1 << 20} {
 		if got, err := parseSize(in); err != nil || got != want {
