@@ -5,9 +5,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // fakeRoot writes files (path relative to the root: content) under a directory of the test's.
@@ -105,7 +108,8 @@ func TestReadMemoryBudgetWithoutMeminfo(t *testing.T) {
 }
 
 // The operator's GOGC and GOMEMLIMIT decide; without them the collector's target is
-// defaultGCPercent and a soft limit is set below the machine's memory.
+// defaultGCPercent, raised after collections up to the heap floor, and a soft limit is set
+// below the machine's memory.
 func TestSetMemory(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
@@ -116,37 +120,94 @@ func TestSetMemory(t *testing.T) {
 	env := func(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
 	var log bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&log, nil))
+	// A heap floor of the test's own: the process's collector target stays what each case
+	// set, whatever collections happen meanwhile.
+	floor := &heapFloor{set: func(int) int { return 0 }}
 
 	debug.SetGCPercent(100)
 	debug.SetMemoryLimit(1 << 40)
-	setMemory(env(nil), logger)
+	setMemory(env(nil), logger, floor)
 	if got := debug.SetGCPercent(100); got != defaultGCPercent {
 		t.Errorf("GOGC unset: collector target %d %%, want %d", got, defaultGCPercent)
 	}
 	if got, want := debug.SetMemoryLimit(-1), int64(float64(budget.bytes)*memoryShare); got != want {
 		t.Errorf("GOMEMLIMIT unset: soft limit %d, want %d (%.2f of %d)", got, want, memoryShare, budget.bytes)
 	}
-	if !strings.Contains(log.String(), "soft_limit_mib=") {
+	if !strings.Contains(log.String(), "soft_limit_mib=") || !strings.Contains(log.String(), "heap_floor_mib=") {
 		t.Errorf("the log does not say what was set: %s", log.String())
+	}
+	if got, want := floor.floor.Load(), heapFloorFor(budget.bytes); got != want {
+		t.Errorf("GOGC unset: heap floor %d, want %d", got, want)
 	}
 
 	debug.SetGCPercent(123) // as the runtime would from GOGC=123
 	debug.SetMemoryLimit(1 << 40)
-	setMemory(env(map[string]string{"GOGC": "123", "GOMEMLIMIT": "1TiB"}), logger)
+	setMemory(env(map[string]string{"GOGC": "123", "GOMEMLIMIT": "1TiB"}), logger, floor)
 	if got := debug.SetGCPercent(100); got != 123 {
 		t.Errorf("GOGC=123: collector target %d %%, want 123", got)
 	}
 	if got := debug.SetMemoryLimit(-1); got != 1<<40 {
 		t.Errorf("GOMEMLIMIT set: soft limit %d, want it untouched", got)
 	}
+	if got := floor.floor.Load(); got != 0 {
+		t.Errorf("GOGC=123: heap floor %d, want none (0): the operator's target stays", got)
+	}
 
 	debug.SetGCPercent(123)
 	debug.SetMemoryLimit(1 << 40)
-	setMemory(env(map[string]string{"GOGC": "123"}), logger)
+	setMemory(env(map[string]string{"GOGC": "123"}), logger, floor)
 	if got := debug.SetGCPercent(100); got != 123 {
 		t.Errorf("GOGC=123 alone: collector target %d %%, want 123", got)
 	}
 	if got := debug.SetMemoryLimit(-1); got == 1<<40 {
 		t.Errorf("GOGC alone: no soft limit set from the budget")
 	}
+}
+
+// The collector's target after a collection: what lets the live heap grow to the floor,
+// within 200 % and 800 %.
+func TestGCPercentFor(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		live, floor int64
+		want        int
+	}{
+		{5 * mib, 128 * mib, 800},  // a small heap on a large machine: ninefold at most
+		{16 * mib, 128 * mib, 700}, // the next collection at 128 MiB
+		{40 * mib, 128 * mib, 220},
+		{64 * mib, 128 * mib, 200}, // a heap past a third of the floor: 200 %
+		{5 * mib, 16 * mib, 220},   // 256 MiB of budget: what 200 % gives already
+		{8 * mib, 16 * mib, 200},
+		{0, 16 * mib, 800}, // nothing live (never read so): the bound
+	} {
+		if got := gcPercentFor(tc.live, tc.floor); got != tc.want {
+			t.Errorf("gcPercentFor(%d MiB live, floor %d MiB) = %d, want %d", tc.live/mib, tc.floor/mib, got, tc.want)
+		}
+	}
+	for budget, want := range map[int64]int64{256 * mib: 16 * mib, 512 * mib: 32 * mib, 1024 * mib: 64 * mib, 24 << 30: 128 * mib} {
+		if got := heapFloorFor(budget); got != want {
+			t.Errorf("heapFloorFor(%d MiB) = %d MiB, want %d", budget/mib, got/mib, want/mib)
+		}
+	}
+}
+
+// The floor follows collections: after one, the target is set from what it found live; a
+// new floor takes effect at the next.
+func TestHeapFloorFollowsCollections(t *testing.T) {
+	var got atomic.Int64
+	h := &heapFloor{set: func(p int) int { got.Store(int64(p)); return 0 }}
+	defer h.start(0)
+	await := func(want int64) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); got.Load() != want; {
+			if time.Now().After(deadline) {
+				t.Fatalf("after collections the target is %d, want %d", got.Load(), want)
+			}
+			runtime.GC() // the sentinel's cleanup runs after the collection that finds it
+		}
+	}
+	h.start(1 << 40) // far above this test binary's live heap
+	await(maxGCPercent)
+	h.start(1) // far below it
+	await(defaultGCPercent)
 }

@@ -41,7 +41,7 @@ func Run(ctx context.Context, cfg Config, opts Options, getenv func(string) stri
 	}
 	run := running{getenv: getenv}
 	logger := newLogger(cfg.Log.Format, cfg.Log.Level, stderr)
-	run.memory = setMemory(getenv, logger) // the collector's target and the soft limit within the machine (memory.go)
+	run.memory = setMemory(getenv, logger, processHeapFloor) // the collector's target and the soft limit within the machine (memory.go)
 	// The key files are only looked at: a FIFO or a device refused here, before the port.
 	if err := checkKeyFiles(cfg, logger); err != nil {
 		return err
