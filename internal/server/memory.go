@@ -58,7 +58,6 @@ func gcPercentFor(live, floor int64) int {
 type heapFloor struct {
 	floor atomic.Int64
 	set   func(percent int) int // debug.SetGCPercent
-	last  atomic.Int64
 	once  sync.Once
 }
 
@@ -98,10 +97,7 @@ func (h *heapFloor) collected() {
 	if sample[0].Value.Kind() != metrics.KindUint64 {
 		return
 	}
-	p := gcPercentFor(int64(sample[0].Value.Uint64()), floor)
-	if h.last.Swap(int64(p)) != int64(p) {
-		h.set(p)
-	}
+	h.set(gcPercentFor(int64(sample[0].Value.Uint64()), floor))
 }
 
 // memoryShare is the part of the memory budget the Go runtime may use before the collector
@@ -126,7 +122,6 @@ func setMemory(getenv func(string) string, logger *slog.Logger, floor *heapFloor
 	attrs := []any{"gogc", gogc}
 	if gogc == "" {
 		debug.SetGCPercent(defaultGCPercent)
-		floor.last.Store(defaultGCPercent)
 		attrs[1] = strconv.Itoa(defaultGCPercent)
 		if err == nil {
 			floor.start(heapFloorFor(b.bytes))
