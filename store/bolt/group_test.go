@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -158,5 +161,86 @@ func TestFileGauges(t *testing.T) {
 	free, page := gauge("payouts_db_free_bytes"), float64(db.bdb.Info().PageSize)
 	if free <= 0 || free >= float64(fi.Size()) || free/page != float64(int64(free/page)) {
 		t.Errorf("payouts_db_free_bytes %v: want some whole pages of %v bytes, fewer than the file's %d", free, page, fi.Size())
+	}
+}
+
+// A write that follows a group of one is committed at once; one that follows a group of two
+// or more waits for the linger, and the writes that arrive meanwhile join its group.
+func TestGroupCommitLingersUnderAStream(t *testing.T) {
+	held, hold := make(chan struct{}), make(chan struct{})
+	stop := make(chan struct{}) // the test is over: the writer no longer waits for it
+	var groups int              // commits so far; read by the writes, which run in the writer's goroutine
+	db, err := Open(filepath.Join(t.TempDir(), "payouts.db"), Options{NoSync: true, Fault: func() error {
+		groups++
+		if groups <= 2 { // the first two groups wait for the test
+			select {
+			case held <- struct{}{}:
+				<-hold
+			case <-stop:
+			}
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { close(stop); db.Close(context.Background()) })
+	c := db.writer
+	lingering, lingered := make(chan struct{}), make(chan struct{})
+	lingers := 0
+	c.linger = func() {
+		lingers++
+		select {
+		case lingering <- struct{}{}:
+			<-lingered
+		case <-stop:
+		}
+	}
+
+	groupOf := make([]int, 6) // the group each write was committed in
+	var wg sync.WaitGroup
+	write := func(i int) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := c.write(context.Background(), func(*bbolt.Tx) error { groupOf[i] = groups + 1; return nil }, true)
+			if err != nil {
+				t.Errorf("write %d: %v", i, err)
+			}
+		}()
+	}
+	waitFor := func(unanswered, pending int) { // writes handed in, and those not taken yet
+		deadline := time.Now().Add(10 * time.Second)
+		for c.waiting.Load() != int64(unanswered) || c.waitingNow() != pending {
+			if time.Now().After(deadline) {
+				t.Fatalf("writes unanswered %d, not taken %d; want %d and %d", c.waiting.Load(), c.waitingNow(), unanswered, pending)
+			}
+			runtime.Gosched()
+		}
+	}
+	await := func(ch chan struct{}, what string) {
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("still waiting for %s", what)
+		}
+	}
+	write(1)
+	await(held, "group 1") // taken alone
+	write(2)
+	write(3)
+	waitFor(3, 2)
+	hold <- struct{}{} // group 1 commits; after a group of one, 2 and 3 are taken at once
+	await(held, "group 2 (writes 2 and 3, at once after a group of one)")
+	write(4)
+	waitFor(3, 1)
+	hold <- struct{}{} // group 2 commits; after a group of two, the writer lingers with 4 waiting
+	await(lingering, "the writer to linger after a group of two")
+	write(5)
+	waitFor(2, 2)
+	lingered <- struct{}{}
+	wg.Wait()
+	if want := []int{0, 1, 2, 2, 3, 3}; !slices.Equal(groupOf, want) || lingers != 1 {
+		t.Errorf("writes 1–5 in groups %v, want %v; lingered %d times, want once", groupOf[1:], want[1:], lingers)
 	}
 }
