@@ -32,9 +32,11 @@ const maxGroup = 512
 // Under a stream of writes the writer lingers before taking a group: a commit costs two
 // fdatasyncs whatever it holds, and on a virtual disk their kernel time was a fifth of the
 // server's CPU at 3,000 creates/s, in groups of two or three. When the last group had
-// lingerFrom writes or more (writes are arriving while it commits) and some but fewer than
-// lingerEnough are waiting, it waits lingerFor more; a write that arrives alone, the
-// usual at a few hundred a second, is committed at once.
+// lingerFrom writes or more (writes are arriving while it commits) but fewer than
+// lingerEnough, and some but fewer than lingerEnough are waiting, it waits lingerFor more.
+// A write that arrives alone, the usual at a few hundred a second, is committed at once;
+// after a group of lingerEnough or more the writer is the bottleneck, and lingering would
+// only leave it idle (at saturation it held the p99 of 64 clients over 25 ms).
 const (
 	lingerFrom   = 2
 	lingerEnough = 8
@@ -161,7 +163,7 @@ func (c *committer) loop() {
 			}
 			return
 		}
-		if n := c.waitingNow(); last >= lingerFrom && n > 0 && n < lingerEnough {
+		if n := c.waitingNow(); last >= lingerFrom && last < lingerEnough && n > 0 && n < lingerEnough {
 			c.linger()
 		}
 		c.mu.Lock()
