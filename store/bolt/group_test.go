@@ -165,14 +165,16 @@ func TestFileGauges(t *testing.T) {
 }
 
 // A write that follows a group of one is committed at once; one that follows a group of two
-// or more waits for the linger, and the writes that arrive meanwhile join its group.
+// to seven waits for the linger, and the writes that arrive meanwhile join its group. Eight
+// writes waiting are taken at once, and a write that follows a group of eight is committed
+// at once: the writer is then the bottleneck.
 func TestGroupCommitLingersUnderAStream(t *testing.T) {
 	held, hold := make(chan struct{}), make(chan struct{})
 	stop := make(chan struct{}) // the test is over: the writer no longer waits for it
 	var groups int              // commits so far; read by the writes, which run in the writer's goroutine
 	db, err := Open(filepath.Join(t.TempDir(), "payouts.db"), Options{NoSync: true, Fault: func() error {
 		groups++
-		if groups <= 2 { // the first two groups wait for the test
+		if groups <= 4 { // the first four groups wait for the test
 			select {
 			case held <- struct{}{}:
 				<-hold
@@ -189,7 +191,9 @@ func TestGroupCommitLingersUnderAStream(t *testing.T) {
 	lingering, lingered := make(chan struct{}), make(chan struct{})
 	lingers := 0
 	c.linger = func() {
-		lingers++
+		if lingers++; lingers > 1 {
+			return // counted: the test expects one
+		}
 		select {
 		case lingering <- struct{}{}:
 			<-lingered
@@ -197,7 +201,7 @@ func TestGroupCommitLingersUnderAStream(t *testing.T) {
 		}
 	}
 
-	groupOf := make([]int, 6) // the group each write was committed in
+	groupOf := make([]int, 15) // the group each write was committed in
 	var wg sync.WaitGroup
 	write := func(i int) {
 		wg.Add(1)
@@ -239,8 +243,19 @@ func TestGroupCommitLingersUnderAStream(t *testing.T) {
 	write(5)
 	waitFor(2, 2)
 	lingered <- struct{}{}
+	await(held, "group 3 (writes 4 and 5, after the linger)")
+	for i := 6; i <= 13; i++ {
+		write(i)
+	}
+	waitFor(10, 8)
+	hold <- struct{}{} // group 3 commits; eight wait, taken at once
+	await(held, "group 4 (writes 6 to 13)")
+	write(14)
+	waitFor(9, 1)
+	hold <- struct{}{} // group 4 commits; after a group of eight, 14 is taken at once
 	wg.Wait()
-	if want := []int{0, 1, 2, 2, 3, 3}; !slices.Equal(groupOf, want) || lingers != 1 {
-		t.Errorf("writes 1–5 in groups %v, want %v; lingered %d times, want once", groupOf[1:], want[1:], lingers)
+	want := []int{0, 1, 2, 2, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 5}
+	if !slices.Equal(groupOf, want) || lingers != 1 {
+		t.Errorf("writes 1–14 in groups %v, want %v; lingered %d times, want once", groupOf[1:], want[1:], lingers)
 	}
 }
