@@ -6,11 +6,21 @@
 // group of five asks in six hundred held a repeat on the machines here), so two ports asked
 // for together, such as an ACME server's directory and management ports, would otherwise
 // now and then be one, and the second process to bind it would fail.
+//
+// Ports are chosen below the kernel's ephemeral range, never by binding port 0. A port in
+// that range is also the local port the kernel picks for an outgoing connection: a test
+// that connects to PostgreSQL many times while a server starts could have one of its
+// connections take the server's port in the moment between its hand-out and the server's
+// bind, and the server would fail with "address already in use".
 package freeport
 
 import (
+	"errors"
+	"math/rand/v2"
 	"net"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -18,20 +28,46 @@ import (
 // given is every port handed out by this process.
 var given sync.Map
 
-// Port is a port of 127.0.0.1 that nothing listened on a moment ago and that this process
-// was not handed before.
+// Port is a port of 127.0.0.1 that nothing listened on a moment ago, that this process
+// was not handed before, and that no outgoing connection is given by the kernel.
 func Port() (int, error) {
-	for {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
+	lo, hi := ports()
+	for range 4 * (hi - lo) {
+		port := lo + rand.IntN(hi-lo)
+		if _, repeat := given.LoadOrStore(port, true); repeat {
+			continue
 		}
-		port := ln.Addr().(*net.TCPAddr).Port
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			// In use by another process: it stays in given, as it is no better later.
+			continue
+		}
 		ln.Close()
-		if _, repeat := given.LoadOrStore(port, true); !repeat {
-			return port, nil
+		return port, nil
+	}
+	return 0, errors.New("freeport: no free port below the ephemeral range")
+}
+
+// ports is the range Port chooses from, [lo, hi): up to 16,384 ports just below the
+// ephemeral range, and above the well-known ports and the registered ones most used
+// (PostgreSQL's 5432, 8080).
+func ports() (lo, hi int) {
+	// 32768 where the range cannot be read: the low end of Linux's default, under the
+	// 49152 of macOS and the BSDs.
+	hi = 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				hi = n
+			}
 		}
 	}
+	lo = max(hi-16384, 10000)
+	if hi-lo < 1024 {
+		// An ephemeral range that starts this low leaves nothing below it worth searching.
+		lo, hi = 10000, 11024
+	}
+	return lo, hi
 }
 
 // Addr is "127.0.0.1:port" for a Port.

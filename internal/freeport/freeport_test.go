@@ -2,15 +2,24 @@ package freeport
 
 import (
 	"errors"
+	"fmt"
 	"net"
+	"os"
 	"syscall"
 	"testing"
 )
 
-// Asked for often, the kernel's port 0 repeats itself: with a few thousand asks a repeat is
-// all but certain, so this fails if Port hands one out twice.
+// Asked for often, the kernel's port 0 repeats itself, and so does a random choice: with a
+// few thousand asks a repeat is all but certain, so this fails if Port hands one out twice.
+// Every port is below the ephemeral range, where no outgoing connection can take it.
 func TestPortNeverRepeatsAndIsFree(t *testing.T) {
 	const asks = 2000
+	ephemeral := 65536
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if _, err := fmt.Sscan(string(b), &ephemeral); err != nil {
+			t.Fatal(err)
+		}
+	}
 	seen := make(map[int]bool, asks)
 	for range asks {
 		port, err := Port()
@@ -19,6 +28,9 @@ func TestPortNeverRepeatsAndIsFree(t *testing.T) {
 		}
 		if seen[port] {
 			t.Fatalf("port %d handed out twice", port)
+		}
+		if port >= ephemeral {
+			t.Fatalf("port %d is in the ephemeral range, from %d: an outgoing connection could take it", port, ephemeral)
 		}
 		seen[port] = true
 	}
