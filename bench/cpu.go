@@ -104,8 +104,10 @@ func cpuOfUser(uid int) float64 {
 }
 
 // machineTimes are the machine's CPU times from the first line of /proc/stat, in clock ticks:
-// busy (user, nice, system, irq, softirq, steal; guest time is inside user) and in all.
-type machineTimes struct{ busy, total int64 }
+// busy (user, nice, system, irq, softirq, steal; guest time is inside user), in all, and
+// stolen: the time a virtual machine's processors were ready to run and the hypervisor ran
+// another guest instead, which no process of this machine sees but every one waits for.
+type machineTimes struct{ busy, total, steal int64 }
 
 // parseMachineStat reads the "cpu" line that /proc/stat begins with.
 func parseMachineStat(b []byte) (machineTimes, error) {
@@ -123,7 +125,7 @@ func parseMachineStat(b []byte) (machineTimes, error) {
 		t[j] = v
 	}
 	busy := t[0] + t[1] + t[2] + t[5] + t[6] + t[7]
-	return machineTimes{busy: busy, total: busy + t[3] + t[4]}, nil
+	return machineTimes{busy: busy, total: busy + t[3] + t[4], steal: t[7]}, nil
 }
 
 // machineNow reads the machine's CPU times; zero when /proc/stat cannot be read.
@@ -143,6 +145,16 @@ func (t machineTimes) busySince(then machineTimes) float64 {
 		return 0
 	}
 	return float64(t.busy-then.busy) / float64(total)
+}
+
+// stealSince is the share of the machine's CPU time stolen by the hypervisor from then to
+// t, 0 to 1.
+func (t machineTimes) stealSince(then machineTimes) float64 {
+	total := t.total - then.total
+	if total <= 0 || then.total == 0 {
+		return 0
+	}
+	return float64(t.steal-then.steal) / float64(total)
 }
 
 // roundCPU is where a round's CPU went: the server's and the load generator's seconds, the

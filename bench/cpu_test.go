@@ -47,8 +47,8 @@ func TestParseMachineStat(t *testing.T) {
 	}{
 		// user nice system idle iowait irq softirq steal guest guest_nice
 		{"a kernel of today", "cpu  100 2 30 500 40 0 5 3 0 0\ncpu0 50 1 15 250 20 0 2 1 0 0\n",
-			machineTimes{busy: 140, total: 680}, false},
-		{"an older kernel, steal last", "cpu 10 0 10 80 0 0 0 0\n", machineTimes{busy: 20, total: 100}, false},
+			machineTimes{busy: 140, total: 680, steal: 3}, false},
+		{"an older kernel, steal last", "cpu 10 0 10 80 0 0 0 4\n", machineTimes{busy: 24, total: 104, steal: 4}, false},
 		{"a cpu's own line", "cpu0 10 0 10 80 0 0 0 0 0 0\n", machineTimes{}, true},
 		{"cut short", "cpu 10 0 10\n", machineTimes{}, true},
 	} {
@@ -58,6 +58,32 @@ func TestParseMachineStat(t *testing.T) {
 				t.Errorf("got %+v, %v; want %+v (an error: %v)", got, err, tc.want, tc.wantErr)
 			}
 		})
+	}
+}
+
+func TestStealSince(t *testing.T) {
+	then, now := machineTimes{busy: 100, total: 1000, steal: 10}, machineTimes{busy: 250, total: 1200, steal: 60}
+	if got := now.stealSince(then); got != 0.25 {
+		t.Errorf("steal %v, want 0.25", got)
+	}
+	if got := now.stealSince(machineTimes{}); got != 0 { // /proc/stat unreadable at the start
+		t.Errorf("steal %v from nothing, want 0", got)
+	}
+}
+
+// A rate's verdict says when the host was not quiet, and nothing when it was.
+func TestStealNote(t *testing.T) {
+	for _, tc := range []struct {
+		stolen float64
+		want   string
+	}{
+		{0, ""},
+		{quietSteal, ""},
+		{0.22, " [not a quiet machine: the hypervisor took up to 22 % of the processors' time (steal)]"},
+	} {
+		if got := stealNote(tc.stolen); got != tc.want {
+			t.Errorf("stealNote(%v) = %q, want %q", tc.stolen, got, tc.want)
+		}
 	}
 }
 
