@@ -29,7 +29,7 @@ import (
 var given sync.Map
 
 // Port is a port of 127.0.0.1 that nothing listened on a moment ago, that this process
-// was not handed before, and that no outgoing connection is given by the kernel.
+// was not handed before, and that the kernel never gives an outgoing connection.
 func Port() (int, error) {
 	lo, hi := ports()
 	for range 4 * (hi - lo) {
@@ -39,7 +39,8 @@ func Port() (int, error) {
 		}
 		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
-			// In use by another process: it stays in given, as it is no better later.
+			// In use (another process, or a server of this one): it stays in given, as it
+			// is no better later.
 			continue
 		}
 		ln.Close()
