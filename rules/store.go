@@ -40,7 +40,9 @@ type Ledger interface {
 
 // Step is one lifecycle step on a payout, run inside a write transaction with the payout
 // as stored. It changes the payout and returns when it is due next (zero: not queued), or
-// returns ErrNoChange to leave everything as it was.
+// returns ErrNoChange to leave everything as it was. The payout is the step's own: an engine
+// keeps no reference to it once UpdatePayouts returns, so a step may keep it, which once
+// UpdatePayouts returned nil is the payout as stored (a copy would be garbage for nothing).
 type Step func(p *Payout, l Ledger) (next time.Time, err error)
 
 // ErrNoChange is returned by a Step that leaves its payout alone.

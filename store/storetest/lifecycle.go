@@ -153,6 +153,36 @@ func testUpdatePayouts(t *testing.T, e Engine) {
 		}
 	})
 
+	t.Run("a step may keep its payout: the engine hands it to no later read or step", func(t *testing.T) {
+		s := e.open(t)
+		addMerchants(t, s, m1)
+		p := create(t, s, newPayout(m1, "U-K", 1000, T0), T0)
+		ctx := context.Background()
+		// Read first, as a lifecycle round does: an engine that keeps what it read for the step
+		// that follows must still give the step a payout of its own.
+		if _, err := s.PayoutsByID(ctx, []int64{p.ID}); err != nil {
+			t.Fatal(err)
+		}
+		var kept *rules.Payout
+		update(t, s, []int64{p.ID}, func(q *rules.Payout, l rules.Ledger) (time.Time, error) {
+			kept = q
+			return moveTo(rules.StatusAuthorized, at(time.Second), at(time.Minute))(q, l)
+		})
+		want := kept.Clone()
+		samePayout(t, "the kept payout", kept, payoutOf(t, s, m1, p.ID))
+		update(t, s, []int64{p.ID}, func(q *rules.Payout, l rules.Ledger) (time.Time, error) {
+			if q == kept {
+				t.Error("the next step got the payout a step kept")
+			}
+			return moveTo(rules.StatusRejectedBank, at(2*time.Second), time.Time{})(q, l)
+		})
+		read, err := s.PayoutsByID(ctx, []int64{p.ID})
+		if err != nil || len(read) != 1 || read[0] == kept {
+			t.Fatalf("PayoutsByID after the steps: %v, %v (the kept payout handed out again?)", read, err)
+		}
+		samePayout(t, "the kept payout after the next step", kept, want)
+	})
+
 	t.Run("keeps every field a step changes", func(t *testing.T) {
 		s := e.open(t)
 		addMerchants(t, s, m1)
