@@ -215,7 +215,10 @@ func TestLatencyRuns(t *testing.T) {
 		}
 	}
 	checkPerPayout(t, lines, 4)
-	if last := lines[len(lines)-1]; !regexp.MustCompile(`^create latency: ok rate 100/s: .*\(medians of 2 runs each\) \| ok rate 200/s: .*\(medians of 2 runs each\)$`).MatchString(last) {
+	// A rate measured while the hypervisor took its share is marked so after its verdict
+	// (stealNote), which a test run on a busy host sees.
+	const rate = `\(medians of 2 runs each\)( \[not a quiet machine: [^]]+\])?`
+	if last := lines[len(lines)-1]; !regexp.MustCompile(`^create latency: ok rate 100/s: .*` + rate + ` \| ok rate 200/s: .*` + rate + `$`).MatchString(last) {
 		t.Errorf("last line %q", last)
 	}
 }
