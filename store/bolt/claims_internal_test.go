@@ -11,48 +11,6 @@ import (
 	"payouts/rules"
 )
 
-// A payout that another Due claimed, stepped and released after this Due read the queue,
-// but before it claimed what it read, is no longer due as it was read: it is not handed
-// out a second time (a second step of the same due time, early for its next one).
-func TestDueLeavesOutWhatWasSteppedSinceItWasRead(t *testing.T) {
-	ctx := context.Background()
-	db, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(ctx)
-	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
-	p, _, err := db.CreatePayout(ctx, &rules.Payout{MerchantID: "m1", OrderID: "O-1", Status: rules.StatusCreated}, t0, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	read, keys, err := db.dueUnclaimed(t0, 10)
-	if err != nil || len(read) != 1 || read[0].ID != p.ID {
-		t.Fatalf("read %+v, %v; want payout %d", read, err, p.ID)
-	}
-	// Another worker's round, between the read and the claim.
-	other, err := db.Due(ctx, t0, 10)
-	if err != nil || len(other) != 1 {
-		t.Fatalf("the other round got %+v, %v", other, err)
-	}
-	err = db.UpdatePayouts(ctx, []int64{p.ID}, func(p *rules.Payout, _ rules.Ledger) (time.Time, error) {
-		return t0.Add(time.Hour), nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := db.claimDue(read, keys, t0)
-	if err != nil || len(got) != 0 {
-		t.Fatalf("claimed %+v, %v; want nothing: the payout is due again only in an hour", got, err)
-	}
-	if db.stepClaims.held(p.ID, t0) {
-		t.Errorf("the entry left out stays claimed")
-	}
-	if due, _ := db.Due(ctx, t0.Add(time.Hour), 10); len(due) != 1 || due[0].ID != p.ID {
-		t.Errorf("at its next time the payout is listed as %+v", due)
-	}
-}
-
 // An event that another reader claimed, delivered and released while this read still
 // showed it due is not handed out again: it would be delivered twice.
 func TestDueEventsLeavesOutWhatWasDeliveredSinceItWasRead(t *testing.T) {

@@ -272,7 +272,7 @@ func (s *DB) Restore(ctx context.Context, recs []rules.DumpRecord) error {
 		}
 		appendOnly(tx)
 		for i, r := range recs {
-			if err := restore(tx, r); err != nil {
+			if err := restore(tx, s.due, r); err != nil {
 				return fmt.Errorf("restore: record %d (%s): %w", i, r.Kind, err)
 			}
 		}
@@ -280,8 +280,8 @@ func (s *DB) Restore(ctx context.Context, recs []rules.DumpRecord) error {
 	})
 }
 
-// restore writes one record.
-func restore(tx *bbolt.Tx, r rules.DumpRecord) error {
+// restore writes one record; a payout is queued in dq once tx commits.
+func restore(tx *bbolt.Tx, dq *dueQueue, r rules.DumpRecord) error {
 	switch r.Kind {
 	case rules.DumpMerchant:
 		var m rules.Merchant
@@ -303,7 +303,7 @@ func restore(tx *bbolt.Tx, r rules.DumpRecord) error {
 		if p.Payout == nil {
 			return errors.New("store: a payout record without its payout")
 		}
-		return putPayoutWithID(tx, p.Payout, p.Due)
+		return putPayoutWithID(tx, dq, p.Payout, p.Due)
 	case rules.DumpEvent:
 		var e rules.DumpedEvent
 		if err := json.Unmarshal(r.Value, &e); err != nil {

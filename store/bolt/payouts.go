@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -35,7 +34,7 @@ func (s *DB) CreatePayout(ctx context.Context, p *rules.Payout, due time.Time, e
 			return err
 		}
 		q := p.Clone()
-		if err := insertPayout(tx, q, due, events, admit); err != nil {
+		if err := insertPayout(tx, s.due, q, due, events, admit); err != nil {
 			return err
 		}
 		stored = q
@@ -51,8 +50,8 @@ func (s *DB) CreatePayout(ctx context.Context, p *rules.Payout, due time.Time, e
 }
 
 // insertPayout writes a new payout with the next id, its order and list indexes, its queue
-// entry and its events, after running admit on it (if given).
-func insertPayout(tx *bbolt.Tx, p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) error {
+// time (queued in dq once tx commits) and its events, after running admit on it (if given).
+func insertPayout(tx *bbolt.Tx, dq *dueQueue, p *rules.Payout, due time.Time, events []rules.Event, admit rules.Step) error {
 	pb := payoutBucketsOf(tx)
 	appendOnly(tx)
 	seq, err := pb.core.NextSequence()
@@ -64,15 +63,15 @@ func insertPayout(tx *bbolt.Tx, p *rules.Payout, due time.Time, events []rules.E
 	if due, err = l.lt.Admit(p, due, events, admit); err != nil {
 		return err
 	}
-	if err := putPayout(tx, p, due); err != nil {
+	if err := putPayout(tx, dq, p, due); err != nil {
 		return err
 	}
 	return l.lt.Commit() // the ledger invariant (ledger.go)
 }
 
-// putPayout writes a payout under its id with everything that finds it: its order, its
-// list indexes and its queue entry at due (zero: not queued).
-func putPayout(tx *bbolt.Tx, p *rules.Payout, due time.Time) error {
+// putPayout writes a payout under its id with everything that finds it: its order and its
+// list indexes, and queues it in dq at due (zero: not queued) once tx commits.
+func putPayout(tx *bbolt.Tx, dq *dueQueue, p *rules.Payout, due time.Time) error {
 	if err := payoutBucketsOf(tx).insert(p, due); err != nil {
 		return err
 	}
@@ -82,12 +81,15 @@ func putPayout(tx *bbolt.Tx, p *rules.Payout, due time.Time) error {
 	if err := putIndexes(tx, p); err != nil {
 		return err
 	}
-	return moveDue(tx, p.ID, time.Time{}, due, p.Status)
+	if !due.IsZero() {
+		dq.onCommit(tx, dueMove{id: p.ID, next: nanos(due), status: p.Status})
+	}
+	return nil
 }
 
 // putPayoutWithID writes a payout built elsewhere under the id it has, queued at due, and
 // moves the numbering past it. An id or orderId in use is an error.
-func putPayoutWithID(tx *bbolt.Tx, p *rules.Payout, due time.Time) error {
+func putPayoutWithID(tx *bbolt.Tx, dq *dueQueue, p *rules.Payout, due time.Time) error {
 	pb := payoutBucketsOf(tx)
 	if p.ID <= 0 {
 		return fmt.Errorf("store: payout %d: an id must be positive", p.ID)
@@ -103,7 +105,7 @@ func putPayoutWithID(tx *bbolt.Tx, p *rules.Payout, due time.Time) error {
 			return err
 		}
 	}
-	return putPayout(tx, p, due)
+	return putPayout(tx, dq, p, due)
 }
 
 // ImportPayouts stores payouts in one transaction without queueing them (bulk loads, such
@@ -114,7 +116,7 @@ func (s *DB) ImportPayouts(ctx context.Context, ps []*rules.Payout) error {
 		appendOnly(tx)
 		for _, p := range ps {
 			if p.ID != 0 {
-				if err := putPayoutWithID(tx, p, time.Time{}); err != nil {
+				if err := putPayoutWithID(tx, s.due, p, time.Time{}); err != nil {
 					return fmt.Errorf("import: %w", err)
 				}
 				continue
@@ -122,7 +124,7 @@ func (s *DB) ImportPayouts(ctx context.Context, ps []*rules.Payout) error {
 			if tx.Bucket(bOrders).Get(key(p.MerchantID, p.OrderID)) != nil {
 				return fmt.Errorf("import: orderId %s already used", p.OrderID)
 			}
-			if err := insertPayout(tx, p, time.Time{}, nil, nil); err != nil {
+			if err := insertPayout(tx, s.due, p, time.Time{}, nil, nil); err != nil {
 				return err
 			}
 		}
@@ -275,73 +277,10 @@ func (s *DB) WithStatus(ctx context.Context, merchantID string, status rules.Sta
 
 // Due lists up to limit payouts whose next lifecycle step is due at or before now, oldest
 // first, with the status each had when it was queued, and claims them (claims.go): another
-// Due leaves them out until UpdatePayouts writes them or their lease ends.
+// Due leaves them out until UpdatePayouts writes them or their lease ends. The queue is in
+// memory (due.go).
 func (s *DB) Due(ctx context.Context, now time.Time, limit int) ([]rules.DueEntry, error) {
-	due, keys, err := s.dueUnclaimed(now, limit)
-	if err != nil {
-		return nil, err
-	}
-	return s.claimDue(due, keys, now)
-}
-
-// dueUnclaimed lists up to limit due payouts that no one holds, with their queue keys.
-func (s *DB) dueUnclaimed(now time.Time, limit int) (due []rules.DueEntry, keys [][]byte, err error) {
-	err = s.bdb.View(func(tx *bbolt.Tx) error {
-		c := tx.Bucket(bDue).Cursor()
-		end := uint64(now.UnixNano())
-		for k, v := c.First(); k != nil && len(due) < limit; k, v = c.Next() {
-			if binary.BigEndian.Uint64(k[:8]) > end {
-				break
-			}
-			id := int64(binary.BigEndian.Uint64(k[8:]))
-			if s.stepClaims.held(id, now) {
-				continue
-			}
-			due = append(due, rules.DueEntry{ID: id, Status: rules.Status(v)})
-			keys = append(keys, bytes.Clone(k))
-		}
-		return nil
-	})
-	return due, keys, err
-}
-
-// claimDue claims the entries dueUnclaimed read, less those another Due claimed since, and
-// less those written since: another Due may have claimed one after it was read, stepped it
-// and released it, all while the read's snapshot still showed it due. Such an entry is no
-// longer in the queue as it was read, which a read begun after the claim sees.
-func (s *DB) claimDue(due []rules.DueEntry, keys [][]byte, now time.Time) ([]rules.DueEntry, error) {
-	ids := make([]int64, len(due))
-	for i, d := range due {
-		ids[i] = d.ID
-	}
-	taken := s.stepClaims.take(ids, now)
-	if slices.Contains(taken, true) {
-		err := s.bdb.View(func(tx *bbolt.Tx) error {
-			b := tx.Bucket(bDue)
-			for i, d := range due {
-				if taken[i] && string(b.Get(keys[i])) != string(d.Status) {
-					taken[i] = false
-					s.stepClaims.release(d.ID)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			for i, d := range due {
-				if taken[i] {
-					s.stepClaims.release(d.ID)
-				}
-			}
-			return nil, err
-		}
-	}
-	out := due[:0]
-	for i, d := range due {
-		if taken[i] {
-			out = append(out, d)
-		}
-	}
-	return out, nil
+	return s.due.claim(&s.stepClaims, now, limit), nil
 }
 
 // DueRead is Due: the payouts are read where they are stepped, from the same file, at no
@@ -353,56 +292,7 @@ func (s *DB) DueRead(ctx context.Context, now time.Time, limit int) ([]rules.Due
 
 // NextDue is the time of the earliest queued step, zero when the queue is empty.
 func (s *DB) NextDue(ctx context.Context) (time.Time, error) {
-	var t time.Time
-	err := s.bdb.View(func(tx *bbolt.Tx) error {
-		if k, _ := tx.Bucket(bDue).Cursor().First(); k != nil {
-			t = time.Unix(0, int64(binary.BigEndian.Uint64(k[:8])))
-		}
-		return nil
-	})
-	return t, err
-}
-
-// moveDue moves a payout's queue entry from the time it had (zero: none) to next (zero:
-// none). The payout's state records its queue time, so that the entry is found without an
-// index of its own.
-func moveDue(tx *bbolt.Tx, id int64, had, next time.Time, status rules.Status) error {
-	b := tx.Bucket(bDue)
-	if !had.IsZero() {
-		if err := b.Delete(dueKeyOf(id, had)); err != nil {
-			return err
-		}
-	}
-	if next.IsZero() {
-		return nil
-	}
-	return b.Put(dueKeyOf(id, next), []byte(status))
-}
-
-func dueKeyOf(id int64, at time.Time) []byte {
-	k := make([]byte, 16)
-	binary.BigEndian.PutUint64(k, uint64(at.UnixNano()))
-	binary.BigEndian.PutUint64(k[8:], uint64(id))
-	return k
-}
-
-// dropDue removes whatever queue entries a payout that no longer exists left behind (it
-// reads the whole queue; payouts are not deleted, so this is never expected to happen).
-func dropDue(tx *bbolt.Tx, id int64) error {
-	b := tx.Bucket(bDue)
-	var keys [][]byte
-	c := b.Cursor()
-	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		if len(k) == 16 && int64(binary.BigEndian.Uint64(k[8:])) == id {
-			keys = append(keys, bytes.Clone(k))
-		}
-	}
-	for _, k := range keys {
-		if err := b.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.due.next(), nil
 }
 
 // UpdatePayouts runs step on each payout in one transaction: the payout, its indexes, its
@@ -417,6 +307,7 @@ func (s *DB) UpdatePayouts(ctx context.Context, ids []int64, step rules.Step) er
 		l := newLedger(tx)
 		pb := s.buckets(tx)
 		appendOnly(tx)
+		var moves []dueMove
 		for _, id := range ids {
 			idKey := be64(uint64(id))
 			state := pb.getState(idKey)
@@ -426,9 +317,7 @@ func (s *DB) UpdatePayouts(ctx context.Context, ids []int64, step rules.Step) er
 				p, due, err = pb.decode(id, pb.getCore(idKey), state)
 			}
 			if errors.Is(err, ErrNotFound) {
-				if err := dropDue(tx, id); err != nil {
-					return err
-				}
+				moves = append(moves, dueMove{id: id, drop: true})
 				continue
 			}
 			if err != nil {
@@ -449,11 +338,15 @@ func (s *DB) UpdatePayouts(ctx context.Context, ids []int64, step rules.Step) er
 			if err := moveIndexes(tx, p, stage, status); err != nil {
 				return err
 			}
-			if err := moveDue(tx, id, due, next, p.Status); err != nil {
-				return err
+			if had, at := nanos(due), nanos(next); had != 0 || at != 0 {
+				moves = append(moves, dueMove{id: id, had: had, next: at, status: p.Status})
 			}
 		}
-		return l.lt.Commit() // the ledger invariant (ledger.go)
+		if err := l.lt.Commit(); err != nil { // the ledger invariant (ledger.go)
+			return err
+		}
+		s.due.onCommit(tx, moves...)
+		return nil
 	}, false)
 }
 

@@ -356,11 +356,11 @@ func cursorGet(c *bbolt.Cursor, b *bbolt.Bucket, k []byte) []byte {
 	return nil
 }
 
-// appendOnly tells bbolt that the keys of the payout cores, the list index and the queue
-// go at the end of their range (ids and due times grow), and that cores are seldom
-// rewritten (only a link's): their pages fill up rather than split half empty. It lasts for the transaction.
+// appendOnly tells bbolt that the keys of the payout cores and the list index go at the end
+// of their range (ids grow), and that cores are seldom rewritten (only a link's): their
+// pages fill up rather than split half empty. It lasts for the transaction.
 func appendOnly(tx *bbolt.Tx) {
-	for _, name := range [][]byte{bPayouts, bLists, bDue} {
+	for _, name := range [][]byte{bPayouts, bLists} {
 		tx.Bucket(name).FillPercent = 1.0
 	}
 }

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"path/filepath"
 	"reflect"
@@ -213,4 +214,12 @@ func openTemp(t *testing.T) *DB {
 	}
 	t.Cleanup(func() { db.Close(context.Background()) })
 	return db
+}
+
+// dueKeyOf is a key of the queue's bucket, as versions before due.go kept it.
+func dueKeyOf(id int64, at time.Time) []byte {
+	k := make([]byte, 16)
+	binary.BigEndian.PutUint64(k, uint64(at.UnixNano()))
+	binary.BigEndian.PutUint64(k[8:], uint64(id))
+	return k
 }

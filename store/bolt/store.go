@@ -32,7 +32,7 @@ var (
 	bByStage     = []byte("idx_stage")    // merchantId 0 stage 0 be64(id) → nil: the same
 	bByStatus    = []byte("idx_status")   // merchantId 0 status 0 be64(id) → nil: the same
 	bBalances    = []byte("balances")     // merchantId 0 country 0 currency → Balance JSON
-	bDue         = []byte("due")          // be64(unix nanos) be64(id) → status: the lifecycle queue (the time is also in the payout state)
+	bDue         = []byte("due")          // be64(unix nanos) be64(id) → status: the lifecycle queue before due.go, dropped on Open
 	bDueByID     = []byte("due_by_id")    // be64(id) → the key in bDue: before record.go, migrated on Open
 	bOutbox      = []byte("outbox")       // be64(seq) → Event JSON
 	bSessions    = []byte("sessions")     // token → expiry + data (scs)
@@ -40,7 +40,7 @@ var (
 	bCardByPay   = []byte("cards_payout") // be64(payoutId) token → a card entered for one payout
 	bMisc        = []byte("misc")         // small per-feature records
 	allBuckets   = [][]byte{bMeta, bMerchants, bPayouts, bPayoutState, bOrders, bLists,
-		bBalances, bDue, bOutbox, bSessions, bCards, bCardByPay, bMisc, bOutboxSent, bOutboxDead, bMailbox, bOutboxDue,
+		bBalances, bOutbox, bSessions, bCards, bCardByPay, bMisc, bOutboxSent, bOutboxDead, bMailbox, bOutboxDue,
 		bEntries, bUsers, bUserEmails, bAudit, bBatches, bBatchIDs, bBatchMerch, bBatchItems, bBatchRun}
 )
 
@@ -60,6 +60,7 @@ type DB struct {
 	trimmer  *trimmer // gives back the map's pages past a budget (trim.go); nil without one
 	decoded  decodedCache
 	cores    coreCache
+	due      *dueQueue // the lifecycle's queue, in memory (due.go)
 
 	// stepClaims and eventClaims are the claims of the lifecycle queue (by payout id) and of
 	// the outbox (by seq): claims.go.
@@ -126,7 +127,7 @@ func Open(path string, opt Options) (*DB, error) {
 		return nil, openError(path, err)
 	}
 	if opt.ReadOnly {
-		return &DB{bdb: db, path: path, pageSize: db.Info().PageSize, writer: newCommitter(db, nil, nil, nil)}, nil
+		return &DB{bdb: db, path: path, pageSize: db.Info().PageSize, writer: newCommitter(db, nil, nil, nil), due: newDueQueue()}, nil
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, b := range allBuckets {
@@ -145,11 +146,15 @@ func Open(path string, opt Options) (*DB, error) {
 	if err == nil {
 		err = db.Update(func(tx *bbolt.Tx) error { return openEntries(tx, time.Now()) })
 	}
+	var due *dueQueue
+	if err == nil {
+		due, _, err = loadDue(db)
+	}
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	s := &DB{bdb: db, path: path, pageSize: db.Info().PageSize, writer: newCommitter(db, opt.Fault, opt.Trace, opt.Now)}
+	s := &DB{bdb: db, path: path, pageSize: db.Info().PageSize, writer: newCommitter(db, opt.Fault, opt.Trace, opt.Now), due: due}
 	if !opt.NoSync {
 		s.grower = startGrower(db, path)
 	}
@@ -201,7 +206,17 @@ func (s *DB) Close(ctx context.Context) error {
 		s.trimmer.stop()
 	}
 	s.writer.close()
-	return s.bdb.Close()
+	var err error
+	if !s.bdb.IsReadOnly() {
+		// A queue not saved (a full disk) is found again in the states at the next Open.
+		if err = s.due.save(s.bdb); errors.Is(err, berrors.ErrDatabaseNotOpen) {
+			err = nil // closed before
+		}
+	}
+	if cerr := s.bdb.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Ping reports whether the database is open and readable.
