@@ -107,7 +107,7 @@ func (q *dueQueue) claim(claims *claimTable[int64], now time.Time, limit int) []
 	var due []rules.DueEntry
 	var ids []int64
 	q.tree.Ascend(func(it dueItem) bool {
-		if it.at > end || len(due) == limit {
+		if it.at > end || len(due) >= limit {
 			return false
 		}
 		if !claims.held(it.id, now) {
