@@ -2,7 +2,6 @@ package bolt
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,11 +14,7 @@ import (
 // showed it due is not handed out again: it would be delivered twice.
 func TestDueEventsLeavesOutWhatWasDeliveredSinceItWasRead(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(ctx)
+	db := openTemp(t)
 	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	ev := rules.Event{ID: "x", Kind: rules.EventMerchantNotification, MerchantID: "m1", CreatedAt: t0, NextAt: t0}
 	if _, _, err := db.CreatePayout(ctx, &rules.Payout{MerchantID: "m1", OrderID: "O-1", Status: rules.StatusCreated}, time.Time{}, []rules.Event{ev}, nil); err != nil {

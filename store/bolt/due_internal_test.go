@@ -140,11 +140,7 @@ func TestQueueMovesOnlyWithACommit(t *testing.T) {
 // Two rounds never get the same entry, and a claimed entry comes back when its lease ends.
 func TestQueueClaims(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(ctx)
+	db := openTemp(t)
 	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	for _, o := range []string{"O-1", "O-2", "O-3"} {
 		if _, _, err := db.CreatePayout(ctx, &rules.Payout{MerchantID: "m1", OrderID: o, Status: rules.StatusCreated}, t0, nil, nil); err != nil {

@@ -2,7 +2,6 @@ package bolt
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,14 +13,10 @@ import (
 // A mailbox record written before the mailbox kept the event id and time is the mail
 // alone: it lists as it is, and dumps with the event id and time the mail itself holds.
 func TestMailboxReadsRecordsOfTheMailAlone(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
+	db := openTemp(t)
 	sent := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
 	legacy := `{"to":"ana@correo.pe","sentAt":"2026-11-21T15:00:00Z","eventId":"beneficiary.mail:7:PROCESSED"}`
-	err = db.bdb.Update(func(tx *bbolt.Tx) error {
+	err := db.bdb.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bMailbox)
 		seq, _ := b.NextSequence()
 		return b.Put(be64(seq), []byte(legacy))
