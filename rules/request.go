@@ -202,19 +202,12 @@ func decode(body []byte) (req, partial *PayoutRequest, err error) {
 		ps.add(CodeBodyRequired, "", "the request body is required", nil)
 		return nil, nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var doc any
-	// Anything but white space after the value is refused: dec.More alone takes a stray '}'
-	// or ']' for the end of the input (`{…}}` passed the shape check; FuzzDecodeAndCheck).
-	err = dec.Decode(&doc)
-	if err == nil && len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
-		err = errors.New("there is more after the JSON value")
-	}
-	if err != nil {
-		msg := "the body is not valid JSON: " + err.Error()
-		ps.add(CodeMalformedJSON, "", msg, nil)
-		return nil, nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
+	doc, ok := readTree(body)
+	if !ok { // not JSON, or JSON that encoding/json alone reads as the contract says (tree.go)
+		if doc, err = decodeTree(body); err != nil {
+			ps.add(CodeMalformedJSON, "", "the body is not valid JSON: "+err.Error(), nil)
+			return nil, nil, ps.problem(KindInvalid, "Missing or invalid data", "the generic contract")
+		}
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {
@@ -235,6 +228,21 @@ func decode(body []byte) (req, partial *PayoutRequest, err error) {
 	r := requestOf(obj)
 	r.normalize()
 	return &r, nil, nil
+}
+
+// decodeTree is readTree with encoding/json: the generic tree, or the error that says why
+// the body is not one JSON value.
+func decodeTree(body []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	// Anything but white space after the value is refused: dec.More alone takes a stray '}'
+	// or ']' for the end of the input (`{…}}` passed the shape check; FuzzDecodeAndCheck).
+	err := dec.Decode(&doc)
+	if err == nil && len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
+		err = errors.New("there is more after the JSON value")
+	}
+	return doc, err
 }
 
 // normalize trims white space from the identifiers rules compare, so that the fingerprint
