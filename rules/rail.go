@@ -7,7 +7,9 @@ import (
 
 // Rail moves money to a destination. A real connector (an ACH file, a Bre-B or CCE
 // gateway, VISA Direct) implements it; this binary ships only the sandbox's simulated rail (rules/sandbox) and UnconnectedRail. Both calls are
-// made outside any database transaction.
+// made outside any database transaction, and the payout either is given is the lifecycle
+// round's for the call only: the round hands it to its step next (RoundReads), so a rail
+// keeps no reference to it.
 type Rail interface {
 	// Submit hands a payout to the rail and says when to ask for its outcome.
 	Submit(ctx context.Context, p *Payout) (Submission, error)

@@ -120,6 +120,9 @@ const gatherWindow = 20 * time.Millisecond
 func (lc *Lifecycle) RunOnce(ctx context.Context) (n int, err error) {
 	lc.init()
 	now := lc.Now().UTC()
+	// The payouts this round reads are handed to its UpdatePayouts (rules.RoundReads): it
+	// looks at them no more once it calls it.
+	ctx = rules.WithRoundReads(ctx)
 	var due []rules.DueEntry
 	var read map[int64]*rules.Payout
 	due, read, err = lc.Store.DueRead(ctx, now, lc.BatchSize)

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -235,12 +234,13 @@ func (s *DB) ListPayouts(ctx context.Context, merchantID string, f rules.ListFil
 	return page, err
 }
 
-// PayoutsByID reads several payouts; missing ids are skipped. It remembers what it decoded
-// so that an UpdatePayouts of the same payouts, if they did not change in between, need not
-// decode them again in the writer, which all writes wait for (the lifecycle reads, asks the
-// rail, then writes).
+// PayoutsByID reads several payouts; missing ids are skipped. A lifecycle round's read
+// (rules.RoundReads) keeps what it decoded for the round's UpdatePayouts, which then need
+// not decode the payouts that did not change in between again in the writer, which all
+// writes wait for.
 func (s *DB) PayoutsByID(ctx context.Context, ids []int64) ([]*rules.Payout, error) {
 	out := make([]*rules.Payout, 0, len(ids))
+	round := rules.RoundReadsOf(ctx)
 	err := s.bdb.View(func(tx *bbolt.Tx) error {
 		pb := s.buckets(tx)
 		pb.fill = false // the lifecycle's reads: each payout twice, then never again
@@ -255,7 +255,9 @@ func (s *DB) PayoutsByID(ctx context.Context, ids []int64) ([]*rules.Payout, err
 				return err
 			}
 			out = append(out, p)
-			s.decoded.put(id, state, p, due)
+			if round != nil {
+				round.Keep(id, rules.RoundRead{Payout: p, Record: bytes.Clone(state), Due: due})
+			}
 		}
 		return nil
 	})
@@ -303,6 +305,7 @@ func (s *DB) NextDue(ctx context.Context) (time.Time, error) {
 // returns, the claims Due gave on ids are released, whatever the outcome.
 func (s *DB) UpdatePayouts(ctx context.Context, ids []int64, step rules.Step) error {
 	defer s.stepClaims.release(ids...)
+	round := rules.RoundReadsOf(ctx)
 	return s.writer.write(ctx, func(tx *bbolt.Tx) error {
 		l := newLedger(tx)
 		pb := s.buckets(tx)
@@ -311,9 +314,14 @@ func (s *DB) UpdatePayouts(ctx context.Context, ids []int64, step rules.Step) er
 		for _, id := range ids {
 			idKey := be64(uint64(id))
 			state := pb.getState(idKey)
-			p, due := s.decoded.take(id, state)
-			var err error
-			if p == nil {
+			var (
+				p   *rules.Payout
+				due time.Time
+				err error
+			)
+			if r, ok := round.Take(id); ok && state != nil && bytes.Equal(r.Record, state) {
+				p, due = r.Payout, r.Due // the round's, handed over: no copy
+			} else {
 				p, due, err = pb.decode(id, pb.getCore(idKey), state)
 			}
 			if errors.Is(err, ErrNotFound) {
@@ -439,43 +447,4 @@ func (s *DB) OutboxDepth(ctx context.Context) int {
 		return nil
 	})
 	return n
-}
-
-// decodedCache holds payouts PayoutsByID decoded, each with the exact state bytes it came
-// from (a payout's core never changes), for the UpdatePayouts that usually follows. An entry
-// is used only if the stored state is still the same, and only once; the cache is small and
-// forgets everything when full.
-type decodedCache struct {
-	mu sync.Mutex
-	m  map[int64]decoded
-}
-
-type decoded struct {
-	state []byte
-	p     *rules.Payout
-	due   time.Time
-}
-
-func (c *decodedCache) put(id int64, state []byte, p *rules.Payout, due time.Time) {
-	cp := p.Clone() // the caller keeps p; the cache keeps its own copy
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) > 4096 {
-		c.m = make(map[int64]decoded, 1024)
-	}
-	c.m[id] = decoded{state: bytes.Clone(state), p: cp, due: due}
-}
-
-func (c *decodedCache) take(id int64, state []byte) (*rules.Payout, time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d, ok := c.m[id]
-	if !ok {
-		return nil, time.Time{}
-	}
-	delete(c.m, id)
-	if state == nil || !bytes.Equal(d.state, state) {
-		return nil, time.Time{}
-	}
-	return d.p, d.due
 }

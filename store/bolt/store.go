@@ -58,7 +58,6 @@ type DB struct {
 	writer   *committer
 	grower   *grower  // extends the file ahead of the writer (grow.go); nil without fsync
 	trimmer  *trimmer // gives back the map's pages past a budget (trim.go); nil without one
-	decoded  decodedCache
 	cores    coreCache
 	due      *dueQueue // the lifecycle's queue, in memory (due.go)
 

@@ -59,7 +59,6 @@ type DB struct {
 	// claims this instance holds (payouts.go).
 	writer *groupWriter
 	steps  claimSet
-	read   readDocs // the payouts PayoutsByID decoded, for the round that steps them
 	// trace spans the payout writes (trace.go); nil when tracing is off.
 	trace rules.Tracer
 }

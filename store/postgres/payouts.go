@@ -312,9 +312,11 @@ func (s *DB) payoutWhere(ctx context.Context, cond string, args ...any) (*rules.
 	return decodePayout(id, doc)
 }
 
-// PayoutsByID reads several payouts, in the order of ids; missing ids are skipped.
+// PayoutsByID reads several payouts, in the order of ids; missing ids are skipped. A
+// lifecycle round's read (rules.RoundReads) keeps them for the round's UpdatePayouts.
 func (s *DB) PayoutsByID(ctx context.Context, ids []int64) ([]*rules.Payout, error) {
 	out := make([]*rules.Payout, 0, len(ids))
+	round := rules.RoundReadsOf(ctx)
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -337,7 +339,9 @@ func (s *DB) PayoutsByID(ctx context.Context, ids []int64) ([]*rules.Payout, err
 		if err != nil {
 			return nil, err
 		}
-		s.read.put(id, doc, p)
+		if round != nil {
+			round.Keep(id, rules.RoundRead{Payout: p, Record: doc}) // doc is a copy (collectDocs)
+		}
 		out = append(out, p)
 	}
 	return out, nil
@@ -460,6 +464,7 @@ func (s *DB) claimDue(ctx context.Context, now time.Time, limit int, read bool) 
 		return int(a.ID - b.ID)
 	})
 	due := make([]rules.DueEntry, 0, len(claims))
+	round := rules.RoundReadsOf(ctx)
 	var ps map[int64]*rules.Payout
 	if read {
 		ps = make(map[int64]*rules.Payout, len(claims))
@@ -479,7 +484,9 @@ func (s *DB) claimDue(ctx context.Context, now time.Time, limit int, read bool) 
 			if err != nil {
 				return nil, nil, err
 			}
-			s.read.putVersion(c.ID, c.version, p)
+			if round != nil {
+				round.Keep(c.ID, rules.RoundRead{Payout: p, Version: c.version})
+			}
 			ps[c.ID] = p
 		}
 	}

@@ -43,7 +43,7 @@ func (s *DB) UpdatePayouts(ctx context.Context, ids []int64, step rules.Step) (e
 		end := s.traceSteps(ctx, len(ids))
 		defer func() { end(err) }()
 	}
-	err = s.updatePayouts(ids, step)
+	err = s.updatePayouts(ids, roundReads(rules.RoundReadsOf(ctx), ids), step)
 	if err != nil {
 		s.releaseClaims(ids)
 	}
@@ -51,7 +51,7 @@ func (s *DB) UpdatePayouts(ctx context.Context, ids []int64, step rules.Step) (e
 	return err // a step's own error as it returned it
 }
 
-func (s *DB) updatePayouts(ids []int64, step rules.Step) error {
+func (s *DB) updatePayouts(ids []int64, read map[int64]rules.RoundRead, step rules.Step) error {
 	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
 	defer cancel()
 	conn, err := s.pool.Acquire(ctx)
@@ -63,10 +63,12 @@ func (s *DB) updatePayouts(ids []int64, step rules.Step) error {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	var docs map[int64][]byte
-	read := s.read.versions(ids) // a row still at the version read: its document is not sent again (NULL)
+	// A row still at the version the round's claim read: its document is not sent again (NULL).
 	vids, versions := make([]int64, 0, len(read)), make([]int64, 0, len(read))
-	for id, d := range read {
-		vids, versions = append(vids, id), append(versions, d.version)
+	for id, r := range read {
+		if r.Version != 0 {
+			vids, versions = append(vids, id), append(versions, r.Version)
+		}
 	}
 	b.Queue(`SELECT p.id, CASE WHEN p.xmin::text::bigint = k.v THEN NULL ELSE p.doc END
 		FROM payouts p LEFT JOIN unnest($2::bigint[], $3::bigint[]) AS k(id, v) ON k.id = p.id
@@ -83,7 +85,7 @@ func (s *DB) updatePayouts(ids []int64, step rules.Step) error {
 	}
 	l := newLedger(withHeldBalances(ctx, held), nil)
 	w := newPayoutWrites(len(ids))
-	if err := runSteps(ids, docs, read, &s.read, step, l, w); err != nil {
+	if err := runSteps(ids, docs, read, step, l, w); err != nil {
 		return err
 	}
 	if err := l.lt.Check(); err != nil { // the ledger invariant, on the balances read
@@ -116,20 +118,17 @@ func (s *DB) updatePayouts(ids []int64, step rules.Step) error {
 	return nil
 }
 
-// runSteps runs step on each payout of ids, in their order, on the documents read (decoded
-// unless read just before, doccache.go; nil: the row is at the version read, as held has it),
-// and notes what the steps changed in w.
-func runSteps(ids []int64, docs map[int64][]byte, held map[int64]readDoc, read *readDocs, step rules.Step, l *ledger, w *payoutWrites) error {
+// runSteps runs step on each payout of ids, in their order, on the documents locked (decoded
+// unless the round read the same just before, doccache.go; nil: the row is at the version
+// the round read), and notes what the steps changed in w.
+func runSteps(ids []int64, docs map[int64][]byte, read map[int64]rules.RoundRead, step rules.Step, l *ledger, w *payoutWrites) error {
 	for _, id := range ids {
 		doc, ok := docs[id]
 		if !ok {
 			continue
 		}
-		var p *rules.Payout
-		var err error
-		if h, same := held[id]; same && doc == nil {
-			p = h.p
-		} else if p, err = read.decode(id, doc); err != nil {
+		p, err := readPayout(id, doc, read)
+		if err != nil {
 			return err
 		}
 		next, changed, err := l.lt.Apply(p, step)
