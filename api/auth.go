@@ -54,7 +54,7 @@ type keyEntry struct {
 
 type liveKey struct {
 	hash      []byte
-	secret    string
+	secret    *rules.SignatureKey
 	expiresAt time.Time // zero: the current key, or a role key (kept until revoked)
 	signer    *Signer   // the merchant, this key's id and role: what the context carries
 }
@@ -94,7 +94,7 @@ func (k *Keyring) get(id string) (*keyEntry, error) {
 		if err != nil {
 			return err
 		}
-		e.keys = append(e.keys, liveKey{hash: h, secret: secret, expiresAt: expires,
+		e.keys = append(e.keys, liveKey{hash: h, secret: rules.NewSignatureKey(secret), expiresAt: expires,
 			signer: &Signer{Merchant: m, KeyID: rules.KeyID(hash), Role: role}})
 		return nil
 	}
@@ -337,12 +337,12 @@ func (a *Authenticator) verify(r *http.Request, id string, body []byte) (*Signer
 	if !ok {
 		return nil, mismatch(), nil
 	}
-	want := rules.SignatureMAC(k.secret, r.Method, sent, ts, body)
+	want := k.secret.MAC(r.Method, sent, ts, body)
 	if subtle.ConstantTimeCompare(sig, want[:]) != 1 {
 		if sent == r.URL.Path {
 			return nil, mismatch(), nil
 		}
-		want = rules.SignatureMAC(k.secret, r.Method, r.URL.Path, ts, body)
+		want = k.secret.MAC(r.Method, r.URL.Path, ts, body)
 		if subtle.ConstantTimeCompare(sig, want[:]) != 1 {
 			return nil, mismatch(), nil
 		}

@@ -35,3 +35,30 @@ func TestSignaturePublishedPOSTVector(t *testing.T) {
 		t.Fatalf("Signature = %s, want %s", got, want)
 	}
 }
+
+// A SignatureKey signs as Signature does, each time: its HMAC is reset between signatures,
+// and its buffer reused for longer and shorter paths.
+func TestSignatureKeyReusesItsHMAC(t *testing.T) {
+	k := rules.NewSignatureKey(vectorSecret)
+	for i, c := range []struct {
+		method, path string
+		body         string
+	}{
+		{"GET", "/api/v1/22/payouts/73", ""},
+		{"POST", "/api/v1/22/payouts", `{"orderId":"o-1"}`},
+		{"GET", "/api/v1/22/payouts/73", ""},
+		{"GET", "/api/v1/22/payouts?orderId=" + string(make([]byte, 300)), ""},
+		{"POST", "/p", "x"},
+	} {
+		for range 2 {
+			got := k.MAC(c.method, c.path, 1687543425203+int64(i), []byte(c.body))
+			want := rules.Signature(vectorSecret, c.method, c.path, 1687543425203+int64(i), []byte(c.body))
+			if hex.EncodeToString(got[:]) != want {
+				t.Fatalf("%d: MAC %x, Signature %s", i, got, want)
+			}
+		}
+	}
+	if got := rules.NewSignatureKey("another").MAC("GET", "/p", 1, nil); hex.EncodeToString(got[:]) == rules.Signature(vectorSecret, "GET", "/p", 1, nil) {
+		t.Fatal("two secrets, one signature")
+	}
+}
