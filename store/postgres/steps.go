@@ -119,7 +119,7 @@ func (s *DB) updatePayouts(ids []int64, read map[int64]rules.RoundRead, step rul
 }
 
 // runSteps runs step on each payout of ids, in their order, on the documents locked (decoded
-// unless the round read the same just before, doccache.go; nil: the row is at the version
+// unless the round read the same just before, roundreads.go; nil: the row is at the version
 // the round read), and notes what the steps changed in w.
 func runSteps(ids []int64, docs map[int64][]byte, read map[int64]rules.RoundRead, step rules.Step, l *ledger, w *payoutWrites) error {
 	for _, id := range ids {
