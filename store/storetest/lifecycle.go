@@ -183,79 +183,72 @@ func testUpdatePayouts(t *testing.T, e Engine) {
 		samePayout(t, "the kept payout after the next step", kept, want)
 	})
 
-	t.Run("a round's read is handed to its step, unless the payout changed meanwhile", func(t *testing.T) {
-		s := e.open(t)
-		addMerchants(t, s, m1)
-		p := create(t, s, newPayout(m1, "U-R", 1000, T0), T0)
-		other := create(t, s, newPayout(m1, "U-R2", 1000, T0), T0)
-		round := rules.WithRoundReads(context.Background())
-		read, err := s.PayoutsByID(round, []int64{p.ID, other.ID})
-		if err != nil || len(read) != 2 {
-			t.Fatalf("PayoutsByID: %v, %v", read, err)
-		}
-		// other moves under the round, by a step of another context (an API call, say).
-		update(t, s, []int64{other.ID}, moveTo(rules.StatusAuthorized, at(time.Second), time.Time{}))
-		got := map[int64]*rules.Payout{}
-		err = s.UpdatePayouts(round, []int64{p.ID, other.ID}, func(q *rules.Payout, l rules.Ledger) (time.Time, error) {
-			got[q.ID] = q
-			return time.Time{}, rules.ErrNoChange
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got[p.ID] != read[0] {
-			t.Error("the round's step did not get the payout the round read, unchanged since")
-		}
-		if got[other.ID] == read[1] || got[other.ID].Status != rules.StatusAuthorized {
-			t.Errorf("the round's step got the payout as the round read it, not as another step left it: %v", got[other.ID].Status)
-		}
-		// Handed over once: a second step of the round, and any other read, decode afresh.
-		update(t, s, []int64{p.ID}, func(q *rules.Payout, l rules.Ledger) (time.Time, error) {
-			if q == read[0] {
-				t.Error("a step of another context got the round's payout")
+	// A round reads its payouts by id, or with its claim on an engine that reads them there.
+	roundReaders := []struct {
+		name string
+		read func(s rules.Storage, round context.Context, ids []int64) (map[int64]*rules.Payout, error)
+	}{
+		{"by id", func(s rules.Storage, round context.Context, ids []int64) (map[int64]*rules.Payout, error) {
+			ps, err := s.PayoutsByID(round, ids)
+			m := map[int64]*rules.Payout{}
+			for _, p := range ps {
+				m[p.ID] = p
 			}
-			return time.Time{}, rules.ErrNoChange
-		})
-		err = s.UpdatePayouts(round, []int64{p.ID}, func(q *rules.Payout, l rules.Ledger) (time.Time, error) {
-			if q == read[0] {
-				t.Error("the round's payout handed over twice")
+			return m, err
+		}},
+		{"with the claim", func(s rules.Storage, round context.Context, ids []int64) (map[int64]*rules.Payout, error) {
+			_, m, err := s.DueRead(round, at(time.Minute), 10)
+			return m, err
+		}},
+	}
+	for _, rr := range roundReaders {
+		t.Run("a round's read "+rr.name+" is handed to its step, unless the payout changed meanwhile", func(t *testing.T) {
+			s := e.open(t)
+			addMerchants(t, s, m1)
+			p := create(t, s, newPayout(m1, "U-R", 1000, T0), T0)
+			other := create(t, s, newPayout(m1, "U-R2", 1000, T0), T0)
+			round := rules.WithRoundReads(context.Background())
+			read, err := rr.read(s, round, []int64{p.ID, other.ID})
+			if err != nil {
+				t.Fatal(err)
 			}
-			return time.Time{}, rules.ErrNoChange
+			if read == nil {
+				t.Skip("this engine reads no payout with its claim")
+			}
+			if len(read) != 2 {
+				t.Fatalf("the round read %d payouts, want 2", len(read))
+			}
+			// other moves under the round, by a step of another context (an API call, say).
+			update(t, s, []int64{other.ID}, moveTo(rules.StatusAuthorized, at(time.Second), time.Time{}))
+			got := map[int64]*rules.Payout{}
+			err = s.UpdatePayouts(round, []int64{p.ID, other.ID}, func(q *rules.Payout, l rules.Ledger) (time.Time, error) {
+				got[q.ID] = q
+				return time.Time{}, rules.ErrNoChange
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[p.ID] != read[p.ID] {
+				t.Error("the round's step did not get the payout the round read, unchanged since")
+			}
+			if got[other.ID] == read[other.ID] || got[other.ID].Status != rules.StatusAuthorized {
+				t.Errorf("the round's step got the payout as the round read it, not as another step left it: %v", got[other.ID].Status)
+			}
+			// Handed over once: a step of another context, and a second step of the round,
+			// get a payout of their own.
+			for _, ctx := range []context.Context{context.Background(), round} {
+				err := s.UpdatePayouts(ctx, []int64{p.ID}, func(q *rules.Payout, l rules.Ledger) (time.Time, error) {
+					if q == read[p.ID] {
+						t.Error("the round's payout handed over twice")
+					}
+					return time.Time{}, rules.ErrNoChange
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	})
-
-	t.Run("a round's claim that reads its payouts hands them to its step too", func(t *testing.T) {
-		s := e.open(t)
-		addMerchants(t, s, m1)
-		p := create(t, s, newPayout(m1, "U-D", 1000, T0), T0)
-		other := create(t, s, newPayout(m1, "U-D2", 1000, T0), T0)
-		round := rules.WithRoundReads(context.Background())
-		due, read, err := s.DueRead(round, at(time.Minute), 10)
-		if err != nil || len(due) != 2 {
-			t.Fatalf("DueRead: %v, %v", due, err)
-		}
-		if read == nil {
-			t.Skip("this engine reads no payout with its claim")
-		}
-		update(t, s, []int64{other.ID}, moveTo(rules.StatusAuthorized, at(time.Second), time.Time{}))
-		got := map[int64]*rules.Payout{}
-		err = s.UpdatePayouts(round, []int64{p.ID, other.ID}, func(q *rules.Payout, l rules.Ledger) (time.Time, error) {
-			got[q.ID] = q
-			return time.Time{}, rules.ErrNoChange
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got[p.ID] != read[p.ID] {
-			t.Error("the round's step did not get the payout its claim read, unchanged since")
-		}
-		if got[other.ID] == read[other.ID] || got[other.ID].Status != rules.StatusAuthorized {
-			t.Errorf("the round's step got the payout as its claim read it, not as another step left it: %v", got[other.ID].Status)
-		}
-	})
+	}
 
 	t.Run("keeps every field a step changes", func(t *testing.T) {
 		s := e.open(t)
