@@ -21,7 +21,11 @@ import (
 // FuzzReadTree holds the two to the same tree wherever readTree answers.
 func readTree(body []byte) (doc any, ok bool) {
 	r := treeReaders.Get().(*treeReader)
-	defer treeReaders.Put(r)
+	defer func() {
+		if r.in.Cap() <= maxPooledTree { // a batch's item may be megabytes: not kept
+			treeReaders.Put(r)
+		}
+	}()
 	r.text = string(body)
 	r.in.Reset()
 	r.in.WriteString(r.text)
@@ -35,6 +39,10 @@ func readTree(body []byte) (doc any, ok bool) {
 	}
 	return doc, true
 }
+
+// maxPooledTree is the largest copy of a body a pooled reader keeps: a create's body is
+// at most 64 KiB.
+const maxPooledTree = 64 << 10
 
 var (
 	treeReaders         = sync.Pool{New: func() any { return new(treeReader) }}
