@@ -63,7 +63,7 @@ func (m *signingMAC) sign(method, path string, timestamp int64, bodyHash []byte)
 }
 
 // SignatureKey is a secret kept ready to sign: an HMAC keyed with it is reset for each
-// signature rather than made again (the key's pads and two hash states, nine allocations a
+// signature rather than made again (the key's pads and two hash states, four allocations a
 // signed request).
 type SignatureKey struct {
 	secret string
