@@ -2,7 +2,6 @@ package rules
 
 import (
 	"encoding/json"
-	"net/mail"
 	"net/url"
 	"reflect"
 	"sort"
@@ -239,8 +238,7 @@ func formatOK(f format, s string) bool {
 		u, err := url.Parse(s)
 		return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 	case fEmail:
-		a, err := mail.ParseAddress(s)
-		return err == nil && a.Address == s && a.Name == ""
+		return bareAddress(s)
 	}
 	return true
 }
