@@ -115,3 +115,16 @@ func perPayout(a, b counters) string {
 	return fmt.Sprintf("allocated per payout: %.1f KiB, %.0f allocations (%s created, %s finished)",
 		(b.Bytes-a.Bytes)/n/1024, (b.Allocs-a.Allocs)/n, thousands(n), thousands(b.Finished-a.Finished))
 }
+
+// perCreate is what the bare stack allocated between two readings for each payout it created:
+// "allocated per create: 14.8 KiB, 108 allocations (60,000 created)". A create is the whole
+// of a payout's life there, so this is the floor under perPayout's figure: one request and
+// one write of chi, net/http and bbolt, with nothing of the service's.
+func perCreate(a, b counters) string {
+	n := b.Created - a.Created
+	if n <= 0 {
+		return "allocated per create: no payout created"
+	}
+	return fmt.Sprintf("allocated per create: %.1f KiB, %.0f allocations (%s created)",
+		(b.Bytes-a.Bytes)/n/1024, (b.Allocs-a.Allocs)/n, thousands(n))
+}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -215,6 +216,10 @@ func TestLatencyRuns(t *testing.T) {
 		}
 	}
 	checkPerPayout(t, lines, 4)
+	bare := regexp.MustCompile(`^\s*bare stack allocated per create: [0-9.]+ KiB, [1-9]\d* allocations \([1-9][0-9,]* created\)$`)
+	if n := len(slices.DeleteFunc(slices.Clone(lines), func(l string) bool { return !bare.MatchString(l) })); n != 4 {
+		t.Errorf("%d lines of the bare stack's garbage per create, want one a run (4): %q", n, lines)
+	}
 	// A rate measured while the hypervisor took its share is marked so after its verdict
 	// (stealNote), which a test run on a busy host sees.
 	const rate = `\(medians of 2 runs each\)( \[not a quiet machine: [^]]+\])?`

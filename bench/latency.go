@@ -189,6 +189,10 @@ func (c *latencyConfig) run(ctx context.Context, s *session, out io.Writer) erro
 				}
 				fmt.Fprintf(out, "  %s\n", perPayout(before, after))
 			}
+			bbefore, err := readCounters(ctx, bbase, "")
+			if err != nil {
+				return err
+			}
 			m0 = machineNow()
 			bb, text, err := s.openloop(ctx, append(bargs, "-rate", rate, "-d", d)...)
 			if err != nil {
@@ -197,6 +201,13 @@ func (c *latencyConfig) run(ctx context.Context, s *session, out io.Writer) erro
 			steal = machineNow().stealSince(m0)
 			stolen = max(stolen, steal)
 			fmt.Fprintf(out, "rate %s bare:    %s host_steal=%.1f%%\n", rate, text, steal*100)
+			if c.mode == "create" {
+				bafter, err := readCounters(ctx, bbase, "")
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "  bare stack %s\n", perCreate(bbefore, bafter))
+			}
 			as, bs = append(as, a), append(bs, bb)
 		}
 		a, bb := medianRuns(as), medianRuns(bs)

@@ -41,6 +41,17 @@ func TestPerPayout(t *testing.T) {
 	}
 }
 
+func TestPerCreate(t *testing.T) {
+	a := counters{Bytes: 1000, Allocs: 50, Created: 10, Finished: 10}
+	b := counters{Bytes: 1000 + 60000*14.8*1024, Allocs: 50 + 60000*108, Created: 60010, Finished: 60010}
+	if got, want := perCreate(a, b), "allocated per create: 14.8 KiB, 108 allocations (60,000 created)"; got != want {
+		t.Errorf("perCreate = %q, want %q", got, want)
+	}
+	if got := perCreate(a, a); !strings.Contains(got, "no payout created") {
+		t.Errorf("perCreate of no payouts = %q", got)
+	}
+}
+
 func TestParseOpenLine(t *testing.T) {
 	l, err := parseOpenLine("rate=500 sent=10000 ok=9998 bad=1 errors=1 dropped=0 p50_ms=2.61 p90_ms=8.67 p99_ms=35.93 p999_ms=88.21 max_ms=96.55 sender_late_ms=14.37")
 	if err != nil {

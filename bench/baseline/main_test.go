@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,3 +37,38 @@ func TestSignedChecksAsTheServiceDoes(t *testing.T) {
 		})
 	}
 }
+
+// The bare stack's /metrics says what its runtime allocated under the names the payouts
+// server's has, and each create counts once, created and finished.
+func TestMetricsCountAsTheServiceDoes(t *testing.T) {
+	var before, after strings.Builder
+	writeMetrics(&before, 0)
+	sink = make([]byte, 1<<20)
+	writeMetrics(&after, 7)
+	read := func(text, name string) uint64 {
+		t.Helper()
+		for _, l := range strings.Split(text, "\n") {
+			if v, ok := strings.CutPrefix(l, name+" "); ok {
+				n, err := strconv.ParseUint(v, 10, 64)
+				if err != nil {
+					t.Fatalf("%s: %q", name, l)
+				}
+				return n
+			}
+		}
+		t.Fatalf("no %s in %q", name, text)
+		return 0
+	}
+	b, a := before.String(), after.String()
+	if got := read(a, "go_memstats_alloc_bytes_total") - read(b, "go_memstats_alloc_bytes_total"); got < 1<<20 {
+		t.Errorf("allocated bytes grew by %d over a 1 MiB allocation", got)
+	}
+	if read(a, "go_memstats_mallocs_total") <= read(b, "go_memstats_mallocs_total") {
+		t.Error("the allocation count did not grow")
+	}
+	if read(a, "payouts_created_total") != 7 || read(a, "payouts_finished_total") != 7 {
+		t.Errorf("created and finished: %q", a)
+	}
+}
+
+var sink []byte
