@@ -30,25 +30,30 @@ go_memstats_alloc_bytes 1.2e+07
 	}
 }
 
-func TestPerPayout(t *testing.T) {
-	a := counters{Bytes: 1000, Allocs: 50, Created: 10, Finished: 0}
-	b := counters{Bytes: 1000 + 12000*32*1024, Allocs: 50 + 12000*148, Created: 12010, Finished: 11990}
-	if got, want := perPayout(a, b), "allocated per payout: 32.0 KiB, 148 allocations (12,000 created, 11,990 finished)"; got != want {
-		t.Errorf("perPayout = %q, want %q", got, want)
-	}
-	if got := perPayout(a, a); !strings.Contains(got, "no payout created") {
-		t.Errorf("perPayout of no payouts = %q", got)
-	}
-}
-
-func TestPerCreate(t *testing.T) {
-	a := counters{Bytes: 1000, Allocs: 50, Created: 10, Finished: 10}
-	b := counters{Bytes: 1000 + 60000*14.8*1024, Allocs: 50 + 60000*108, Created: 60010, Finished: 60010}
-	if got, want := perCreate(a, b), "allocated per create: 14.8 KiB, 108 allocations (60,000 created)"; got != want {
-		t.Errorf("perCreate = %q, want %q", got, want)
-	}
-	if got := perCreate(a, a); !strings.Contains(got, "no payout created") {
-		t.Errorf("perCreate of no payouts = %q", got)
+// perPayout and perCreate divide the counters' growth by the payouts created between two
+// readings, and say so when there were none.
+func TestPerPayoutAndCreate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		per  func(a, b counters) string
+		a, b counters
+		want string
+	}{
+		{"the server, a payout's life", perPayout, counters{Bytes: 1000, Allocs: 50, Created: 10},
+			counters{Bytes: 1000 + 12000*32*1024, Allocs: 50 + 12000*148, Created: 12010, Finished: 11990},
+			"allocated per payout: 32.0 KiB, 148 allocations (12,000 created, 11,990 finished)"},
+		{"the bare stack, a create", perCreate, counters{Bytes: 1000, Allocs: 50, Created: 10, Finished: 10},
+			counters{Bytes: 1000 + 60000*14.8*1024, Allocs: 50 + 60000*108, Created: 60010, Finished: 60010},
+			"allocated per create: 14.8 KiB, 108 allocations (60,000 created)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.per(tc.a, tc.b); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+			if got := tc.per(tc.a, tc.a); !strings.Contains(got, "no payout created") {
+				t.Errorf("of no payouts: %q", got)
+			}
+		})
 	}
 }
 
