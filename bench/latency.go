@@ -189,9 +189,11 @@ func (c *latencyConfig) run(ctx context.Context, s *session, out io.Writer) erro
 				}
 				fmt.Fprintf(out, "  %s\n", perPayout(before, after))
 			}
-			bbefore, err := readCounters(ctx, bbase, "")
-			if err != nil {
-				return err
+			var bbefore counters
+			if c.mode == "create" {
+				if bbefore, err = readCounters(ctx, bbase, ""); err != nil {
+					return err
+				}
 			}
 			m0 = machineNow()
 			bb, text, err := s.openloop(ctx, append(bargs, "-rate", rate, "-d", d)...)
